@@ -1,0 +1,134 @@
+//! Response and error bodies of `POST /v1/network/company-data` (spec 2.2, 2.4).
+
+use serde::{Deserialize, Serialize};
+
+use crate::CompanyRecord;
+
+/// The body of a 200 (spec 2.2) plus `unresolved`, the URLs that could not be turned into a record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompanyDataResponse {
+    /// Always `Success` on a 200.
+    pub message: String,
+    /// The HTTP status, 200.
+    pub status_code: u16,
+    /// One record per resolved input position, in input order.
+    pub results: Vec<CompanyResult>,
+    /// One entry per input position that did not resolve, in input order; empty when all resolved. These are
+    /// not billed.
+    pub unresolved: Vec<UnresolvedUrl>,
+}
+
+/// A record as returned for one input position: the page's [`CompanyRecord`] plus where it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompanyResult {
+    /// The URL exactly as the caller sent it.
+    pub original_li_url: String,
+    /// The page's record; its members appear at the top level of the JSON object.
+    #[serde(flatten)]
+    pub record: CompanyRecord,
+    /// Whether the page was fetched for this request or served from a stored snapshot.
+    pub source: RecordSource,
+    /// When the page was fetched from the network (RFC 3339, UTC).
+    pub fetched_at: jiff::Timestamp,
+}
+
+/// Where a record came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordSource {
+    /// Fetched from the network for this request.
+    Live,
+    /// Served from a snapshot stored inside the request's freshness window.
+    Stored,
+}
+
+/// An input position that did not resolve to a record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnresolvedUrl {
+    /// The URL exactly as the caller sent it.
+    pub original_li_url: String,
+    /// Why, as a stable code.
+    pub error: UnresolvedCode,
+    /// What happened and what the caller can do.
+    pub message: String,
+}
+
+/// Why a URL did not resolve. Serialized in snake_case (`not_found`, ...); the set is stable and documented in
+/// the OpenAPI description.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UnresolvedCode {
+    /// The network has no such page (HTTP 404 or its "page not found" page).
+    NotFound,
+    /// The network answered with its sign-in wall instead of the page.
+    Authwall,
+    /// The network refused the request (HTTP 999 or 429, or its bounce page).
+    Blocked,
+    /// The URL led to a page that is not a company, school or showcase page.
+    WrongPageKind,
+    /// The live lookup did not finish inside the live time-out.
+    TimedOut,
+    /// The page could not be fetched (connection error, server error, bad body).
+    FetchFailed,
+    /// The page was fetched but holds no company data the parser recognises.
+    Unparseable,
+}
+
+impl UnresolvedCode {
+    /// All codes, for documentation.
+    pub const ALL: [UnresolvedCode; 7] = [
+        UnresolvedCode::NotFound,
+        UnresolvedCode::Authwall,
+        UnresolvedCode::Blocked,
+        UnresolvedCode::WrongPageKind,
+        UnresolvedCode::TimedOut,
+        UnresolvedCode::FetchFailed,
+        UnresolvedCode::Unparseable,
+    ];
+
+    /// The code as serialized, e.g. `not_found`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnresolvedCode::NotFound => "not_found",
+            UnresolvedCode::Authwall => "authwall",
+            UnresolvedCode::Blocked => "blocked",
+            UnresolvedCode::WrongPageKind => "wrong_page_kind",
+            UnresolvedCode::TimedOut => "timed_out",
+            UnresolvedCode::FetchFailed => "fetch_failed",
+            UnresolvedCode::Unparseable => "unparseable",
+        }
+    }
+}
+
+/// Every error body (spec 2.4): `{error, message, status_code}`, plus `details` on a 400 that lists each
+/// offending part of the request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// Stable snake_case code, e.g. `invalid_request`, `insufficient_credits`.
+    pub error: String,
+    /// What went wrong and the concrete fix, in English.
+    pub message: String,
+    /// The HTTP status of the response.
+    pub status_code: u16,
+    /// One entry per problem found in the request (400 only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<Problem>,
+}
+
+/// One problem with a request body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Problem {
+    /// Where, as a JSON Pointer (RFC 6901): `/liUrls/3`, `/maxAgeHours`, or `` for the whole body.
+    pub pointer: String,
+    /// For `liUrls` items, the item's zero-based index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// The offending value as sent (long strings are cut to 200 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
+    /// What is wrong.
+    pub reason: String,
+    /// How to fix it.
+    pub fix: String,
+}

@@ -1,0 +1,36 @@
+//! The domain model of the company-data service: the company record (spec 2.3) and the request, response and
+//! error bodies of `POST /v1/network/company-data` (spec 2.1, 2.2, 2.4).
+//!
+//! Plain data with serde, no I/O: the scraper fills [`CompanyRecord`], the snapshot cache stores it, the server
+//! wraps it in a [`CompanyResult`]. Request validation lives here too ([`CompanyRequest::from_json`]), so that
+//! an embedder that takes requests some other way gets the same rules and the same error texts.
+//!
+//! Not here: how pages are fetched or parsed, prices, storage, HTTP.
+//!
+//! ```
+//! use company_model::{CompanyRequest, FreshnessWindow};
+//! use page_url::NetworkDomain;
+//!
+//! let body = br#"{"liUrls": ["https://uk.linkedin.com/company/audiense/"], "maxAgeHours": 24}"#;
+//! let request = CompanyRequest::from_json(body, &NetworkDomain::default()).expect("valid");
+//! assert_eq!(request.urls[0].page.as_str(), "https://www.linkedin.com/company/audiense");
+//! assert_eq!(request.window, FreshnessWindow::from_seconds(86_400.0).expect("in range"));
+//! ```
+#![deny(missing_docs)]
+
+mod api;
+mod record;
+mod request;
+
+pub use api::{
+    CompanyDataResponse, CompanyResult, ErrorBody, Problem, RecordSource, UnresolvedCode,
+    UnresolvedUrl,
+};
+pub use record::{
+    Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
+    PostAuthor, Product, Update,
+};
+pub use request::{
+    CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_URLS,
+    SubmittedUrl,
+};

@@ -1,0 +1,319 @@
+//! The company record of spec 2.3 and its open objects.
+//!
+//! Every field is optional: a value the page does not show is absent from the JSON, never `null`, `""` or
+//! `[]`. Open objects carry their known members as fields (names from `shared/spec/record-members.md`, which
+//! existing clients read) and anything else the page shows in [`OpenMembers`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Members of an open object beyond the known ones, in the same camelCase style.
+pub type OpenMembers = BTreeMap<String, serde_json::Value>;
+
+/// One company, school or showcase page as a record (spec 2.3, "Company result" minus the per-request members
+/// that [`crate::CompanyResult`] adds).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CompanyRecord {
+    /// Display name: JSON-LD `Organization.name`, else the top card's `h1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company_name: Option<String>,
+    /// The network's organization id, from `urn:li:organization:<id>` on the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company_id: Option<u64>,
+    /// Canonical URL of the page that was parsed (`https://www.<network>/company/<slug>`), after redirects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_li_url: Option<String>,
+    /// Registrable domain of [`CompanyRecord::website`], e.g. `audiense.com` (public-suffix aware).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// The company's website as the page links it, unwrapped from the network's redirect link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub website: Option<String>,
+    /// Logo image URL (JSON-LD `Organization.logo.contentUrl`, else the top card image).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logo: Option<String>,
+    /// Cover (banner) image URL, from the top card's cover image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub banner_img: Option<String>,
+    /// The "About us" description (JSON-LD `Organization.description`, else the About section text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Tagline (JSON-LD `Organization.slogan`, else the top card's second subline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slogan: Option<String>,
+    /// Primary industry as the network labels it, e.g. `Software Development`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub industries: Option<String>,
+    /// Organization type as shown, e.g. `Public Company`, `Privately Held`.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub company_type: Option<String>,
+    /// Founding year, e.g. `2011`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub founded: Option<i32>,
+    /// The network's size bucket as shown, e.g. `51-200 employees`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company_size: Option<String>,
+    /// Members on the network who list the company as employer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub employee_count_on_li: Option<u64>,
+    /// Followers on the network.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follower_count: Option<u64>,
+    /// Open jobs, when the page shows a count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_count: Option<u64>,
+    /// Specialties, split the way the page lists them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub specialties: Vec<String>,
+    /// Primary headquarters address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headquarters: Option<Address>,
+    /// Office locations of the "Locations" section.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<Location>,
+    /// The "Funding" section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub funding_info: Option<FundingInfo>,
+    /// The "Products" section.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub products: Vec<Product>,
+    /// Recent posts of the "Updates" section.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub updates: Vec<Update>,
+    /// The "Similar pages" section.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub similar_pages: Vec<PageCard>,
+    /// The "Affiliated pages" section (subsidiaries, showcases, acquired companies).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub affiliated_pages: Vec<PageCard>,
+    /// The "Employees at" sample of member profiles.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub employees_on_li: Vec<Employee>,
+}
+
+/// A postal address (spec 2.3 `headquarters`); all members are strings as the page shows them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Address {
+    /// The address on one line, its parts joined by `", "`, as the page shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_address: Option<String>,
+    /// Street line (JSON-LD `PostalAddress.streetAddress`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub street: Option<String>,
+    /// City (JSON-LD `addressLocality`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locality: Option<String>,
+    /// State or region (JSON-LD `addressRegion`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// Postal code (JSON-LD `postalCode`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postal_code: Option<String>,
+    /// Two-letter country code (JSON-LD `addressCountry`), e.g. `US`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+/// One office of the "Locations" section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Location {
+    /// First address line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub street: Option<String>,
+    /// The last address line, e.g. `Mountain View, CA 94043, US`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub city_state_postal_country: Option<String>,
+    /// All address lines joined by `", "`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_address: Option<String>,
+    /// The "Get directions" map link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub get_directions_link: Option<String>,
+    /// Other members (e.g. `isPrimary`).
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+/// The "Funding" section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FundingInfo {
+    /// Total rounds the page counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number_of_funding_rounds: Option<u32>,
+    /// The most recent round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_round: Option<FundingRound>,
+    /// Other members (e.g. `investors`).
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+/// One funding round.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FundingRound {
+    /// Round type as shown, e.g. `Series A`.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub round_type: Option<String>,
+    /// Date of the round, `YYYY-MM-DD`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// Amount as shown, e.g. `US$ 25.0M`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub money_raised: Option<String>,
+    /// The amount in US dollars, when the page gives it in a form that can be read as a number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub money_raised_usd: Option<u64>,
+    /// How exact [`FundingRound::money_raised_usd`] is, e.g. `estimate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub money_raised_usd_qualifier: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+/// One card of the "Products" section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Product {
+    /// Product name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Product description or category as shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+/// A card that links another page (similar and affiliated pages).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PageCard {
+    /// The page's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The page's canonical URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// Its industry as shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub industry: Option<String>,
+    /// Its location as shown, e.g. `Uberlândia, MG`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// Its logo URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logo: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+/// One profile of the "Employees at" sample.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Employee {
+    /// The person's name as shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Their headline as shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Their profile URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+/// The author of a post.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PostAuthor {
+    /// Author name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Author page URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+}
+
+/// One post of the "Updates" section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Update {
+    /// The post's text, line breaks kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post_text: Option<String>,
+    /// Relative age as shown: `1w`, `4mo`, `1y`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// Reaction count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reactions: Option<u64>,
+    /// Comment count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comments: Option<u64>,
+    /// Image URLs of the post.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<String>,
+    /// Who posted it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post_author: Option<PostAuthor>,
+    /// Other members (`linksInPostText`, `header`, `nestedPost`, ...).
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_values_are_omitted_not_null() {
+        let record = CompanyRecord {
+            company_name: Some("Audiense".into()),
+            headquarters: Some(Address { locality: Some("London".into()), ..Address::default() }),
+            ..CompanyRecord::default()
+        };
+        let json = serde_json::to_string(&record).expect("serializes");
+        assert_eq!(json, r#"{"company_name":"Audiense","headquarters":{"locality":"London"}}"#);
+    }
+
+    #[test]
+    fn member_names_match_what_clients_read() {
+        let record = CompanyRecord {
+            company_type: Some("Privately Held".into()),
+            headquarters: Some(Address {
+                full_address: Some("a".into()),
+                postal_code: Some("b".into()),
+                ..Address::default()
+            }),
+            locations: vec![Location {
+                city_state_postal_country: Some("c".into()),
+                get_directions_link: Some("d".into()),
+                ..Location::default()
+            }],
+            ..CompanyRecord::default()
+        };
+        let value = serde_json::to_value(&record).expect("serializes");
+        assert_eq!(value["type"], "Privately Held");
+        assert_eq!(value["headquarters"]["fullAddress"], "a");
+        assert_eq!(value["headquarters"]["postalCode"], "b");
+        assert_eq!(value["locations"][0]["cityStatePostalCountry"], "c");
+        assert_eq!(value["locations"][0]["getDirectionsLink"], "d");
+        let back: CompanyRecord = serde_json::from_value(value).expect("round trip");
+        assert_eq!(back, record);
+    }
+}

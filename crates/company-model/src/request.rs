@@ -1,0 +1,366 @@
+//! The company request (spec 2.1) and its validation.
+
+use std::fmt;
+use std::time::Duration;
+
+use page_url::{NetworkDomain, PageUrl};
+use serde_json::{Map, Value};
+
+use crate::Problem;
+
+/// Most URLs one request may carry (spec 8).
+pub const MAX_URLS: usize = 200;
+/// Largest `maxAgeHours` (spec 2.1).
+pub const MAX_AGE_HOURS: f64 = 24.0;
+/// Largest `maxAgeSeconds` (spec 2.1).
+pub const MAX_AGE_SECONDS: f64 = 86_400.0;
+/// Longest string echoed back in a [`Problem::value`].
+const ECHO_CHARS: usize = 200;
+
+/// A validated request: every URL is supported, the window is in range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompanyRequest {
+    /// The URLs in input order (duplicates kept: each position gets its own result).
+    pub urls: Vec<SubmittedUrl>,
+    /// The freshness window: `maxAgeSeconds` when sent, else `maxAgeHours`, else 0.
+    pub window: FreshnessWindow,
+}
+
+/// One `liUrls` item: as sent, and normalized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubmittedUrl {
+    /// Exactly as sent; echoed as `original_li_url`.
+    pub original: String,
+    /// The normalized page URL used for lookup, snapshots and billing.
+    pub page: PageUrl,
+}
+
+/// How old a stored snapshot may be and still be served. Zero means "fetch live" (spec 4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct FreshnessWindow(Duration);
+
+impl FreshnessWindow {
+    /// Live: always fetch.
+    pub const LIVE: FreshnessWindow = FreshnessWindow(Duration::ZERO);
+
+    /// A window of `seconds` (fractions allowed), `None` unless `0 <= seconds <= 86400`.
+    pub fn from_seconds(seconds: f64) -> Option<Self> {
+        (0.0..=MAX_AGE_SECONDS).contains(&seconds).then(|| Self(Duration::from_secs_f64(seconds)))
+    }
+
+    /// A window of `hours` (fractions allowed), `None` unless `0 <= hours <= 24`.
+    pub fn from_hours(hours: f64) -> Option<Self> {
+        (0.0..=MAX_AGE_HOURS).contains(&hours).then(|| Self(Duration::from_secs_f64(hours * 3600.0)))
+    }
+
+    /// True for a zero window: every page is fetched live and billed at the live price.
+    pub fn is_live(self) -> bool {
+        self.0.is_zero()
+    }
+
+    /// The window as a duration.
+    pub fn duration(self) -> Duration {
+        self.0
+    }
+}
+
+/// A request body that cannot be served, with every problem found in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvalidRequest {
+    /// The problems, in the order of the body (whole-body problems first).
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for InvalidRequest {
+    /// One sentence per problem: `/liUrls/2 ("http://x"): <reason>. Fix: <fix>.`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = self.problems.len();
+        write!(f, "The request body has {count} problem{}:", if count == 1 { "" } else { "s" })?;
+        for problem in &self.problems {
+            let place = if problem.pointer.is_empty() { "body" } else { &problem.pointer };
+            write!(f, " {place}")?;
+            if let Some(value) = &problem.value {
+                write!(f, " ({value})")?;
+            }
+            write!(f, ": {}. Fix: {}.", problem.reason, problem.fix)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InvalidRequest {}
+
+impl CompanyRequest {
+    /// Validates a JSON request body against spec 2.1 and normalizes its URLs.
+    ///
+    /// Rules: a JSON object; only `liUrls`, `maxAgeHours`, `maxAgeSeconds`; `liUrls` an array of 1 to 200
+    /// strings, each matching the URL pattern for `domain`; `maxAgeHours` a number in 0..=24; `maxAgeSeconds` a
+    /// number in 0..=86400, which wins over `maxAgeHours` when both are sent.
+    ///
+    /// # Errors
+    /// [`InvalidRequest`] naming every problem found, not just the first.
+    pub fn from_json(body: &[u8], domain: &NetworkDomain) -> Result<Self, InvalidRequest> {
+        let one = |reason: String, fix: &str| InvalidRequest {
+            problems: vec![Problem {
+                pointer: String::new(),
+                index: None,
+                value: None,
+                reason,
+                fix: fix.to_owned(),
+            }],
+        };
+        const EXAMPLE: &str =
+            r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"]}"#;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(one("the body is empty".into(), EXAMPLE));
+        }
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|e| one(format!("the body is not valid JSON ({e})"), EXAMPLE))?;
+        let Value::Object(object) = value else {
+            return Err(one(format!("the body is a JSON {}, not an object", type_name(&value)), EXAMPLE));
+        };
+        let mut problems = Vec::new();
+        for key in object.keys() {
+            if !matches!(key.as_str(), "liUrls" | "maxAgeHours" | "maxAgeSeconds") {
+                problems.push(Problem {
+                    pointer: format!("/{}", escape_pointer(key)),
+                    index: None,
+                    value: None,
+                    reason: format!("unknown property `{key}`"),
+                    fix: suggest_property(key),
+                });
+            }
+        }
+        let urls = validate_urls(&object, domain, &mut problems);
+        let hours = validate_number(&object, "maxAgeHours", MAX_AGE_HOURS, &mut problems);
+        let seconds = validate_number(&object, "maxAgeSeconds", MAX_AGE_SECONDS, &mut problems);
+        if !problems.is_empty() {
+            return Err(InvalidRequest { problems });
+        }
+        let window = match (seconds, hours) {
+            (Some(seconds), _) => FreshnessWindow::from_seconds(seconds),
+            (None, Some(hours)) => FreshnessWindow::from_hours(hours),
+            (None, None) => Some(FreshnessWindow::LIVE),
+        };
+        Ok(CompanyRequest { urls, window: window.unwrap_or(FreshnessWindow::LIVE) })
+    }
+}
+
+fn validate_urls(
+    object: &Map<String, Value>,
+    domain: &NetworkDomain,
+    problems: &mut Vec<Problem>,
+) -> Vec<SubmittedUrl> {
+    let mut problem = |pointer: String, index, value, reason: String, fix: String| {
+        problems.push(Problem { pointer, index, value, reason, fix });
+    };
+    let Some(value) = object.get("liUrls") else {
+        problem(
+            "/liUrls".into(),
+            None,
+            None,
+            "the required property `liUrls` is missing".into(),
+            r#"add "liUrls": an array of 1 to 200 page URLs"#.into(),
+        );
+        return Vec::new();
+    };
+    let Value::Array(items) = value else {
+        problem(
+            "/liUrls".into(),
+            None,
+            Some(echo(value)),
+            format!("`liUrls` is a {}, not an array", type_name(value)),
+            r#"send an array of strings, e.g. "liUrls": ["https://www.linkedin.com/company/google"]"#.into(),
+        );
+        return Vec::new();
+    };
+    if items.is_empty() {
+        problem(
+            "/liUrls".into(),
+            None,
+            None,
+            "`liUrls` is empty".into(),
+            "send at least one page URL".into(),
+        );
+    }
+    if items.len() > MAX_URLS {
+        problem(
+            "/liUrls".into(),
+            None,
+            None,
+            format!("`liUrls` has {} items, over the limit of {MAX_URLS}", items.len()),
+            format!("split the URLs into requests of at most {MAX_URLS}"),
+        );
+    }
+    let mut urls = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let pointer = format!("/liUrls/{index}");
+        let Value::String(text) = item else {
+            problem(
+                pointer,
+                Some(index),
+                Some(echo(item)),
+                format!("the item is a {}, not a string", type_name(item)),
+                "send each page URL as a JSON string".into(),
+            );
+            continue;
+        };
+        match PageUrl::parse_submitted(text, domain) {
+            Ok(page) => urls.push(SubmittedUrl { original: text.clone(), page }),
+            Err(error) => problem(pointer, Some(index), Some(echo(item)), error.to_string(), error.fix()),
+        }
+    }
+    urls
+}
+
+/// Reads an optional number property in `0..=max`; reports a problem and returns `None` when it is wrong.
+fn validate_number(
+    object: &Map<String, Value>,
+    name: &str,
+    max: f64,
+    problems: &mut Vec<Problem>,
+) -> Option<f64> {
+    let value = object.get(name)?;
+    let reason = match value.as_f64() {
+        Some(number) if (0.0..=max).contains(&number) => return Some(number),
+        Some(_) => format!("`{name}` is outside 0 to {max}"),
+        None if value.is_null() => format!("`{name}` is null"),
+        None => format!("`{name}` is a {}, not a number", type_name(value)),
+    };
+    let unit = if name == "maxAgeHours" { "hours" } else { "seconds" };
+    problems.push(Problem {
+        pointer: format!("/{name}"),
+        index: None,
+        value: Some(echo(value)),
+        reason,
+        fix: format!("send a number of {unit} from 0 to {max}, or leave `{name}` out"),
+    });
+    None
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The value to echo in a problem: long strings cut, containers summarized.
+fn echo(value: &Value) -> Value {
+    match value {
+        Value::String(text) if text.chars().count() > ECHO_CHARS => {
+            Value::String(format!("{}…", text.chars().take(ECHO_CHARS).collect::<String>()))
+        }
+        Value::Array(items) => Value::String(format!("[array of {} items]", items.len())),
+        Value::Object(_) => Value::String("{object}".into()),
+        other => other.clone(),
+    }
+}
+
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn suggest_property(key: &str) -> String {
+    let lowered = key.to_ascii_lowercase().replace(['_', '-'], "");
+    let guess = ["liUrls", "maxAgeHours", "maxAgeSeconds"]
+        .into_iter()
+        .find(|known| {
+            let known = known.to_ascii_lowercase();
+            known == lowered || known.trim_end_matches('s') == lowered.trim_end_matches('s')
+        });
+    match guess {
+        Some(known) => format!("did you mean `{known}`? Property names are case-sensitive"),
+        None => "remove it; the allowed properties are liUrls, maxAgeHours and maxAgeSeconds".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(body: &str) -> Result<CompanyRequest, InvalidRequest> {
+        CompanyRequest::from_json(body.as_bytes(), &NetworkDomain::default())
+    }
+
+    fn pointers(body: &str) -> Vec<String> {
+        parse(body).expect_err("invalid").problems.into_iter().map(|p| p.pointer).collect()
+    }
+
+    const URL: &str = "https://www.linkedin.com/company/google";
+
+    #[test]
+    fn windows() {
+        for (body, seconds) in [
+            (format!(r#"{{"liUrls":["{URL}"]}}"#), 0.0),
+            (format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":24}}"#), 86_400.0),
+            (format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":0.5}}"#), 1800.0),
+            (format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":90,"maxAgeHours":24}}"#), 90.0),
+            (format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":0,"maxAgeHours":24}}"#), 0.0),
+        ] {
+            let request = parse(&body).expect("valid");
+            assert_eq!(request.window.duration().as_secs_f64(), seconds, "{body}");
+        }
+    }
+
+    #[test]
+    fn every_problem_is_named() {
+        let body = format!(
+            r#"{{"liUrls":["{URL}", "http://x", 7, "https://www.linkedin.com/in/a"],"maxAgeHours":25,"maxAgeSeconds":-1,"extra":1}}"#
+        );
+        assert_eq!(
+            pointers(&body),
+            ["/extra", "/liUrls/1", "/liUrls/2", "/liUrls/3", "/maxAgeHours", "/maxAgeSeconds"]
+        );
+        let error = parse(&body).expect_err("invalid");
+        assert_eq!(error.problems[1].index, Some(1));
+        assert_eq!(error.problems[1].value, Some(Value::String("http://x".into())));
+        let message = error.to_string();
+        assert!(message.starts_with("The request body has 6 problems:"), "{message}");
+        assert!(message.contains("Fix:"), "{message}");
+    }
+
+    #[test]
+    fn bounds() {
+        let urls = |n: usize| format!("[{}]", vec![format!("\"{URL}\""); n].join(","));
+        assert!(parse(&format!(r#"{{"liUrls":{}}}"#, urls(200))).is_ok());
+        assert_eq!(pointers(&format!(r#"{{"liUrls":{}}}"#, urls(201))), ["/liUrls"]);
+        assert_eq!(pointers(r#"{"liUrls":[]}"#), ["/liUrls"]);
+        assert_eq!(pointers(r#"{"maxAgeHours":1}"#), ["/liUrls"]);
+        assert_eq!(pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":24.0001}}"#)), ["/maxAgeHours"]);
+        assert_eq!(pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":86401}}"#)), ["/maxAgeSeconds"]);
+        assert_eq!(pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":null}}"#)), ["/maxAgeHours"]);
+        assert_eq!(pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":"1"}}"#)), ["/maxAgeHours"]);
+        assert!(parse(&format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":86400}}"#)).is_ok());
+    }
+
+    #[test]
+    fn whole_body_problems() {
+        for body in ["", "  ", "[1]", "null", "{", "\"x\""] {
+            assert_eq!(pointers(body), [""], "{body:?}");
+        }
+        let invalid_utf8 = CompanyRequest::from_json(b"{\"liUrls\":[\"\xff\"]}", &NetworkDomain::default());
+        assert!(invalid_utf8.is_err());
+    }
+
+    #[test]
+    fn suggestions_for_near_misses() {
+        let error = parse(&format!(r#"{{"liUrls":["{URL}"],"maxagehours":1}}"#)).expect_err("unknown");
+        assert!(error.problems[0].fix.contains("`maxAgeHours`"), "{:?}", error.problems[0]);
+        let error = parse(&format!(r#"{{"liUrl":["{URL}"]}}"#)).expect_err("unknown");
+        assert!(error.problems[0].fix.contains("`liUrls`"), "{:?}", error.problems[0]);
+    }
+
+    #[test]
+    fn duplicates_keep_their_positions() {
+        let body = format!(r#"{{"liUrls":["{URL}","https://uk.linkedin.com/company/Google/"]}}"#);
+        let request = parse(&body).expect("valid");
+        assert_eq!(request.urls.len(), 2);
+        assert_eq!(request.urls[0].page, request.urls[1].page);
+        assert_eq!(request.urls[1].original, "https://uk.linkedin.com/company/Google/");
+    }
+}

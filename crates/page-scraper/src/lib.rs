@@ -1,0 +1,39 @@
+//! Fetching and parsing of professional-network company, school and showcase pages.
+//!
+//! Two halves, usable apart:
+//! - [`parse_page`]: a pure function from a page's HTML to a [`CompanyRecord`], or to a [`ScrapeError`] that
+//!   says what the page is instead (sign-in wall, block page, not found, another kind of page). No network.
+//! - [`Fetcher`]: gets a page from an [`Origin`]: the real site, any HTTP server that serves the same paths
+//!   (tests, demos, a caching proxy), or a folder of captured pages. [`Fetcher::scrape`] fetches and parses.
+//!
+//! Sources, in order of trust: the page's JSON-LD `Organization` (schema.org names), its `<meta>` and canonical
+//! link, then the visible logged-out layout (the top card and the `about-us__*` rows of the "About us" section).
+//!
+//! Not here: deciding when to fetch (freshness, caching), billing, HTTP serving.
+//!
+//! ```
+//! use page_scraper::parse_page;
+//! use page_url::{NetworkDomain, PageUrl};
+//!
+//! let domain = NetworkDomain::default();
+//! let url = PageUrl::parse_submitted("https://www.linkedin.com/company/acme", &domain)?;
+//! let html = r#"<html><head><link rel="canonical" href="https://www.linkedin.com/company/acme"></head>
+//!   <body><h1 class="top-card-layout__title">Acme</h1>
+//!   <h3 class="top-card-layout__first-subline">Springfield <span></span> 1,234 followers</h3></body></html>"#;
+//! let record = parse_page(html, &url, &domain)?;
+//! assert_eq!(record.company_name.as_deref(), Some("Acme"));
+//! assert_eq!(record.follower_count, Some(1234));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+mod fetch;
+mod numbers;
+mod parse;
+
+pub use company_model::CompanyRecord;
+pub use error::ScrapeError;
+pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, ScrapedPage};
+pub use numbers::parse_count;
+pub use parse::parse_page;

@@ -1,0 +1,342 @@
+use std::fmt;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+use url::Url;
+
+use crate::NetworkDomain;
+
+/// The longest page URL accepted, in bytes. Real page URLs are far shorter; the bound keeps a 200-URL request
+/// inside the body limit and stops pathological input early.
+pub const MAX_URL_LEN: usize = 2048;
+
+/// Bytes kept as they are in a canonical slug: RFC 3986 unreserved characters. Everything else is
+/// percent-encoded (UTF-8), so each slug has exactly one spelling.
+const SLUG_ENCODE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// The three kinds of page the service reads, named by the first path segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PageKind {
+    /// `/company/<slug>`: a company page.
+    Company,
+    /// `/school/<slug>`: a school (university) page.
+    School,
+    /// `/showcase/<slug>`: a showcase page (a brand or product line of a company).
+    Showcase,
+}
+
+impl PageKind {
+    /// The path segment: `company`, `school` or `showcase`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PageKind::Company => "company",
+            PageKind::School => "school",
+            PageKind::Showcase => "showcase",
+        }
+    }
+
+    /// The kind named by a path segment, exactly as written (lower case).
+    pub fn from_segment(segment: &str) -> Option<Self> {
+        match segment {
+            "company" => Some(PageKind::Company),
+            "school" => Some(PageKind::School),
+            "showcase" => Some(PageKind::Showcase),
+            _ => None,
+        }
+    }
+}
+
+/// Why a URL is not a supported page URL. The `Display` text says what is wrong; [`UrlError::fix`] says what
+/// to send instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// Longer than [`MAX_URL_LEN`] bytes.
+    #[error("the URL is {len} bytes long, over the limit of {MAX_URL_LEN}")]
+    TooLong {
+        /// Length of the submitted text in bytes.
+        len: usize,
+    },
+    /// Does not start with `https://`.
+    #[error("the URL does not start with `https://`")]
+    NotHttps,
+    /// The host is not the network's domain or a one-label subdomain of it (written in lower case).
+    #[error("the host `{host}` is not `{domain}` or a one-label subdomain of it in lower case")]
+    WrongHost {
+        /// The host as submitted.
+        host: String,
+        /// The configured network domain.
+        domain: String,
+    },
+    /// The first path segment is not `company`, `school` or `showcase`.
+    #[error("the path does not start with `/company/`, `/school/` or `/showcase/`")]
+    UnsupportedPageKind,
+    /// Nothing usable names the page after the kind segment.
+    #[error("no page name follows `/{kind}/`")]
+    MissingSlug {
+        /// The kind segment that was found.
+        kind: &'static str,
+    },
+    /// The page name decodes to text that is not UTF-8 or holds control characters.
+    #[error("the page name is not valid text once percent-decoded")]
+    BadSlug,
+    /// The text is not a URL at all.
+    #[error("the text is not a valid URL ({0})")]
+    Malformed(String),
+}
+
+impl UrlError {
+    /// A concrete fix, phrased for the person who sent the URL.
+    pub fn fix(&self) -> String {
+        match self {
+            UrlError::TooLong { .. } => {
+                "send the page URL without query parameters or tracking suffixes".to_owned()
+            }
+            UrlError::NotHttps => "write the URL as `https://www.<network>/company/<name>`".to_owned(),
+            UrlError::WrongHost { domain, .. } => {
+                format!("use a page on `www.{domain}` (or a country subdomain such as `uk.{domain}`), host in lower case")
+            }
+            UrlError::UnsupportedPageKind => {
+                "send a company, school or showcase page URL such as `https://www.linkedin.com/company/google`; \
+                 people (`/in/`), posts and jobs pages are not supported"
+                    .to_owned()
+            }
+            UrlError::MissingSlug { kind } => {
+                format!("add the page name after `/{kind}/`, e.g. `/{kind}/google`")
+            }
+            UrlError::BadSlug | UrlError::Malformed(_) => {
+                "copy the page URL from the browser's address bar".to_owned()
+            }
+        }
+    }
+}
+
+/// A normalized company, school or showcase page URL: `https://www.<domain>/<kind>/<slug>`.
+///
+/// Built only by [`PageUrl::parse_submitted`], [`PageUrl::normalize`] or [`PageUrl::from_path`], so holding one
+/// means the URL is valid and canonical. Two inputs that name the same page give equal values; the service keys
+/// lookups, snapshots and billing by it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PageUrl {
+    canonical: String,
+    /// Byte offset in `canonical` where the path (`/company/...`) starts.
+    path_start: usize,
+    kind: PageKind,
+}
+
+impl PageUrl {
+    /// Checks a URL as a caller submitted it against the pattern of spec 2.1, then normalizes it.
+    ///
+    /// The pattern: `https://`, an optional one-label subdomain of `a-z`, `0-9` and `-` followed by a dot, the
+    /// network domain, `/`, one of `company`, `school` or `showcase`, `/`, and at least one more character.
+    ///
+    /// # Errors
+    /// The first rule the text breaks, as a [`UrlError`].
+    pub fn parse_submitted(input: &str, domain: &NetworkDomain) -> Result<Self, UrlError> {
+        if input.len() > MAX_URL_LEN {
+            return Err(UrlError::TooLong { len: input.len() });
+        }
+        let rest = input.strip_prefix("https://").ok_or(UrlError::NotHttps)?;
+        let host_end = rest.find('/').unwrap_or(rest.len());
+        let host = &rest[..host_end];
+        if !host_matches_pattern(host, domain) {
+            return Err(UrlError::WrongHost { host: host.to_owned(), domain: domain.to_string() });
+        }
+        let path = &rest[host_end..];
+        let after_kind = ["company", "school", "showcase"]
+            .iter()
+            .find_map(|kind| path.strip_prefix('/')?.strip_prefix(kind)?.strip_prefix('/'))
+            .ok_or(UrlError::UnsupportedPageKind)?;
+        if after_kind.is_empty() || after_kind.starts_with(['\n', '\r']) {
+            return Err(UrlError::MissingSlug { kind: kind_of_path(path) });
+        }
+        Self::normalize(input, domain)
+    }
+
+    /// Normalizes any http(s) URL of a page on the network, as pages and redirects write them.
+    ///
+    /// Rules, in order (example input in brackets):
+    /// 1. the host is compared in lower case and must be the domain or a one-label subdomain of it
+    ///    (`https://UK.LinkedIn.com/...`); the canonical host is always `www.<domain>`;
+    /// 2. query and fragment are dropped (`/company/google?trk=x#about`);
+    /// 3. only `/<kind>/<slug>` is kept: sub-pages and trailing slashes go (`/company/google/jobs/`);
+    /// 4. the slug is percent-decoded, lower-cased and re-encoded with only RFC 3986 unreserved characters left
+    ///    bare (`/company/Caf%C3%A9` and `/company/café` both become `/company/caf%C3%A9`).
+    ///
+    /// # Errors
+    /// [`UrlError`] when the URL is not on the network, not a supported kind, or has no usable slug.
+    pub fn normalize(input: &str, domain: &NetworkDomain) -> Result<Self, UrlError> {
+        if input.len() > MAX_URL_LEN {
+            return Err(UrlError::TooLong { len: input.len() });
+        }
+        let url = Url::parse(input.trim()).map_err(|e| UrlError::Malformed(e.to_string()))?;
+        if !matches!(url.scheme(), "https" | "http") {
+            return Err(UrlError::NotHttps);
+        }
+        let host = url.host_str().unwrap_or_default();
+        if !host_is_on_network(host, domain) {
+            return Err(UrlError::WrongHost { host: host.to_owned(), domain: domain.to_string() });
+        }
+        Self::from_path(url.path(), domain)
+    }
+
+    /// Builds the page URL from a path such as `/company/google/about/` (e.g. a redirect's `Location` or the
+    /// path a test origin serves), on the given network.
+    ///
+    /// # Errors
+    /// [`UrlError::UnsupportedPageKind`], [`UrlError::MissingSlug`] or [`UrlError::BadSlug`].
+    pub fn from_path(path: &str, domain: &NetworkDomain) -> Result<Self, UrlError> {
+        let mut segments = path.trim_start_matches('/').split('/');
+        let kind_segment = segments.next().unwrap_or_default();
+        let kind = PageKind::from_segment(kind_segment).ok_or(UrlError::UnsupportedPageKind)?;
+        let raw_slug = segments.next().unwrap_or_default();
+        let slug = percent_decode_str(raw_slug).decode_utf8().map_err(|_| UrlError::BadSlug)?;
+        if slug.chars().any(char::is_control) {
+            return Err(UrlError::BadSlug);
+        }
+        let slug = slug.trim().to_lowercase();
+        if slug.is_empty() {
+            return Err(UrlError::MissingSlug { kind: kind.as_str() });
+        }
+        let host = domain.canonical_host();
+        let canonical = format!(
+            "https://{host}/{}/{}",
+            kind.as_str(),
+            utf8_percent_encode(&slug, SLUG_ENCODE)
+        );
+        Ok(Self { path_start: "https://".len() + host.len(), canonical, kind })
+    }
+
+    /// The canonical URL, e.g. `https://www.linkedin.com/company/google`.
+    pub fn as_str(&self) -> &str {
+        &self.canonical
+    }
+
+    /// The path, e.g. `/company/google` (percent-encoded as in [`PageUrl::as_str`]).
+    pub fn path(&self) -> &str {
+        &self.canonical[self.path_start..]
+    }
+
+    /// The page's kind.
+    pub fn kind(&self) -> PageKind {
+        self.kind
+    }
+
+    /// The slug, percent-encoded as in the canonical URL, e.g. `google` or `caf%C3%A9`.
+    pub fn slug(&self) -> &str {
+        let path = self.path();
+        &path[self.kind().as_str().len() + 2..]
+    }
+}
+
+impl fmt::Display for PageUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.canonical)
+    }
+}
+
+/// The host part of spec 2.1's pattern: `([a-z0-9-]+\.)?<domain>`, exactly (no port, no user info).
+fn host_matches_pattern(host: &str, domain: &NetworkDomain) -> bool {
+    let Some(prefix) = host.strip_suffix(domain.as_str()) else { return false };
+    prefix.is_empty()
+        || prefix.strip_suffix('.').is_some_and(|label| {
+            !label.is_empty()
+                && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        })
+}
+
+/// Host check for links found on pages: case-insensitive, the domain itself or one label below it.
+fn host_is_on_network(host: &str, domain: &NetworkDomain) -> bool {
+    host_matches_pattern(&host.to_ascii_lowercase(), domain)
+}
+
+fn kind_of_path(path: &str) -> &'static str {
+    let segment = path.trim_start_matches('/').split('/').next().unwrap_or_default();
+    PageKind::from_segment(segment).map_or("company", PageKind::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn submitted(input: &str) -> Result<String, UrlError> {
+        PageUrl::parse_submitted(input, &NetworkDomain::default()).map(|u| u.as_str().to_owned())
+    }
+
+    #[test]
+    fn normalization_table() {
+        let www = "https://www.linkedin.com";
+        for (input, expected, why) in [
+            ("https://www.linkedin.com/company/google", "/company/google", "already canonical"),
+            ("https://linkedin.com/company/google", "/company/google", "bare domain maps to www"),
+            ("https://uk.linkedin.com/company/audiense", "/company/audiense", "country subdomain maps to www"),
+            ("https://www.linkedin.com/company/google/", "/company/google", "trailing slash dropped"),
+            ("https://www.linkedin.com/company/google/about/", "/company/google", "sub-page dropped"),
+            ("https://www.linkedin.com/company/google/jobs?x=1", "/company/google", "sub-page and query dropped"),
+            ("https://www.linkedin.com/company/google?trk=public#x", "/company/google", "query and fragment dropped"),
+            ("https://www.linkedin.com/company/Google", "/company/google", "slug is case-insensitive"),
+            ("https://www.linkedin.com/company/caf%C3%A9", "/company/caf%C3%A9", "encoded stays encoded"),
+            ("https://www.linkedin.com/company/café", "/company/caf%C3%A9", "raw UTF-8 is encoded the same way"),
+            ("https://www.linkedin.com/company/CAF%C3%89", "/company/caf%C3%A9", "decoded before lower-casing"),
+            ("https://www.linkedin.com/company/a%2Db", "/company/a-b", "unreserved bytes are decoded"),
+            ("https://www.linkedin.com/company/1441", "/company/1441", "numeric ids are kept as slugs"),
+            ("https://www.linkedin.com/school/stanford-university", "/school/stanford-university", "schools"),
+            ("https://www.linkedin.com/showcase/google-cloud/", "/showcase/google-cloud", "showcases"),
+        ] {
+            assert_eq!(submitted(input).as_deref(), Ok(format!("{www}{expected}").as_str()), "{why}: {input}");
+        }
+    }
+
+    #[test]
+    fn rejections_follow_the_spec_pattern() {
+        for (input, why) in [
+            ("http://www.linkedin.com/company/google", "not https"),
+            ("www.linkedin.com/company/google", "no scheme"),
+            ("https://WWW.linkedin.com/company/google", "pattern allows only lower-case subdomains"),
+            ("https://a.b.linkedin.com/company/google", "two-label subdomain"),
+            ("https://www.linkedin.com:443/company/google", "port is outside the pattern"),
+            ("https://user@linkedin.com/company/google", "user info is outside the pattern"),
+            ("https://www.linkedin.co/company/google", "other domain"),
+            ("https://evil-linkedin.com/company/google", "look-alike domain"),
+            ("https://www.linkedin.com/in/someone", "people pages are not supported"),
+            ("https://www.linkedin.com/Company/google", "kind segment is lower case in the pattern"),
+            ("https://www.linkedin.com/company/", "nothing after the kind"),
+            ("https://www.linkedin.com/company", "no slash after the kind"),
+            ("https://www.linkedin.com/company//google", "empty slug"),
+            ("https://www.linkedin.com/company/?x=1", "slug missing, only a query"),
+            ("https://www.linkedin.com/company/%20", "blank slug"),
+            ("https://www.linkedin.com/company/%FF", "not UTF-8"),
+            ("https://www.linkedin.com/company/a%0Ab", "control character"),
+        ] {
+            assert!(submitted(input).is_err(), "{why}: {input} gave {:?}", submitted(input));
+        }
+        let long = format!("https://www.linkedin.com/company/{}", "a".repeat(MAX_URL_LEN));
+        assert!(matches!(submitted(&long), Err(UrlError::TooLong { .. })));
+    }
+
+    #[test]
+    fn normalize_is_lenient_on_links_found_in_pages() {
+        let domain = NetworkDomain::default();
+        let url = PageUrl::normalize("https://BR.LinkedIn.com/company/Martins?trk=x", &domain);
+        assert_eq!(url.map(|u| u.as_str().to_owned()), Ok("https://www.linkedin.com/company/martins".into()));
+        assert!(PageUrl::normalize("https://example.com/company/x", &domain).is_err());
+    }
+
+    #[test]
+    fn parts_and_other_domains() {
+        let domain = NetworkDomain::parse("example.org").expect("valid domain");
+        let url = PageUrl::parse_submitted("https://fr.example.org/school/X/", &domain).expect("valid url");
+        assert_eq!(url.as_str(), "https://www.example.org/school/x");
+        assert_eq!(url.path(), "/school/x");
+        assert_eq!(url.slug(), "x");
+        assert_eq!(url.kind(), PageKind::School);
+        assert!(PageUrl::parse_submitted("https://www.linkedin.com/company/x", &domain).is_err());
+    }
+
+    #[test]
+    fn every_error_has_a_fix() {
+        for input in ["ftp://x", "https://x.com/company/a", "https://www.linkedin.com/in/a", "https://www.linkedin.com/company/%FF"] {
+            let error = submitted(input).expect_err("invalid");
+            assert!(!error.to_string().is_empty() && !error.fix().is_empty(), "{input}");
+        }
+    }
+}
