@@ -34,3 +34,14 @@ pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_URLS,
     SubmittedUrl,
 };
+
+/// The id of a customer account: the owner of API keys and of a credit balance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct AccountId(pub i64);
+
+impl std::fmt::Display for AccountId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}

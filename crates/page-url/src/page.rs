@@ -206,6 +206,22 @@ impl PageUrl {
         Ok(Self { path_start: "https://".len() + host.len(), canonical, kind })
     }
 
+    /// Reads back a URL this type wrote ([`PageUrl::as_str`]), e.g. from storage; the network domain is the
+    /// host without its `www.`.
+    ///
+    /// # Errors
+    /// [`UrlError`] when the text is not a canonical page URL.
+    pub fn from_canonical(text: &str) -> Result<Self, UrlError> {
+        let rest = text.strip_prefix("https://www.").ok_or(UrlError::NotHttps)?;
+        let host_end = rest.find('/').ok_or(UrlError::UnsupportedPageKind)?;
+        let domain = NetworkDomain::parse(&rest[..host_end]).map_err(|e| UrlError::Malformed(e.to_string()))?;
+        let url = Self::from_path(&rest[host_end..], &domain)?;
+        if url.canonical != text {
+            return Err(UrlError::Malformed(format!("`{text}` is not in canonical form")));
+        }
+        Ok(url)
+    }
+
     /// The canonical URL, e.g. `https://www.linkedin.com/company/google`.
     pub fn as_str(&self) -> &str {
         &self.canonical
@@ -330,6 +346,15 @@ mod tests {
         assert_eq!(url.slug(), "x");
         assert_eq!(url.kind(), PageKind::School);
         assert!(PageUrl::parse_submitted("https://www.linkedin.com/company/x", &domain).is_err());
+    }
+
+    #[test]
+    fn canonical_text_round_trips() {
+        let domain = NetworkDomain::parse("example.org").expect("valid domain");
+        let url = PageUrl::parse_submitted("https://example.org/company/Caf%C3%A9/", &domain).expect("valid");
+        assert_eq!(PageUrl::from_canonical(url.as_str()), Ok(url));
+        assert!(PageUrl::from_canonical("https://www.example.org/company/Cafe").is_err(), "not canonical");
+        assert!(PageUrl::from_canonical("https://uk.example.org/company/x").is_err(), "not www");
     }
 
     #[test]

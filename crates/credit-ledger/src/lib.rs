@@ -1,0 +1,164 @@
+//! Billing: accounts, their credit balances, and a ledger row for every grant and charge.
+//!
+//! A request is billed in two steps so that concurrent requests never overdraw an account and nothing is
+//! charged that was not returned:
+//! 1. [`Ledger::reserve`] holds the most the request can cost (every requested company at its price), or fails
+//!    with [`LedgerError::InsufficientCredits`] before any work is done;
+//! 2. [`Ledger::settle`] charges what was actually returned, writes the ledger row and frees the hold, in one
+//!    transaction.
+//!
+//! A hold never touches the balance, so a crash between the steps loses nothing: [`Ledger::release_stale`]
+//! drops holds left by a stopped server. Prices are in [`price_per_company`] (spec 4.3, 4.4, 8).
+//!
+//! [`Ledger`] is the backend-neutral interface; [`SqliteLedger`] the embedded backend.
+//! Not here: who may spend (API keys), what a request returned.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use credit_ledger::{Charge, Credits, Ledger, SqliteLedger};
+//! let dir = tempfile::tempdir()?;
+//! let ledger = SqliteLedger::open(&dir.path().join("billing.db")).await?;
+//! let account = ledger.ensure_account("acme").await?;
+//! ledger.grant(account.id, Credits::parse("10")?, "welcome").await?;
+//! let hold = ledger.reserve(account.id, Credits::parse("3")?).await?;
+//! let remaining = ledger.settle(hold, Charge { amount: Credits::parse("1.5")?, ..Charge::default() }).await?;
+//! assert_eq!(remaining.to_string(), "8.5");
+//! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+//! ```
+#![deny(missing_docs)]
+
+mod credits;
+mod sqlite;
+
+pub use company_model::AccountId;
+use company_model::FreshnessWindow;
+pub use credits::{Credits, CreditsError};
+pub use sqlite::SqliteLedger;
+
+/// The price of one returned company: 1 credit with a zero (live) window, 0.5 with a window above zero.
+pub fn price_per_company(window: FreshnessWindow) -> Credits {
+    if window.is_live() { Credits::from_millis(1000) } else { Credits::from_millis(500) }
+}
+
+/// An account that holds credits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Account {
+    /// Its id.
+    pub id: AccountId,
+    /// Its unique name, e.g. `default` or a customer's name.
+    pub name: String,
+    /// Settled balance (holds not subtracted).
+    pub balance: Credits,
+    /// When it was created.
+    pub created_at: jiff::Timestamp,
+}
+
+/// Credits held for one request between [`Ledger::reserve`] and [`Ledger::settle`].
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a reservation holds credits until it is settled or released"]
+pub struct Reservation {
+    /// Its id.
+    pub id: i64,
+    /// The account it holds credits of.
+    pub account: AccountId,
+    /// How much it holds: the most the request may be charged.
+    pub amount: Credits,
+}
+
+/// What a settled request is charged, and what it did (kept in the ledger row).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Charge {
+    /// The charge; at most the reservation's amount.
+    pub amount: Credits,
+    /// The API key that made the request, if any.
+    pub key_id: Option<i64>,
+    /// URLs in the request.
+    pub urls_requested: u32,
+    /// Records returned.
+    pub urls_returned: u32,
+    /// True for a live (zero window) request, false for stored.
+    pub live: bool,
+}
+
+/// One ledger row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerEntry {
+    /// Its id (increasing).
+    pub id: i64,
+    /// The account.
+    pub account: AccountId,
+    /// When it was written.
+    pub at: jiff::Timestamp,
+    /// `grant` or `charge`.
+    pub kind: EntryKind,
+    /// Signed change of the balance: positive for grants, zero or negative for charges.
+    pub delta: Credits,
+    /// The balance after this row.
+    pub balance_after: Credits,
+    /// For charges: the key, URLs requested and returned, live or stored.
+    pub charge: Option<Charge>,
+    /// For grants: the reason given.
+    pub note: Option<String>,
+}
+
+/// The kind of a ledger row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// Credits added.
+    Grant,
+    /// A request billed.
+    Charge,
+}
+
+/// Why a billing operation did not happen.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LedgerError {
+    /// The account's available credits (balance minus holds) do not cover the amount.
+    #[error("insufficient credits: {available} available, {required} required")]
+    InsufficientCredits {
+        /// Balance minus the holds of requests in flight.
+        available: Credits,
+        /// What the operation needed.
+        required: Credits,
+    },
+    /// No account has that id or name.
+    #[error("no account `{0}`")]
+    UnknownAccount(String),
+    /// The reservation was already settled or released (or dropped as stale).
+    #[error("reservation {0} is no longer held")]
+    ReservationGone(i64),
+    /// A charge larger than its reservation, or a negative amount.
+    #[error("invalid amount: {0}")]
+    InvalidAmount(String),
+    /// The backend failed; its error is the source.
+    #[error("the ledger store failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Where accounts, holds and ledger rows live. Every method is atomic; implementations must be safe to share
+/// between tasks and between servers on one database.
+#[async_trait::async_trait]
+pub trait Ledger: Send + Sync + std::fmt::Debug {
+    /// The account called `name`, created with a zero balance if it does not exist.
+    async fn ensure_account(&self, name: &str) -> Result<Account, LedgerError>;
+    /// The account called `name`.
+    async fn account_by_name(&self, name: &str) -> Result<Option<Account>, LedgerError>;
+    /// The account with this id.
+    async fn account(&self, id: AccountId) -> Result<Option<Account>, LedgerError>;
+    /// All accounts, by name.
+    async fn accounts(&self) -> Result<Vec<Account>, LedgerError>;
+    /// Adds `amount` (positive) to the balance with a `grant` row; returns the new balance.
+    async fn grant(&self, account: AccountId, amount: Credits, note: &str) -> Result<Credits, LedgerError>;
+    /// Holds `amount` if the balance minus existing holds covers it.
+    async fn reserve(&self, account: AccountId, amount: Credits) -> Result<Reservation, LedgerError>;
+    /// Charges `charge.amount` (at most the hold), writes the `charge` row and frees the hold; returns the new
+    /// balance. A zero charge still writes its row: the ledger doubles as the usage log.
+    async fn settle(&self, reservation: Reservation, charge: Charge) -> Result<Credits, LedgerError>;
+    /// Frees a hold without charging or writing a row (the request failed before it did anything).
+    async fn release(&self, reservation: Reservation) -> Result<(), LedgerError>;
+    /// Frees holds made before `made_before` (left by a server that stopped mid-request); returns how many.
+    async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError>;
+    /// The newest `limit` ledger rows of an account, newest first.
+    async fn entries(&self, account: AccountId, limit: u32) -> Result<Vec<LedgerEntry>, LedgerError>;
+}

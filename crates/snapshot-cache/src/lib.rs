@@ -1,0 +1,67 @@
+//! The snapshot cache: the last record fetched for each page, with the time it was fetched.
+//!
+//! A live fetch stores a [`Snapshot`]; a later request with a freshness window reads it back when it was
+//! fetched inside the window (spec 1.3, 3). Snapshots are keyed by the normalized URL a caller asked for and by
+//! the URL the page resolved to, so `/company/1441` and `/company/google` share one snapshot once seen.
+//!
+//! [`SnapshotStore`] is the backend-neutral interface; [`SqliteSnapshotStore`] the embedded backend.
+//! Not here: deciding whether to fetch, fetching, pricing.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use snapshot_cache::{Snapshot, SnapshotStore, SqliteSnapshotStore};
+//! use page_url::{NetworkDomain, PageUrl};
+//! let dir = tempfile::tempdir()?;
+//! let store = SqliteSnapshotStore::open(&dir.path().join("cache.db")).await?;
+//! let domain = NetworkDomain::default();
+//! let by_id = PageUrl::parse_submitted("https://www.linkedin.com/company/1441", &domain)?;
+//! let google = PageUrl::parse_submitted("https://www.linkedin.com/company/google", &domain)?;
+//! let now = jiff::Timestamp::now();
+//! let snapshot = Snapshot { url: google.clone(), record: Default::default(), fetched_at: now };
+//! store.put(&snapshot, &[by_id.clone()]).await?;
+//! let found = store.fresh_many(&[by_id.clone()], now - jiff::SignedDuration::from_hours(1)).await?;
+//! assert_eq!(found[&by_id].url, google);
+//! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+//! ```
+#![deny(missing_docs)]
+
+mod sqlite;
+
+use std::collections::HashMap;
+
+use company_model::CompanyRecord;
+use page_url::PageUrl;
+
+pub use sqlite::SqliteSnapshotStore;
+
+/// One page's record as fetched at one time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    /// The URL the page resolved to (after redirects, from its canonical link).
+    pub url: PageUrl,
+    /// The record parsed from the page, without per-request members.
+    pub record: CompanyRecord,
+    /// When the page was fetched from the network. Stores keep millisecond precision.
+    pub fetched_at: jiff::Timestamp,
+}
+
+/// A failure of the store's backend. The backend's own error is kept as the source, never exposed in the type.
+#[derive(Debug, thiserror::Error)]
+#[error("the snapshot store failed: {0}")]
+pub struct CacheError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
+
+/// Where snapshots live. Implementations must be safe to share between tasks and servers.
+#[async_trait::async_trait]
+pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
+    /// For each of `urls` (requested or resolved URLs), the stored snapshot fetched at or after
+    /// `fetched_since`, if any. URLs with no such snapshot are absent from the map.
+    async fn fresh_many(
+        &self,
+        urls: &[PageUrl],
+        fetched_since: jiff::Timestamp,
+    ) -> Result<HashMap<PageUrl, Snapshot>, CacheError>;
+
+    /// Stores `snapshot` under its own URL and under each of `aliases` (the URLs that led to it), replacing
+    /// what was stored there. The write is atomic: readers see the old snapshot or the new one, never half.
+    async fn put(&self, snapshot: &Snapshot, aliases: &[PageUrl]) -> Result<(), CacheError>;
+}

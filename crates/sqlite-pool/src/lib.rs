@@ -1,0 +1,181 @@
+//! The SQLite database shared by the service's stores (snapshots, credits, keys): one file, opened the same way
+//! by each store.
+//!
+//! - a small pool of connections (deadpool), each in WAL mode with a busy timeout, so readers never wait for the
+//!   writer and writers queue instead of failing;
+//! - every statement runs on tokio's blocking pool ([`SqlitePool::run`]), never on an async worker thread;
+//! - each store migrates its own tables ([`SqlitePool::migrate`]), tracked per component in `schema_versions`.
+//!
+//! Not here: any table of a store, any query. A PostgreSQL backend would be another crate at this level.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let dir = tempfile::tempdir()?;
+//! let pool = sqlite_pool::SqlitePool::open(&dir.path().join("example.db")).await?;
+//! pool.migrate("example", &["CREATE TABLE notes (text TEXT NOT NULL)"]).await?;
+//! pool.run(|conn| conn.execute("INSERT INTO notes VALUES ('hi')", [])).await?;
+//! let count: i64 = pool.run(|conn| conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))).await?;
+//! assert_eq!(count, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+//! ```
+#![deny(missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use deadpool_sqlite::{Config, Hook, HookError, Pool, Runtime};
+pub use rusqlite;
+
+/// How long a statement waits for another connection's write lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Applied to every new connection. WAL lets readers run beside the one writer; `synchronous = NORMAL` is
+/// durable across application crashes in WAL mode (only a power loss may drop the last commits).
+const CONNECTION_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                                  PRAGMA foreign_keys = ON;";
+
+/// A failure of the database itself: opening, pooling, or a statement.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SqliteError {
+    /// The database file could not be opened or set up.
+    #[error("could not open the SQLite database {path}: {reason}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// No connection could be had from the pool, the blocking task failed, or the schema is newer than the
+    /// program.
+    #[error("no SQLite connection available: {0}")]
+    Pool(String),
+    /// A statement failed.
+    #[error("SQLite statement failed: {0}")]
+    Statement(#[from] rusqlite::Error),
+}
+
+/// A pool of connections to one SQLite file. Cheap to clone; clones share the pool.
+#[derive(Clone, Debug)]
+pub struct SqlitePool {
+    pool: Pool,
+}
+
+impl SqlitePool {
+    /// Opens (creating if needed) the database file and checks that a connection works.
+    ///
+    /// # Errors
+    /// [`SqliteError::Open`] when the file cannot be opened or is not a SQLite database.
+    pub async fn open(path: &Path) -> Result<Self, SqliteError> {
+        let open_error = |reason: String| SqliteError::Open { path: path.to_owned(), reason };
+        let pool = Config::new(path)
+            .builder(Runtime::Tokio1)
+            .map_err(|e| open_error(e.to_string()))?
+            .post_create(Hook::async_fn(|conn, _| {
+                Box::pin(async move {
+                    conn.interact(|conn| {
+                        conn.busy_timeout(BUSY_TIMEOUT)?;
+                        conn.execute_batch(CONNECTION_PRAGMAS)
+                    })
+                    .await
+                    .map_err(|e| HookError::message(e.to_string()))?
+                    .map_err(HookError::Backend)
+                })
+            }))
+            .build()
+            .map_err(|e| open_error(e.to_string()))?;
+        let pool = Self { pool };
+        pool.run(|conn| conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())))
+            .await
+            .map_err(|e| open_error(e.to_string()))?;
+        Ok(pool)
+    }
+
+    /// Runs `work` with a connection on the blocking pool and returns its result.
+    ///
+    /// # Errors
+    /// [`SqliteError::Pool`] when no connection can be had, [`SqliteError::Statement`] when `work` fails.
+    pub async fn run<F, R>(&self, work: F) -> Result<R, SqliteError>
+    where
+        F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<R> + Send + 'static,
+        R: Send + 'static,
+    {
+        let conn = self.pool.get().await.map_err(|e| SqliteError::Pool(e.to_string()))?;
+        conn.interact(work).await.map_err(|e| SqliteError::Pool(e.to_string()))?.map_err(Into::into)
+    }
+
+    /// Brings `component`'s tables up to date: runs the steps of `migrations` not yet applied, each in its own
+    /// transaction, and records the count in `schema_versions`. Steps are append-only: never edit a shipped one.
+    ///
+    /// # Errors
+    /// [`SqliteError`] when a step fails (that step is rolled back) or the database is newer than this code.
+    pub async fn migrate(
+        &self,
+        component: &'static str,
+        migrations: &'static [&'static str],
+    ) -> Result<(), SqliteError> {
+        let outcome = self.run(move |conn| {
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+                [],
+            )?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let applied: usize = tx
+                .query_row("SELECT version FROM schema_versions WHERE component = ?1", [component], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map_or(Ok(0), |v| usize::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(0, v)))?;
+            if applied > migrations.len() {
+                return Ok(Err(applied));
+            }
+            for step in &migrations[applied..] {
+                tx.execute_batch(step)?;
+            }
+            tx.execute(
+                "INSERT INTO schema_versions (component, version) VALUES (?1, ?2)
+                 ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                rusqlite::params![component, migrations.len() as i64],
+            )?;
+            tx.commit().map(Ok)
+        })
+        .await?;
+        outcome.map_err(|applied| {
+            SqliteError::Pool(format!(
+                "the database holds {component} schema version {applied}, newer than this program's {}; \
+                 run the newer program or restore a backup",
+                migrations.len()
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn wal_mode_and_idempotent_migrations() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.db");
+        let pool = SqlitePool::open(&path).await.expect("opens");
+        let mode: String =
+            pool.run(|c| c.query_row("PRAGMA journal_mode", [], |r| r.get(0))).await.expect("pragma");
+        assert_eq!(mode, "wal");
+        const STEPS: &[&str] = &["CREATE TABLE a (x INTEGER)", "CREATE TABLE b (y INTEGER)"];
+        pool.migrate("test", &STEPS[..1]).await.expect("first step");
+        pool.migrate("test", STEPS).await.expect("second step only");
+        pool.migrate("test", STEPS).await.expect("nothing left to do");
+        let err = pool.migrate("test", &STEPS[..1]).await.expect_err("database is newer");
+        assert!(err.to_string().contains("newer"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_file_that_is_not_a_database_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("not.db");
+        std::fs::write(&path, "this is not sqlite, just text that is long enough to have a header......")
+            .expect("write");
+        let err = SqlitePool::open(&path).await.expect_err("refused");
+        assert!(matches!(err, SqliteError::Open { .. }), "{err}");
+    }
+}
