@@ -1,0 +1,276 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use company_model::{
+    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, RecordSource, UnresolvedCode, UnresolvedUrl,
+};
+use credit_ledger::{Charge, Credits, Ledger, LedgerError, Reservation, price_per_company};
+use page_scraper::{Fetcher, ScrapeError};
+use page_url::PageUrl;
+use snapshot_cache::{Snapshot, SnapshotStore};
+use tracing::{Instrument, debug, warn};
+
+/// Who is asking: the account billed and the key used (kept in the ledger row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The account to bill.
+    pub account: AccountId,
+    /// The API key's id, if the request came with one.
+    pub key_id: Option<i64>,
+}
+
+/// Knobs of the lookup.
+#[derive(Clone, Copy, Debug)]
+pub struct LookupSettings {
+    /// How long one live lookup (fetch and parse) may take before it is abandoned. Spec 8: 25 s.
+    pub live_timeout: Duration,
+}
+
+impl Default for LookupSettings {
+    fn default() -> Self {
+        Self { live_timeout: Duration::from_secs(25) }
+    }
+}
+
+/// A served request.
+#[derive(Clone, Debug)]
+pub struct LookupOutcome {
+    /// The 200 body.
+    pub response: CompanyDataResponse,
+    /// What was charged.
+    pub charged: Credits,
+    /// The account's balance after the charge.
+    pub remaining: Credits,
+}
+
+/// Why a request was not served.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LookupError {
+    /// The account cannot pay for every requested company (HTTP 402). Nothing was fetched or charged.
+    #[error("insufficient credits: the request may cost {required} credits and {available} are available")]
+    InsufficientCredits {
+        /// Balance minus holds of requests in flight.
+        available: Credits,
+        /// Distinct pages × price.
+        required: Credits,
+    },
+    /// No URL resolved and at least one live lookup timed out (HTTP 504). Nothing was charged.
+    #[error("{timed_out} live lookup(s) took longer than the {}-second live time-out and no URL resolved", timeout.as_secs_f64())]
+    TimedOut {
+        /// Lookups that timed out.
+        timed_out: usize,
+        /// The time-out that was passed.
+        timeout: Duration,
+    },
+    /// The billing store failed; nothing was charged.
+    #[error("billing is unavailable: {0}")]
+    Billing(#[source] LedgerError),
+}
+
+/// How one distinct page was answered.
+#[derive(Clone, Debug)]
+enum PageOutcome {
+    Found { snapshot: Snapshot, source: RecordSource },
+    Failed { code: UnresolvedCode, message: String },
+}
+
+/// Serves requests over a fetcher, a snapshot store and a ledger. Share it behind an `Arc`.
+#[derive(Debug)]
+pub struct LookupService {
+    fetcher: Arc<Fetcher>,
+    snapshots: Arc<dyn SnapshotStore>,
+    ledger: Arc<dyn Ledger>,
+    settings: LookupSettings,
+}
+
+/// Releases a hold that was neither settled nor released, e.g. when the caller disconnected and the request
+/// future was dropped mid-way.
+struct HoldGuard {
+    ledger: Arc<dyn Ledger>,
+    hold: Option<Reservation>,
+}
+
+impl HoldGuard {
+    fn take(&mut self) -> Option<Reservation> {
+        self.hold.take()
+    }
+}
+
+impl Drop for HoldGuard {
+    fn drop(&mut self) {
+        if let Some(hold) = self.hold.take() {
+            let ledger = Arc::clone(&self.ledger);
+            // Dropping happens in async context (a request future); without a runtime the stale-hold sweep
+            // frees it instead.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    if let Err(error) = ledger.release(hold).await {
+                        warn!(%error, "could not release an abandoned credit hold");
+                    }
+                });
+            }
+        }
+    }
+}
+
+impl LookupService {
+    /// A service over these parts.
+    pub fn new(
+        fetcher: Arc<Fetcher>,
+        snapshots: Arc<dyn SnapshotStore>,
+        ledger: Arc<dyn Ledger>,
+        settings: LookupSettings,
+    ) -> Self {
+        Self { fetcher, snapshots, ledger, settings }
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> LookupSettings {
+        self.settings
+    }
+
+    /// Serves one request; see the crate docs for the steps.
+    ///
+    /// # Errors
+    /// [`LookupError::InsufficientCredits`] (nothing done), [`LookupError::TimedOut`] (nothing charged),
+    /// [`LookupError::Billing`].
+    pub async fn run(&self, caller: Caller, request: &CompanyRequest) -> Result<LookupOutcome, LookupError> {
+        let mut distinct: Vec<PageUrl> = Vec::new();
+        for url in &request.urls {
+            if !distinct.contains(&url.page) {
+                distinct.push(url.page.clone());
+            }
+        }
+        let price = price_per_company(request.window);
+        let required = price.times(distinct.len() as u32);
+        let hold = self.ledger.reserve(caller.account, required).await.map_err(|error| match error {
+            LedgerError::InsufficientCredits { available, required } => {
+                LookupError::InsufficientCredits { available, required }
+            }
+            other => LookupError::Billing(other),
+        })?;
+        let mut guard = HoldGuard { ledger: Arc::clone(&self.ledger), hold: Some(hold) };
+
+        let outcomes = self.resolve(&distinct, request).await;
+
+        let resolved = outcomes.values().filter(|o| matches!(o, PageOutcome::Found { .. })).count();
+        let timed_out = outcomes
+            .values()
+            .filter(|o| matches!(o, PageOutcome::Failed { code: UnresolvedCode::TimedOut, .. }))
+            .count();
+        let charge = Charge {
+            amount: price.times(resolved as u32),
+            key_id: caller.key_id,
+            urls_requested: request.urls.len() as u32,
+            urls_returned: 0,
+            live: request.window.is_live(),
+        };
+        let mut results = Vec::new();
+        let mut unresolved = Vec::new();
+        for url in &request.urls {
+            match &outcomes[&url.page] {
+                PageOutcome::Found { snapshot, source } => results.push(CompanyResult {
+                    original_li_url: url.original.clone(),
+                    record: snapshot.record.clone(),
+                    source: *source,
+                    fetched_at: snapshot.fetched_at,
+                }),
+                PageOutcome::Failed { code, message } => unresolved.push(UnresolvedUrl {
+                    original_li_url: url.original.clone(),
+                    error: *code,
+                    message: message.clone(),
+                }),
+            }
+        }
+        let charge = Charge { urls_returned: results.len() as u32, ..charge };
+        let hold = guard.take().ok_or_else(|| LookupError::Billing(LedgerError::ReservationGone(0)))?;
+        let remaining = self.ledger.settle(hold, charge.clone()).await.map_err(LookupError::Billing)?;
+        if resolved == 0 && timed_out > 0 {
+            return Err(LookupError::TimedOut { timed_out, timeout: self.settings.live_timeout });
+        }
+        Ok(LookupOutcome {
+            response: CompanyDataResponse {
+                message: "Success".to_owned(),
+                status_code: 200,
+                results,
+                unresolved,
+            },
+            charged: charge.amount,
+            remaining,
+        })
+    }
+
+    /// Answers every distinct page: stored snapshots inside the window first, then live fetches, concurrently.
+    async fn resolve(&self, distinct: &[PageUrl], request: &CompanyRequest) -> HashMap<PageUrl, PageOutcome> {
+        let mut outcomes = HashMap::with_capacity(distinct.len());
+        if !request.window.is_live() {
+            let window = jiff::SignedDuration::try_from(request.window.duration()).unwrap_or(jiff::SignedDuration::ZERO);
+            let since = jiff::Timestamp::now() - window;
+            match self.snapshots.fresh_many(distinct, since).await {
+                Ok(found) => {
+                    for (url, snapshot) in found {
+                        outcomes.insert(url, PageOutcome::Found { snapshot, source: RecordSource::Stored });
+                    }
+                }
+                // A broken cache must not fail the request: fetch everything live instead.
+                Err(error) => warn!(%error, "snapshot lookup failed; fetching live"),
+            }
+        }
+        let missing: Vec<&PageUrl> = distinct.iter().filter(|u| !outcomes.contains_key(*u)).collect();
+        let live = futures::future::join_all(missing.into_iter().map(|url| {
+            let span = tracing::debug_span!("live_lookup", url = %url);
+            async move { (url.clone(), self.fetch_live(url).await) }.instrument(span)
+        }))
+        .await;
+        outcomes.extend(live);
+        outcomes
+    }
+
+    async fn fetch_live(&self, url: &PageUrl) -> PageOutcome {
+        let timeout = self.settings.live_timeout;
+        let scraped = match tokio::time::timeout(timeout, self.fetcher.scrape(url)).await {
+            Ok(Ok(scraped)) => scraped,
+            Ok(Err(error)) => {
+                debug!(%error, "live lookup failed");
+                return PageOutcome::Failed { code: error.code(), message: advice(&error) };
+            }
+            Err(_) => {
+                return PageOutcome::Failed {
+                    code: UnresolvedCode::TimedOut,
+                    message: format!(
+                        "The live lookup took longer than the {}-second live time-out and was abandoned. Retry, \
+                         or send a freshness window (maxAgeHours) to accept a stored snapshot.",
+                        timeout.as_secs_f64()
+                    ),
+                };
+            }
+        };
+        let fetched_at = jiff::Timestamp::now().round(jiff::Unit::Millisecond).unwrap_or_else(|_| jiff::Timestamp::now());
+        let snapshot = Snapshot { url: scraped.final_url, record: scraped.record, fetched_at };
+        if let Err(error) = self.snapshots.put(&snapshot, std::slice::from_ref(url)).await {
+            // The record is good; only later reuse is lost.
+            warn!(%error, "could not store the snapshot");
+        }
+        PageOutcome::Found { snapshot, source: RecordSource::Live }
+    }
+}
+
+/// The `unresolved` message: what happened and what the caller can do.
+fn advice(error: &ScrapeError) -> String {
+    let what_to_do = match error {
+        ScrapeError::NotFound => "Check the URL: the page may have been renamed or removed.",
+        ScrapeError::WrongPageKind { .. } => "Send the URL of a company, school or showcase page.",
+        ScrapeError::Authwall | ScrapeError::Blocked { .. } => {
+            "The network is limiting access; retry later, or send a freshness window to accept a stored snapshot."
+        }
+        ScrapeError::Unparseable => "The page layout was not recognised; report the URL so the parser can learn it.",
+        _ => "Retry later.",
+    };
+    let mut sentence = error.to_string();
+    if let Some(first) = sentence.get_mut(0..1) {
+        first.make_ascii_uppercase();
+    }
+    format!("{sentence}. {what_to_do}")
+}
