@@ -20,8 +20,9 @@ impl ApiKey {
     /// A new random key from the operating system's generator.
     pub fn generate() -> Self {
         let mut rng = rand::rngs::OsRng;
-        let random: String =
-            (0..RANDOM_CHARS).map(|_| char::from(ALPHABET[rng.gen_range(0..ALPHABET.len())])).collect();
+        let random: String = (0..RANDOM_CHARS)
+            .map(|_| char::from(ALPHABET[rng.gen_range(0..ALPHABET.len())]))
+            .collect();
         Self(format!("{KEY_PREFIX}{random}"))
     }
 
@@ -74,9 +75,17 @@ mod tests {
     #[test]
     fn malformed_keys_are_refused() {
         let good = ApiKey::generate();
-        for bad in ["", "cdk_", "xyz_0123456789012345678901234567890123456789", &good.expose()[..30]] {
+        for bad in [
+            "",
+            "cdk_",
+            "xyz_0123456789012345678901234567890123456789",
+            &good.expose()[..30],
+        ] {
             assert_eq!(ApiKey::parse(bad), None, "{bad}");
         }
-        assert_eq!(ApiKey::parse(&format!("{}!", &good.expose()[..good.expose().len() - 1])), None);
+        assert_eq!(
+            ApiKey::parse(&format!("{}!", &good.expose()[..good.expose().len() - 1])),
+            None
+        );
     }
 }

@@ -66,7 +66,9 @@ impl SqliteKeyStore {
     /// # Errors
     /// [`KeyError::Backend`] when the table cannot be migrated.
     pub async fn with_pool(pool: SqlitePool) -> Result<Self, KeyError> {
-        pool.migrate("api-keys", MIGRATIONS).await.map_err(backend)?;
+        pool.migrate("api-keys", MIGRATIONS)
+            .await
+            .map_err(backend)?;
         Ok(Self { pool })
     }
 }
@@ -140,7 +142,10 @@ impl KeyStore for SqliteKeyStore {
     async fn touch(&self, id: KeyId, at: jiff::Timestamp) -> Result<(), KeyError> {
         self.pool
             .run(move |conn| {
-                conn.execute("UPDATE api_keys SET last_used_at_ms = ?1 WHERE id = ?2", params![at.as_millisecond(), id.0])
+                conn.execute(
+                    "UPDATE api_keys SET last_used_at_ms = ?1 WHERE id = ?2",
+                    params![at.as_millisecond(), id.0],
+                )
             })
             .await
             .map(|_| ())

@@ -2,8 +2,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng};
 use argon2::Argon2;
+use argon2::password_hash::{
+    PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng,
+};
 use company_model::AccountId;
 use sha2::{Digest, Sha256};
 
@@ -47,7 +49,8 @@ impl std::fmt::Debug for CachedKeyDebug {
 }
 
 /// A hash to verify against when no stored key has the presented prefix, so a miss costs what a hit costs.
-static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| hash(&ApiKey::generate()).unwrap_or_default());
+static DUMMY_HASH: LazyLock<String> =
+    LazyLock::new(|| hash(&ApiKey::generate()).unwrap_or_default());
 
 fn hash(key: &ApiKey) -> Result<String, KeyError> {
     let salt = SaltString::generate(&mut OsRng);
@@ -58,7 +61,11 @@ fn hash(key: &ApiKey) -> Result<String, KeyError> {
 }
 
 fn matches(key: &str, phc: &str) -> bool {
-    PasswordHash::new(phc).is_ok_and(|parsed| Argon2::default().verify_password(key.as_bytes(), &parsed).is_ok())
+    PasswordHash::new(phc).is_ok_and(|parsed| {
+        Argon2::default()
+            .verify_password(key.as_bytes(), &parsed)
+            .is_ok()
+    })
 }
 
 impl ApiKeys {
@@ -68,7 +75,11 @@ impl ApiKeys {
 
     /// Keys over `store`, re-checked every [`ApiKeys::DEFAULT_REVALIDATE_AFTER`].
     pub fn new(store: Arc<dyn KeyStore>) -> Self {
-        Self { store, verified: Mutex::new(HashMap::new()), revalidate_after: Self::DEFAULT_REVALIDATE_AFTER }
+        Self {
+            store,
+            verified: Mutex::new(HashMap::new()),
+            revalidate_after: Self::DEFAULT_REVALIDATE_AFTER,
+        }
     }
 
     /// Changes how long a verified key is trusted without reading its row.
@@ -87,7 +98,11 @@ impl ApiKeys {
     ///
     /// # Errors
     /// [`KeyError::Hashing`] or [`KeyError::Backend`].
-    pub async fn create(&self, account: AccountId, name: Option<&str>) -> Result<(ApiKey, KeyRecord), KeyError> {
+    pub async fn create(
+        &self,
+        account: AccountId,
+        name: Option<&str>,
+    ) -> Result<(ApiKey, KeyRecord), KeyError> {
         let key = ApiKey::generate();
         let for_hash = key.clone();
         let hash = tokio::task::spawn_blocking(move || hash(&for_hash))
@@ -120,25 +135,41 @@ impl ApiKeys {
                 return Ok(entry.verified);
             }
             // Trusted before: a cheap read of its row instead of another argon2 run.
-            let still_active = self.store.by_id(entry.verified.key_id).await?.is_some_and(|r| r.revoked_at.is_none());
+            let still_active = self
+                .store
+                .by_id(entry.verified.key_id)
+                .await?
+                .is_some_and(|r| r.revoked_at.is_none());
             if !still_active {
                 self.forget(&digest);
                 return Err(KeyError::Invalid);
             }
-            self.remember(digest, CachedKey { checked_at: Instant::now(), ..entry });
+            self.remember(
+                digest,
+                CachedKey {
+                    checked_at: Instant::now(),
+                    ..entry
+                },
+            );
             self.touch_if_due(&digest, entry);
             return Ok(entry.verified);
         }
         let verified = self.verify_with_argon2(presented).await?;
         let now = Instant::now();
-        let entry = CachedKey { verified, checked_at: now, touched_at: now };
+        let entry = CachedKey {
+            verified,
+            checked_at: now,
+            touched_at: now,
+        };
         self.remember(digest, entry);
         self.spawn_touch(verified.key_id);
         Ok(verified)
     }
 
     async fn verify_with_argon2(&self, presented: &str) -> Result<VerifiedKey, KeyError> {
-        let Some(key) = ApiKey::parse(presented) else { return Err(KeyError::Invalid) };
+        let Some(key) = ApiKey::parse(presented) else {
+            return Err(KeyError::Invalid);
+        };
         let candidates: Vec<KeyRecord> = self.store.by_prefix(key.prefix()).await?;
         let secret = key.expose().to_owned();
         let found = tokio::task::spawn_blocking(move || {
@@ -151,9 +182,10 @@ impl ApiKeys {
         .await
         .map_err(|e| KeyError::Hashing(e.to_string()))?;
         match found {
-            Some(record) if record.revoked_at.is_none() => {
-                Ok(VerifiedKey { key_id: record.id, account: record.account })
-            }
+            Some(record) if record.revoked_at.is_none() => Ok(VerifiedKey {
+                key_id: record.id,
+                account: record.account,
+            }),
             _ => Err(KeyError::Invalid),
         }
     }
@@ -179,7 +211,9 @@ impl ApiKeys {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], CachedKeyDebug>> {
         // A panic while holding this lock cannot leave the map inconsistent (single inserts and removes).
-        self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.verified
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn cached(&self, digest: &[u8; 32]) -> Option<CachedKey> {
@@ -196,7 +230,13 @@ impl ApiKeys {
 
     fn touch_if_due(&self, digest: &[u8; 32], entry: CachedKey) {
         if entry.touched_at.elapsed() >= TOUCH_EVERY {
-            self.remember(*digest, CachedKey { touched_at: Instant::now(), ..entry });
+            self.remember(
+                *digest,
+                CachedKey {
+                    touched_at: Instant::now(),
+                    ..entry
+                },
+            );
             self.spawn_touch(entry.verified.key_id);
         }
     }

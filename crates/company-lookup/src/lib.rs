@@ -18,6 +18,6 @@
 
 mod service;
 
-pub use credit_ledger::price_per_company;
 pub use company_model::CompanyRequest;
+pub use credit_ledger::price_per_company;
 pub use service::{Caller, LookupError, LookupOutcome, LookupService, LookupSettings};

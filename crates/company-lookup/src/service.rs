@@ -3,7 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_model::{
-    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, RecordSource, UnresolvedCode, UnresolvedUrl,
+    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, RecordSource, UnresolvedCode,
+    UnresolvedUrl,
 };
 use credit_ledger::{Charge, Credits, Ledger, LedgerError, Reservation, price_per_company};
 use page_scraper::{Fetcher, ScrapeError};
@@ -29,7 +30,9 @@ pub struct LookupSettings {
 
 impl Default for LookupSettings {
     fn default() -> Self {
-        Self { live_timeout: Duration::from_secs(25) }
+        Self {
+            live_timeout: Duration::from_secs(25),
+        }
     }
 }
 
@@ -49,7 +52,9 @@ pub struct LookupOutcome {
 #[non_exhaustive]
 pub enum LookupError {
     /// The account cannot pay for every requested company (HTTP 402). Nothing was fetched or charged.
-    #[error("insufficient credits: the request may cost {required} credits and {available} are available")]
+    #[error(
+        "insufficient credits: the request may cost {required} credits and {available} are available"
+    )]
     InsufficientCredits {
         /// Balance minus holds of requests in flight.
         available: Credits,
@@ -72,8 +77,14 @@ pub enum LookupError {
 /// How one distinct page was answered.
 #[derive(Clone, Debug)]
 enum PageOutcome {
-    Found { snapshot: Snapshot, source: RecordSource },
-    Failed { code: UnresolvedCode, message: String },
+    Found {
+        snapshot: Snapshot,
+        source: RecordSource,
+    },
+    Failed {
+        code: UnresolvedCode,
+        message: String,
+    },
 }
 
 /// Serves requests over a fetcher, a snapshot store and a ledger. Share it behind an `Arc`.
@@ -123,7 +134,12 @@ impl LookupService {
         ledger: Arc<dyn Ledger>,
         settings: LookupSettings,
     ) -> Self {
-        Self { fetcher, snapshots, ledger, settings }
+        Self {
+            fetcher,
+            snapshots,
+            ledger,
+            settings,
+        }
     }
 
     /// The settings in force.
@@ -136,7 +152,11 @@ impl LookupService {
     /// # Errors
     /// [`LookupError::InsufficientCredits`] (nothing done), [`LookupError::TimedOut`] (nothing charged),
     /// [`LookupError::Billing`].
-    pub async fn run(&self, caller: Caller, request: &CompanyRequest) -> Result<LookupOutcome, LookupError> {
+    pub async fn run(
+        &self,
+        caller: Caller,
+        request: &CompanyRequest,
+    ) -> Result<LookupOutcome, LookupError> {
         let mut distinct: Vec<PageUrl> = Vec::new();
         for url in &request.urls {
             if !distinct.contains(&url.page) {
@@ -145,20 +165,42 @@ impl LookupService {
         }
         let price = price_per_company(request.window);
         let required = price.times(distinct.len() as u32);
-        let hold = self.ledger.reserve(caller.account, required).await.map_err(|error| match error {
-            LedgerError::InsufficientCredits { available, required } => {
-                LookupError::InsufficientCredits { available, required }
-            }
-            other => LookupError::Billing(other),
-        })?;
-        let mut guard = HoldGuard { ledger: Arc::clone(&self.ledger), hold: Some(hold) };
+        let hold = self
+            .ledger
+            .reserve(caller.account, required)
+            .await
+            .map_err(|error| match error {
+                LedgerError::InsufficientCredits {
+                    available,
+                    required,
+                } => LookupError::InsufficientCredits {
+                    available,
+                    required,
+                },
+                other => LookupError::Billing(other),
+            })?;
+        let mut guard = HoldGuard {
+            ledger: Arc::clone(&self.ledger),
+            hold: Some(hold),
+        };
 
         let outcomes = self.resolve(&distinct, request).await;
 
-        let resolved = outcomes.values().filter(|o| matches!(o, PageOutcome::Found { .. })).count();
+        let resolved = outcomes
+            .values()
+            .filter(|o| matches!(o, PageOutcome::Found { .. }))
+            .count();
         let timed_out = outcomes
             .values()
-            .filter(|o| matches!(o, PageOutcome::Failed { code: UnresolvedCode::TimedOut, .. }))
+            .filter(|o| {
+                matches!(
+                    o,
+                    PageOutcome::Failed {
+                        code: UnresolvedCode::TimedOut,
+                        ..
+                    }
+                )
+            })
             .count();
         let charge = Charge {
             amount: price.times(resolved as u32),
@@ -184,11 +226,23 @@ impl LookupService {
                 }),
             }
         }
-        let charge = Charge { urls_returned: results.len() as u32, ..charge };
-        let hold = guard.take().ok_or_else(|| LookupError::Billing(LedgerError::ReservationGone(0)))?;
-        let remaining = self.ledger.settle(hold, charge.clone()).await.map_err(LookupError::Billing)?;
+        let charge = Charge {
+            urls_returned: results.len() as u32,
+            ..charge
+        };
+        let hold = guard
+            .take()
+            .ok_or_else(|| LookupError::Billing(LedgerError::ReservationGone(0)))?;
+        let remaining = self
+            .ledger
+            .settle(hold, charge.clone())
+            .await
+            .map_err(LookupError::Billing)?;
         if resolved == 0 && timed_out > 0 {
-            return Err(LookupError::TimedOut { timed_out, timeout: self.settings.live_timeout });
+            return Err(LookupError::TimedOut {
+                timed_out,
+                timeout: self.settings.live_timeout,
+            });
         }
         Ok(LookupOutcome {
             response: CompanyDataResponse {
@@ -203,22 +257,36 @@ impl LookupService {
     }
 
     /// Answers every distinct page: stored snapshots inside the window first, then live fetches, concurrently.
-    async fn resolve(&self, distinct: &[PageUrl], request: &CompanyRequest) -> HashMap<PageUrl, PageOutcome> {
+    async fn resolve(
+        &self,
+        distinct: &[PageUrl],
+        request: &CompanyRequest,
+    ) -> HashMap<PageUrl, PageOutcome> {
         let mut outcomes = HashMap::with_capacity(distinct.len());
         if !request.window.is_live() {
-            let window = jiff::SignedDuration::try_from(request.window.duration()).unwrap_or(jiff::SignedDuration::ZERO);
+            let window = jiff::SignedDuration::try_from(request.window.duration())
+                .unwrap_or(jiff::SignedDuration::ZERO);
             let since = jiff::Timestamp::now() - window;
             match self.snapshots.fresh_many(distinct, since).await {
                 Ok(found) => {
                     for (url, snapshot) in found {
-                        outcomes.insert(url, PageOutcome::Found { snapshot, source: RecordSource::Stored });
+                        outcomes.insert(
+                            url,
+                            PageOutcome::Found {
+                                snapshot,
+                                source: RecordSource::Stored,
+                            },
+                        );
                     }
                 }
                 // A broken cache must not fail the request: fetch everything live instead.
                 Err(error) => warn!(%error, "snapshot lookup failed; fetching live"),
             }
         }
-        let missing: Vec<&PageUrl> = distinct.iter().filter(|u| !outcomes.contains_key(*u)).collect();
+        let missing: Vec<&PageUrl> = distinct
+            .iter()
+            .filter(|u| !outcomes.contains_key(*u))
+            .collect();
         let live = futures::future::join_all(missing.into_iter().map(|url| {
             let span = tracing::debug_span!("live_lookup", url = %url);
             async move { (url.clone(), self.fetch_live(url).await) }.instrument(span)
@@ -234,7 +302,10 @@ impl LookupService {
             Ok(Ok(scraped)) => scraped,
             Ok(Err(error)) => {
                 debug!(%error, "live lookup failed");
-                return PageOutcome::Failed { code: error.code(), message: advice(&error) };
+                return PageOutcome::Failed {
+                    code: error.code(),
+                    message: advice(&error),
+                };
             }
             Err(_) => {
                 return PageOutcome::Failed {
@@ -247,13 +318,26 @@ impl LookupService {
                 };
             }
         };
-        let fetched_at = jiff::Timestamp::now().round(jiff::Unit::Millisecond).unwrap_or_else(|_| jiff::Timestamp::now());
-        let snapshot = Snapshot { url: scraped.final_url, record: scraped.record, fetched_at };
-        if let Err(error) = self.snapshots.put(&snapshot, std::slice::from_ref(url)).await {
+        let fetched_at = jiff::Timestamp::now()
+            .round(jiff::Unit::Millisecond)
+            .unwrap_or_else(|_| jiff::Timestamp::now());
+        let snapshot = Snapshot {
+            url: scraped.final_url,
+            record: scraped.record,
+            fetched_at,
+        };
+        if let Err(error) = self
+            .snapshots
+            .put(&snapshot, std::slice::from_ref(url))
+            .await
+        {
             // The record is good; only later reuse is lost.
             warn!(%error, "could not store the snapshot");
         }
-        PageOutcome::Found { snapshot, source: RecordSource::Live }
+        PageOutcome::Found {
+            snapshot,
+            source: RecordSource::Live,
+        }
     }
 }
 
@@ -265,7 +349,9 @@ fn advice(error: &ScrapeError) -> String {
         ScrapeError::Authwall | ScrapeError::Blocked { .. } => {
             "The network is limiting access; retry later, or send a freshness window to accept a stored snapshot."
         }
-        ScrapeError::Unparseable => "The page layout was not recognised; report the URL so the parser can learn it.",
+        ScrapeError::Unparseable => {
+            "The page layout was not recognised; report the URL so the parser can learn it."
+        }
         _ => "Retry later.",
     };
     let mut sentence = error.to_string();

@@ -36,7 +36,9 @@ pub use request::{
 };
 
 /// The id of a customer account: the owner of API keys and of a credit balance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(transparent)]
 pub struct AccountId(pub i64);
 

@@ -284,11 +284,17 @@ mod tests {
     fn absent_values_are_omitted_not_null() {
         let record = CompanyRecord {
             company_name: Some("Audiense".into()),
-            headquarters: Some(Address { locality: Some("London".into()), ..Address::default() }),
+            headquarters: Some(Address {
+                locality: Some("London".into()),
+                ..Address::default()
+            }),
             ..CompanyRecord::default()
         };
         let json = serde_json::to_string(&record).expect("serializes");
-        assert_eq!(json, r#"{"company_name":"Audiense","headquarters":{"locality":"London"}}"#);
+        assert_eq!(
+            json,
+            r#"{"company_name":"Audiense","headquarters":{"locality":"London"}}"#
+        );
     }
 
     #[test]

@@ -45,12 +45,16 @@ impl FreshnessWindow {
 
     /// A window of `seconds` (fractions allowed), `None` unless `0 <= seconds <= 86400`.
     pub fn from_seconds(seconds: f64) -> Option<Self> {
-        (0.0..=MAX_AGE_SECONDS).contains(&seconds).then(|| Self(Duration::from_secs_f64(seconds)))
+        (0.0..=MAX_AGE_SECONDS)
+            .contains(&seconds)
+            .then(|| Self(Duration::from_secs_f64(seconds)))
     }
 
     /// A window of `hours` (fractions allowed), `None` unless `0 <= hours <= 24`.
     pub fn from_hours(hours: f64) -> Option<Self> {
-        (0.0..=MAX_AGE_HOURS).contains(&hours).then(|| Self(Duration::from_secs_f64(hours * 3600.0)))
+        (0.0..=MAX_AGE_HOURS)
+            .contains(&hours)
+            .then(|| Self(Duration::from_secs_f64(hours * 3600.0)))
     }
 
     /// True for a zero window: every page is fetched live and billed at the live price.
@@ -75,9 +79,17 @@ impl fmt::Display for InvalidRequest {
     /// One sentence per problem: `/liUrls/2 ("http://x"): <reason>. Fix: <fix>.`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let count = self.problems.len();
-        write!(f, "The request body has {count} problem{}:", if count == 1 { "" } else { "s" })?;
+        write!(
+            f,
+            "The request body has {count} problem{}:",
+            if count == 1 { "" } else { "s" }
+        )?;
         for problem in &self.problems {
-            let place = if problem.pointer.is_empty() { "body" } else { &problem.pointer };
+            let place = if problem.pointer.is_empty() {
+                "body"
+            } else {
+                &problem.pointer
+            };
             write!(f, " {place}")?;
             if let Some(value) = &problem.value {
                 write!(f, " ({value})")?;
@@ -117,7 +129,10 @@ impl CompanyRequest {
         let value: Value = serde_json::from_slice(body)
             .map_err(|e| one(format!("the body is not valid JSON ({e})"), EXAMPLE))?;
         let Value::Object(object) = value else {
-            return Err(one(format!("the body is a JSON {}, not an object", type_name(&value)), EXAMPLE));
+            return Err(one(
+                format!("the body is a JSON {}, not an object", type_name(&value)),
+                EXAMPLE,
+            ));
         };
         let mut problems = Vec::new();
         for key in object.keys() {
@@ -142,7 +157,10 @@ impl CompanyRequest {
             (None, Some(hours)) => FreshnessWindow::from_hours(hours),
             (None, None) => Some(FreshnessWindow::LIVE),
         };
-        Ok(CompanyRequest { urls, window: window.unwrap_or(FreshnessWindow::LIVE) })
+        Ok(CompanyRequest {
+            urls,
+            window: window.unwrap_or(FreshnessWindow::LIVE),
+        })
     }
 }
 
@@ -152,7 +170,13 @@ fn validate_urls(
     problems: &mut Vec<Problem>,
 ) -> Vec<SubmittedUrl> {
     let mut problem = |pointer: String, index, value, reason: String, fix: String| {
-        problems.push(Problem { pointer, index, value, reason, fix });
+        problems.push(Problem {
+            pointer,
+            index,
+            value,
+            reason,
+            fix,
+        });
     };
     let Some(value) = object.get("liUrls") else {
         problem(
@@ -188,7 +212,10 @@ fn validate_urls(
             "/liUrls".into(),
             None,
             None,
-            format!("`liUrls` has {} items, over the limit of {MAX_URLS}", items.len()),
+            format!(
+                "`liUrls` has {} items, over the limit of {MAX_URLS}",
+                items.len()
+            ),
             format!("split the URLs into requests of at most {MAX_URLS}"),
         );
     }
@@ -206,8 +233,17 @@ fn validate_urls(
             continue;
         };
         match PageUrl::parse_submitted(text, domain) {
-            Ok(page) => urls.push(SubmittedUrl { original: text.clone(), page }),
-            Err(error) => problem(pointer, Some(index), Some(echo(item)), error.to_string(), error.fix()),
+            Ok(page) => urls.push(SubmittedUrl {
+                original: text.clone(),
+                page,
+            }),
+            Err(error) => problem(
+                pointer,
+                Some(index),
+                Some(echo(item)),
+                error.to_string(),
+                error.fix(),
+            ),
         }
     }
     urls
@@ -227,7 +263,11 @@ fn validate_number(
         None if value.is_null() => format!("`{name}` is null"),
         None => format!("`{name}` is a {}, not a number", type_name(value)),
     };
-    let unit = if name == "maxAgeHours" { "hours" } else { "seconds" };
+    let unit = if name == "maxAgeHours" {
+        "hours"
+    } else {
+        "seconds"
+    };
     problems.push(Problem {
         pointer: format!("/{name}"),
         index: None,
@@ -252,9 +292,10 @@ fn type_name(value: &Value) -> &'static str {
 /// The value to echo in a problem: long strings cut, containers summarized.
 fn echo(value: &Value) -> Value {
     match value {
-        Value::String(text) if text.chars().count() > ECHO_CHARS => {
-            Value::String(format!("{}…", text.chars().take(ECHO_CHARS).collect::<String>()))
-        }
+        Value::String(text) if text.chars().count() > ECHO_CHARS => Value::String(format!(
+            "{}…",
+            text.chars().take(ECHO_CHARS).collect::<String>()
+        )),
         Value::Array(items) => Value::String(format!("[array of {} items]", items.len())),
         Value::Object(_) => Value::String("{object}".into()),
         other => other.clone(),
@@ -275,7 +316,9 @@ fn suggest_property(key: &str) -> String {
         });
     match guess {
         Some(known) => format!("did you mean `{known}`? Property names are case-sensitive"),
-        None => "remove it; the allowed properties are liUrls, maxAgeHours and maxAgeSeconds".to_owned(),
+        None => {
+            "remove it; the allowed properties are liUrls, maxAgeHours and maxAgeSeconds".to_owned()
+        }
     }
 }
 
@@ -288,7 +331,12 @@ mod tests {
     }
 
     fn pointers(body: &str) -> Vec<String> {
-        parse(body).expect_err("invalid").problems.into_iter().map(|p| p.pointer).collect()
+        parse(body)
+            .expect_err("invalid")
+            .problems
+            .into_iter()
+            .map(|p| p.pointer)
+            .collect()
     }
 
     const URL: &str = "https://www.linkedin.com/company/google";
@@ -297,10 +345,22 @@ mod tests {
     fn windows() {
         for (body, seconds) in [
             (format!(r#"{{"liUrls":["{URL}"]}}"#), 0.0),
-            (format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":24}}"#), 86_400.0),
-            (format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":0.5}}"#), 1800.0),
-            (format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":90,"maxAgeHours":24}}"#), 90.0),
-            (format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":0,"maxAgeHours":24}}"#), 0.0),
+            (
+                format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":24}}"#),
+                86_400.0,
+            ),
+            (
+                format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":0.5}}"#),
+                1800.0,
+            ),
+            (
+                format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":90,"maxAgeHours":24}}"#),
+                90.0,
+            ),
+            (
+                format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":0,"maxAgeHours":24}}"#),
+                0.0,
+            ),
         ] {
             let request = parse(&body).expect("valid");
             assert_eq!(request.window.duration().as_secs_f64(), seconds, "{body}");
@@ -314,13 +374,26 @@ mod tests {
         );
         assert_eq!(
             pointers(&body),
-            ["/extra", "/liUrls/1", "/liUrls/2", "/liUrls/3", "/maxAgeHours", "/maxAgeSeconds"]
+            [
+                "/extra",
+                "/liUrls/1",
+                "/liUrls/2",
+                "/liUrls/3",
+                "/maxAgeHours",
+                "/maxAgeSeconds"
+            ]
         );
         let error = parse(&body).expect_err("invalid");
         assert_eq!(error.problems[1].index, Some(1));
-        assert_eq!(error.problems[1].value, Some(Value::String("http://x".into())));
+        assert_eq!(
+            error.problems[1].value,
+            Some(Value::String("http://x".into()))
+        );
         let message = error.to_string();
-        assert!(message.starts_with("The request body has 6 problems:"), "{message}");
+        assert!(
+            message.starts_with("The request body has 6 problems:"),
+            "{message}"
+        );
         assert!(message.contains("Fix:"), "{message}");
     }
 
@@ -328,13 +401,28 @@ mod tests {
     fn bounds() {
         let urls = |n: usize| format!("[{}]", vec![format!("\"{URL}\""); n].join(","));
         assert!(parse(&format!(r#"{{"liUrls":{}}}"#, urls(200))).is_ok());
-        assert_eq!(pointers(&format!(r#"{{"liUrls":{}}}"#, urls(201))), ["/liUrls"]);
+        assert_eq!(
+            pointers(&format!(r#"{{"liUrls":{}}}"#, urls(201))),
+            ["/liUrls"]
+        );
         assert_eq!(pointers(r#"{"liUrls":[]}"#), ["/liUrls"]);
         assert_eq!(pointers(r#"{"maxAgeHours":1}"#), ["/liUrls"]);
-        assert_eq!(pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":24.0001}}"#)), ["/maxAgeHours"]);
-        assert_eq!(pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":86401}}"#)), ["/maxAgeSeconds"]);
-        assert_eq!(pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":null}}"#)), ["/maxAgeHours"]);
-        assert_eq!(pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":"1"}}"#)), ["/maxAgeHours"]);
+        assert_eq!(
+            pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":24.0001}}"#)),
+            ["/maxAgeHours"]
+        );
+        assert_eq!(
+            pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":86401}}"#)),
+            ["/maxAgeSeconds"]
+        );
+        assert_eq!(
+            pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":null}}"#)),
+            ["/maxAgeHours"]
+        );
+        assert_eq!(
+            pointers(&format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":"1"}}"#)),
+            ["/maxAgeHours"]
+        );
         assert!(parse(&format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":86400}}"#)).is_ok());
     }
 
@@ -343,16 +431,26 @@ mod tests {
         for body in ["", "  ", "[1]", "null", "{", "\"x\""] {
             assert_eq!(pointers(body), [""], "{body:?}");
         }
-        let invalid_utf8 = CompanyRequest::from_json(b"{\"liUrls\":[\"\xff\"]}", &NetworkDomain::default());
+        let invalid_utf8 =
+            CompanyRequest::from_json(b"{\"liUrls\":[\"\xff\"]}", &NetworkDomain::default());
         assert!(invalid_utf8.is_err());
     }
 
     #[test]
     fn suggestions_for_near_misses() {
-        let error = parse(&format!(r#"{{"liUrls":["{URL}"],"maxagehours":1}}"#)).expect_err("unknown");
-        assert!(error.problems[0].fix.contains("`maxAgeHours`"), "{:?}", error.problems[0]);
+        let error =
+            parse(&format!(r#"{{"liUrls":["{URL}"],"maxagehours":1}}"#)).expect_err("unknown");
+        assert!(
+            error.problems[0].fix.contains("`maxAgeHours`"),
+            "{:?}",
+            error.problems[0]
+        );
         let error = parse(&format!(r#"{{"liUrl":["{URL}"]}}"#)).expect_err("unknown");
-        assert!(error.problems[0].fix.contains("`liUrls`"), "{:?}", error.problems[0]);
+        assert!(
+            error.problems[0].fix.contains("`liUrls`"),
+            "{:?}",
+            error.problems[0]
+        );
     }
 
     #[test]
@@ -361,6 +459,9 @@ mod tests {
         let request = parse(&body).expect("valid");
         assert_eq!(request.urls.len(), 2);
         assert_eq!(request.urls[0].page, request.urls[1].page);
-        assert_eq!(request.urls[1].original, "https://uk.linkedin.com/company/Google/");
+        assert_eq!(
+            request.urls[1].original,
+            "https://uk.linkedin.com/company/Google/"
+        );
     }
 }

@@ -9,7 +9,9 @@ pub struct Credits(i64);
 
 /// Why text is not an amount of credits.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("`{0}` is not an amount of credits: write a non-negative number with at most three decimals, e.g. 100 or 0.5")]
+#[error(
+    "`{0}` is not an amount of credits: write a non-negative number with at most three decimals, e.g. 100 or 0.5"
+)]
 pub struct CreditsError(String);
 
 impl Credits {
@@ -40,7 +42,11 @@ impl Credits {
         }
         let whole: i64 = whole.parse().map_err(|_| error())?;
         let fraction: i64 = format!("{fraction:0<3}").parse().map_err(|_| error())?;
-        whole.checked_mul(1000).and_then(|w| w.checked_add(fraction)).map(Self).ok_or_else(error)
+        whole
+            .checked_mul(1000)
+            .and_then(|w| w.checked_add(fraction))
+            .map(Self)
+            .ok_or_else(error)
     }
 
     /// `self * count`, saturating.
@@ -102,7 +108,15 @@ mod tests {
             assert_eq!(credits.millis(), millis, "{text}");
             assert_eq!(credits.to_string(), shown, "{text}");
         }
-        for bad in ["-1", "1.2345", "", ".5", "1e3", "abc", "99999999999999999999"] {
+        for bad in [
+            "-1",
+            "1.2345",
+            "",
+            ".5",
+            "1e3",
+            "abc",
+            "99999999999999999999",
+        ] {
             assert!(Credits::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(Credits::from_millis(-1500).to_string(), "-1.5");

@@ -37,7 +37,11 @@ pub use sqlite::SqliteLedger;
 
 /// The price of one returned company: 1 credit with a zero (live) window, 0.5 with a window above zero.
 pub fn price_per_company(window: FreshnessWindow) -> Credits {
-    if window.is_live() { Credits::from_millis(1000) } else { Credits::from_millis(500) }
+    if window.is_live() {
+        Credits::from_millis(1000)
+    } else {
+        Credits::from_millis(500)
+    }
 }
 
 /// An account that holds credits.
@@ -149,16 +153,33 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     /// All accounts, by name.
     async fn accounts(&self) -> Result<Vec<Account>, LedgerError>;
     /// Adds `amount` (positive) to the balance with a `grant` row; returns the new balance.
-    async fn grant(&self, account: AccountId, amount: Credits, note: &str) -> Result<Credits, LedgerError>;
+    async fn grant(
+        &self,
+        account: AccountId,
+        amount: Credits,
+        note: &str,
+    ) -> Result<Credits, LedgerError>;
     /// Holds `amount` if the balance minus existing holds covers it.
-    async fn reserve(&self, account: AccountId, amount: Credits) -> Result<Reservation, LedgerError>;
+    async fn reserve(
+        &self,
+        account: AccountId,
+        amount: Credits,
+    ) -> Result<Reservation, LedgerError>;
     /// Charges `charge.amount` (at most the hold), writes the `charge` row and frees the hold; returns the new
     /// balance. A zero charge still writes its row: the ledger doubles as the usage log.
-    async fn settle(&self, reservation: Reservation, charge: Charge) -> Result<Credits, LedgerError>;
+    async fn settle(
+        &self,
+        reservation: Reservation,
+        charge: Charge,
+    ) -> Result<Credits, LedgerError>;
     /// Frees a hold without charging or writing a row (the request failed before it did anything).
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError>;
     /// Frees holds made before `made_before` (left by a server that stopped mid-request); returns how many.
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError>;
     /// The newest `limit` ledger rows of an account, newest first.
-    async fn entries(&self, account: AccountId, limit: u32) -> Result<Vec<LedgerEntry>, LedgerError>;
+    async fn entries(
+        &self,
+        account: AccountId,
+        limit: u32,
+    ) -> Result<Vec<LedgerEntry>, LedgerError>;
 }

@@ -1,7 +1,7 @@
 use std::path::Path;
 
-use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
 use sqlite_pool::SqlitePool;
+use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
 
 use crate::{
     Account, AccountId, Charge, Credits, EntryKind, Ledger, LedgerEntry, LedgerError, Reservation,
@@ -89,11 +89,17 @@ impl SqliteLedger {
     /// # Errors
     /// [`LedgerError::Backend`] when the tables cannot be migrated.
     pub async fn with_pool(pool: SqlitePool) -> Result<Self, LedgerError> {
-        pool.migrate("credit-ledger", MIGRATIONS).await.map_err(backend)?;
+        pool.migrate("credit-ledger", MIGRATIONS)
+            .await
+            .map_err(backend)?;
         Ok(Self { pool })
     }
 
-    async fn one_account(&self, sql: &'static str, key: rusqlite::types::Value) -> Result<Option<Account>, LedgerError> {
+    async fn one_account(
+        &self,
+        sql: &'static str,
+        key: rusqlite::types::Value,
+    ) -> Result<Option<Account>, LedgerError> {
         self.pool
             .run(move |conn| conn.query_row(sql, [key], account_row).optional())
             .await
@@ -118,28 +124,44 @@ impl Ledger for SqliteLedger {
     }
 
     async fn account_by_name(&self, name: &str) -> Result<Option<Account>, LedgerError> {
-        self.one_account("SELECT id, name, balance_millis, created_at_ms FROM accounts WHERE name = ?1", name.to_owned().into())
-            .await
+        self.one_account(
+            "SELECT id, name, balance_millis, created_at_ms FROM accounts WHERE name = ?1",
+            name.to_owned().into(),
+        )
+        .await
     }
 
     async fn account(&self, id: AccountId) -> Result<Option<Account>, LedgerError> {
-        self.one_account("SELECT id, name, balance_millis, created_at_ms FROM accounts WHERE id = ?1", id.0.into()).await
+        self.one_account(
+            "SELECT id, name, balance_millis, created_at_ms FROM accounts WHERE id = ?1",
+            id.0.into(),
+        )
+        .await
     }
 
     async fn accounts(&self) -> Result<Vec<Account>, LedgerError> {
         self.pool
             .run(|conn| {
-                conn.prepare(&format!("SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY name"))?
-                    .query_map([], account_row)?
-                    .collect()
+                conn.prepare(&format!(
+                    "SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY name"
+                ))?
+                .query_map([], account_row)?
+                .collect()
             })
             .await
             .map_err(backend)
     }
 
-    async fn grant(&self, account: AccountId, amount: Credits, note: &str) -> Result<Credits, LedgerError> {
+    async fn grant(
+        &self,
+        account: AccountId,
+        amount: Credits,
+        note: &str,
+    ) -> Result<Credits, LedgerError> {
         if amount.millis() <= 0 {
-            return Err(LedgerError::InvalidAmount(format!("a grant must be positive, not {amount}")));
+            return Err(LedgerError::InvalidAmount(format!(
+                "a grant must be positive, not {amount}"
+            )));
         }
         let note = note.to_owned();
         let outcome = self
@@ -164,12 +186,20 @@ impl Ledger for SqliteLedger {
             })
             .await
             .map_err(backend)?;
-        outcome.map(Credits::from_millis).map_err(|_| LedgerError::UnknownAccount(account.to_string()))
+        outcome
+            .map(Credits::from_millis)
+            .map_err(|_| LedgerError::UnknownAccount(account.to_string()))
     }
 
-    async fn reserve(&self, account: AccountId, amount: Credits) -> Result<Reservation, LedgerError> {
+    async fn reserve(
+        &self,
+        account: AccountId,
+        amount: Credits,
+    ) -> Result<Reservation, LedgerError> {
         if amount.millis() < 0 {
-            return Err(LedgerError::InvalidAmount(format!("a hold cannot be negative: {amount}")));
+            return Err(LedgerError::InvalidAmount(format!(
+                "a hold cannot be negative: {amount}"
+            )));
         }
         let outcome = self
             .pool
@@ -199,15 +229,24 @@ impl Ledger for SqliteLedger {
             .await
             .map_err(backend)?;
         match outcome {
-            Ok(id) => Ok(Reservation { id, account, amount }),
-            Err(Refusal::Insufficient { available }) => {
-                Err(LedgerError::InsufficientCredits { available: Credits::from_millis(available), required: amount })
-            }
+            Ok(id) => Ok(Reservation {
+                id,
+                account,
+                amount,
+            }),
+            Err(Refusal::Insufficient { available }) => Err(LedgerError::InsufficientCredits {
+                available: Credits::from_millis(available),
+                required: amount,
+            }),
             Err(_) => Err(LedgerError::UnknownAccount(account.to_string())),
         }
     }
 
-    async fn settle(&self, reservation: Reservation, charge: Charge) -> Result<Credits, LedgerError> {
+    async fn settle(
+        &self,
+        reservation: Reservation,
+        charge: Charge,
+    ) -> Result<Credits, LedgerError> {
         if charge.amount.millis() < 0 || charge.amount > reservation.amount {
             return Err(LedgerError::InvalidAmount(format!(
                 "a charge of {} does not fit its hold of {}",
@@ -247,7 +286,9 @@ impl Ledger for SqliteLedger {
             })
             .await
             .map_err(backend)?;
-        outcome.map(Credits::from_millis).map_err(|_| LedgerError::ReservationGone(id))
+        outcome
+            .map(Credits::from_millis)
+            .map_err(|_| LedgerError::ReservationGone(id))
     }
 
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError> {
@@ -257,20 +298,33 @@ impl Ledger for SqliteLedger {
             .run(move |conn| conn.execute("DELETE FROM credit_holds WHERE id = ?1", [id]))
             .await
             .map_err(backend)?;
-        if deleted == 0 { Err(LedgerError::ReservationGone(id)) } else { Ok(()) }
+        if deleted == 0 {
+            Err(LedgerError::ReservationGone(id))
+        } else {
+            Ok(())
+        }
     }
 
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError> {
         let cutoff = made_before.as_millisecond();
         let deleted = self
             .pool
-            .run(move |conn| conn.execute("DELETE FROM credit_holds WHERE created_at_ms < ?1", [cutoff]))
+            .run(move |conn| {
+                conn.execute(
+                    "DELETE FROM credit_holds WHERE created_at_ms < ?1",
+                    [cutoff],
+                )
+            })
             .await
             .map_err(backend)?;
         Ok(deleted as u64)
     }
 
-    async fn entries(&self, account: AccountId, limit: u32) -> Result<Vec<LedgerEntry>, LedgerError> {
+    async fn entries(
+        &self,
+        account: AccountId,
+        limit: u32,
+    ) -> Result<Vec<LedgerEntry>, LedgerError> {
         self.pool
             .run(move |conn| {
                 conn.prepare(

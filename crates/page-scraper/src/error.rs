@@ -45,6 +45,9 @@ impl ScrapeError {
 
     /// True when a retry later may succeed (blocks and fetch failures), false when the answer is final.
     pub fn is_transient(&self) -> bool {
-        matches!(self, ScrapeError::Blocked { .. } | ScrapeError::Fetch(_) | ScrapeError::Authwall)
+        matches!(
+            self,
+            ScrapeError::Blocked { .. } | ScrapeError::Fetch(_) | ScrapeError::Authwall
+        )
     }
 }

@@ -25,10 +25,14 @@ pub enum Origin {
 #[non_exhaustive]
 pub enum OriginError {
     /// An `http(s)://` origin that is not a valid URL with a host.
-    #[error("the origin `{0}` is not a valid http(s) URL with a host; write it like `https://www.linkedin.com`")]
+    #[error(
+        "the origin `{0}` is not a valid http(s) URL with a host; write it like `https://www.linkedin.com`"
+    )]
     BadUrl(String),
     /// A folder origin that does not exist or is not a folder.
-    #[error("the origin folder `{0}` does not exist or is not a folder; give an http(s) URL or a folder of captured pages laid out as <dir>/company/<slug>.html")]
+    #[error(
+        "the origin folder `{0}` does not exist or is not a folder; give an http(s) URL or a folder of captured pages laid out as <dir>/company/<slug>.html"
+    )]
     NotAFolder(PathBuf),
     /// The HTTP client could not be built (TLS set-up).
     #[error("the HTTP client could not be set up: {0}")]
@@ -112,7 +116,10 @@ impl Fetcher {
     pub fn new(settings: FetcherSettings) -> Result<Self, OriginError> {
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in [
-            ("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
+            (
+                "accept",
+                "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+            ),
             ("accept-language", "en-US,en;q=0.9"),
         ] {
             headers.insert(name, reqwest::header::HeaderValue::from_static(value));
@@ -162,37 +169,74 @@ impl Fetcher {
         match &self.settings.origin {
             Origin::Http(base) => self.fetch_http(base, url).await,
             Origin::Directory(dir) => {
-                let path = dir.join(url.kind().as_str()).join(format!("{}.html", url.slug()));
+                let path = dir
+                    .join(url.kind().as_str())
+                    .join(format!("{}.html", url.slug()));
                 match tokio::fs::read(&path).await {
                     Ok(bytes) => Ok((url.clone(), String::from_utf8_lossy(&bytes).into_owned())),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ScrapeError::NotFound),
-                    Err(e) => Err(ScrapeError::Fetch(format!("reading the captured page failed: {e}"))),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        Err(ScrapeError::NotFound)
+                    }
+                    Err(e) => Err(ScrapeError::Fetch(format!(
+                        "reading the captured page failed: {e}"
+                    ))),
                 }
             }
         }
     }
 
-    async fn fetch_http(&self, base: &Url, url: &PageUrl) -> Result<(PageUrl, String), ScrapeError> {
+    async fn fetch_http(
+        &self,
+        base: &Url,
+        url: &PageUrl,
+    ) -> Result<(PageUrl, String), ScrapeError> {
         let target = format!("{}{}", base.as_str().trim_end_matches('/'), url.path());
         let mut response = self.client.get(&target).send().await.map_err(|e| {
-            ScrapeError::Fetch(if e.is_connect() { "could not connect to the origin".into() } else { e.to_string() })
+            ScrapeError::Fetch(if e.is_connect() {
+                "could not connect to the origin".into()
+            } else {
+                e.to_string()
+            })
         })?;
         let final_path = response.url().path().to_owned();
-        if ["/authwall", "/login", "/uas/login", "/signup", "/checkpoint"].iter().any(|p| final_path.starts_with(p)) {
+        if [
+            "/authwall",
+            "/login",
+            "/uas/login",
+            "/signup",
+            "/checkpoint",
+        ]
+        .iter()
+        .any(|p| final_path.starts_with(p))
+        {
             return Err(ScrapeError::Authwall);
         }
         let status = response.status();
         match status.as_u16() {
-            999 => return Err(ScrapeError::Blocked { reason: "HTTP 999".into() }),
-            429 => return Err(ScrapeError::Blocked { reason: "HTTP 429, rate limited".into() }),
+            999 => {
+                return Err(ScrapeError::Blocked {
+                    reason: "HTTP 999".into(),
+                });
+            }
+            429 => {
+                return Err(ScrapeError::Blocked {
+                    reason: "HTTP 429, rate limited".into(),
+                });
+            }
             404 | 410 => return Err(ScrapeError::NotFound),
             _ if status == StatusCode::OK => {}
-            code => return Err(ScrapeError::Fetch(format!("the origin answered HTTP {code}"))),
+            code => {
+                return Err(ScrapeError::Fetch(format!(
+                    "the origin answered HTTP {code}"
+                )));
+            }
         }
         let final_url = match PageUrl::from_path(&final_path, &self.settings.domain) {
             Ok(final_url) => final_url,
             Err(_) if final_path == "/" => {
-                return Err(ScrapeError::Blocked { reason: "redirected to the home page".into() });
+                return Err(ScrapeError::Blocked {
+                    reason: "redirected to the home page".into(),
+                });
             }
             Err(_) => return Err(ScrapeError::WrongPageKind { found: final_path }),
         };

@@ -28,7 +28,10 @@ pub fn parse_count(text: &str) -> Option<u64> {
     if let Some(multiplier) = multiplier {
         let decimal: String = match number.rfind(['.', ',']) {
             Some(mark) => {
-                let whole: String = number[..mark].chars().filter(char::is_ascii_digit).collect();
+                let whole: String = number[..mark]
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .collect();
                 format!("{whole}.{}", &number[mark + 1..])
             }
             None => number.chars().filter(char::is_ascii_digit).collect(),
@@ -36,7 +39,12 @@ pub fn parse_count(text: &str) -> Option<u64> {
         let value: f64 = decimal.parse().ok()?;
         return Some((value * multiplier).round() as u64);
     }
-    number.chars().filter(char::is_ascii_digit).collect::<String>().parse().ok()
+    number
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

@@ -24,7 +24,11 @@ pub fn parse_page(
     domain: &NetworkDomain,
 ) -> Result<CompanyRecord, ScrapeError> {
     let document = Html::parse_document(html);
-    let page = Page { document: &document, domain, organization: json_ld_organization(&document) };
+    let page = Page {
+        document: &document,
+        domain,
+        organization: json_ld_organization(&document),
+    };
     page.refuse_non_company_pages()?;
     let record = page.record(page_url);
     if record.company_name.is_none() {
@@ -75,7 +79,13 @@ selectors! {
 }
 
 /// Paths of the network's sign-in wall and login pages.
-const AUTHWALL_PATHS: [&str; 5] = ["/authwall", "/login", "/uas/login", "/signup", "/checkpoint"];
+const AUTHWALL_PATHS: [&str; 5] = [
+    "/authwall",
+    "/login",
+    "/uas/login",
+    "/signup",
+    "/checkpoint",
+];
 
 struct Page<'a> {
     document: &'a Html,
@@ -101,17 +111,29 @@ impl Page<'_> {
         }
         let title = self.text(&TITLE).unwrap_or_default().to_lowercase();
         if page_key.contains("homepage-guest") || canonical_path == "/" {
-            return Err(ScrapeError::Blocked { reason: "bounced to the guest home page".into() });
+            return Err(ScrapeError::Blocked {
+                reason: "bounced to the guest home page".into(),
+            });
         }
-        let challenge_script = self.document.select(&SCRIPT).any(|s| s.text().any(|t| t.contains("trkCode=")));
+        let challenge_script = self
+            .document
+            .select(&SCRIPT)
+            .any(|s| s.text().any(|t| t.contains("trkCode=")));
         if challenge_script && title.is_empty() {
-            return Err(ScrapeError::Blocked { reason: "the HTTP 999 challenge page".into() });
+            return Err(ScrapeError::Blocked {
+                reason: "the HTTP 999 challenge page".into(),
+            });
         }
-        if title.contains("page not found") || page_key.contains("404") || page_key.contains("not_found") {
+        if title.contains("page not found")
+            || page_key.contains("404")
+            || page_key.contains("not_found")
+        {
             return Err(ScrapeError::NotFound);
         }
         if !canonical_path.is_empty() && PageUrl::from_path(&canonical_path, self.domain).is_err() {
-            return Err(ScrapeError::WrongPageKind { found: canonical_path });
+            return Err(ScrapeError::WrongPageKind {
+                found: canonical_path,
+            });
         }
         Err(ScrapeError::Unparseable)
     }
@@ -119,10 +141,15 @@ impl Page<'_> {
     fn record(&self, page_url: &PageUrl) -> CompanyRecord {
         let ld = |key: &str| self.organization.as_ref().and_then(|o| o.get(key));
         let ld_text = |key: &str| ld(key).and_then(Value::as_str).and_then(clean_block);
-        let website = self.website().or_else(|| ld_text("sameAs").filter(|s| s.starts_with("http")));
+        let website = self
+            .website()
+            .or_else(|| ld_text("sameAs").filter(|s| s.starts_with("http")));
         let locations = self.locations();
-        let headquarters =
-            headquarters(&locations, self.headquarters_address(), self.text(&ABOUT_HEADQUARTERS));
+        let headquarters = headquarters(
+            &locations,
+            self.headquarters_address(),
+            self.text(&ABOUT_HEADQUARTERS),
+        );
         CompanyRecord {
             company_name: ld_text("name").or_else(|| self.text(&TOP_TITLE)),
             company_id: self.company_id(),
@@ -142,7 +169,9 @@ impl Page<'_> {
                 .map(str::to_owned)
                 .or_else(|| self.block_text(&ABOUT_DESCRIPTION)),
             slogan: ld_text("slogan").or_else(|| self.text(&TOP_SECOND_SUBLINE)),
-            industries: self.text(&ABOUT_INDUSTRY).or_else(|| self.text(&TOP_HEADLINE)),
+            industries: self
+                .text(&ABOUT_INDUSTRY)
+                .or_else(|| self.text(&TOP_HEADLINE)),
             company_type: self.text(&ABOUT_TYPE),
             founded: self.text(&ABOUT_FOUNDED).and_then(|t| t.parse().ok()),
             company_size: self.text(&ABOUT_SIZE),
@@ -151,7 +180,10 @@ impl Page<'_> {
                 .and_then(Value::as_u64)
                 .or_else(|| self.text(&FACE_PILE_TEXT).as_deref().and_then(parse_count)),
             follower_count: self.follower_count(),
-            specialties: self.text(&ABOUT_SPECIALTIES).map(|t| split_specialties(&t)).unwrap_or_default(),
+            specialties: self
+                .text(&ABOUT_SPECIALTIES)
+                .map(|t| split_specialties(&t))
+                .unwrap_or_default(),
             headquarters,
             locations,
             ..CompanyRecord::default()
@@ -163,17 +195,24 @@ impl Page<'_> {
     }
 
     fn attr(&self, selector: &Selector, name: &str) -> Option<String> {
-        self.document.select(selector).find_map(|e| e.value().attr(name)).and_then(clean_line)
+        self.document
+            .select(selector)
+            .find_map(|e| e.value().attr(name))
+            .and_then(clean_line)
     }
 
     /// The first match's text on one line (whitespace collapsed), or `None` when blank.
     fn text(&self, selector: &Selector) -> Option<String> {
-        self.document.select(selector).find_map(|e| clean_line(&e.text().collect::<String>()))
+        self.document
+            .select(selector)
+            .find_map(|e| clean_line(&e.text().collect::<String>()))
     }
 
     /// The first match's text with its line breaks kept.
     fn block_text(&self, selector: &Selector) -> Option<String> {
-        self.document.select(selector).find_map(|e| clean_block(&e.text().collect::<String>()))
+        self.document
+            .select(selector)
+            .find_map(|e| clean_block(&e.text().collect::<String>()))
     }
 
     /// An image URL from `src`, or from `data-delayed-url` where the lazy loader has not run.
@@ -210,12 +249,17 @@ impl Page<'_> {
         let from_link = href.and_then(|href| {
             let url = url::Url::parse(&href).ok()?;
             if url.path().starts_with("/redir/redirect") {
-                url.query_pairs().find(|(k, _)| k == "url").map(|(_, v)| v.into_owned())
+                url.query_pairs()
+                    .find(|(k, _)| k == "url")
+                    .map(|(_, v)| v.into_owned())
             } else {
                 Some(href)
             }
         });
-        from_link.or_else(|| self.text(&ABOUT_WEBSITE).filter(|t| t.contains('.') && !t.contains(' ')))
+        from_link.or_else(|| {
+            self.text(&ABOUT_WEBSITE)
+                .filter(|t| t.contains('.') && !t.contains(' '))
+        })
     }
 
     /// "Mountain View, CA · 37,814,363 followers": the count before the word, after the last separator.
@@ -226,7 +270,9 @@ impl Page<'_> {
         // The location and the count are separated by an empty `<span class="before:middot">`, so the text
         // holds no middot: take the last number-bearing run instead.
         let tail = last_part.split_whitespace().collect::<Vec<_>>();
-        let word = tail.iter().rposition(|w| w.chars().any(|c| c.is_ascii_digit()))?;
+        let word = tail
+            .iter()
+            .rposition(|w| w.chars().any(|c| c.is_ascii_digit()))?;
         parse_count(&tail[word..].join(" "))
     }
 
@@ -251,9 +297,12 @@ impl Page<'_> {
                         .map(strip_tracking),
                     ..Location::default()
                 };
-                let primary = item
-                    .select(&LOCATION_TAG)
-                    .any(|tag| tag.text().collect::<String>().trim().eq_ignore_ascii_case("primary"));
+                let primary = item.select(&LOCATION_TAG).any(|tag| {
+                    tag.text()
+                        .collect::<String>()
+                        .trim()
+                        .eq_ignore_ascii_case("primary")
+                });
                 if primary {
                     location.other.insert("isPrimary".into(), Value::Bool(true));
                 }
@@ -265,7 +314,12 @@ impl Page<'_> {
     /// JSON-LD `Organization.address` (a schema.org `PostalAddress`).
     fn headquarters_address(&self) -> Option<Address> {
         let address = self.organization.as_ref()?.get("address")?;
-        let part = |key: &str| address.get(key).and_then(Value::as_str).and_then(clean_line);
+        let part = |key: &str| {
+            address
+                .get(key)
+                .and_then(Value::as_str)
+                .and_then(clean_line)
+        };
         let address = Address {
             street: part("streetAddress"),
             locality: part("addressLocality"),
@@ -317,8 +371,13 @@ fn joined_address(address: &Address) -> Option<String> {
 /// The page's JSON-LD organization: a top-level object or an `@graph` item whose `@type` is a schema.org
 /// `Organization` (or a subtype used for schools and companies).
 fn json_ld_organization(document: &Html) -> Option<serde_json::Map<String, Value>> {
-    const TYPES: [&str; 5] =
-        ["Organization", "Corporation", "EducationalOrganization", "CollegeOrUniversity", "School"];
+    const TYPES: [&str; 5] = [
+        "Organization",
+        "Corporation",
+        "EducationalOrganization",
+        "CollegeOrUniversity",
+        "School",
+    ];
     document.select(&JSON_LD).find_map(|script| {
         let value: Value = serde_json::from_str(&script.text().collect::<String>()).ok()?;
         let candidates = match value.get("@graph") {
@@ -327,7 +386,10 @@ fn json_ld_organization(document: &Html) -> Option<serde_json::Map<String, Value
         };
         candidates.into_iter().find_map(|item| match item {
             Value::Object(object)
-                if object.get("@type").and_then(Value::as_str).is_some_and(|t| TYPES.contains(&t)) =>
+                if object
+                    .get("@type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| TYPES.contains(&t)) =>
             {
                 Some(object)
             }
@@ -368,15 +430,22 @@ fn path_of(url: &str) -> String {
         }
         None => url,
     };
-    without_origin.split(['?', '#']).next().unwrap_or_default().to_owned()
+    without_origin
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Drops the network's `trk` tracking parameter from a link.
 fn strip_tracking(href: &str) -> String {
     match url::Url::parse(href) {
         Ok(mut url) => {
-            let kept: Vec<(String, String)> =
-                url.query_pairs().filter(|(k, _)| k != "trk").map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+            let kept: Vec<(String, String)> = url
+                .query_pairs()
+                .filter(|(k, _)| k != "trk")
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
             if kept.is_empty() {
                 url.set_query(None);
             } else {
@@ -390,8 +459,15 @@ fn strip_tracking(href: &str) -> String {
 
 /// The registrable domain (public-suffix aware) of a website URL: `http://www.arcom.com.br/x` → `arcom.com.br`.
 fn registrable_domain(website: &str) -> Option<String> {
-    let with_scheme = if website.contains("://") { website.to_owned() } else { format!("http://{website}") };
-    let host = url::Url::parse(&with_scheme).ok()?.host_str()?.to_ascii_lowercase();
+    let with_scheme = if website.contains("://") {
+        website.to_owned()
+    } else {
+        format!("http://{website}")
+    };
+    let host = url::Url::parse(&with_scheme)
+        .ok()?
+        .host_str()?
+        .to_ascii_lowercase();
     let domain = psl::domain_str(&host)?;
     Some(domain.to_owned())
 }
@@ -410,13 +486,20 @@ mod tests {
             ("www.example.org", Some("example.org")),
             ("not a url", None),
         ] {
-            assert_eq!(registrable_domain(website).as_deref(), expected, "{website}");
+            assert_eq!(
+                registrable_domain(website).as_deref(),
+                expected,
+                "{website}"
+            );
         }
     }
 
     #[test]
     fn specialties_split_like_the_page_lists_them() {
-        assert_eq!(split_specialties("search, ads, and software"), ["search", "ads", "software"]);
+        assert_eq!(
+            split_specialties("search, ads, and software"),
+            ["search", "ads", "software"]
+        );
         assert_eq!(split_specialties("one"), ["one"]);
     }
 
@@ -430,7 +513,10 @@ mod tests {
 
     #[test]
     fn paths() {
-        assert_eq!(path_of("https://www.linkedin.com/authwall?trk=x"), "/authwall");
+        assert_eq!(
+            path_of("https://www.linkedin.com/authwall?trk=x"),
+            "/authwall"
+        );
         assert_eq!(path_of("/authwall"), "/authwall");
         assert_eq!(path_of("https://www.linkedin.com"), "/");
     }

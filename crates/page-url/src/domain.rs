@@ -10,7 +10,9 @@ pub struct NetworkDomain(String);
 
 /// Why a configured network domain was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("`{given}` is not a usable network domain: give a registrable domain such as `linkedin.com` (labels of a-z, 0-9 and `-`, at least one dot, no scheme or path)")]
+#[error(
+    "`{given}` is not a usable network domain: give a registrable domain such as `linkedin.com` (labels of a-z, 0-9 and `-`, at least one dot, no scheme or path)"
+)]
 pub struct DomainError {
     given: String,
 }
@@ -29,10 +31,14 @@ impl NetworkDomain {
                 && label.len() <= 63
                 && !label.starts_with('-')
                 && !label.ends_with('-')
-                && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         };
         if labels.len() < 2 || !labels.iter().all(label_ok) {
-            return Err(DomainError { given: text.to_owned() });
+            return Err(DomainError {
+                given: text.to_owned(),
+            });
         }
         Ok(Self(lowered))
     }
@@ -71,15 +77,18 @@ mod tests {
             ("linkedin.com", Some("linkedin.com")),
             ("LinkedIn.COM.", Some("linkedin.com")), // case folded, root dot dropped
             ("example.co.uk", Some("example.co.uk")),
-            ("localhost", None),                    // one label
-            ("https://linkedin.com", None),         // scheme
-            ("linkedin.com/company", None),         // path
-            ("linked_in.com", None),                // underscore
-            ("-linkedin.com", None),                // leading hyphen
+            ("localhost", None),            // one label
+            ("https://linkedin.com", None), // scheme
+            ("linkedin.com/company", None), // path
+            ("linked_in.com", None),        // underscore
+            ("-linkedin.com", None),        // leading hyphen
             ("", None),
         ] {
             assert_eq!(
-                NetworkDomain::parse(input).ok().as_ref().map(NetworkDomain::as_str),
+                NetworkDomain::parse(input)
+                    .ok()
+                    .as_ref()
+                    .map(NetworkDomain::as_str),
                 expected,
                 "{input}"
             );

@@ -11,7 +11,11 @@ pub const MAX_URL_LEN: usize = 2048;
 
 /// Bytes kept as they are in a canonical slug: RFC 3986 unreserved characters. Everything else is
 /// percent-encoded (UTF-8), so each slug has exactly one spelling.
-const SLUG_ENCODE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+const SLUG_ENCODE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// The three kinds of page the service reads, named by the first path segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -139,15 +143,24 @@ impl PageUrl {
         let host_end = rest.find('/').unwrap_or(rest.len());
         let host = &rest[..host_end];
         if !host_matches_pattern(host, domain) {
-            return Err(UrlError::WrongHost { host: host.to_owned(), domain: domain.to_string() });
+            return Err(UrlError::WrongHost {
+                host: host.to_owned(),
+                domain: domain.to_string(),
+            });
         }
         let path = &rest[host_end..];
         let after_kind = ["company", "school", "showcase"]
             .iter()
-            .find_map(|kind| path.strip_prefix('/')?.strip_prefix(kind)?.strip_prefix('/'))
+            .find_map(|kind| {
+                path.strip_prefix('/')?
+                    .strip_prefix(kind)?
+                    .strip_prefix('/')
+            })
             .ok_or(UrlError::UnsupportedPageKind)?;
         if after_kind.is_empty() || after_kind.starts_with(['\n', '\r']) {
-            return Err(UrlError::MissingSlug { kind: kind_of_path(path) });
+            return Err(UrlError::MissingSlug {
+                kind: kind_of_path(path),
+            });
         }
         Self::normalize(input, domain)
     }
@@ -174,7 +187,10 @@ impl PageUrl {
         }
         let host = url.host_str().unwrap_or_default();
         if !host_is_on_network(host, domain) {
-            return Err(UrlError::WrongHost { host: host.to_owned(), domain: domain.to_string() });
+            return Err(UrlError::WrongHost {
+                host: host.to_owned(),
+                domain: domain.to_string(),
+            });
         }
         Self::from_path(url.path(), domain)
     }
@@ -189,13 +205,17 @@ impl PageUrl {
         let kind_segment = segments.next().unwrap_or_default();
         let kind = PageKind::from_segment(kind_segment).ok_or(UrlError::UnsupportedPageKind)?;
         let raw_slug = segments.next().unwrap_or_default();
-        let slug = percent_decode_str(raw_slug).decode_utf8().map_err(|_| UrlError::BadSlug)?;
+        let slug = percent_decode_str(raw_slug)
+            .decode_utf8()
+            .map_err(|_| UrlError::BadSlug)?;
         if slug.chars().any(char::is_control) {
             return Err(UrlError::BadSlug);
         }
         let slug = slug.trim().to_lowercase();
         if slug.is_empty() {
-            return Err(UrlError::MissingSlug { kind: kind.as_str() });
+            return Err(UrlError::MissingSlug {
+                kind: kind.as_str(),
+            });
         }
         let host = domain.canonical_host();
         let canonical = format!(
@@ -203,7 +223,11 @@ impl PageUrl {
             kind.as_str(),
             utf8_percent_encode(&slug, SLUG_ENCODE)
         );
-        Ok(Self { path_start: "https://".len() + host.len(), canonical, kind })
+        Ok(Self {
+            path_start: "https://".len() + host.len(),
+            canonical,
+            kind,
+        })
     }
 
     /// Reads back a URL this type wrote ([`PageUrl::as_str`]), e.g. from storage; the network domain is the
@@ -212,12 +236,17 @@ impl PageUrl {
     /// # Errors
     /// [`UrlError`] when the text is not a canonical page URL.
     pub fn from_canonical(text: &str) -> Result<Self, UrlError> {
-        let rest = text.strip_prefix("https://www.").ok_or(UrlError::NotHttps)?;
+        let rest = text
+            .strip_prefix("https://www.")
+            .ok_or(UrlError::NotHttps)?;
         let host_end = rest.find('/').ok_or(UrlError::UnsupportedPageKind)?;
-        let domain = NetworkDomain::parse(&rest[..host_end]).map_err(|e| UrlError::Malformed(e.to_string()))?;
+        let domain = NetworkDomain::parse(&rest[..host_end])
+            .map_err(|e| UrlError::Malformed(e.to_string()))?;
         let url = Self::from_path(&rest[host_end..], &domain)?;
         if url.canonical != text {
-            return Err(UrlError::Malformed(format!("`{text}` is not in canonical form")));
+            return Err(UrlError::Malformed(format!(
+                "`{text}` is not in canonical form"
+            )));
         }
         Ok(url)
     }
@@ -252,11 +281,15 @@ impl fmt::Display for PageUrl {
 
 /// The host part of spec 2.1's pattern: `([a-z0-9-]+\.)?<domain>`, exactly (no port, no user info).
 fn host_matches_pattern(host: &str, domain: &NetworkDomain) -> bool {
-    let Some(prefix) = host.strip_suffix(domain.as_str()) else { return false };
+    let Some(prefix) = host.strip_suffix(domain.as_str()) else {
+        return false;
+    };
     prefix.is_empty()
         || prefix.strip_suffix('.').is_some_and(|label| {
             !label.is_empty()
-                && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         })
 }
 
@@ -266,7 +299,11 @@ fn host_is_on_network(host: &str, domain: &NetworkDomain) -> bool {
 }
 
 fn kind_of_path(path: &str) -> &'static str {
-    let segment = path.trim_start_matches('/').split('/').next().unwrap_or_default();
+    let segment = path
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or_default();
     PageKind::from_segment(segment).map_or("company", PageKind::as_str)
 }
 
@@ -282,23 +319,87 @@ mod tests {
     fn normalization_table() {
         let www = "https://www.linkedin.com";
         for (input, expected, why) in [
-            ("https://www.linkedin.com/company/google", "/company/google", "already canonical"),
-            ("https://linkedin.com/company/google", "/company/google", "bare domain maps to www"),
-            ("https://uk.linkedin.com/company/audiense", "/company/audiense", "country subdomain maps to www"),
-            ("https://www.linkedin.com/company/google/", "/company/google", "trailing slash dropped"),
-            ("https://www.linkedin.com/company/google/about/", "/company/google", "sub-page dropped"),
-            ("https://www.linkedin.com/company/google/jobs?x=1", "/company/google", "sub-page and query dropped"),
-            ("https://www.linkedin.com/company/google?trk=public#x", "/company/google", "query and fragment dropped"),
-            ("https://www.linkedin.com/company/Google", "/company/google", "slug is case-insensitive"),
-            ("https://www.linkedin.com/company/caf%C3%A9", "/company/caf%C3%A9", "encoded stays encoded"),
-            ("https://www.linkedin.com/company/café", "/company/caf%C3%A9", "raw UTF-8 is encoded the same way"),
-            ("https://www.linkedin.com/company/CAF%C3%89", "/company/caf%C3%A9", "decoded before lower-casing"),
-            ("https://www.linkedin.com/company/a%2Db", "/company/a-b", "unreserved bytes are decoded"),
-            ("https://www.linkedin.com/company/1441", "/company/1441", "numeric ids are kept as slugs"),
-            ("https://www.linkedin.com/school/stanford-university", "/school/stanford-university", "schools"),
-            ("https://www.linkedin.com/showcase/google-cloud/", "/showcase/google-cloud", "showcases"),
+            (
+                "https://www.linkedin.com/company/google",
+                "/company/google",
+                "already canonical",
+            ),
+            (
+                "https://linkedin.com/company/google",
+                "/company/google",
+                "bare domain maps to www",
+            ),
+            (
+                "https://uk.linkedin.com/company/audiense",
+                "/company/audiense",
+                "country subdomain maps to www",
+            ),
+            (
+                "https://www.linkedin.com/company/google/",
+                "/company/google",
+                "trailing slash dropped",
+            ),
+            (
+                "https://www.linkedin.com/company/google/about/",
+                "/company/google",
+                "sub-page dropped",
+            ),
+            (
+                "https://www.linkedin.com/company/google/jobs?x=1",
+                "/company/google",
+                "sub-page and query dropped",
+            ),
+            (
+                "https://www.linkedin.com/company/google?trk=public#x",
+                "/company/google",
+                "query and fragment dropped",
+            ),
+            (
+                "https://www.linkedin.com/company/Google",
+                "/company/google",
+                "slug is case-insensitive",
+            ),
+            (
+                "https://www.linkedin.com/company/caf%C3%A9",
+                "/company/caf%C3%A9",
+                "encoded stays encoded",
+            ),
+            (
+                "https://www.linkedin.com/company/café",
+                "/company/caf%C3%A9",
+                "raw UTF-8 is encoded the same way",
+            ),
+            (
+                "https://www.linkedin.com/company/CAF%C3%89",
+                "/company/caf%C3%A9",
+                "decoded before lower-casing",
+            ),
+            (
+                "https://www.linkedin.com/company/a%2Db",
+                "/company/a-b",
+                "unreserved bytes are decoded",
+            ),
+            (
+                "https://www.linkedin.com/company/1441",
+                "/company/1441",
+                "numeric ids are kept as slugs",
+            ),
+            (
+                "https://www.linkedin.com/school/stanford-university",
+                "/school/stanford-university",
+                "schools",
+            ),
+            (
+                "https://www.linkedin.com/showcase/google-cloud/",
+                "/showcase/google-cloud",
+                "showcases",
+            ),
         ] {
-            assert_eq!(submitted(input).as_deref(), Ok(format!("{www}{expected}").as_str()), "{why}: {input}");
+            assert_eq!(
+                submitted(input).as_deref(),
+                Ok(format!("{www}{expected}").as_str()),
+                "{why}: {input}"
+            );
         }
     }
 
@@ -307,25 +408,65 @@ mod tests {
         for (input, why) in [
             ("http://www.linkedin.com/company/google", "not https"),
             ("www.linkedin.com/company/google", "no scheme"),
-            ("https://WWW.linkedin.com/company/google", "pattern allows only lower-case subdomains"),
-            ("https://a.b.linkedin.com/company/google", "two-label subdomain"),
-            ("https://www.linkedin.com:443/company/google", "port is outside the pattern"),
-            ("https://user@linkedin.com/company/google", "user info is outside the pattern"),
+            (
+                "https://WWW.linkedin.com/company/google",
+                "pattern allows only lower-case subdomains",
+            ),
+            (
+                "https://a.b.linkedin.com/company/google",
+                "two-label subdomain",
+            ),
+            (
+                "https://www.linkedin.com:443/company/google",
+                "port is outside the pattern",
+            ),
+            (
+                "https://user@linkedin.com/company/google",
+                "user info is outside the pattern",
+            ),
             ("https://www.linkedin.co/company/google", "other domain"),
-            ("https://evil-linkedin.com/company/google", "look-alike domain"),
-            ("https://www.linkedin.com/in/someone", "people pages are not supported"),
-            ("https://www.linkedin.com/Company/google", "kind segment is lower case in the pattern"),
-            ("https://www.linkedin.com/company/", "nothing after the kind"),
-            ("https://www.linkedin.com/company", "no slash after the kind"),
+            (
+                "https://evil-linkedin.com/company/google",
+                "look-alike domain",
+            ),
+            (
+                "https://www.linkedin.com/in/someone",
+                "people pages are not supported",
+            ),
+            (
+                "https://www.linkedin.com/Company/google",
+                "kind segment is lower case in the pattern",
+            ),
+            (
+                "https://www.linkedin.com/company/",
+                "nothing after the kind",
+            ),
+            (
+                "https://www.linkedin.com/company",
+                "no slash after the kind",
+            ),
             ("https://www.linkedin.com/company//google", "empty slug"),
-            ("https://www.linkedin.com/company/?x=1", "slug missing, only a query"),
+            (
+                "https://www.linkedin.com/company/?x=1",
+                "slug missing, only a query",
+            ),
             ("https://www.linkedin.com/company/%20", "blank slug"),
             ("https://www.linkedin.com/company/%FF", "not UTF-8"),
-            ("https://www.linkedin.com/company/a%0Ab", "control character"),
+            (
+                "https://www.linkedin.com/company/a%0Ab",
+                "control character",
+            ),
         ] {
-            assert!(submitted(input).is_err(), "{why}: {input} gave {:?}", submitted(input));
+            assert!(
+                submitted(input).is_err(),
+                "{why}: {input} gave {:?}",
+                submitted(input)
+            );
         }
-        let long = format!("https://www.linkedin.com/company/{}", "a".repeat(MAX_URL_LEN));
+        let long = format!(
+            "https://www.linkedin.com/company/{}",
+            "a".repeat(MAX_URL_LEN)
+        );
         assert!(matches!(submitted(&long), Err(UrlError::TooLong { .. })));
     }
 
@@ -333,14 +474,18 @@ mod tests {
     fn normalize_is_lenient_on_links_found_in_pages() {
         let domain = NetworkDomain::default();
         let url = PageUrl::normalize("https://BR.LinkedIn.com/company/Martins?trk=x", &domain);
-        assert_eq!(url.map(|u| u.as_str().to_owned()), Ok("https://www.linkedin.com/company/martins".into()));
+        assert_eq!(
+            url.map(|u| u.as_str().to_owned()),
+            Ok("https://www.linkedin.com/company/martins".into())
+        );
         assert!(PageUrl::normalize("https://example.com/company/x", &domain).is_err());
     }
 
     #[test]
     fn parts_and_other_domains() {
         let domain = NetworkDomain::parse("example.org").expect("valid domain");
-        let url = PageUrl::parse_submitted("https://fr.example.org/school/X/", &domain).expect("valid url");
+        let url = PageUrl::parse_submitted("https://fr.example.org/school/X/", &domain)
+            .expect("valid url");
         assert_eq!(url.as_str(), "https://www.example.org/school/x");
         assert_eq!(url.path(), "/school/x");
         assert_eq!(url.slug(), "x");
@@ -351,17 +496,32 @@ mod tests {
     #[test]
     fn canonical_text_round_trips() {
         let domain = NetworkDomain::parse("example.org").expect("valid domain");
-        let url = PageUrl::parse_submitted("https://example.org/company/Caf%C3%A9/", &domain).expect("valid");
+        let url = PageUrl::parse_submitted("https://example.org/company/Caf%C3%A9/", &domain)
+            .expect("valid");
         assert_eq!(PageUrl::from_canonical(url.as_str()), Ok(url));
-        assert!(PageUrl::from_canonical("https://www.example.org/company/Cafe").is_err(), "not canonical");
-        assert!(PageUrl::from_canonical("https://uk.example.org/company/x").is_err(), "not www");
+        assert!(
+            PageUrl::from_canonical("https://www.example.org/company/Cafe").is_err(),
+            "not canonical"
+        );
+        assert!(
+            PageUrl::from_canonical("https://uk.example.org/company/x").is_err(),
+            "not www"
+        );
     }
 
     #[test]
     fn every_error_has_a_fix() {
-        for input in ["ftp://x", "https://x.com/company/a", "https://www.linkedin.com/in/a", "https://www.linkedin.com/company/%FF"] {
+        for input in [
+            "ftp://x",
+            "https://x.com/company/a",
+            "https://www.linkedin.com/in/a",
+            "https://www.linkedin.com/company/%FF",
+        ] {
             let error = submitted(input).expect_err("invalid");
-            assert!(!error.to_string().is_empty() && !error.fix().is_empty(), "{input}");
+            assert!(
+                !error.to_string().is_empty() && !error.fix().is_empty(),
+                "{input}"
+            );
         }
     }
 }

@@ -43,7 +43,9 @@ impl SqliteSnapshotStore {
     /// # Errors
     /// [`CacheError`] when the tables cannot be migrated.
     pub async fn with_pool(pool: SqlitePool) -> Result<Self, CacheError> {
-        pool.migrate("snapshot-cache", MIGRATIONS).await.map_err(backend)?;
+        pool.migrate("snapshot-cache", MIGRATIONS)
+            .await
+            .map_err(backend)?;
         Ok(Self { pool })
     }
 }
@@ -75,7 +77,12 @@ impl SnapshotStore for SqliteSnapshotStore {
                 params.push(&since_ms);
                 statement
                     .query_map(params.as_slice(), |row| {
-                        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, i64>(3)?))
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, String>(1)?,
+                            row.get::<_, String>(2)?,
+                            row.get::<_, i64>(3)?,
+                        ))
                     })?
                     .collect::<rusqlite::Result<Vec<_>>>()
             })
@@ -84,7 +91,9 @@ impl SnapshotStore for SqliteSnapshotStore {
         let by_text: HashMap<&str, &PageUrl> = urls.iter().map(|u| (u.as_str(), u)).collect();
         let mut found = HashMap::with_capacity(rows.len());
         for (alias, url, record, fetched_at_ms) in rows {
-            let Some(&key) = by_text.get(alias.as_str()) else { continue };
+            let Some(&key) = by_text.get(alias.as_str()) else {
+                continue;
+            };
             let snapshot = Snapshot {
                 url: PageUrl::from_canonical(&url).map_err(backend)?,
                 record: serde_json::from_str(&record).map_err(backend)?,

@@ -67,7 +67,10 @@ impl SqlitePool {
     /// # Errors
     /// [`SqliteError::Open`] when the file cannot be opened or is not a SQLite database.
     pub async fn open(path: &Path) -> Result<Self, SqliteError> {
-        let open_error = |reason: String| SqliteError::Open { path: path.to_owned(), reason };
+        let open_error = |reason: String| SqliteError::Open {
+            path: path.to_owned(),
+            reason,
+        };
         let pool = Config::new(path)
             .builder(Runtime::Tokio1)
             .map_err(|e| open_error(e.to_string()))?
@@ -100,8 +103,15 @@ impl SqlitePool {
         F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<R> + Send + 'static,
         R: Send + 'static,
     {
-        let conn = self.pool.get().await.map_err(|e| SqliteError::Pool(e.to_string()))?;
-        conn.interact(work).await.map_err(|e| SqliteError::Pool(e.to_string()))?.map_err(Into::into)
+        let conn = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| SqliteError::Pool(e.to_string()))?;
+        conn.interact(work)
+            .await
+            .map_err(|e| SqliteError::Pool(e.to_string()))?
+            .map_err(Into::into)
     }
 
     /// Brings `component`'s tables up to date: runs the steps of `migrations` not yet applied, each in its own
@@ -158,14 +168,21 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("t.db");
         let pool = SqlitePool::open(&path).await.expect("opens");
-        let mode: String =
-            pool.run(|c| c.query_row("PRAGMA journal_mode", [], |r| r.get(0))).await.expect("pragma");
+        let mode: String = pool
+            .run(|c| c.query_row("PRAGMA journal_mode", [], |r| r.get(0)))
+            .await
+            .expect("pragma");
         assert_eq!(mode, "wal");
         const STEPS: &[&str] = &["CREATE TABLE a (x INTEGER)", "CREATE TABLE b (y INTEGER)"];
         pool.migrate("test", &STEPS[..1]).await.expect("first step");
         pool.migrate("test", STEPS).await.expect("second step only");
-        pool.migrate("test", STEPS).await.expect("nothing left to do");
-        let err = pool.migrate("test", &STEPS[..1]).await.expect_err("database is newer");
+        pool.migrate("test", STEPS)
+            .await
+            .expect("nothing left to do");
+        let err = pool
+            .migrate("test", &STEPS[..1])
+            .await
+            .expect_err("database is newer");
         assert!(err.to_string().contains("newer"), "{err}");
     }
 
@@ -173,8 +190,11 @@ mod tests {
     async fn a_file_that_is_not_a_database_is_refused() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("not.db");
-        std::fs::write(&path, "this is not sqlite, just text that is long enough to have a header......")
-            .expect("write");
+        std::fs::write(
+            &path,
+            "this is not sqlite, just text that is long enough to have a header......",
+        )
+        .expect("write");
         let err = SqlitePool::open(&path).await.expect_err("refused");
         assert!(matches!(err, SqliteError::Open { .. }), "{err}");
     }

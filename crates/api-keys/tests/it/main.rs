@@ -11,7 +11,10 @@ async fn the_database_never_holds_the_full_key() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("k.db");
     let keys = ApiKeys::new(Arc::new(SqliteKeyStore::open(&path).await.expect("opens")));
-    let (key, record) = keys.create(AccountId(3), Some("ci")).await.expect("created");
+    let (key, record) = keys
+        .create(AccountId(3), Some("ci"))
+        .await
+        .expect("created");
     assert!(key.expose().starts_with(&record.prefix) && key.expose().ends_with(&record.suffix));
     assert!(record.hash.starts_with("$argon2id$"), "{}", record.hash);
     drop(keys);
@@ -19,7 +22,12 @@ async fn the_database_never_holds_the_full_key() {
     let wal = std::fs::read(dir.path().join("k.db-wal")).unwrap_or_default();
     let secret_part = &key.expose()[12..];
     for file in [&bytes, &wal] {
-        assert!(!file.windows(secret_part.len()).any(|w| w == secret_part.as_bytes()), "secret found on disk");
+        assert!(
+            !file
+                .windows(secret_part.len())
+                .any(|w| w == secret_part.as_bytes()),
+            "secret found on disk"
+        );
     }
 }
 
@@ -28,25 +36,57 @@ async fn verification_and_revocation_reach_another_server_within_the_interval() 
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("k.db");
     let interval = Duration::from_millis(300);
-    let server_a = ApiKeys::new(Arc::new(SqliteKeyStore::open(&path).await.expect("opens"))).with_revalidate_after(interval);
-    let server_b = ApiKeys::new(Arc::new(SqliteKeyStore::open(&path).await.expect("opens"))).with_revalidate_after(interval);
+    let server_a = ApiKeys::new(Arc::new(SqliteKeyStore::open(&path).await.expect("opens")))
+        .with_revalidate_after(interval);
+    let server_b = ApiKeys::new(Arc::new(SqliteKeyStore::open(&path).await.expect("opens")))
+        .with_revalidate_after(interval);
     let (key, record) = server_a.create(AccountId(1), None).await.expect("created");
 
     let verified = server_b.verify(key.expose()).await.expect("valid on b");
-    assert_eq!((verified.key_id, verified.account), (record.id, AccountId(1)));
-    assert!(matches!(server_b.verify("cdk_wrong").await, Err(KeyError::Invalid)));
-    assert!(matches!(server_b.verify(ApiKey::generate().expose()).await, Err(KeyError::Invalid)));
-    let same_prefix_wrong_secret = format!("{}{}", &key.expose()[..12], "x".repeat(key.expose().len() - 12));
-    assert!(matches!(server_b.verify(&same_prefix_wrong_secret).await, Err(KeyError::Invalid)));
+    assert_eq!(
+        (verified.key_id, verified.account),
+        (record.id, AccountId(1))
+    );
+    assert!(matches!(
+        server_b.verify("cdk_wrong").await,
+        Err(KeyError::Invalid)
+    ));
+    assert!(matches!(
+        server_b.verify(ApiKey::generate().expose()).await,
+        Err(KeyError::Invalid)
+    ));
+    let same_prefix_wrong_secret = format!(
+        "{}{}",
+        &key.expose()[..12],
+        "x".repeat(key.expose().len() - 12)
+    );
+    assert!(matches!(
+        server_b.verify(&same_prefix_wrong_secret).await,
+        Err(KeyError::Invalid)
+    ));
 
     assert!(server_a.revoke(record.id).await.expect("revoked"));
-    assert!(server_a.verify(key.expose()).await.is_err(), "the revoking server forgets at once");
+    assert!(
+        server_a.verify(key.expose()).await.is_err(),
+        "the revoking server forgets at once"
+    );
     tokio::time::sleep(interval + Duration::from_millis(50)).await;
-    assert!(server_b.verify(key.expose()).await.is_err(), "the other server stops within the interval");
-    assert!(!server_a.revoke(record.id).await.expect("no-op"), "revoking twice changes nothing");
+    assert!(
+        server_b.verify(key.expose()).await.is_err(),
+        "the other server stops within the interval"
+    );
+    assert!(
+        !server_a.revoke(record.id).await.expect("no-op"),
+        "revoking twice changes nothing"
+    );
 
     // Last use was recorded when the key was first verified.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let stored = server_a.store().by_id(record.id).await.expect("read").expect("exists");
+    let stored = server_a
+        .store()
+        .by_id(record.id)
+        .await
+        .expect("read")
+        .expect("exists");
     assert!(stored.last_used_at.is_some() && stored.revoked_at.is_some());
 }

@@ -10,7 +10,9 @@ fn credits(text: &str) -> Credits {
 
 async fn ledger() -> (tempfile::TempDir, SqliteLedger) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let ledger = SqliteLedger::open(&dir.path().join("l.db")).await.expect("opens");
+    let ledger = SqliteLedger::open(&dir.path().join("l.db"))
+        .await
+        .expect("opens");
     (dir, ledger)
 }
 
@@ -18,43 +20,108 @@ async fn ledger() -> (tempfile::TempDir, SqliteLedger) {
 async fn reserve_settle_and_the_ledger_rows() {
     let (_dir, ledger) = ledger().await;
     let account = ledger.ensure_account("acme").await.expect("account");
-    assert_eq!(ledger.ensure_account("acme").await.expect("same account").id, account.id);
-    assert_eq!(ledger.grant(account.id, credits("2"), "trial").await.expect("grant"), credits("2"));
+    assert_eq!(
+        ledger
+            .ensure_account("acme")
+            .await
+            .expect("same account")
+            .id,
+        account.id
+    );
+    assert_eq!(
+        ledger
+            .grant(account.id, credits("2"), "trial")
+            .await
+            .expect("grant"),
+        credits("2")
+    );
 
-    let hold = ledger.reserve(account.id, credits("1.5")).await.expect("covered");
+    let hold = ledger
+        .reserve(account.id, credits("1.5"))
+        .await
+        .expect("covered");
     // The hold counts against what is available, not against the balance.
-    let refused = ledger.reserve(account.id, credits("1")).await.expect_err("only 0.5 left");
+    let refused = ledger
+        .reserve(account.id, credits("1"))
+        .await
+        .expect_err("only 0.5 left");
     assert!(matches!(
         refused,
         LedgerError::InsufficientCredits { available, required } if available == credits("0.5") && required == credits("1")
     ));
-    assert_eq!(ledger.account(account.id).await.expect("read").expect("exists").balance, credits("2"));
+    assert_eq!(
+        ledger
+            .account(account.id)
+            .await
+            .expect("read")
+            .expect("exists")
+            .balance,
+        credits("2")
+    );
 
-    let charge = Charge { amount: credits("1"), key_id: Some(7), urls_requested: 3, urls_returned: 2, live: true };
-    assert_eq!(ledger.settle(hold, charge.clone()).await.expect("settled"), credits("1"));
+    let charge = Charge {
+        amount: credits("1"),
+        key_id: Some(7),
+        urls_requested: 3,
+        urls_returned: 2,
+        live: true,
+    };
+    assert_eq!(
+        ledger.settle(hold, charge.clone()).await.expect("settled"),
+        credits("1")
+    );
 
     let entries = ledger.entries(account.id, 10).await.expect("rows");
     assert_eq!(entries.len(), 2);
-    assert_eq!((entries[0].kind, entries[0].delta, entries[0].balance_after), (EntryKind::Charge, Credits::from_millis(-1000), credits("1")));
+    assert_eq!(
+        (entries[0].kind, entries[0].delta, entries[0].balance_after),
+        (EntryKind::Charge, Credits::from_millis(-1000), credits("1"))
+    );
     assert_eq!(entries[0].charge.as_ref(), Some(&charge));
-    assert_eq!((entries[1].kind, entries[1].note.as_deref()), (EntryKind::Grant, Some("trial")));
+    assert_eq!(
+        (entries[1].kind, entries[1].note.as_deref()),
+        (EntryKind::Grant, Some("trial"))
+    );
 }
 
 #[tokio::test]
 async fn a_charge_cannot_exceed_its_hold() {
     let (_dir, ledger) = ledger().await;
     let account = ledger.ensure_account("acme").await.expect("account");
-    ledger.grant(account.id, credits("5"), "").await.expect("grant");
-    let hold = ledger.reserve(account.id, credits("1")).await.expect("covered");
+    ledger
+        .grant(account.id, credits("5"), "")
+        .await
+        .expect("grant");
+    let hold = ledger
+        .reserve(account.id, credits("1"))
+        .await
+        .expect("covered");
     let id = hold.id;
-    let too_much = Charge { amount: credits("2"), ..Charge::default() };
-    assert!(matches!(ledger.settle(hold, too_much).await, Err(LedgerError::InvalidAmount(_))));
-    // The refused settle consumed the value but not the hold: it is still there, and stale release frees it.
-    let released = ledger.release_stale(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1)).await;
-    assert_eq!(released.expect("released"), 1, "hold {id} was left after the refused settle");
-    assert!(ledger.grant(account.id, Credits::ZERO, "").await.is_err(), "zero grants are refused");
+    let too_much = Charge {
+        amount: credits("2"),
+        ..Charge::default()
+    };
     assert!(matches!(
-        ledger.reserve(credit_ledger::AccountId(999), credits("1")).await,
+        ledger.settle(hold, too_much).await,
+        Err(LedgerError::InvalidAmount(_))
+    ));
+    // The refused settle consumed the value but not the hold: it is still there, and stale release frees it.
+    let released = ledger
+        .release_stale(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1))
+        .await;
+    assert_eq!(
+        released.expect("released"),
+        1,
+        "hold {id} was left after the refused settle"
+    );
+    assert!(
+        ledger.grant(account.id, Credits::ZERO, "").await.is_err(),
+        "zero grants are refused"
+    );
+    assert!(matches!(
+        ledger
+            .reserve(credit_ledger::AccountId(999), credits("1"))
+            .await,
         Err(LedgerError::UnknownAccount(_))
     ));
 }
@@ -64,14 +131,22 @@ async fn concurrent_holds_never_overdraw() {
     let (_dir, ledger) = ledger().await;
     let ledger = Arc::new(ledger);
     let account = ledger.ensure_account("acme").await.expect("account");
-    ledger.grant(account.id, credits("10"), "").await.expect("grant");
+    ledger
+        .grant(account.id, credits("10"), "")
+        .await
+        .expect("grant");
     // 40 requests that each may cost 1 credit and return 1 company; only 10 can be paid for.
     let tasks = (0..40).map(|_| {
         let ledger = Arc::clone(&ledger);
         tokio::spawn(async move {
             match ledger.reserve(account.id, credits("1")).await {
                 Ok(hold) => {
-                    let charge = Charge { amount: credits("1"), urls_requested: 1, urls_returned: 1, ..Charge::default() };
+                    let charge = Charge {
+                        amount: credits("1"),
+                        urls_requested: 1,
+                        urls_returned: 1,
+                        ..Charge::default()
+                    };
                     ledger.settle(hold, charge).await.map(|_| true)
                 }
                 Err(LedgerError::InsufficientCredits { .. }) => Ok(false),
@@ -80,9 +155,18 @@ async fn concurrent_holds_never_overdraw() {
         })
     });
     let outcomes = futures::future::join_all(tasks).await;
-    let paid = outcomes.into_iter().map(|o| o.expect("task").expect("no store error")).filter(|&p| p).count();
+    let paid = outcomes
+        .into_iter()
+        .map(|o| o.expect("task").expect("no store error"))
+        .filter(|&p| p)
+        .count();
     assert_eq!(paid, 10);
-    let balance = ledger.account(account.id).await.expect("read").expect("exists").balance;
+    let balance = ledger
+        .account(account.id)
+        .await
+        .expect("read")
+        .expect("exists")
+        .balance;
     assert_eq!(balance, Credits::ZERO);
     let entries = ledger.entries(account.id, 100).await.expect("rows");
     let sum: i64 = entries.iter().map(|e| e.delta.millis()).sum();

@@ -1,0 +1,117 @@
+//! Wiring: one SQLite pool shared by the three stores, the fetcher, the lookup service.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use api_keys::{ApiKey, ApiKeys, SqliteKeyStore};
+use company_lookup::{LookupService, LookupSettings};
+use credit_ledger::{Credits, Ledger, SqliteLedger};
+use page_scraper::{Fetcher, FetcherSettings, Origin};
+use page_url::NetworkDomain;
+use snapshot_cache::SqliteSnapshotStore;
+use sqlite_pool::SqlitePool;
+
+/// Everything `serve` needs to know.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The SQLite file.
+    pub db: PathBuf,
+    /// Where live pages come from.
+    pub origin: Origin,
+    /// The network's domain.
+    pub domain: NetworkDomain,
+    /// Time-out of one live lookup.
+    pub live_timeout: Duration,
+}
+
+/// The parts a request uses. Built once at start, shared by all connections.
+#[derive(Debug)]
+pub struct App {
+    pub(crate) keys: ApiKeys,
+    pub(crate) ledger: Arc<dyn Ledger>,
+    pub(crate) lookup: LookupService,
+    pub(crate) domain: NetworkDomain,
+    pub(crate) openapi: bytes::Bytes,
+}
+
+/// The key made on the first start, to print once.
+#[derive(Debug)]
+pub struct FirstKey {
+    /// The full key.
+    pub key: ApiKey,
+    /// The account it spends from.
+    pub account: String,
+    /// Its starting credits.
+    pub credits: Credits,
+}
+
+/// Name and starting credits of the account made on the first start.
+const FIRST_ACCOUNT: &str = "default";
+const FIRST_CREDITS: Credits = Credits::from_millis(100_000);
+
+impl App {
+    /// Opens the database and builds the parts.
+    ///
+    /// # Errors
+    /// When the database cannot be opened or migrated, or the HTTP client cannot be built.
+    pub async fn open(settings: &Settings) -> anyhow::Result<Self> {
+        let pool = SqlitePool::open(&settings.db).await?;
+        let keys = ApiKeys::new(Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?));
+        let ledger: Arc<dyn Ledger> = Arc::new(SqliteLedger::with_pool(pool.clone()).await?);
+        let snapshots = Arc::new(SqliteSnapshotStore::with_pool(pool).await?);
+        let fetcher = Fetcher::new(FetcherSettings::new(
+            settings.origin.clone(),
+            settings.domain.clone(),
+        ))?;
+        let lookup = LookupService::new(
+            Arc::new(fetcher),
+            snapshots,
+            Arc::clone(&ledger),
+            LookupSettings {
+                live_timeout: settings.live_timeout,
+            },
+        );
+        let openapi = serde_json::to_vec_pretty(&crate::openapi::document(&settings.domain))
+            .context("serializing the OpenAPI document")?
+            .into();
+        Ok(Self {
+            keys,
+            ledger,
+            lookup,
+            domain: settings.domain.clone(),
+            openapi,
+        })
+    }
+
+    /// On a database with no key at all, makes the `default` account with 100 credits and a key for it.
+    ///
+    /// # Errors
+    /// When the stores fail.
+    pub async fn ensure_first_key(&self) -> anyhow::Result<Option<FirstKey>> {
+        if !self.keys.list().await?.is_empty() {
+            return Ok(None);
+        }
+        let account = self.ledger.ensure_account(FIRST_ACCOUNT).await?;
+        self.ledger
+            .grant(account.id, FIRST_CREDITS, "first start")
+            .await?;
+        let (key, _) = self.keys.create(account.id, Some("first key")).await?;
+        Ok(Some(FirstKey {
+            key,
+            account: account.name,
+            credits: FIRST_CREDITS,
+        }))
+    }
+
+    /// Frees credit holds older than the longest a request can run (left by a server that was killed).
+    ///
+    /// # Errors
+    /// When the ledger fails.
+    pub async fn release_stale_holds(&self) -> anyhow::Result<u64> {
+        let longest_request = self.lookup.settings().live_timeout + Duration::from_secs(60);
+        let cutoff = jiff::Timestamp::now() - jiff::SignedDuration::try_from(longest_request)?;
+        Ok(self.ledger.release_stale(cutoff).await?)
+    }
+}

@@ -1,0 +1,17 @@
+//! The company-data server: HTTP on hyper over the library crates.
+//!
+//! [`App`] wires the stores, the fetcher and the lookup together from [`Settings`]; [`serve`] runs the HTTP
+//! server on a listener until a shutdown future resolves (tests bind port 0 and pass their own shutdown).
+//! The routes, the one mapping from errors to HTTP statuses, and the OpenAPI document live here and nowhere
+//! else; the library crates know nothing of HTTP.
+
+#![recursion_limit = "512"] // the OpenAPI document is one large `json!` literal
+
+mod api_error;
+mod app;
+mod auth;
+mod openapi;
+mod server;
+
+pub use app::{App, FirstKey, Settings};
+pub use server::{MAX_BODY_BYTES, serve};

@@ -1,0 +1,402 @@
+//! `company-data`: run the service, manage keys and credits, parse a saved page.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // the binary is the one place that talks to the user
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use api_keys::{ApiKeys, KeyId, SqliteKeyStore};
+use clap::{Args, Parser, Subcommand};
+use company_data::{App, Settings, serve};
+use credit_ledger::{Credits, Ledger, SqliteLedger};
+use page_scraper::{Origin, parse_page};
+use page_url::{NetworkDomain, PageUrl};
+use sqlite_pool::SqlitePool;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "company-data",
+    version,
+    about = "Company records from professional-network page URLs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service.
+    Serve(ServeArgs),
+    /// Create, list and revoke API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Grant and show credits.
+    #[command(subcommand)]
+    Credits(CreditsCommand),
+    /// Print the record parsed from a saved page (no network).
+    Scrape(ScrapeArgs),
+}
+
+#[derive(Args)]
+struct DbArg {
+    /// The SQLite database file.
+    #[arg(long, env = "COMPANY_DATA_DB", default_value = "company-data.db")]
+    db: PathBuf,
+}
+
+#[derive(Args)]
+struct DomainArg {
+    /// The professional network's domain; records carry `https://www.<domain>/...` URLs.
+    #[arg(long, env = "COMPANY_DATA_NETWORK_DOMAIN", default_value = "linkedin.com", value_parser = parse_domain)]
+    network_domain: NetworkDomain,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "COMPANY_DATA_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    #[command(flatten)]
+    db: DbArg,
+    /// Where live pages come from: an http(s) base URL (the page's path is appended) or a folder of captured
+    /// pages laid out as DIR/<company|school|showcase>/<slug>.html.
+    #[arg(
+        long,
+        env = "COMPANY_DATA_ORIGIN",
+        default_value = "https://www.linkedin.com"
+    )]
+    origin: String,
+    #[command(flatten)]
+    domain: DomainArg,
+    /// Seconds one live lookup may take before it is abandoned (fractions allowed).
+    #[arg(long, env = "COMPANY_DATA_LIVE_TIMEOUT", default_value = "25", value_parser = parse_seconds)]
+    live_timeout: Duration,
+    /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
+    #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
+    log: String,
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create a key; prints the full key as the last line (it is shown only this once).
+    Create {
+        #[command(flatten)]
+        db: DbArg,
+        /// The account the key spends from (created if missing).
+        #[arg(long, default_value = "default")]
+        account: String,
+        /// Credits to grant the account now (e.g. 100 or 0.5).
+        #[arg(long)]
+        credits: Option<Credits>,
+        /// A label for the key.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List keys (never the secrets).
+    List {
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Revoke a key by id or by its prefix (e.g. `cdk_AbCd1234`); running servers stop accepting it within
+    /// seconds.
+    Revoke {
+        #[command(flatten)]
+        db: DbArg,
+        /// Key id (from `keys list`) or prefix.
+        key: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum CreditsCommand {
+    /// Add credits to an account.
+    Grant {
+        #[command(flatten)]
+        db: DbArg,
+        /// The account.
+        #[arg(long)]
+        account: String,
+        /// Credits to add (e.g. 100 or 0.5).
+        amount: Credits,
+    },
+    /// Show balances (of one account, or all) and the newest ledger rows.
+    Show {
+        #[command(flatten)]
+        db: DbArg,
+        /// Only this account.
+        #[arg(long)]
+        account: Option<String>,
+    },
+}
+
+#[derive(Args)]
+struct ScrapeArgs {
+    /// A saved page (HTML).
+    file: PathBuf,
+    /// The page's URL.
+    #[arg(long)]
+    url: String,
+    #[command(flatten)]
+    domain: DomainArg,
+}
+
+fn parse_domain(text: &str) -> Result<NetworkDomain, String> {
+    NetworkDomain::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("`{text}` is not a number of seconds between 0 and 3600"))
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => run_server(args).await,
+            Command::Keys(command) => keys(command).await,
+            Command::Credits(command) => credits(command).await,
+            Command::Scrape(args) => scrape(&args),
+        }
+    })
+}
+
+async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_new(&args.log).context("--log is not a valid filter")?)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let origin = Origin::parse(&args.origin)?;
+    let settings = Settings {
+        db: args.db.db,
+        origin,
+        domain: args.domain.network_domain,
+        live_timeout: args.live_timeout,
+    };
+    let app = Arc::new(App::open(&settings).await.context("starting the service")?);
+    if let Some(first) = app.ensure_first_key().await? {
+        println!(
+            "First start: created account `{}` with {} credits and this API key (shown once, keep it):",
+            first.account, first.credits
+        );
+        println!("{}", first.key.expose());
+    }
+    let released = app.release_stale_holds().await?;
+    if released > 0 {
+        tracing::warn!(released, "released credit holds left by a stopped server");
+    }
+    let sweeper = Arc::clone(&app);
+    tokio::spawn(async move {
+        let mut every_minute = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            every_minute.tick().await;
+            if let Err(error) = sweeper.release_stale_holds().await {
+                tracing::warn!(error = format!("{error:#}"), "stale-hold sweep failed");
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| {
+            format!(
+                "cannot listen on {}; choose another address with --listen",
+                args.listen
+            )
+        })?;
+    let address = listener.local_addr()?;
+    tracing::info!(%address, db = %settings.db.display(), origin = ?settings.origin, "listening");
+    eprintln!("company-data listening on http://{address}");
+    serve(listener, app, shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}
+
+async fn open_stores(db: &DbArg) -> anyhow::Result<(ApiKeys, SqliteLedger)> {
+    let pool = SqlitePool::open(&db.db).await?;
+    let keys = ApiKeys::new(Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?));
+    let ledger = SqliteLedger::with_pool(pool).await?;
+    Ok((keys, ledger))
+}
+
+async fn keys(command: KeysCommand) -> anyhow::Result<()> {
+    match command {
+        KeysCommand::Create {
+            db,
+            account,
+            credits,
+            name,
+        } => {
+            let (keys, ledger) = open_stores(&db).await?;
+            let account = ledger.ensure_account(&account).await?;
+            if let Some(credits) = credits.filter(|c| c.millis() > 0) {
+                ledger
+                    .grant(account.id, credits, "granted with a new key")
+                    .await?;
+            }
+            let (key, record) = keys.create(account.id, name.as_deref()).await?;
+            let balance = ledger
+                .account(account.id)
+                .await?
+                .map_or(Credits::ZERO, |a| a.balance);
+            println!(
+                "Created key {} ({}) for account `{}` (balance {balance} credits).",
+                record.id,
+                record.masked(),
+                account.name
+            );
+            println!("The full key is shown only now:");
+            println!("{}", key.expose());
+        }
+        KeysCommand::List { db } => {
+            let (keys, ledger) = open_stores(&db).await?;
+            let accounts = ledger.accounts().await?;
+            println!(
+                "{:<4} {:<22} {:<16} {:<12} {:<25} {:<25} status",
+                "id", "key", "account", "name", "created", "last used"
+            );
+            for key in keys.list().await? {
+                let account = accounts
+                    .iter()
+                    .find(|a| a.id == key.account)
+                    .map_or("?", |a| a.name.as_str());
+                let status = key
+                    .revoked_at
+                    .map_or("active".to_owned(), |at| format!("revoked {at}"));
+                let last_used = key
+                    .last_used_at
+                    .map_or("never".to_owned(), |at| at.to_string());
+                println!(
+                    "{:<4} {:<22} {:<16} {:<12} {:<25} {:<25} {status}",
+                    key.id.0,
+                    key.masked(),
+                    account,
+                    key.name.as_deref().unwrap_or("-"),
+                    key.created_at.to_string(),
+                    last_used
+                );
+            }
+        }
+        KeysCommand::Revoke { db, key } => {
+            let (keys, _) = open_stores(&db).await?;
+            let id = match key.parse::<i64>() {
+                Ok(id) => KeyId(id),
+                Err(_) => {
+                    let prefix: String = key.chars().take(12).collect();
+                    let matches = keys.store().by_prefix(&prefix).await?;
+                    match matches.as_slice() {
+                        [one] => one.id,
+                        [] => bail!("no key starts with `{prefix}`; see `company-data keys list`"),
+                        _ => bail!(
+                            "several keys start with `{prefix}`; revoke by id (see `company-data keys list`)"
+                        ),
+                    }
+                }
+            };
+            if keys.revoke(id).await? {
+                println!("Revoked key {id}. Running servers stop accepting it within seconds.");
+            } else {
+                bail!(
+                    "key {id} does not exist or is already revoked; see `company-data keys list`"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn credits(command: CreditsCommand) -> anyhow::Result<()> {
+    match command {
+        CreditsCommand::Grant {
+            db,
+            account,
+            amount,
+        } => {
+            let (_, ledger) = open_stores(&db).await?;
+            let Some(found) = ledger.account_by_name(&account).await? else {
+                bail!(
+                    "no account `{account}`; create it with `company-data keys create --account {account}`"
+                );
+            };
+            let balance = ledger
+                .grant(found.id, amount, "granted from the command line")
+                .await?;
+            println!("Granted {amount} credits to `{account}`; balance {balance}.");
+        }
+        CreditsCommand::Show { db, account } => {
+            let (_, ledger) = open_stores(&db).await?;
+            let accounts = match account {
+                Some(name) => vec![
+                    ledger
+                        .account_by_name(&name)
+                        .await?
+                        .with_context(|| format!("no account `{name}`"))?,
+                ],
+                None => ledger.accounts().await?,
+            };
+            for account in accounts {
+                println!("{}: {} credits", account.name, account.balance);
+                for entry in ledger.entries(account.id, 10).await? {
+                    let what = match (&entry.charge, &entry.note) {
+                        (Some(charge), _) => format!(
+                            "{} request, {} URLs, {} returned",
+                            if charge.live { "live" } else { "stored" },
+                            charge.urls_requested,
+                            charge.urls_returned
+                        ),
+                        (None, note) => format!("grant: {}", note.as_deref().unwrap_or("")),
+                    };
+                    println!(
+                        "  {}  {:>8}  balance {:>8}  {what}",
+                        entry.at,
+                        entry.delta.to_string(),
+                        entry.balance_after.to_string()
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn scrape(args: &ScrapeArgs) -> anyhow::Result<()> {
+    let domain = &args.domain.network_domain;
+    let html = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let url = PageUrl::parse_submitted(&args.url, domain)
+        .map_err(|e| anyhow::anyhow!("--url: {e}; {}", e.fix()))?;
+    let record = parse_page(&String::from_utf8_lossy(&html), &url, domain)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+    println!("{}", serde_json::to_string_pretty(&record)?);
+    Ok(())
+}

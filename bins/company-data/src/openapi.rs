@@ -1,0 +1,241 @@
+//! The service's OpenAPI 3.1 description, served at `GET /openapi.json` (spec 1.8).
+//!
+//! Written by hand next to the code it describes; the end-to-end tests validate real responses against it.
+
+use company_model::{MAX_URLS, UnresolvedCode};
+use page_url::{MAX_URL_LEN, NetworkDomain};
+use serde_json::{Value, json};
+
+use crate::server::MAX_BODY_BYTES;
+
+/// The URL pattern of spec 2.1 for the configured network domain.
+pub(crate) fn url_pattern(domain: &NetworkDomain) -> String {
+    format!(
+        r"^https://([a-z0-9-]+\.)?{}/(company|school|showcase)/.+",
+        domain.as_str().replace('.', r"\.")
+    )
+}
+
+fn error_response(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    })
+}
+
+fn strings(description: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "description": description})
+}
+
+fn open_array(item: &str, description: &str) -> Value {
+    json!({"type": "array", "minItems": 1, "items": {"$ref": format!("#/components/schemas/{item}")}, "description": description})
+}
+
+/// The whole document.
+pub(crate) fn document(domain: &NetworkDomain) -> Value {
+    let credits_header = |description: &str| json!({"description": description, "schema": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$"}});
+    let codes: Vec<&str> = UnresolvedCode::ALL.iter().map(|c| c.as_str()).collect();
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "company-data",
+            "version": "2026-05-16",
+            "summary": "Company records from professional-network company, school and showcase pages.",
+            "description": format!(
+                "Send 1 to {MAX_URLS} page URLs, get one normalized company record per resolved URL. A freshness \
+                 window of 0 fetches live (1 credit per returned company); a window above 0 may serve a stored \
+                 snapshot fetched inside it (0.5 credit per returned company). Duplicates after normalization \
+                 are fetched and billed once. URLs that could not be resolved are listed in `unresolved` and not \
+                 billed. Request bodies are limited to {MAX_BODY_BYTES} bytes; one live lookup to the live \
+                 time-out (25 s by default)."
+            ),
+        },
+        "tags": [{"name": "Company Data", "description": "Company records from page URLs."}],
+        "security": [{"bearerAuth": []}, {"xApiKey": []}, {"apiKey": []}, {"companyDataApiKey": []}],
+        "paths": {
+            "/v1/network/company-data": {
+                "post": {
+                    "operationId": "getLinkedInCompanyData",
+                    "summary": "Get company data",
+                    "tags": ["Company Data"],
+                    "requestBody": {
+                        "required": true,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyRequest"}}}
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "Records of the resolved URLs, in input order, and the unresolved ones.",
+                            "headers": {
+                                "X-Credits-Charged": credits_header("Credits charged for this request."),
+                                "X-Credits-Remaining": credits_header("The account's balance after the charge."),
+                            },
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyResponse"}}}
+                        },
+                        "400": error_response("Invalid request body or unsupported URL; `details` lists every problem."),
+                        "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                        "402": error_response("Insufficient credits for every requested company; nothing was fetched."),
+                        "408": error_response("The request body did not arrive within 30 seconds."),
+                        "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+                        "415": error_response("The body is not sent as `application/json`."),
+                        "503": error_response("A store is unavailable; nothing was charged. Retry."),
+                        "504": error_response("No URL resolved and a live lookup timed out; nothing was charged."),
+                    }
+                }
+            },
+            "/openapi.json": {
+                "get": {
+                    "operationId": "getOpenApiDocument",
+                    "summary": "This document",
+                    "security": [],
+                    "responses": {"200": {"description": "The OpenAPI 3.1 document.", "content": {"application/json": {"schema": {"type": "object"}}}}}
+                }
+            },
+            "/healthz": {
+                "get": {
+                    "operationId": "getHealth",
+                    "summary": "Liveness",
+                    "security": [],
+                    "responses": {"200": {"description": "The server is up.", "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}
+                    }}}}}
+                }
+            }
+        },
+        "components": {
+            "securitySchemes": {
+                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "API key"},
+                "xApiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+                "apiKey": {"type": "apiKey", "in": "header", "name": "api-key"},
+                "companyDataApiKey": {"type": "apiKey", "in": "header", "name": "x-company-data-api-key"},
+            },
+            "schemas": {
+                "CompanyRequest": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["liUrls"],
+                    "properties": {
+                        "liUrls": {
+                            "type": "array", "minItems": 1, "maxItems": MAX_URLS,
+                            "description": "Company, school or showcase page URLs.",
+                            "items": {"type": "string", "format": "uri", "maxLength": MAX_URL_LEN, "pattern": url_pattern(domain)}
+                        },
+                        "maxAgeHours": {"type": "number", "minimum": 0, "maximum": 24, "default": 0,
+                                        "description": "Freshness window in hours; 0 fetches live."},
+                        "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": 86400,
+                                          "description": "Freshness window in seconds; wins over maxAgeHours."}
+                    }
+                },
+                "CompanyResponse": {
+                    "type": "object",
+                    "required": ["message", "status_code", "results", "unresolved"],
+                    "properties": {
+                        "message": {"type": "string", "examples": ["Success"]},
+                        "status_code": {"type": "integer", "const": 200},
+                        "results": {"type": "array", "items": {"$ref": "#/components/schemas/CompanyResult"}},
+                        "unresolved": {"type": "array", "items": {"$ref": "#/components/schemas/UnresolvedUrl"}}
+                    }
+                },
+                "CompanyResult": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "required": ["original_li_url", "source", "fetched_at"],
+                    "properties": {
+                        "company_name": strings("Display name."),
+                        "company_id": {"type": "integer", "minimum": 0, "description": "Network organization id."},
+                        "final_li_url": {"type": "string", "format": "uri", "description": "Canonical URL of the page parsed, after redirects."},
+                        "original_li_url": {"type": "string", "description": "The URL exactly as sent."},
+                        "domain": strings("Registrable domain of the website."),
+                        "website": strings("Website from the page."),
+                        "logo": strings("Logo image URL."),
+                        "banner_img": strings("Cover image URL."),
+                        "description": strings("About text."),
+                        "slogan": strings("Tagline."),
+                        "industries": strings("Primary industry."),
+                        "type": strings("Organization type."),
+                        "founded": {"type": "integer", "description": "Founding year."},
+                        "company_size": strings("Employee-size bucket."),
+                        "employee_count_on_li": {"type": "integer", "minimum": 0},
+                        "follower_count": {"type": "integer", "minimum": 0},
+                        "job_count": {"type": "integer", "minimum": 0},
+                        "specialties": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                        "headquarters": {"$ref": "#/components/schemas/Address"},
+                        "locations": open_array("Location", "Office locations."),
+                        "funding_info": {"$ref": "#/components/schemas/FundingInfo"},
+                        "products": open_array("Product", "Products."),
+                        "updates": open_array("Update", "Recent posts."),
+                        "similar_pages": open_array("PageCard", "Similar pages."),
+                        "affiliated_pages": open_array("PageCard", "Affiliated pages."),
+                        "employees_on_li": open_array("Employee", "A sample of employee profiles."),
+                        "source": {"type": "string", "enum": ["live", "stored"],
+                                   "description": "live: fetched for this request; stored: a snapshot inside the window."},
+                        "fetched_at": {"type": "string", "format": "date-time", "description": "When the page was fetched (RFC 3339, UTC)."}
+                    }
+                },
+                "Address": {"type": "object", "additionalProperties": true, "properties": {
+                    "fullAddress": {"type": "string"}, "street": {"type": "string"}, "locality": {"type": "string"},
+                    "region": {"type": "string"}, "postalCode": {"type": "string"},
+                    "country": {"type": "string", "description": "Two-letter country code."}
+                }},
+                "Location": {"type": "object", "additionalProperties": true, "properties": {
+                    "street": {"type": "string"}, "cityStatePostalCountry": {"type": "string"},
+                    "fullAddress": {"type": "string"}, "getDirectionsLink": {"type": "string", "format": "uri"},
+                    "isPrimary": {"type": "boolean"}
+                }},
+                "FundingInfo": {"type": "object", "additionalProperties": true, "properties": {
+                    "number_of_funding_rounds": {"type": "integer", "minimum": 0},
+                    "last_round": {"$ref": "#/components/schemas/FundingRound"}
+                }},
+                "FundingRound": {"type": "object", "additionalProperties": true, "properties": {
+                    "type": {"type": "string"}, "date": {"type": "string"}, "money_raised": {"type": "string"},
+                    "money_raised_usd": {"type": "integer"}, "money_raised_usd_qualifier": {"type": "string"}
+                }},
+                "Product": {"type": "object", "additionalProperties": true, "properties": {
+                    "name": {"type": "string"}, "description": {"type": "string"}
+                }},
+                "PageCard": {"type": "object", "additionalProperties": true, "properties": {
+                    "title": {"type": "string"}, "link": {"type": "string", "format": "uri"},
+                    "industry": {"type": "string"}, "location": {"type": "string"}, "logo": {"type": "string"}
+                }},
+                "Employee": {"type": "object", "additionalProperties": true, "properties": {
+                    "name": {"type": "string"}, "title": {"type": "string"}, "link": {"type": "string", "format": "uri"}
+                }},
+                "Update": {"type": "object", "additionalProperties": true, "properties": {
+                    "postText": {"type": "string"}, "date": {"type": "string"},
+                    "reactions": {"type": "integer", "minimum": 0}, "comments": {"type": "integer", "minimum": 0},
+                    "media": {"type": "array", "items": {"type": "string"}},
+                    "postAuthor": {"type": "object", "properties": {"text": {"type": "string"}, "link": {"type": "string"}}}
+                }},
+                "UnresolvedUrl": {
+                    "type": "object",
+                    "required": ["original_li_url", "error", "message"],
+                    "properties": {
+                        "original_li_url": {"type": "string"},
+                        "error": {"type": "string", "enum": codes},
+                        "message": {"type": "string"}
+                    }
+                },
+                "Error": {
+                    "type": "object",
+                    "required": ["error", "message", "status_code"],
+                    "properties": {
+                        "error": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Stable snake_case code."},
+                        "message": {"type": "string", "description": "What went wrong and how to fix it."},
+                        "status_code": {"type": "integer"},
+                        "details": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}}
+                    }
+                },
+                "Problem": {
+                    "type": "object",
+                    "required": ["pointer", "reason", "fix"],
+                    "properties": {
+                        "pointer": {"type": "string", "description": "JSON Pointer (RFC 6901) into the body."},
+                        "index": {"type": "integer", "minimum": 0},
+                        "value": {},
+                        "reason": {"type": "string"},
+                        "fix": {"type": "string"}
+                    }
+                }
+            }
+        }
+    })
+}

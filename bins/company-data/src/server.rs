@@ -1,0 +1,246 @@
+//! The HTTP server: connections, routes, and the company-data handler.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use api_keys::KeyError;
+use bytes::Bytes;
+use company_lookup::{Caller, LookupError};
+use company_model::CompanyRequest;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tracing::{Instrument, info, warn};
+
+use crate::api_error::ApiError;
+use crate::{App, auth};
+
+/// Largest request body accepted: 100 KB (102,400 bytes, the way HTTP tooling counts a KB); larger is 413.
+pub const MAX_BODY_BYTES: usize = 100 * 1024;
+/// Time allowed for a request's headers to arrive.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time allowed for a request's body to arrive.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Time given to requests in flight at shutdown.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves HTTP/1.1 and HTTP/2 (cleartext) on `listener` until `shutdown` resolves, then lets requests in flight
+/// finish (up to 30 s).
+///
+/// # Errors
+/// Only when the listener itself fails; connection errors are logged and the server goes on.
+pub async fn serve(
+    listener: TcpListener,
+    app: Arc<App>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
+    builder.http2().timer(TokioTimer::new());
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let app = Arc::clone(&app);
+        let service = hyper::service::service_fn(move |request| handle(Arc::clone(&app), request));
+        let connection = builder
+            .serve_connection(TokioIo::new(stream), service)
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%peer, error = %error, "connection ended with an error");
+            }
+        });
+    }
+    info!("shutting down: waiting for requests in flight");
+    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        warn!("requests still in flight after {DRAIN_TIMEOUT:?}; stopping anyway");
+    }
+    Ok(())
+}
+
+async fn handle(
+    app: Arc<App>,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let span = tracing::info_span!("request", %method, %path);
+    let response = route(&app, request)
+        .instrument(span.clone())
+        .await
+        .unwrap_or_else(ApiError::into_response);
+    span.in_scope(|| {
+        info!(
+            status = response.status().as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "served"
+        );
+    });
+    Ok(response)
+}
+
+async fn route(app: &App, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, ApiError> {
+    let read_only = matches!(*request.method(), Method::GET | Method::HEAD);
+    match request.uri().path() {
+        "/v1/network/company-data" if request.method() == Method::POST => {
+            company_data(app, request).await
+        }
+        "/v1/network/company-data" => Err(ApiError::MethodNotAllowed { allow: "POST" }),
+        "/openapi.json" if read_only => Ok(bytes_response(
+            StatusCode::OK,
+            app.openapi.clone(),
+            "application/json",
+        )),
+        "/healthz" if read_only => Ok(json_response(
+            StatusCode::OK,
+            &serde_json::json!({"status": "ok"}),
+        )),
+        "/openapi.json" | "/healthz" => Err(ApiError::MethodNotAllowed { allow: "GET, HEAD" }),
+        _ => Err(ApiError::NotFound),
+    }
+}
+
+/// `POST /v1/network/company-data`: auth, body, validation, lookup, billing headers.
+async fn company_data(
+    app: &App,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, ApiError> {
+    let key = auth::presented_key(request.headers())?;
+    let verified = app.keys.verify(&key).await.map_err(|error| match error {
+        KeyError::Invalid => ApiError::InvalidApiKey,
+        other => ApiError::Unavailable(other.into()),
+    })?;
+    require_json(request.headers())?;
+    let body = read_body(request).await?;
+    let parsed = CompanyRequest::from_json(&body, &app.domain).map_err(ApiError::InvalidRequest)?;
+    let caller = Caller {
+        account: verified.account,
+        key_id: Some(verified.key_id.0),
+    };
+    let outcome = app
+        .lookup
+        .run(caller, &parsed)
+        .await
+        .map_err(|error| match error {
+            LookupError::InsufficientCredits {
+                available,
+                required,
+            } => ApiError::InsufficientCredits {
+                available,
+                required,
+            },
+            timed_out @ LookupError::TimedOut { .. } => {
+                ApiError::LiveTimeout(timed_out.to_string())
+            }
+            other => ApiError::Unavailable(other.into()),
+        })?;
+    let mut response = json_response(StatusCode::OK, &outcome.response);
+    for (name, value) in [
+        ("x-credits-charged", outcome.charged),
+        ("x-credits-remaining", outcome.remaining),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value.to_string()) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    Ok(response)
+}
+
+/// `application/json`, with or without parameters, or any `application/*+json`.
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let media_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    let is_json = media_type == "application/json"
+        || (media_type.starts_with("application/") && media_type.ends_with("+json"));
+    if is_json {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType)
+    }
+}
+
+/// Reads the body, refusing more than [`MAX_BODY_BYTES`] as it arrives (never buffering an unbounded body)
+/// and giving up on a body that trickles in slower than [`BODY_TIMEOUT`].
+async fn read_body(request: Request<Incoming>) -> Result<Bytes, ApiError> {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return Err(ApiError::BodyTooLarge);
+    }
+    let limited = Limited::new(request.into_body(), MAX_BODY_BYTES);
+    match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
+        Err(_) => Err(ApiError::BodyTimeout),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
+            Err(ApiError::BodyTooLarge)
+        }
+        Ok(Err(_)) => Err(ApiError::BodyUnreadable),
+    }
+}
+
+/// A JSON response; API answers are never cached by intermediaries.
+pub(crate) fn json_response(
+    status: StatusCode,
+    body: &impl serde::Serialize,
+) -> Response<Full<Bytes>> {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => bytes_response(status, bytes.into(), "application/json"),
+        Err(error) => {
+            tracing::error!(%error, "could not serialize a response");
+            bytes_response(StatusCode::INTERNAL_SERVER_ERROR, Bytes::from_static(
+                br#"{"error":"internal_error","message":"The response could not be written. Retry.","status_code":500}"#,
+            ), "application/json")
+        }
+    }
+}
+
+fn bytes_response(
+    status: StatusCode,
+    body: Bytes,
+    content_type: &'static str,
+) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}

@@ -1,0 +1,127 @@
+//! Spec 5: every header form, and each way a key is refused.
+
+use std::time::Duration;
+
+use tests::{Service, client};
+
+use crate::{GOOGLE, urls};
+
+async fn post_with(service: &Service, headers: &[(&str, &str)]) -> tests::Reply {
+    let mut request = client()
+        .post(format!("{}/v1/network/company-data", service.base))
+        .header("content-type", "application/json")
+        .body(urls(&[GOOGLE]).to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    tests::Reply::from(request.send().await.expect("sent")).await
+}
+
+#[tokio::test]
+async fn every_header_form_is_accepted() {
+    let service = Service::with_captured_pages();
+    let key = service.key("acme", "10");
+    let bearer = format!("Bearer {key}");
+    let lower = format!("bearer {key}");
+    for headers in [
+        vec![("authorization", bearer.as_str())],
+        vec![("Authorization", lower.as_str())],
+        vec![("x-api-key", key.as_str())],
+        vec![("api-key", key.as_str())],
+        vec![("x-company-data-api-key", key.as_str())],
+        vec![
+            ("X-API-Key", key.as_str()),
+            ("authorization", bearer.as_str()),
+        ],
+    ] {
+        let reply = post_with(&service, &headers).await;
+        assert_eq!(reply.status, 200, "{headers:?}: {}", reply.json);
+    }
+}
+
+#[tokio::test]
+async fn missing_invalid_conflicting_and_revoked_keys_get_401() {
+    let service = Service::with_captured_pages();
+    let key = service.key("acme", "10");
+    let other = service.key("other", "10");
+    let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+        (vec![], "missing_api_key"),
+        (vec![("x-api-key", "")], "missing_api_key"),
+        (vec![("x-api-key", "cdk_nope")], "invalid_api_key"),
+        (
+            vec![("authorization", "Basic dXNlcjpwYXNz")],
+            "malformed_authorization",
+        ),
+        (
+            vec![("x-api-key", key.as_str()), ("api-key", other.as_str())],
+            "conflicting_api_keys",
+        ),
+    ];
+    for (headers, code) in cases {
+        let reply = post_with(&service, &headers).await;
+        assert_eq!(reply.status, 401, "{headers:?}");
+        assert_eq!(reply.json["error"], code, "{headers:?}");
+        assert_eq!(reply.json["status_code"], 401);
+        assert_eq!(
+            reply.header("www-authenticate"),
+            Some("Bearer realm=\"company-data\"")
+        );
+    }
+
+    // Revoked from the command line while the server runs: refused within seconds.
+    assert_eq!(
+        post_with(&service, &[("x-api-key", &key)]).await.status,
+        200
+    );
+    let prefix = &key[..12];
+    service.cli(&["keys", "revoke", prefix]);
+    let mut refused = false;
+    for _ in 0..50 {
+        if post_with(&service, &[("x-api-key", &key)]).await.status == 401 {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(refused, "a revoked key still worked after 5 s");
+    assert_eq!(
+        post_with(&service, &[("x-api-key", &other)]).await.status,
+        200,
+        "other keys still work"
+    );
+}
+
+#[tokio::test]
+async fn keys_never_reach_the_logs() {
+    let service = Service::start(tests::ServiceOptions {
+        env: vec![("COMPANY_DATA_LOG", "debug")],
+        ..tests::ServiceOptions::default()
+    });
+    let key = service.key("acme", "10");
+    assert_eq!(
+        post_with(&service, &[("authorization", &format!("Bearer {key}"))])
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        post_with(
+            &service,
+            &[("x-api-key", "cdk_wrongwrongwrongwrongwrongwrongwrongwrong")]
+        )
+        .await
+        .status,
+        401
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let log = service.log.lock().expect("log").join("\n");
+    assert!(log.contains("served"), "the log has request lines:\n{log}");
+    assert!(
+        !log.contains(&key[12..]),
+        "the key's secret part is in the log"
+    );
+    assert!(
+        !log.contains("wrongwrongwrong"),
+        "a presented key is in the log"
+    );
+}

@@ -1,0 +1,74 @@
+//! The command line: first start, keys, scrape.
+
+use tests::{Service, cli, cli_fails, fixtures};
+
+use crate::{GOOGLE, urls};
+
+#[tokio::test]
+async fn the_first_start_prints_a_working_key_once() {
+    let mut service = Service::with_captured_pages();
+    let key = service.first_key().expect("the first start prints a key");
+    assert!(key.starts_with("cdk_"));
+    let reply = service.post(&key, &urls(&[GOOGLE])).await;
+    assert_eq!(
+        (reply.status, reply.header("x-credits-remaining")),
+        (200, Some("99"))
+    );
+    let listed = service.cli(&["keys", "list"]);
+    assert!(
+        listed.contains(&key[..12]) && !listed.contains(&key[12..]),
+        "{listed}"
+    );
+    assert!(listed.contains("default"), "{listed}");
+
+    // A restart on the same database does not make another key.
+    service.kill();
+    let restarted = Service::start(tests::ServiceOptions {
+        dir: Some(service.dir()),
+        ..Default::default()
+    });
+    assert_eq!(restarted.first_key(), None);
+    assert_eq!(restarted.post(&key, &urls(&[GOOGLE])).await.status, 200);
+}
+
+#[test]
+fn scrape_prints_the_record_of_a_saved_page() {
+    let page = fixtures().join("origin/company/audiense.html");
+    let out = cli(&[
+        "scrape",
+        &page.display().to_string(),
+        "--url",
+        "https://uk.linkedin.com/company/audiense",
+    ]);
+    let record: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(record["company_name"], "Audiense");
+    assert_eq!(record["domain"], "audiense.com");
+    let error = cli_fails(&[
+        "scrape",
+        &page.display().to_string(),
+        "--url",
+        "https://www.linkedin.com/in/x",
+    ]);
+    assert!(error.contains("company, school or showcase"), "{error}");
+}
+
+#[test]
+fn fractional_credits_and_unknown_accounts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("c.db").display().to_string();
+    let out = cli(&[
+        "keys",
+        "create",
+        "--db",
+        &db,
+        "--account",
+        "half",
+        "--credits",
+        "0.5",
+    ]);
+    assert!(out.contains("balance 0.5 credits"), "{out}");
+    let error = cli_fails(&["credits", "grant", "--db", &db, "--account", "nobody", "1"]);
+    assert!(error.contains("keys create --account nobody"), "{error}");
+    let error = cli_fails(&["credits", "grant", "--db", &db, "--account", "half", "-1"]);
+    assert!(!error.is_empty());
+}

@@ -1,0 +1,123 @@
+//! Spec 1.3, 4.3-4.5: live and stored windows, snapshots shared by redirect, the live time-out.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tests::{Service, ServiceOptions, TestOrigin};
+
+use crate::GOOGLE;
+
+#[tokio::test]
+async fn a_request_inside_the_window_does_not_reach_the_origin() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "10");
+
+    let live = service.post(&key, &json!({"liUrls": [GOOGLE]})).await;
+    assert_eq!(live.status, 200, "{}", live.json);
+    assert_eq!(origin.hits("/company/google"), 1);
+
+    let stored = service
+        .post(&key, &json!({"liUrls": [GOOGLE], "maxAgeHours": 1}))
+        .await;
+    assert_eq!(stored.status, 200);
+    assert_eq!(
+        origin.hits("/company/google"),
+        1,
+        "served from the snapshot"
+    );
+    assert_eq!(stored.json["results"][0]["source"], "stored");
+    assert_eq!(
+        stored.json["results"][0]["fetched_at"],
+        live.json["results"][0]["fetched_at"]
+    );
+    assert_eq!(stored.header("x-credits-charged"), Some("0.5"));
+
+    // maxAgeSeconds wins over maxAgeHours: 0 seconds means live.
+    let forced = service
+        .post(
+            &key,
+            &json!({"liUrls": [GOOGLE], "maxAgeHours": 24, "maxAgeSeconds": 0}),
+        )
+        .await;
+    assert_eq!(forced.json["results"][0]["source"], "live");
+    assert_eq!(origin.hits("/company/google"), 2);
+    assert_eq!(forced.header("x-credits-charged"), Some("1"));
+
+    // A one-second window no longer covers the snapshot after it has aged.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let aged = service
+        .post(&key, &json!({"liUrls": [GOOGLE], "maxAgeSeconds": 1}))
+        .await;
+    assert_eq!(aged.json["results"][0]["source"], "live");
+    assert_eq!(origin.hits("/company/google"), 3);
+}
+
+#[tokio::test]
+async fn numeric_ids_redirect_and_share_the_snapshot() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "10");
+    let by_id = "https://www.linkedin.com/company/1441";
+    let reply = service.post(&key, &json!({"liUrls": [by_id]})).await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    assert_eq!(reply.json["results"][0]["original_li_url"], by_id);
+    assert_eq!(reply.json["results"][0]["final_li_url"], GOOGLE);
+    // Both spellings now find the snapshot stored by that fetch.
+    let again = service
+        .post(&key, &json!({"liUrls": [GOOGLE, by_id], "maxAgeHours": 24}))
+        .await;
+    assert_eq!(again.json["results"][0]["source"], "stored");
+    assert_eq!(again.json["results"][1]["source"], "stored");
+    assert_eq!(
+        (origin.hits("/company/1441"), origin.hits("/company/google")),
+        (1, 1)
+    );
+}
+
+#[tokio::test]
+async fn a_slow_origin_past_the_live_timeout_gives_504_and_costs_nothing() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        live_timeout: "0.5",
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "10");
+    let started = Instant::now();
+    let reply = service
+        .post(
+            &key,
+            &json!({"liUrls": ["https://www.linkedin.com/company/slow"]}),
+        )
+        .await;
+    assert_eq!(reply.status, 504, "{}", reply.json);
+    assert_eq!(reply.json["error"], "live_lookup_timed_out");
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "abandoned at the time-out: {:?}",
+        started.elapsed()
+    );
+
+    // With another URL that resolves, the slow one is listed as unresolved instead.
+    let mixed = service
+        .post(
+            &key,
+            &json!({"liUrls": ["https://www.linkedin.com/company/slow", GOOGLE]}),
+        )
+        .await;
+    assert_eq!(mixed.status, 200);
+    assert_eq!(mixed.json["unresolved"][0]["error"], "timed_out");
+    assert_eq!(mixed.header("x-credits-charged"), Some("1"));
+    assert!(
+        service
+            .cli(&["credits", "show", "--account", "acme"])
+            .starts_with("acme: 9 credits")
+    );
+}

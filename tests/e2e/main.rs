@@ -1,0 +1,19 @@
+//! End-to-end: the real binary over HTTP on loopback, real SQLite files, captured pages from real origins.
+
+mod auth;
+mod billing;
+mod cli;
+mod freshness;
+mod openapi;
+mod requests;
+mod unresolved;
+
+use serde_json::json;
+
+/// A request body for these URLs.
+pub(crate) fn urls(urls: &[&str]) -> serde_json::Value {
+    json!({ "liUrls": urls })
+}
+
+pub(crate) const GOOGLE: &str = "https://www.linkedin.com/company/google";
+pub(crate) const AUDIENSE: &str = "https://www.linkedin.com/company/audiense";
