@@ -84,7 +84,7 @@ pub struct Service {
     stdout: Arc<Mutex<String>>,
     /// Every line the server logged on stderr so far.
     pub log: Arc<Mutex<Vec<String>>>,
-    _dir: Arc<tempfile::TempDir>,
+    dir: Arc<tempfile::TempDir>,
 }
 
 /// How to start a [`Service`].
@@ -147,7 +147,7 @@ impl Service {
             }
         });
         let base = ready_rx
-            .recv_timeout(Duration::from_secs(60))
+            .recv_timeout(Duration::from_mins(1))
             .unwrap_or_else(|_| {
                 panic!(
                     "server did not start:\n{}",
@@ -171,7 +171,7 @@ impl Service {
             db,
             stdout,
             log,
-            _dir: dir,
+            dir,
         }
     }
 
@@ -194,7 +194,7 @@ impl Service {
 
     /// The folder holding the database, to restart a server on it.
     pub fn dir(&self) -> Arc<tempfile::TempDir> {
-        Arc::clone(&self._dir)
+        Arc::clone(&self.dir)
     }
 
     /// Creates a key on this server's database with `credits` for a new account; returns the full key.
@@ -249,7 +249,7 @@ pub fn client() -> &'static reqwest::Client {
     CLIENT.get_or_init(|| {
         reqwest::Client::builder()
             .no_proxy()
-            .timeout(Duration::from_secs(60))
+            .timeout(Duration::from_mins(1))
             .build()
             .expect("client")
     })

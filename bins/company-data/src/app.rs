@@ -110,7 +110,7 @@ impl App {
     /// # Errors
     /// When the ledger fails.
     pub async fn release_stale_holds(&self) -> anyhow::Result<u64> {
-        let longest_request = self.lookup.settings().live_timeout + Duration::from_secs(60);
+        let longest_request = self.lookup.settings().live_timeout + Duration::from_mins(1);
         let cutoff = jiff::Timestamp::now() - jiff::SignedDuration::try_from(longest_request)?;
         Ok(self.ledger.release_stale(cutoff).await?)
     }

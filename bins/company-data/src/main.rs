@@ -198,7 +198,7 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
     }
     let sweeper = Arc::clone(&app);
     tokio::spawn(async move {
-        let mut every_minute = tokio::time::interval(Duration::from_secs(60));
+        let mut every_minute = tokio::time::interval(Duration::from_mins(1));
         loop {
             every_minute.tick().await;
             if let Err(error) = sweeper.release_stale_holds().await {
@@ -309,18 +309,17 @@ async fn keys(command: KeysCommand) -> anyhow::Result<()> {
         }
         KeysCommand::Revoke { db, key } => {
             let (keys, _) = open_stores(&db).await?;
-            let id = match key.parse::<i64>() {
-                Ok(id) => KeyId(id),
-                Err(_) => {
-                    let prefix: String = key.chars().take(12).collect();
-                    let matches = keys.store().by_prefix(&prefix).await?;
-                    match matches.as_slice() {
-                        [one] => one.id,
-                        [] => bail!("no key starts with `{prefix}`; see `company-data keys list`"),
-                        _ => bail!(
-                            "several keys start with `{prefix}`; revoke by id (see `company-data keys list`)"
-                        ),
-                    }
+            let id = if let Ok(id) = key.parse::<i64>() {
+                KeyId(id)
+            } else {
+                let prefix: String = key.chars().take(12).collect();
+                let matches = keys.store().by_prefix(&prefix).await?;
+                match matches.as_slice() {
+                    [one] => one.id,
+                    [] => bail!("no key starts with `{prefix}`; see `company-data keys list`"),
+                    _ => bail!(
+                        "several keys start with `{prefix}`; revoke by id (see `company-data keys list`)"
+                    ),
                 }
             };
             if keys.revoke(id).await? {

@@ -28,7 +28,7 @@ struct CachedKey {
 }
 
 /// How often `last_used_at` is written for a busy key.
-const TOUCH_EVERY: Duration = Duration::from_secs(60);
+const TOUCH_EVERY: Duration = Duration::from_mins(1);
 
 /// Creates, verifies, lists and revokes keys over a [`KeyStore`], with the in-memory record of verified keys.
 #[derive(Debug)]

@@ -78,7 +78,7 @@ pub enum LookupError {
 #[derive(Clone, Debug)]
 enum PageOutcome {
     Found {
-        snapshot: Snapshot,
+        snapshot: Box<Snapshot>,
         source: RecordSource,
     },
     Failed {
@@ -273,7 +273,7 @@ impl LookupService {
                         outcomes.insert(
                             url,
                             PageOutcome::Found {
-                                snapshot,
+                                snapshot: Box::new(snapshot),
                                 source: RecordSource::Stored,
                             },
                         );
@@ -335,7 +335,7 @@ impl LookupService {
             warn!(%error, "could not store the snapshot");
         }
         PageOutcome::Found {
-            snapshot,
+            snapshot: Box::new(snapshot),
             source: RecordSource::Live,
         }
     }

@@ -112,6 +112,8 @@ impl CompanyRequest {
     /// # Errors
     /// [`InvalidRequest`] naming every problem found, not just the first.
     pub fn from_json(body: &[u8], domain: &NetworkDomain) -> Result<Self, InvalidRequest> {
+        const EXAMPLE: &str =
+            r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"]}"#;
         let one = |reason: String, fix: &str| InvalidRequest {
             problems: vec![Problem {
                 pointer: String::new(),
@@ -121,8 +123,6 @@ impl CompanyRequest {
                 fix: fix.to_owned(),
             }],
         };
-        const EXAMPLE: &str =
-            r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"]}"#;
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(one("the body is empty".into(), EXAMPLE));
         }
@@ -344,26 +344,26 @@ mod tests {
     #[test]
     fn windows() {
         for (body, seconds) in [
-            (format!(r#"{{"liUrls":["{URL}"]}}"#), 0.0),
+            (format!(r#"{{"liUrls":["{URL}"]}}"#), 0),
             (
                 format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":24}}"#),
-                86_400.0,
+                86_400_000,
             ),
             (
                 format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":0.5}}"#),
-                1800.0,
+                1_800_000,
             ),
             (
                 format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":90,"maxAgeHours":24}}"#),
-                90.0,
+                90_000,
             ),
             (
                 format!(r#"{{"liUrls":["{URL}"],"maxAgeSeconds":0,"maxAgeHours":24}}"#),
-                0.0,
+                0,
             ),
         ] {
             let request = parse(&body).expect("valid");
-            assert_eq!(request.window.duration().as_secs_f64(), seconds, "{body}");
+            assert_eq!(request.window.duration().as_millis(), seconds, "{body}");
         }
     }
 

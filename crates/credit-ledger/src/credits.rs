@@ -50,6 +50,7 @@ impl Credits {
     }
 
     /// `self * count`, saturating.
+    #[must_use]
     pub fn times(self, count: u32) -> Self {
         Self(self.0.saturating_mul(i64::from(count)))
     }

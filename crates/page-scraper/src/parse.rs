@@ -398,7 +398,7 @@ fn json_ld_organization(document: &Html) -> Option<serde_json::Map<String, Value
     })
 }
 
-/// "a, b, and c" → ["a", "b", "c"], the way the About section lists specialties.
+/// `a, b, and c` → `[a, b, c]`, the way the About section lists specialties.
 fn split_specialties(text: &str) -> Vec<String> {
     text.split(',')
         .map(|part| {

@@ -144,7 +144,7 @@ impl SqlitePool {
             tx.execute(
                 "INSERT INTO schema_versions (component, version) VALUES (?1, ?2)
                  ON CONFLICT (component) DO UPDATE SET version = excluded.version",
-                rusqlite::params![component, migrations.len() as i64],
+                rusqlite::params![component, i64::try_from(migrations.len()).unwrap_or(i64::MAX)],
             )?;
             tx.commit().map(Ok)
         })
@@ -165,6 +165,7 @@ mod tests {
 
     #[tokio::test]
     async fn wal_mode_and_idempotent_migrations() {
+        const STEPS: &[&str] = &["CREATE TABLE a (x INTEGER)", "CREATE TABLE b (y INTEGER)"];
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("t.db");
         let pool = SqlitePool::open(&path).await.expect("opens");
@@ -173,7 +174,6 @@ mod tests {
             .await
             .expect("pragma");
         assert_eq!(mode, "wal");
-        const STEPS: &[&str] = &["CREATE TABLE a (x INTEGER)", "CREATE TABLE b (y INTEGER)"];
         pool.migrate("test", &STEPS[..1]).await.expect("first step");
         pool.migrate("test", STEPS).await.expect("second step only");
         pool.migrate("test", STEPS)

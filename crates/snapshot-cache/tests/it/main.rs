@@ -55,7 +55,10 @@ async fn windows_aliases_and_replacement() {
     assert_eq!(found[&by_id], old);
     assert_eq!(found[&google], old);
     let recent = store
-        .fresh_many(&[by_id.clone()], now - SignedDuration::from_mins(30))
+        .fresh_many(
+            std::slice::from_ref(&by_id),
+            now - SignedDuration::from_mins(30),
+        )
         .await
         .expect("read");
     assert!(recent.is_empty());
@@ -74,7 +77,7 @@ async fn windows_aliases_and_replacement() {
     };
     store.put(&stale, &[]).await.expect("stored");
     let found = store
-        .fresh_many(&[by_id.clone()], since_two_hours)
+        .fresh_many(std::slice::from_ref(&by_id), since_two_hours)
         .await
         .expect("read");
     assert_eq!(found[&by_id], new);
@@ -85,7 +88,7 @@ async fn windows_aliases_and_replacement() {
         .await
         .expect("reopens");
     let found = reopened
-        .fresh_many(&[google.clone()], since_two_hours)
+        .fresh_many(std::slice::from_ref(&google), since_two_hours)
         .await
         .expect("read");
     assert_eq!(found[&google], new);

@@ -1,0 +1,24 @@
+# One-line wrappers around the exact commands CI and the README use.
+
+# Run the service on the embedded default (SQLite file ./company-data.db). Extra flags pass through, e.g.
+# `just run --origin tests/fixtures/origin`.
+run *FLAGS:
+    cargo run --release -p company-data -- serve {{FLAGS}}
+
+# The test suite (what .ci/run runs).
+test:
+    cargo test --workspace
+
+# Each crate on its own, as an embedder builds it.
+test-each:
+    for crate in page-url company-model sqlite-pool snapshot-cache credit-ledger api-keys page-scraper company-lookup company-data tests; do cargo test -p $crate || exit 1; done
+
+# Formatting, lints and docs, all warnings fatal.
+lint:
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
+# Benchmarks; writes docs/benchmarks.md.
+bench:
+    cargo run --release -p page-scraper --example parse_throughput -- --out docs/benchmarks.md tests/fixtures ../shared/fixtures/pages
