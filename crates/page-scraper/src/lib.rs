@@ -31,6 +31,7 @@ mod error;
 mod fetch;
 mod numbers;
 mod parse;
+mod sections;
 
 pub use company_model::CompanyRecord;
 pub use error::ScrapeError;

@@ -7,7 +7,7 @@ use page_url::{NetworkDomain, PageUrl};
 use scraper::{ElementRef, Html, Selector};
 use serde_json::Value;
 
-use crate::{ScrapeError, numbers::parse_count};
+use crate::{ScrapeError, numbers::parse_count, sections};
 
 /// Parses one page into a record.
 ///
@@ -37,7 +37,7 @@ pub fn parse_page(
     Ok(record)
 }
 
-fn selector(css: &str) -> Selector {
+pub(crate) fn selector(css: &str) -> Selector {
     // The selectors are constants of this file; a typo fails every test, so this cannot fail at run time.
     Selector::parse(css).unwrap_or_else(|e| panic!("invalid built-in selector {css:?}: {e}"))
 }
@@ -186,7 +186,15 @@ impl Page<'_> {
                 .unwrap_or_default(),
             headquarters,
             locations,
-            ..CompanyRecord::default()
+            funding_info: sections::funding(self.document),
+            products: sections::products(self.document, self.domain),
+            updates: sections::updates(self.document, self.domain),
+            similar_pages: sections::similar_pages(self.document, self.domain),
+            affiliated_pages: sections::affiliated_pages(self.document, self.domain),
+            employees_on_li: sections::employees(self.document, self.domain),
+            // Logged-out pages show no count of the company's own open jobs ("Browse jobs" lists keyword
+            // searches), so it stays absent rather than guessed.
+            job_count: None,
         }
     }
 
@@ -217,12 +225,7 @@ impl Page<'_> {
 
     /// An image URL from `src`, or from `data-delayed-url` where the lazy loader has not run.
     fn image(&self, selector: &Selector) -> Option<String> {
-        let element = self.first(selector)?;
-        ["src", "data-delayed-url"]
-            .into_iter()
-            .filter_map(|name| element.value().attr(name))
-            .find(|url| url.starts_with("http"))
-            .map(str::to_owned)
+        self.first(selector).and_then(sections::image_url)
     }
 
     fn company_id(&self) -> Option<u64> {
@@ -294,7 +297,7 @@ impl Page<'_> {
                     get_directions_link: item
                         .select(&LOCATION_LINK)
                         .find_map(|a| a.value().attr("href"))
-                        .map(strip_tracking),
+                        .and_then(|href| sections::canonical_link(href, self.domain)),
                     ..Location::default()
                 };
                 let primary = item.select(&LOCATION_TAG).any(|tag| {
@@ -410,7 +413,7 @@ fn split_specialties(text: &str) -> Vec<String> {
 }
 
 /// Collapses all whitespace to single spaces and trims; `None` when nothing is left.
-fn clean_line(text: &str) -> Option<String> {
+pub(crate) fn clean_line(text: &str) -> Option<String> {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     (!line.is_empty()).then_some(line)
 }
@@ -435,26 +438,6 @@ fn path_of(url: &str) -> String {
         .next()
         .unwrap_or_default()
         .to_owned()
-}
-
-/// Drops the network's `trk` tracking parameter from a link.
-fn strip_tracking(href: &str) -> String {
-    match url::Url::parse(href) {
-        Ok(mut url) => {
-            let kept: Vec<(String, String)> = url
-                .query_pairs()
-                .filter(|(k, _)| k != "trk")
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
-            if kept.is_empty() {
-                url.set_query(None);
-            } else {
-                url.query_pairs_mut().clear().extend_pairs(kept);
-            }
-            url.to_string()
-        }
-        Err(_) => href.to_owned(),
-    }
 }
 
 /// The registrable domain (public-suffix aware) of a website URL: `http://www.arcom.com.br/x` → `arcom.com.br`.
@@ -501,14 +484,6 @@ mod tests {
             ["search", "ads", "software"]
         );
         assert_eq!(split_specialties("one"), ["one"]);
-    }
-
-    #[test]
-    fn tracking_is_stripped() {
-        assert_eq!(
-            strip_tracking("https://www.bing.com/maps?where=1600+Amph&trk=org-locations_url"),
-            "https://www.bing.com/maps?where=1600+Amph"
-        );
     }
 
     #[test]
