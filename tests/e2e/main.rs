@@ -3,6 +3,7 @@
 mod auth;
 mod billing;
 mod cli;
+mod faults;
 mod freshness;
 mod openapi;
 mod requests;

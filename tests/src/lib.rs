@@ -10,11 +10,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-
 /// The repository's `tests/fixtures` folder.
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
@@ -95,6 +90,8 @@ pub struct ServiceOptions<'a> {
     pub live_timeout: &'a str,
     /// Extra environment, e.g. the log filter.
     pub env: Vec<(&'a str, &'a str)>,
+    /// Extra `serve` flags.
+    pub args: Vec<&'a str>,
     /// An existing database folder to reuse (for restarts); a new one otherwise.
     pub dir: Option<Arc<tempfile::TempDir>>,
 }
@@ -105,6 +102,7 @@ impl Default for ServiceOptions<'_> {
             origin: fixtures().join("origin").display().to_string(),
             live_timeout: "10",
             env: Vec::new(),
+            args: Vec::new(),
             dir: None,
         }
     }
@@ -129,6 +127,7 @@ impl Service {
             ])
             .arg("--db")
             .arg(&db)
+            .args(&options.args)
             .envs(options.env)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -297,15 +296,35 @@ impl Reply {
 /// What the test origin does for a path.
 #[derive(Clone, Debug)]
 pub enum Behaviour {
-    /// 200 with this file of `tests/fixtures`, after an optional delay.
-    Page { file: &'static str, delay: Duration },
+    /// 200 with this file of `tests/fixtures`, after a delay (plus up to `jitter` more).
+    Page {
+        /// The file.
+        file: &'static str,
+        /// Time before the answer.
+        delay: Duration,
+        /// Random extra delay, up to this much.
+        jitter: Duration,
+    },
     /// A redirect (301) to this path.
     Redirect(&'static str),
-    /// This status with this file (or an empty body).
-    Status(u16, Option<&'static str>),
+    /// This status with this file (or an empty body), and a `Retry-After` of this many seconds if given.
+    Status(u16, Option<&'static str>, Option<u64>),
+    /// The first `failures` requests get HTTP 503; later ones this page.
+    Flaky {
+        /// How many requests fail first.
+        failures: usize,
+        /// The page served after that.
+        file: &'static str,
+    },
+    /// The connection is reset (TCP RST) after the request is read.
+    Reset,
+    /// A 200 whose body stops half-way (the `Content-Length` promises more).
+    Truncated(&'static str),
+    /// A 200 whose chunked body never ends.
+    Endless,
 }
 
-/// A real HTTP origin on loopback that serves captured pages per path and counts the requests per path.
+/// A real HTTP/1.1 origin on loopback that serves captured pages per path, injects faults, and counts requests.
 pub struct TestOrigin {
     /// `http://127.0.0.1:<port>`.
     pub base: String,
@@ -314,45 +333,70 @@ pub struct TestOrigin {
 }
 
 impl TestOrigin {
-    /// The captured pages plus the faults the tests need: `/company/1441` redirects to Google, `/company/slow`
-    /// answers after 3 s, `/company/walled` redirects to the sign-in wall, `/company/blocked` is an HTTP 999,
-    /// `/company/limited` a 429, anything else a 404.
+    /// The captured pages plus the faults the tests need:
+    /// `/company/google`, `/company/audiense` (pages), `/company/1441` (redirects to Google), `/company/slow`
+    /// (3 s), `/company/walled` (redirect to the sign-in wall), `/company/blocked` (999), `/company/limited`
+    /// (429 with `Retry-After: 1`), `/company/flaky` (one 503, then Google), `/company/reset`,
+    /// `/company/truncated`, `/company/endless`, `/company/p<N>` (Google after 300 ms ± 50 ms);
+    /// anything else a 404.
     pub async fn start() -> Self {
-        let slow = Duration::from_secs(3);
-        let routes: HashMap<&'static str, Behaviour> = HashMap::from([
+        let page = |file, delay| Behaviour::Page {
+            file,
+            delay,
+            jitter: Duration::ZERO,
+        };
+        let routes: HashMap<String, Behaviour> = HashMap::from([
             (
-                "/company/google",
-                Behaviour::Page {
+                "/company/google".to_owned(),
+                page("origin/company/google.html", Duration::ZERO),
+            ),
+            (
+                "/company/audiense".to_owned(),
+                page("origin/company/audiense.html", Duration::ZERO),
+            ),
+            (
+                "/company/1441".to_owned(),
+                Behaviour::Redirect("/company/google"),
+            ),
+            (
+                "/company/slow".to_owned(),
+                page("origin/company/google.html", Duration::from_secs(3)),
+            ),
+            (
+                "/company/walled".to_owned(),
+                Behaviour::Redirect("/authwall?trk=test"),
+            ),
+            (
+                "/authwall".to_owned(),
+                Behaviour::Status(200, Some("pages/authwall-profile-2026.html"), None),
+            ),
+            (
+                "/company/blocked".to_owned(),
+                Behaviour::Status(999, Some("pages/blocked-999-2021.html"), None),
+            ),
+            (
+                "/company/limited".to_owned(),
+                Behaviour::Status(429, None, Some(1)),
+            ),
+            (
+                "/company/flaky".to_owned(),
+                Behaviour::Flaky {
+                    failures: 1,
                     file: "origin/company/google.html",
-                    delay: Duration::ZERO,
                 },
             ),
+            ("/company/reset".to_owned(), Behaviour::Reset),
             (
-                "/company/audiense",
-                Behaviour::Page {
-                    file: "origin/company/audiense.html",
-                    delay: Duration::ZERO,
-                },
+                "/company/truncated".to_owned(),
+                Behaviour::Truncated("origin/company/google.html"),
             ),
-            ("/company/1441", Behaviour::Redirect("/company/google")),
-            (
-                "/company/slow",
-                Behaviour::Page {
-                    file: "origin/company/google.html",
-                    delay: slow,
-                },
-            ),
-            ("/company/walled", Behaviour::Redirect("/authwall?trk=test")),
-            (
-                "/authwall",
-                Behaviour::Status(200, Some("pages/authwall-profile-2026.html")),
-            ),
-            (
-                "/company/blocked",
-                Behaviour::Status(999, Some("pages/blocked-999-2021.html")),
-            ),
-            ("/company/limited", Behaviour::Status(429, None)),
+            ("/company/endless".to_owned(), Behaviour::Endless),
         ]);
+        Self::with_routes(routes).await
+    }
+
+    /// An origin with these routes; `/company/p<N>` paths are added (Google after 300 ms ± 50 ms).
+    pub async fn with_routes(routes: HashMap<String, Behaviour>) -> Self {
         let routes = Arc::new(routes);
         let hits = Arc::new(Mutex::new(HashMap::new()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -363,25 +407,8 @@ impl TestOrigin {
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let (routes, counter) = (Arc::clone(&routes), Arc::clone(&counter));
-                let service =
-                    hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-                        let (routes, counter) = (Arc::clone(&routes), Arc::clone(&counter));
-                        async move {
-                            let path = request.uri().path().to_owned();
-                            *counter
-                                .lock()
-                                .expect("hits lock")
-                                .entry(path.clone())
-                                .or_insert(0) += 1;
-                            Ok::<_, std::convert::Infallible>(
-                                answer(routes.get(path.as_str()).cloned()).await,
-                            )
-                        }
-                    });
                 tokio::spawn(async move {
-                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    let _ = serve_one(stream, &routes, &counter).await;
                 });
             }
         });
@@ -409,33 +436,93 @@ impl Drop for TestOrigin {
     }
 }
 
-async fn answer(behaviour: Option<Behaviour>) -> Response<Full<Bytes>> {
-    let read = |file: &str| Bytes::from(std::fs::read(fixtures().join(file)).expect("fixture"));
-    let (status, location, body) = match behaviour {
-        Some(Behaviour::Page { file, delay }) => {
-            tokio::time::sleep(delay).await;
-            (200, None, read(file))
+/// Reads one request head and answers it (one request per connection: `Connection: close`).
+async fn serve_one(
+    mut stream: tokio::net::TcpStream,
+    routes: &HashMap<String, Behaviour>,
+    hits: &Mutex<HashMap<String, usize>>,
+) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let read = stream.read(&mut buffer).await?;
+        if read == 0 || head.len() > 64 * 1024 {
+            return Ok(());
         }
-        Some(Behaviour::Redirect(to)) => (301, Some(to), Bytes::new()),
-        Some(Behaviour::Status(status, file)) => (status, None, file.map(read).unwrap_or_default()),
-        None => (
-            404,
-            None,
-            Bytes::from_static(
-                b"<html><head><title>Page Not Found | LinkedIn</title></head></html>",
-            ),
-        ),
-    };
-    let mut response = Response::new(Full::new(body));
-    *response.status_mut() = StatusCode::from_u16(status).expect("valid status");
-    response.headers_mut().insert(
-        "content-type",
-        "text/html; charset=utf-8".parse().expect("header"),
-    );
-    if let Some(location) = location {
-        response
-            .headers_mut()
-            .insert("location", location.parse().expect("header"));
+        head.extend_from_slice(&buffer[..read]);
     }
-    response
+    let head = String::from_utf8_lossy(&head);
+    let target = head.split_whitespace().nth(1).unwrap_or("/");
+    let path = target.split('?').next().unwrap_or("/").to_owned();
+    let count = {
+        let mut hits = hits.lock().expect("hits lock");
+        let count = hits.entry(path.clone()).or_insert(0);
+        *count += 1;
+        *count
+    };
+    let read = |file: &str| std::fs::read(fixtures().join(file)).expect("fixture");
+    let behaviour = routes.get(&path).cloned().or_else(|| {
+        path.strip_prefix("/company/p")
+            .filter(|n| n.parse::<u32>().is_ok())
+            .map(|_| Behaviour::Page {
+                file: "origin/company/google.html",
+                delay: Duration::from_millis(250),
+                jitter: Duration::from_millis(100),
+            })
+    });
+    let respond = |status: u16, extra: &str, body: &[u8]| {
+        let mut response = format!(
+            "HTTP/1.1 {status} X\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n{extra}\r\n",
+            body.len()
+        )
+        .into_bytes();
+        response.extend_from_slice(body);
+        response
+    };
+    let not_found = b"<html><head><title>Page Not Found | LinkedIn</title></head></html>";
+    let bytes = match behaviour {
+        Some(Behaviour::Page {
+            file,
+            delay,
+            jitter,
+        }) => {
+            let extra = jitter.mul_f64(f64::from(u32::try_from(count % 7).unwrap_or(0)) / 6.0);
+            tokio::time::sleep(delay + extra).await;
+            respond(200, "", &read(file))
+        }
+        Some(Behaviour::Redirect(to)) => respond(301, &format!("location: {to}\r\n"), b""),
+        Some(Behaviour::Status(status, file, retry_after)) => {
+            let extra = retry_after
+                .map(|s| format!("retry-after: {s}\r\n"))
+                .unwrap_or_default();
+            respond(status, &extra, &file.map(read).unwrap_or_default())
+        }
+        Some(Behaviour::Flaky { failures, file }) if count > failures => {
+            respond(200, "", &read(file))
+        }
+        Some(Behaviour::Flaky { .. }) => respond(503, "", b"busy"),
+        Some(Behaviour::Reset) => {
+            stream.set_zero_linger()?;
+            return Ok(()); // dropping with linger 0 sends RST
+        }
+        Some(Behaviour::Truncated(file)) => {
+            let body = read(file);
+            let mut response = respond(200, "", &body);
+            response.truncate(response.len() - body.len() / 2);
+            response
+        }
+        Some(Behaviour::Endless) => {
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\n")
+                .await?;
+            loop {
+                stream.write_all(b"11\r\n<p>still here</p>\r\n").await?; // 0x11 = 17 bytes
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        None => respond(404, "", not_found),
+    };
+    stream.write_all(&bytes).await?;
+    stream.shutdown().await
 }

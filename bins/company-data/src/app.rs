@@ -8,7 +8,7 @@ use anyhow::Context;
 use api_keys::{ApiKey, ApiKeys, SqliteKeyStore};
 use company_lookup::{LookupService, LookupSettings};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
-use page_scraper::{Fetcher, FetcherSettings, Origin};
+use page_scraper::{Fetcher, FetcherSettings};
 use page_url::NetworkDomain;
 use snapshot_cache::SqliteSnapshotStore;
 use sqlite_pool::SqlitePool;
@@ -18,10 +18,8 @@ use sqlite_pool::SqlitePool;
 pub struct Settings {
     /// The SQLite file.
     pub db: PathBuf,
-    /// Where live pages come from.
-    pub origin: Origin,
-    /// The network's domain.
-    pub domain: NetworkDomain,
+    /// Where live pages come from and how they are fetched (origin, network domain, limits, retries).
+    pub fetcher: FetcherSettings,
     /// Time-out of one live lookup.
     pub live_timeout: Duration,
 }
@@ -61,26 +59,24 @@ impl App {
         let keys = ApiKeys::new(Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?));
         let ledger: Arc<dyn Ledger> = Arc::new(SqliteLedger::with_pool(pool.clone()).await?);
         let snapshots = Arc::new(SqliteSnapshotStore::with_pool(pool).await?);
-        let fetcher = Fetcher::new(FetcherSettings::new(
-            settings.origin.clone(),
-            settings.domain.clone(),
-        ))?;
+        let fetcher = Fetcher::new(settings.fetcher.clone())?;
         let lookup = LookupService::new(
-            Arc::new(fetcher),
+            fetcher,
             snapshots,
             Arc::clone(&ledger),
             LookupSettings {
                 live_timeout: settings.live_timeout,
             },
         );
-        let openapi = serde_json::to_vec_pretty(&crate::openapi::document(&settings.domain))
+        let domain = settings.fetcher.domain.clone();
+        let openapi = serde_json::to_vec_pretty(&crate::openapi::document(&domain))
             .context("serializing the OpenAPI document")?
             .into();
         Ok(Self {
             keys,
             ledger,
             lookup,
-            domain: settings.domain.clone(),
+            domain,
             openapi,
         })
     }

@@ -11,8 +11,9 @@ use api_keys::{ApiKeys, KeyId, SqliteKeyStore};
 use clap::{Args, Parser, Subcommand};
 use company_data::{App, Settings, serve};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
-use page_scraper::{Origin, parse_page};
+use page_scraper::{FetcherSettings, Origin, parse_page};
 use page_url::{NetworkDomain, PageUrl};
+use snapshot_cache::{SnapshotStore, SqliteSnapshotStore};
 use sqlite_pool::SqlitePool;
 use tracing_subscriber::EnvFilter;
 
@@ -39,6 +40,12 @@ enum Command {
     Credits(CreditsCommand),
     /// Print the record parsed from a saved page (no network).
     Scrape(ScrapeArgs),
+    /// Parse every stored page again and replace its record, so a parser fix reaches stored data without
+    /// fetching again.
+    Reparse {
+        #[command(flatten)]
+        db: DbArg,
+    },
 }
 
 #[derive(Args)]
@@ -75,6 +82,27 @@ struct ServeArgs {
     /// Seconds one live lookup may take before it is abandoned (fractions allowed).
     #[arg(long, env = "COMPANY_DATA_LIVE_TIMEOUT", default_value = "25", value_parser = parse_seconds)]
     live_timeout: Duration,
+    /// Requests to the origin in flight at once.
+    #[arg(long, env = "COMPANY_DATA_ORIGIN_CONCURRENCY", default_value = "16", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    origin_concurrency: u32,
+    /// Request starts per second to the origin, spread evenly (0 for no limit; fractions allowed).
+    #[arg(long, env = "COMPANY_DATA_ORIGIN_RATE", default_value = "0", value_parser = parse_rate)]
+    origin_rate: f64,
+    /// Attempts per page, the first included (retries only on blocks, server errors and connection failures,
+    /// and only inside the live time-out).
+    #[arg(long, env = "COMPANY_DATA_ORIGIN_ATTEMPTS", default_value = "4", value_parser = clap::value_parser!(u32).range(1..=20))]
+    origin_attempts: u32,
+    /// A User-Agent to send; repeat for several, used in turn when the site blocks (environment: separated by `|`).
+    #[arg(
+        long = "user-agent",
+        env = "COMPANY_DATA_USER_AGENTS",
+        value_delimiter = '|'
+    )]
+    user_agents: Vec<String>,
+    /// An outbound proxy (http://, https:// or socks5:// URL); repeat for several, used in turn when the site
+    /// blocks (environment: separated by `,`).
+    #[arg(long = "proxy", env = "COMPANY_DATA_PROXIES", value_delimiter = ',')]
+    proxies: Vec<String>,
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     log: String,
@@ -148,6 +176,13 @@ fn parse_domain(text: &str) -> Result<NetworkDomain, String> {
     NetworkDomain::parse(text).map_err(|e| e.to_string())
 }
 
+fn parse_rate(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite() && *r >= 0.0)
+        .ok_or_else(|| format!("`{text}` is not a number of requests per second (0 for no limit)"))
+}
+
 fn parse_seconds(text: &str) -> Result<Duration, String> {
     text.parse::<f64>()
         .ok()
@@ -167,6 +202,7 @@ fn main() -> anyhow::Result<()> {
             Command::Keys(command) => keys(command).await,
             Command::Credits(command) => credits(command).await,
             Command::Scrape(args) => scrape(&args),
+            Command::Reparse { db } => reparse(&db).await,
         }
     })
 }
@@ -177,11 +213,29 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let origin = Origin::parse(&args.origin)?;
+    let mut fetcher =
+        FetcherSettings::new(Origin::parse(&args.origin)?, args.domain.network_domain);
+    fetcher.max_concurrency = args.origin_concurrency as usize;
+    fetcher.rate_per_second = (args.origin_rate > 0.0).then_some(args.origin_rate);
+    fetcher.max_attempts = args.origin_attempts;
+    let user_agents: Vec<String> = args
+        .user_agents
+        .into_iter()
+        .map(|ua| ua.trim().to_owned())
+        .filter(|ua| !ua.is_empty())
+        .collect();
+    if !user_agents.is_empty() {
+        fetcher.user_agents = user_agents;
+    }
+    fetcher.proxies = args
+        .proxies
+        .into_iter()
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .collect();
     let settings = Settings {
         db: args.db.db,
-        origin,
-        domain: args.domain.network_domain,
+        fetcher,
         live_timeout: args.live_timeout,
     };
     let app = Arc::new(App::open(&settings).await.context("starting the service")?);
@@ -215,7 +269,7 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
             )
         })?;
     let address = listener.local_addr()?;
-    tracing::info!(%address, db = %settings.db.display(), origin = ?settings.origin, "listening");
+    tracing::info!(%address, db = %settings.db.display(), origin = ?settings.fetcher.origin, "listening");
     eprintln!("company-data listening on http://{address}");
     serve(listener, app, shutdown_signal()).await?;
     Ok(())
@@ -397,5 +451,48 @@ fn scrape(args: &ScrapeArgs) -> anyhow::Result<()> {
     let record = parse_page(&String::from_utf8_lossy(&html), &url, domain)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     println!("{}", serde_json::to_string_pretty(&record)?);
+    Ok(())
+}
+
+async fn reparse(db: &DbArg) -> anyhow::Result<()> {
+    let store = SqliteSnapshotStore::with_pool(SqlitePool::open(&db.db).await?).await?;
+    let (mut reparsed, mut changed, mut failed) = (0u64, 0u64, 0u64);
+    let mut after: Option<PageUrl> = None;
+    loop {
+        let pages = store.stored_pages(after.as_ref(), 100).await?;
+        let Some(last) = pages.last() else { break };
+        after = Some(last.url.clone());
+        for page in pages {
+            let domain = NetworkDomain::parse(
+                page.url
+                    .as_str()
+                    .trim_start_matches("https://www.")
+                    .split('/')
+                    .next()
+                    .unwrap_or_default(),
+            )?;
+            let parsed = tokio::task::spawn_blocking(move || {
+                let record = parse_page(&page.html, &page.url, &domain);
+                (page, record)
+            })
+            .await?;
+            match parsed {
+                (page, Ok(record)) => {
+                    reparsed += 1;
+                    if store
+                        .replace_record(&page.url, page.fetched_at, &record)
+                        .await?
+                    {
+                        changed += 1;
+                    }
+                }
+                (page, Err(error)) => {
+                    failed += 1;
+                    eprintln!("{}: {error}; its stored record is kept", page.url);
+                }
+            }
+        }
+    }
+    println!("Reparsed {reparsed} stored pages ({changed} records replaced, {failed} failed).");
     Ok(())
 }

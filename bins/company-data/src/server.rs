@@ -10,7 +10,7 @@ use bytes::Bytes;
 use company_lookup::{Caller, LookupError};
 use company_model::CompanyRequest;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -23,6 +23,8 @@ use crate::{App, auth};
 
 /// Largest request body accepted: 100 KB (102,400 bytes, the way HTTP tooling counts a KB); larger is 413.
 pub const MAX_BODY_BYTES: usize = 100 * 1024;
+/// How much of an oversized body is read and discarded before answering 413.
+const DRAIN_BYTES: usize = 1024 * 1024;
 /// Time allowed for a request's headers to arrive.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time allowed for a request's body to arrive.
@@ -194,26 +196,47 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-/// Reads the body, refusing more than [`MAX_BODY_BYTES`] as it arrives (never buffering an unbounded body)
-/// and giving up on a body that trickles in slower than [`BODY_TIMEOUT`].
+/// Reads the body, refusing more than [`MAX_BODY_BYTES`] as it arrives (never buffering more than that) and
+/// giving up on a body that trickles in slower than [`BODY_TIMEOUT`].
+///
+/// An oversized body is read on and discarded up to [`DRAIN_BYTES`] more before the 413 is sent (a lingering
+/// close): closing a socket with unread data makes the kernel send a reset, which can destroy the 413 before the
+/// client reads it. Bodies declared larger than that are refused at once.
 async fn read_body(request: Request<Incoming>) -> Result<Bytes, ApiError> {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+    if declared.is_some_and(|length| length > (MAX_BODY_BYTES + DRAIN_BYTES) as u64) {
         return Err(ApiError::BodyTooLarge);
     }
-    let limited = Limited::new(request.into_body(), MAX_BODY_BYTES);
-    match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
-        Err(_) => Err(ApiError::BodyTimeout),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
-            Err(ApiError::BodyTooLarge)
+    let mut body = request.into_body();
+    let read = async {
+        let mut collected = Vec::new();
+        let mut seen = 0usize;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|_| ApiError::BodyUnreadable)?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            seen += data.len();
+            if seen > MAX_BODY_BYTES + DRAIN_BYTES {
+                break;
+            }
+            if seen <= MAX_BODY_BYTES {
+                collected.extend_from_slice(&data);
+            }
         }
-        Ok(Err(_)) => Err(ApiError::BodyUnreadable),
-    }
+        if seen > MAX_BODY_BYTES {
+            Err(ApiError::BodyTooLarge)
+        } else {
+            Ok(Bytes::from(collected))
+        }
+    };
+    tokio::time::timeout(BODY_TIMEOUT, read)
+        .await
+        .unwrap_or(Err(ApiError::BodyTimeout))
 }
 
 /// A JSON response; API answers are never cached by intermediaries.

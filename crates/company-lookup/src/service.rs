@@ -90,7 +90,7 @@ enum PageOutcome {
 /// Serves requests over a fetcher, a snapshot store and a ledger. Share it behind an `Arc`.
 #[derive(Debug)]
 pub struct LookupService {
-    fetcher: Arc<Fetcher>,
+    fetcher: Fetcher,
     snapshots: Arc<dyn SnapshotStore>,
     ledger: Arc<dyn Ledger>,
     settings: LookupSettings,
@@ -129,7 +129,7 @@ impl Drop for HoldGuard {
 impl LookupService {
     /// A service over these parts.
     pub fn new(
-        fetcher: Arc<Fetcher>,
+        fetcher: Fetcher,
         snapshots: Arc<dyn SnapshotStore>,
         ledger: Arc<dyn Ledger>,
         settings: LookupSettings,
@@ -298,7 +298,10 @@ impl LookupService {
 
     async fn fetch_live(&self, url: &PageUrl) -> PageOutcome {
         let timeout = self.settings.live_timeout;
-        let scraped = match tokio::time::timeout(timeout, self.fetcher.scrape(url)).await {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let scraped = match tokio::time::timeout_at(deadline, self.fetcher.scrape(url, deadline))
+            .await
+        {
             Ok(Ok(scraped)) => scraped,
             Ok(Err(error)) => {
                 debug!(%error, "live lookup failed");
@@ -321,6 +324,7 @@ impl LookupService {
         let fetched_at = jiff::Timestamp::now()
             .round(jiff::Unit::Millisecond)
             .unwrap_or_else(|_| jiff::Timestamp::now());
+        let html = scraped.html;
         let snapshot = Snapshot {
             url: scraped.final_url,
             record: scraped.record,
@@ -328,7 +332,7 @@ impl LookupService {
         };
         if let Err(error) = self
             .snapshots
-            .put(&snapshot, std::slice::from_ref(url))
+            .put(&snapshot, std::slice::from_ref(url), Some(&html))
             .await
         {
             // The record is good; only later reuse is lost.

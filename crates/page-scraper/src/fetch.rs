@@ -1,10 +1,19 @@
-//! Getting a page's HTML from the configured origin.
+//! Getting pages from the configured origin reliably: a pooled HTTP client per outbound route, a limit on
+//! requests in flight and on request starts per second, retries with backoff inside the caller's deadline,
+//! rotation of user agent and proxy when the site pushes back, and one upstream fetch per page at a time.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared, WeakShared};
 use page_url::{NetworkDomain, PageUrl};
-use reqwest::StatusCode;
+use rand::Rng;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
 use url::Url;
 
 use crate::{CompanyRecord, ScrapeError, parse_page};
@@ -20,7 +29,7 @@ pub enum Origin {
     Directory(PathBuf),
 }
 
-/// Why an origin setting was refused.
+/// Why a fetcher setting was refused.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OriginError {
@@ -34,6 +43,11 @@ pub enum OriginError {
         "the origin folder `{0}` does not exist or is not a folder; give an http(s) URL or a folder of captured pages laid out as <dir>/company/<slug>.html"
     )]
     NotAFolder(PathBuf),
+    /// A proxy URL reqwest does not accept.
+    #[error(
+        "the proxy `{0}` is not usable; write it as http://host:port, https://host:port or socks5://host:port"
+    )]
+    BadProxy(String),
     /// The HTTP client could not be built (TLS set-up).
     #[error("the HTTP client could not be set up: {0}")]
     Client(String),
@@ -61,32 +75,56 @@ impl Origin {
     }
 }
 
-/// How the [`Fetcher`] talks to its origin.
+/// How the [`Fetcher`] talks to its origin. Build with [`FetcherSettings::new`] and change fields as needed.
 #[derive(Clone, Debug)]
 pub struct FetcherSettings {
     /// Where pages come from.
     pub origin: Origin,
     /// The network whose canonical URLs records carry, whatever the origin.
     pub domain: NetworkDomain,
-    /// `User-Agent` sent to HTTP origins.
-    pub user_agent: String,
+    /// `User-Agent` values, used in turn; the next is taken when the site blocks. Never empty.
+    pub user_agents: Vec<String>,
+    /// Outbound proxies (`http://`, `https://`, `socks5://` URLs), used in turn like the user agents; empty
+    /// for direct connections.
+    pub proxies: Vec<String>,
     /// Time allowed to open a connection.
     pub connect_timeout: Duration,
     /// Largest page body read, in bytes; a larger page is a fetch failure.
     pub max_page_bytes: usize,
+    /// Requests to the origin in flight at once.
+    pub max_concurrency: usize,
+    /// Request starts per second, spread evenly; `None` for no pacing.
+    pub rate_per_second: Option<f64>,
+    /// Attempts per page, the first included. Retries happen only on blocks, the sign-in wall, server errors
+    /// and connection failures, and only while the caller's deadline leaves time.
+    pub max_attempts: u32,
+    /// First retry delay; doubled each retry up to [`FetcherSettings::backoff_max`], with full jitter.
+    pub backoff_base: Duration,
+    /// Longest retry delay (a `Retry-After` longer than the deadline allows ends the retries instead).
+    pub backoff_max: Duration,
 }
 
 impl FetcherSettings {
-    /// Settings with the defaults: a desktop browser's user agent, 5 s to connect, pages up to 8 MiB.
+    /// Settings with the defaults: three desktop browser user agents, no proxy, 5 s to connect, pages up to
+    /// 8 MiB, 16 requests in flight, no pacing, 4 attempts with backoff from 250 ms to 5 s.
     pub fn new(origin: Origin, domain: NetworkDomain) -> Self {
+        let user_agents = [
+            "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36",
+            "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.6 Safari/605.1.15",
+            "Mozilla/5.0 (X11; Linux x86_64; rv:131.0) Gecko/20100101 Firefox/131.0",
+        ];
         Self {
             origin,
             domain,
-            user_agent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
-                         Chrome/126.0.0.0 Safari/537.36"
-                .to_owned(),
+            user_agents: user_agents.iter().map(|ua| (*ua).to_owned()).collect(),
+            proxies: Vec::new(),
             connect_timeout: Duration::from_secs(5),
             max_page_bytes: 8 * 1024 * 1024,
+            max_concurrency: 16,
+            rate_per_second: None,
+            max_attempts: 4,
+            backoff_base: Duration::from_millis(250),
+            backoff_max: Duration::from_secs(5),
         }
     }
 }
@@ -99,21 +137,88 @@ pub struct ScrapedPage {
     /// The page the request ended on after redirects, normalized (e.g. `/company/1441` → `/company/google`).
     /// Snapshots are stored under it as well as under the requested URL.
     pub final_url: PageUrl,
+    /// The HTML as fetched, kept so that stored records can be parsed again later.
+    pub html: Arc<str>,
 }
 
-/// Fetches pages from one origin with a pooled HTTP client. Cheap to share behind an `Arc`.
-#[derive(Debug)]
+type ScrapeFuture = BoxFuture<'static, Result<ScrapedPage, ScrapeError>>;
+type SharedScrape = Shared<ScrapeFuture>;
+
+/// Fetches pages from one origin. Cheap to clone; clones share connections, limits and fetches in flight.
+#[derive(Clone, Debug)]
 pub struct Fetcher {
-    settings: FetcherSettings,
-    client: reqwest::Client,
+    inner: Arc<Inner>,
 }
+
+#[derive(Debug)]
+struct Inner {
+    settings: FetcherSettings,
+    /// One client (connection pool) per outbound route: one per proxy, or one direct.
+    clients: Vec<reqwest::Client>,
+    /// Which route and user agent to use; advanced when the site blocks.
+    route: AtomicUsize,
+    permits: Semaphore,
+    pacer: Option<Pacer>,
+    in_flight: Mutex<HashMap<PageUrl, WeakShared<ScrapeFuture>>>,
+}
+
+/// Spreads request starts evenly: each start takes the next free slot `1/rate` after the previous one.
+#[derive(Debug)]
+struct Pacer {
+    interval: Duration,
+    next_slot: Mutex<Instant>,
+}
+
+impl Pacer {
+    async fn wait(&self) {
+        let slot = {
+            let mut next = self
+                .next_slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let slot = (*next).max(Instant::now());
+            *next = slot + self.interval;
+            slot
+        };
+        tokio::time::sleep_until(slot).await;
+    }
+}
+
+/// One failed attempt, with the wait the origin asked for.
+struct Failure {
+    error: ScrapeError,
+    retry_after: Option<Duration>,
+}
+
+impl From<ScrapeError> for Failure {
+    fn from(error: ScrapeError) -> Self {
+        Self {
+            error,
+            retry_after: None,
+        }
+    }
+}
+
+const AUTHWALL_PATHS: [&str; 5] = [
+    "/authwall",
+    "/login",
+    "/uas/login",
+    "/signup",
+    "/checkpoint",
+];
 
 impl Fetcher {
-    /// Builds a fetcher and its connection pool.
+    /// Builds a fetcher and its connection pools.
     ///
     /// # Errors
-    /// [`OriginError::Client`] when the HTTP client cannot be built.
-    pub fn new(settings: FetcherSettings) -> Result<Self, OriginError> {
+    /// [`OriginError::BadProxy`] or [`OriginError::Client`].
+    pub fn new(mut settings: FetcherSettings) -> Result<Self, OriginError> {
+        if settings.user_agents.is_empty() {
+            settings.user_agents =
+                FetcherSettings::new(settings.origin.clone(), settings.domain.clone()).user_agents;
+        }
+        settings.max_concurrency = settings.max_concurrency.max(1);
+        settings.max_attempts = settings.max_attempts.max(1);
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in [
             (
@@ -124,48 +229,193 @@ impl Fetcher {
         ] {
             headers.insert(name, reqwest::header::HeaderValue::from_static(value));
         }
-        let client = reqwest::Client::builder()
-            .user_agent(settings.user_agent.clone())
-            .default_headers(headers)
-            .connect_timeout(settings.connect_timeout)
-            .redirect(reqwest::redirect::Policy::limited(5))
-            .build()
-            .map_err(|e| OriginError::Client(e.to_string()))?;
-        Ok(Self { settings, client })
+        let builder = || {
+            reqwest::Client::builder()
+                .default_headers(headers.clone())
+                .connect_timeout(settings.connect_timeout)
+                .pool_max_idle_per_host(settings.max_concurrency)
+                .redirect(reqwest::redirect::Policy::limited(5))
+        };
+        let clients = if settings.proxies.is_empty() {
+            vec![
+                builder()
+                    .no_proxy()
+                    .build()
+                    .map_err(|e| OriginError::Client(e.to_string()))?,
+            ]
+        } else {
+            settings
+                .proxies
+                .iter()
+                .map(|proxy| {
+                    let proxy = reqwest::Proxy::all(proxy)
+                        .map_err(|_| OriginError::BadProxy(proxy.clone()))?;
+                    builder()
+                        .proxy(proxy)
+                        .build()
+                        .map_err(|e| OriginError::Client(e.to_string()))
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let pacer = settings
+            .rate_per_second
+            .filter(|rate| rate.is_finite() && *rate > 0.0)
+            .map(|rate| Pacer {
+                interval: Duration::from_secs_f64(1.0 / rate),
+                next_slot: Mutex::new(Instant::now()),
+            });
+        Ok(Self {
+            inner: Arc::new(Inner {
+                permits: Semaphore::new(settings.max_concurrency),
+                settings,
+                clients,
+                route: AtomicUsize::new(0),
+                pacer,
+                in_flight: Mutex::new(HashMap::new()),
+            }),
+        })
     }
 
     /// The settings this fetcher was built with.
     pub fn settings(&self) -> &FetcherSettings {
-        &self.settings
+        &self.inner.settings
     }
 
-    /// Fetches a page and parses it (the parse runs on the blocking pool: a page is a few hundred KB of HTML).
-    ///
-    /// The caller bounds the time (the service's live time-out); dropping the future abandons the fetch.
+    /// Fetches and parses a page, retrying transient failures while `deadline` leaves time. Concurrent calls for
+    /// the same page (from any request) share one upstream fetch. Dropping the future abandons the fetch once no
+    /// other caller waits for it.
     ///
     /// # Errors
-    /// The [`ScrapeError`] that says why the URL gave no record.
-    pub async fn scrape(&self, url: &PageUrl) -> Result<ScrapedPage, ScrapeError> {
-        let (final_url, html) = self.fetch_html(url).await?;
-        let domain = self.settings.domain.clone();
-        let parse_url = final_url.clone();
-        let record = tokio::task::spawn_blocking(move || parse_page(&html, &parse_url, &domain))
+    /// The [`ScrapeError`] of the last attempt.
+    pub async fn scrape(
+        &self,
+        url: &PageUrl,
+        deadline: Instant,
+    ) -> Result<ScrapedPage, ScrapeError> {
+        let shared = {
+            let mut in_flight = self
+                .inner
+                .in_flight
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(running) = in_flight.get(url).and_then(WeakShared::upgrade) {
+                running
+            } else {
+                let inner = Arc::clone(&self.inner);
+                let page = url.clone();
+                let fetch: SharedScrape = async move {
+                    let result = inner.scrape_with_retries(&page, deadline).await;
+                    inner
+                        .in_flight
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(&page);
+                    result
+                }
+                .boxed()
+                .shared();
+                in_flight.retain(|_, weak| weak.upgrade().is_some());
+                if let Some(weak) = fetch.downgrade() {
+                    in_flight.insert(url.clone(), weak);
+                }
+                fetch
+            }
+        };
+        shared.await
+    }
+
+    /// Fetches a page's HTML once (no retries) and the normalized URL it ended on.
+    ///
+    /// # Errors
+    /// [`ScrapeError`] for HTTP statuses and redirects that mean the page is not there or not given to us.
+    pub async fn fetch_html(&self, url: &PageUrl) -> Result<(PageUrl, String), ScrapeError> {
+        self.inner
+            .fetch_once(url)
             .await
-            .map_err(|e| ScrapeError::Fetch(format!("the parser stopped: {e}")))??;
+            .map_err(|failure| failure.error)
+    }
+}
+
+impl Inner {
+    async fn scrape_with_retries(
+        &self,
+        url: &PageUrl,
+        deadline: Instant,
+    ) -> Result<ScrapedPage, ScrapeError> {
+        let attempts = match self.settings.origin {
+            Origin::Http(_) => self.settings.max_attempts,
+            Origin::Directory(_) => 1,
+        };
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let failure = match self.attempt(url).await {
+                Ok(page) => return Ok(page),
+                Err(failure) => failure,
+            };
+            if !failure.error.is_transient() || attempt >= attempts {
+                return Err(failure.error);
+            }
+            if matches!(
+                failure.error,
+                ScrapeError::Blocked { .. } | ScrapeError::Authwall
+            ) {
+                // Try the next user agent and proxy.
+                self.route.fetch_add(1, Ordering::Relaxed);
+            }
+            let wait = failure.retry_after.unwrap_or_else(|| self.backoff(attempt));
+            if Instant::now() + wait >= deadline {
+                return Err(failure.error);
+            }
+            tracing::debug!(%url, attempt, wait_ms = wait.as_millis() as u64, error = %failure.error, "retrying");
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Exponential backoff with full jitter: a random wait in `[0, min(max, base * 2^(attempt-1))]`.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let ceiling = self
+            .settings
+            .backoff_base
+            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1)))
+            .min(self.settings.backoff_max);
+        ceiling.mul_f64(rand::thread_rng().gen_range(0.0..=1.0))
+    }
+
+    /// One fetch and parse (the parse on the blocking pool: a page is a few hundred KB of HTML).
+    async fn attempt(&self, url: &PageUrl) -> Result<ScrapedPage, Failure> {
+        let (fetched_url, html) = {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| ScrapeError::Fetch("the fetcher is shut down".into()))?;
+            if let Some(pacer) = &self.pacer {
+                pacer.wait().await;
+            }
+            self.fetch_once(url).await?
+        };
+        let html: Arc<str> = html.into();
+        let domain = self.settings.domain.clone();
+        let (parse_html, parse_url) = (Arc::clone(&html), fetched_url.clone());
+        let record =
+            tokio::task::spawn_blocking(move || parse_page(&parse_html, &parse_url, &domain))
+                .await
+                .map_err(|e| ScrapeError::Fetch(format!("the parser stopped: {e}")))??;
         // The page's own canonical link is the best final URL; fall back to where the fetch ended.
         let final_url = record
             .final_li_url
             .as_deref()
             .and_then(|u| PageUrl::normalize(u, &self.settings.domain).ok())
-            .unwrap_or(final_url);
-        Ok(ScrapedPage { record, final_url })
+            .unwrap_or(fetched_url);
+        Ok(ScrapedPage {
+            record,
+            final_url,
+            html,
+        })
     }
 
-    /// Fetches a page's HTML and the normalized URL it ended on.
-    ///
-    /// # Errors
-    /// [`ScrapeError`] for HTTP statuses and redirects that mean the page is not there or not given to us.
-    pub async fn fetch_html(&self, url: &PageUrl) -> Result<(PageUrl, String), ScrapeError> {
+    async fn fetch_once(&self, url: &PageUrl) -> Result<(PageUrl, String), Failure> {
         match &self.settings.origin {
             Origin::Http(base) => self.fetch_http(base, url).await,
             Origin::Directory(dir) => {
@@ -175,60 +425,58 @@ impl Fetcher {
                 match tokio::fs::read(&path).await {
                     Ok(bytes) => Ok((url.clone(), String::from_utf8_lossy(&bytes).into_owned())),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        Err(ScrapeError::NotFound)
+                        Err(ScrapeError::NotFound.into())
                     }
                     Err(e) => Err(ScrapeError::Fetch(format!(
                         "reading the captured page failed: {e}"
-                    ))),
+                    ))
+                    .into()),
                 }
             }
         }
     }
 
-    async fn fetch_http(
-        &self,
-        base: &Url,
-        url: &PageUrl,
-    ) -> Result<(PageUrl, String), ScrapeError> {
+    async fn fetch_http(&self, base: &Url, url: &PageUrl) -> Result<(PageUrl, String), Failure> {
+        let route = self.route.load(Ordering::Relaxed);
+        let client = &self.clients[route % self.clients.len()];
+        let user_agent = &self.settings.user_agents[route % self.settings.user_agents.len()];
         let target = format!("{}{}", base.as_str().trim_end_matches('/'), url.path());
-        let mut response = self.client.get(&target).send().await.map_err(|e| {
-            ScrapeError::Fetch(if e.is_connect() {
-                "could not connect to the origin".into()
-            } else {
-                e.to_string()
-            })
-        })?;
+        let mut response = client
+            .get(&target)
+            .header("user-agent", user_agent)
+            .send()
+            .await
+            .map_err(|e| {
+                ScrapeError::Fetch(if e.is_connect() {
+                    "could not connect to the origin".into()
+                } else {
+                    e.to_string()
+                })
+            })?;
         let final_path = response.url().path().to_owned();
-        if [
-            "/authwall",
-            "/login",
-            "/uas/login",
-            "/signup",
-            "/checkpoint",
-        ]
-        .iter()
-        .any(|p| final_path.starts_with(p))
-        {
-            return Err(ScrapeError::Authwall);
+        if AUTHWALL_PATHS.iter().any(|p| final_path.starts_with(p)) {
+            return Err(ScrapeError::Authwall.into());
         }
-        let status = response.status();
-        match status.as_u16() {
+        let status = response.status().as_u16();
+        let retry_after = retry_after(response.headers());
+        let refused = |error: ScrapeError| Failure { error, retry_after };
+        match status {
+            200 => {}
             999 => {
-                return Err(ScrapeError::Blocked {
+                return Err(refused(ScrapeError::Blocked {
                     reason: "HTTP 999".into(),
-                });
+                }));
             }
             429 => {
-                return Err(ScrapeError::Blocked {
+                return Err(refused(ScrapeError::Blocked {
                     reason: "HTTP 429, rate limited".into(),
-                });
+                }));
             }
-            404 | 410 => return Err(ScrapeError::NotFound),
-            _ if status == StatusCode::OK => {}
+            404 | 410 => return Err(ScrapeError::NotFound.into()),
             code => {
-                return Err(ScrapeError::Fetch(format!(
+                return Err(refused(ScrapeError::Fetch(format!(
                     "the origin answered HTTP {code}"
-                )));
+                ))));
             }
         }
         let final_url = match PageUrl::from_path(&final_path, &self.settings.domain) {
@@ -236,9 +484,10 @@ impl Fetcher {
             Err(_) if final_path == "/" => {
                 return Err(ScrapeError::Blocked {
                     reason: "redirected to the home page".into(),
-                });
+                }
+                .into());
             }
-            Err(_) => return Err(ScrapeError::WrongPageKind { found: final_path }),
+            Err(_) => return Err(ScrapeError::WrongPageKind { found: final_path }.into()),
         };
         let mut body = Vec::new();
         while let Some(chunk) = response
@@ -247,13 +496,68 @@ impl Fetcher {
             .map_err(|e| ScrapeError::Fetch(format!("the page body broke off: {e}")))?
         {
             if body.len() + chunk.len() > self.settings.max_page_bytes {
-                return Err(ScrapeError::Fetch(format!(
-                    "the page is larger than {} bytes",
-                    self.settings.max_page_bytes
-                )));
+                let limit = self.settings.max_page_bytes;
+                return Err(
+                    ScrapeError::Fetch(format!("the page is larger than {limit} bytes")).into(),
+                );
             }
             body.extend_from_slice(&chunk);
         }
         Ok((final_url, String::from_utf8_lossy(&body).into_owned()))
+    }
+}
+
+/// `Retry-After` (RFC 9110 10.2.3) as a delay: delay-seconds, or an HTTP date.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let value = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = jiff::fmt::rfc2822::parse(value).ok()?;
+    let wait = date.timestamp().duration_since(jiff::Timestamp::now());
+    Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", "3".parse().expect("header"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
+        headers.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().expect("header"),
+        );
+        assert_eq!(
+            retry_after(&headers),
+            Some(Duration::ZERO),
+            "a date in the past means now"
+        );
+        headers.insert("retry-after", "soon".parse().expect("header"));
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let fetcher = Fetcher::new(FetcherSettings::new(
+            Origin::Http(Url::parse("http://127.0.0.1:9").expect("url")),
+            NetworkDomain::default(),
+        ))
+        .expect("fetcher");
+        for attempt in 1..10 {
+            let wait = fetcher.inner.backoff(attempt);
+            let ceiling = Duration::from_millis(250)
+                .saturating_mul(1 << (attempt - 1))
+                .min(Duration::from_secs(5));
+            assert!(wait <= ceiling, "attempt {attempt}: {wait:?} > {ceiling:?}");
+        }
     }
 }

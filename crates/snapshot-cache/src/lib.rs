@@ -18,7 +18,7 @@
 //! let google = PageUrl::parse_submitted("https://www.linkedin.com/company/google", &domain)?;
 //! let now = jiff::Timestamp::now();
 //! let snapshot = Snapshot { url: google.clone(), record: Default::default(), fetched_at: now };
-//! store.put(&snapshot, &[by_id.clone()]).await?;
+//! store.put(&snapshot, &[by_id.clone()], None).await?;
 //! let found = store.fresh_many(&[by_id.clone()], now - jiff::SignedDuration::from_hours(1)).await?;
 //! assert_eq!(found[&by_id].url, google);
 //! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
@@ -45,6 +45,18 @@ pub struct Snapshot {
     pub fetched_at: jiff::Timestamp,
 }
 
+/// A page as it was fetched, kept beside its snapshot so the record can be parsed again
+/// ([`SnapshotStore::stored_pages`], [`SnapshotStore::replace_record`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredPage {
+    /// The snapshot's URL (the page the fetch resolved to).
+    pub url: PageUrl,
+    /// The HTML as fetched.
+    pub html: String,
+    /// When it was fetched.
+    pub fetched_at: jiff::Timestamp,
+}
+
 /// A failure of the store's backend. The backend's own error is kept as the source, never exposed in the type.
 #[derive(Debug, thiserror::Error)]
 #[error("the snapshot store failed: {0}")]
@@ -62,6 +74,29 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
     ) -> Result<HashMap<PageUrl, Snapshot>, CacheError>;
 
     /// Stores `snapshot` under its own URL and under each of `aliases` (the URLs that led to it), replacing
-    /// what was stored there. The write is atomic: readers see the old snapshot or the new one, never half.
-    async fn put(&self, snapshot: &Snapshot, aliases: &[PageUrl]) -> Result<(), CacheError>;
+    /// what was stored there unless that is newer, with the page's HTML when given (kept compressed). The write is
+    /// atomic: readers see the old snapshot or the new one, never half.
+    async fn put(
+        &self,
+        snapshot: &Snapshot,
+        aliases: &[PageUrl],
+        html: Option<&str>,
+    ) -> Result<(), CacheError>;
+
+    /// Up to `limit` kept pages whose URL sorts after `after` (all from the start when `None`), in URL order:
+    /// page through them to parse every stored page again.
+    async fn stored_pages(
+        &self,
+        after: Option<&PageUrl>,
+        limit: u32,
+    ) -> Result<Vec<StoredPage>, CacheError>;
+
+    /// Replaces the record of the snapshot at `url` if it is still the one fetched at `fetched_at` (a newer
+    /// fetch wins); returns whether it was replaced.
+    async fn replace_record(
+        &self,
+        url: &PageUrl,
+        fetched_at: jiff::Timestamp,
+        record: &CompanyRecord,
+    ) -> Result<bool, CacheError>;
 }

@@ -4,7 +4,23 @@ use std::path::Path;
 use page_url::PageUrl;
 use sqlite_pool::{SqlitePool, rusqlite};
 
-use crate::{CacheError, Snapshot, SnapshotStore};
+use std::io::{Read, Write};
+
+use company_model::CompanyRecord;
+
+use crate::{CacheError, Snapshot, SnapshotStore, StoredPage};
+
+fn gzip(html: &str) -> std::io::Result<Vec<u8>> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(html.as_bytes())?;
+    encoder.finish()
+}
+
+fn gunzip(bytes: &[u8]) -> std::io::Result<String> {
+    let mut html = String::new();
+    flate2::read::GzDecoder::new(bytes).read_to_string(&mut html)?;
+    Ok(html)
+}
 
 const MIGRATIONS: &[&str] = &["
     CREATE TABLE snapshots (
@@ -17,6 +33,8 @@ const MIGRATIONS: &[&str] = &["
         url TEXT NOT NULL REFERENCES snapshots (url) ON DELETE CASCADE
     );
     CREATE INDEX snapshot_aliases_url ON snapshot_aliases (url);
+", "
+    ALTER TABLE snapshots ADD COLUMN page_gzip BLOB;  -- the fetched HTML, gzip-compressed, for reparsing
 "];
 
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).
@@ -104,21 +122,30 @@ impl SnapshotStore for SqliteSnapshotStore {
         Ok(found)
     }
 
-    async fn put(&self, snapshot: &Snapshot, aliases: &[PageUrl]) -> Result<(), CacheError> {
+    async fn put(
+        &self,
+        snapshot: &Snapshot,
+        aliases: &[PageUrl],
+        html: Option<&str>,
+    ) -> Result<(), CacheError> {
         let url = snapshot.url.as_str().to_owned();
+        let html = html.map(str::to_owned);
         let record = serde_json::to_string(&snapshot.record).map_err(backend)?;
         let fetched_at_ms = snapshot.fetched_at.as_millisecond();
         let mut alias_texts: Vec<String> = aliases.iter().map(|a| a.as_str().to_owned()).collect();
         alias_texts.push(url.clone());
         self.pool
             .run(move |conn| {
+                // Compressed here, on the blocking pool, not on an async worker.
+                let page = html.as_deref().map(gzip).transpose().map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 // Keep the newer snapshot when two fetches of one page finish out of order.
                 tx.execute(
-                    "INSERT INTO snapshots (url, record, fetched_at_ms) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (url) DO UPDATE SET record = excluded.record, fetched_at_ms = excluded.fetched_at_ms
+                    "INSERT INTO snapshots (url, record, fetched_at_ms, page_gzip) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (url) DO UPDATE SET record = excluded.record, fetched_at_ms = excluded.fetched_at_ms,
+                                                     page_gzip = excluded.page_gzip
                      WHERE excluded.fetched_at_ms >= snapshots.fetched_at_ms",
-                    rusqlite::params![url, record, fetched_at_ms],
+                    rusqlite::params![url, record, fetched_at_ms, page],
                 )?;
                 for alias in &alias_texts {
                     tx.execute(
@@ -131,5 +158,67 @@ impl SnapshotStore for SqliteSnapshotStore {
             })
             .await
             .map_err(backend)
+    }
+
+    async fn stored_pages(
+        &self,
+        after: Option<&PageUrl>,
+        limit: u32,
+    ) -> Result<Vec<StoredPage>, CacheError> {
+        let after = after.map(|u| u.as_str().to_owned()).unwrap_or_default();
+        let rows = self
+            .pool
+            .run(move |conn| {
+                conn.prepare(
+                    "SELECT url, page_gzip, fetched_at_ms FROM snapshots
+                     WHERE url > ?1 AND page_gzip IS NOT NULL ORDER BY url LIMIT ?2",
+                )?
+                .query_map(rusqlite::params![after, limit], |row| {
+                    let page: Vec<u8> = row.get(1)?;
+                    let html = gunzip(&page).map_err(|e| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            1,
+                            rusqlite::types::Type::Blob,
+                            Box::new(e),
+                        )
+                    })?;
+                    Ok((row.get::<_, String>(0)?, html, row.get::<_, i64>(2)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)?;
+        rows.into_iter()
+            .map(|(url, html, fetched_at_ms)| {
+                Ok(StoredPage {
+                    url: PageUrl::from_canonical(&url).map_err(backend)?,
+                    html,
+                    fetched_at: jiff::Timestamp::from_millisecond(fetched_at_ms)
+                        .map_err(backend)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn replace_record(
+        &self,
+        url: &PageUrl,
+        fetched_at: jiff::Timestamp,
+        record: &CompanyRecord,
+    ) -> Result<bool, CacheError> {
+        let url = url.as_str().to_owned();
+        let record = serde_json::to_string(record).map_err(backend)?;
+        let fetched_at_ms = fetched_at.as_millisecond();
+        let changed = self
+            .pool
+            .run(move |conn| {
+                conn.execute(
+                    "UPDATE snapshots SET record = ?1 WHERE url = ?2 AND fetched_at_ms = ?3",
+                    rusqlite::params![record, url, fetched_at_ms],
+                )
+            })
+            .await
+            .map_err(backend)?;
+        Ok(changed > 0)
     }
 }

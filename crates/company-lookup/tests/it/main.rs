@@ -31,7 +31,7 @@ async fn world(origin: Origin, credits: &str, live_timeout: Duration) -> World {
     let fetcher =
         Fetcher::new(FetcherSettings::new(origin, NetworkDomain::default())).expect("fetcher");
     let service = LookupService::new(
-        Arc::new(fetcher),
+        fetcher,
         snapshots,
         ledger.clone(),
         LookupSettings { live_timeout },

@@ -38,7 +38,7 @@ async fn windows_aliases_and_replacement() {
         fetched_at: hour_ago,
     };
     store
-        .put(&old, std::slice::from_ref(&by_id))
+        .put(&old, std::slice::from_ref(&by_id), None)
         .await
         .expect("stored");
 
@@ -69,13 +69,19 @@ async fn windows_aliases_and_replacement() {
         record: named("New"),
         fetched_at: now,
     };
-    store.put(&new, &[]).await.expect("stored");
+    store
+        .put(&new, &[], Some("<html>new</html>"))
+        .await
+        .expect("stored");
     let stale = Snapshot {
         url: google.clone(),
         record: named("Stale"),
         fetched_at: hour_ago,
     };
-    store.put(&stale, &[]).await.expect("stored");
+    store
+        .put(&stale, &[], Some("<html>stale</html>"))
+        .await
+        .expect("stored");
     let found = store
         .fresh_many(std::slice::from_ref(&by_id), since_two_hours)
         .await
@@ -92,4 +98,60 @@ async fn windows_aliases_and_replacement() {
         .await
         .expect("read");
     assert_eq!(found[&google], new);
+}
+
+#[tokio::test]
+async fn kept_pages_can_be_parsed_again() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteSnapshotStore::open(&dir.path().join("s.db"))
+        .await
+        .expect("opens");
+    let now = Timestamp::now()
+        .round(jiff::Unit::Millisecond)
+        .expect("rounds");
+    let urls: Vec<PageUrl> = ["a", "b", "c"]
+        .iter()
+        .map(|s| url(&format!("https://www.linkedin.com/company/{s}")))
+        .collect();
+    for (i, page) in urls.iter().enumerate() {
+        let html = (i != 1).then(|| format!("<html>{i}</html>"));
+        let snapshot = Snapshot {
+            url: page.clone(),
+            record: named("Before"),
+            fetched_at: now,
+        };
+        store
+            .put(&snapshot, &[], html.as_deref())
+            .await
+            .expect("stored");
+    }
+    // Paged in URL order; the snapshot stored without its page is skipped.
+    let first = store.stored_pages(None, 1).await.expect("page 1");
+    assert_eq!((first.len(), first[0].html.as_str()), (1, "<html>0</html>"));
+    let rest = store
+        .stored_pages(Some(&first[0].url), 10)
+        .await
+        .expect("page 2");
+    assert_eq!(
+        rest.iter().map(|p| p.url.clone()).collect::<Vec<_>>(),
+        [urls[2].clone()]
+    );
+
+    assert!(
+        store
+            .replace_record(&urls[0], now, &named("After"))
+            .await
+            .expect("replaced")
+    );
+    let earlier = now - SignedDuration::from_secs(1);
+    assert!(
+        !store
+            .replace_record(&urls[2], earlier, &named("After"))
+            .await
+            .expect("not replaced"),
+        "a newer fetch wins"
+    );
+    let found = store.fresh_many(&urls, earlier).await.expect("read");
+    assert_eq!(found[&urls[0]].record, named("After"));
+    assert_eq!(found[&urls[2]].record, named("Before"));
 }

@@ -1,0 +1,167 @@
+//! A hostile origin: resets, truncated and endless bodies, 429 with Retry-After, 999, the sign-in wall, a
+//! flaky server. Each gets its code, nothing unresolved is billed, no request outlives the time-out by more than
+//! a second, and the service keeps answering.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tests::{Service, ServiceOptions, TestOrigin};
+
+use crate::GOOGLE;
+
+#[tokio::test]
+async fn every_fault_gets_its_code_and_the_service_keeps_answering() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        live_timeout: "2",
+        ..Default::default()
+    });
+    let key = service.key("acme", "20");
+    let faults = [
+        ("reset", "fetch_failed"),
+        ("truncated", "fetch_failed"),
+        ("endless", "timed_out"),
+        ("limited", "blocked"),
+        ("blocked", "blocked"),
+        ("walled", "authwall"),
+        ("does-not-exist", "not_found"),
+    ];
+    let mut sent: Vec<String> = faults
+        .iter()
+        .map(|(path, _)| format!("https://www.linkedin.com/company/{path}"))
+        .collect();
+    sent.push("https://www.linkedin.com/company/flaky".into());
+    sent.push(GOOGLE.into());
+    let started = Instant::now();
+    let reply = service.post(&key, &json!({ "liUrls": sent })).await;
+    let elapsed = started.elapsed();
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    assert!(
+        elapsed < Duration::from_secs(3),
+        "the request outlived the 2 s time-out by more than a second: {elapsed:?}"
+    );
+
+    let unresolved = reply.json["unresolved"].as_array().expect("unresolved");
+    let codes: Vec<(&str, &str)> = unresolved
+        .iter()
+        .map(|u| {
+            let url = u["original_li_url"].as_str().expect("url");
+            (
+                url.rsplit('/').next().expect("slug"),
+                u["error"].as_str().expect("code"),
+            )
+        })
+        .collect();
+    assert_eq!(codes, faults, "{}", reply.json["unresolved"]);
+    // The flaky server's 503 was retried; both it and Google resolved, and only they are billed.
+    let results = reply.json["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2);
+    assert_eq!(reply.header("x-credits-charged"), Some("2"));
+    assert_eq!(origin.hits("/company/flaky"), 2);
+    // Retry-After: 1 was honoured: one retry fits in the 2 s time-out, not the four backoff would allow.
+    assert_eq!(origin.hits("/company/limited"), 2);
+    assert!(
+        origin.hits("/company/blocked") >= 2,
+        "HTTP 999 is retried with backoff"
+    );
+    assert_eq!(origin.hits("/company/does-not-exist"), 1, "a 404 is final");
+
+    let after = service.post(&key, &json!({ "liUrls": [GOOGLE] })).await;
+    assert_eq!(after.status, 200, "the service still answers");
+    assert!(
+        service
+            .cli(&["credits", "show", "--account", "acme"])
+            .starts_with("acme: 17 credits")
+    );
+}
+
+#[tokio::test]
+async fn concurrent_requests_for_one_page_share_one_fetch() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        ..Default::default()
+    });
+    let key = service.key("acme", "10");
+    let page = "https://www.linkedin.com/company/p7";
+    let body = json!({ "liUrls": [page] });
+    let (a, b, c) = tokio::join!(
+        service.post(&key, &body),
+        service.post(&key, &body),
+        service.post(&key, &body)
+    );
+    for reply in [&a, &b, &c] {
+        assert_eq!(reply.status, 200, "{}", reply.json);
+        assert_eq!(reply.json["results"][0]["source"], "live");
+    }
+    assert_eq!(
+        origin.hits("/company/p7"),
+        1,
+        "one upstream fetch for three requests"
+    );
+    // Each request was billed for the record it returned.
+    assert!(
+        service
+            .cli(&["credits", "show", "--account", "acme"])
+            .starts_with("acme: 7 credits")
+    );
+}
+
+#[tokio::test]
+async fn a_200_url_batch_is_fetched_concurrently() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--origin-concurrency", "200"],
+        ..Default::default()
+    });
+    let key = service.key("acme", "200");
+    let sent: Vec<String> = (0..200)
+        .map(|i| format!("https://www.linkedin.com/company/p{i}"))
+        .collect();
+    let reply = service.post(&key, &json!({ "liUrls": sent })).await;
+    assert_eq!(reply.status, 200, "{}", reply.json["unresolved"]);
+    assert_eq!(
+        reply.json["results"].as_array().map(Vec::len),
+        Some(200),
+        "{}",
+        reply.json["unresolved"]
+    );
+    assert!(
+        (0..200).all(|i| origin.hits(&format!("/company/p{i}")) == 1),
+        "each page fetched once"
+    );
+    assert_eq!(reply.header("x-credits-charged"), Some("200"));
+}
+
+#[tokio::test]
+async fn stored_pages_are_parsed_again_by_reparse() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        ..Default::default()
+    });
+    let key = service.key("acme", "10");
+    assert_eq!(
+        service
+            .post(
+                &key,
+                &json!({ "liUrls": [GOOGLE, "https://www.linkedin.com/company/audiense"] })
+            )
+            .await
+            .status,
+        200
+    );
+    let out = service.cli(&["reparse"]);
+    assert!(
+        out.contains("Reparsed 2 stored pages (2 records replaced, 0 failed)"),
+        "{out}"
+    );
+    let stored = service
+        .post(&key, &json!({ "liUrls": [GOOGLE], "maxAgeHours": 1 }))
+        .await;
+    assert_eq!(stored.json["results"][0]["source"], "stored");
+    assert_eq!(stored.json["results"][0]["company_id"], 1441);
+    assert_eq!(origin.hits("/company/google"), 1, "reparse fetched nothing");
+}
