@@ -15,10 +15,14 @@ pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
-/// The `company-data` binary, built once per test run with the same profile as the tests.
+/// The `company-data` binary: `$COMPANY_DATA_BIN` when set (benchmarks use a release build), else built once per
+/// test run with the same profile as the tests.
 pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
+        if let Some(path) = std::env::var_os("COMPANY_DATA_BIN") {
+            return PathBuf::from(path);
+        }
         let status = Command::new(env!("CARGO"))
             .args([
                 "build",
@@ -329,6 +333,7 @@ pub struct TestOrigin {
     /// `http://127.0.0.1:<port>`.
     pub base: String,
     hits: Arc<Mutex<HashMap<String, usize>>>,
+    slowest: Arc<Mutex<Duration>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -404,19 +409,31 @@ impl TestOrigin {
             .expect("bind");
         let address: SocketAddr = listener.local_addr().expect("address");
         let counter = Arc::clone(&hits);
+        let slowest = Arc::new(Mutex::new(Duration::ZERO));
+        let slowest_seen = Arc::clone(&slowest);
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let (routes, counter) = (Arc::clone(&routes), Arc::clone(&counter));
+                let slowest = Arc::clone(&slowest_seen);
                 tokio::spawn(async move {
+                    let started = std::time::Instant::now();
                     let _ = serve_one(stream, &routes, &counter).await;
+                    let mut slowest = slowest.lock().expect("slowest lock");
+                    *slowest = (*slowest).max(started.elapsed());
                 });
             }
         });
         Self {
             base: format!("http://{address}"),
             hits,
+            slowest,
             task,
         }
+    }
+
+    /// The longest time one connection took to be answered since the last call, and a reset of that figure.
+    pub fn take_slowest(&self) -> Duration {
+        std::mem::take(&mut *self.slowest.lock().expect("slowest lock"))
     }
 
     /// Requests served for `path` so far.

@@ -77,7 +77,7 @@ impl SqliteKeyStore {
 impl KeyStore for SqliteKeyStore {
     async fn insert(&self, key: NewKey) -> Result<KeyRecord, KeyError> {
         self.pool
-            .run(move |conn| {
+            .write(move |conn| {
                 conn.query_row(
                     &format!(
                         "INSERT INTO api_keys (account_id, name, prefix, suffix, hash, created_at_ms)
@@ -128,7 +128,7 @@ impl KeyStore for SqliteKeyStore {
     async fn revoke(&self, id: KeyId) -> Result<bool, KeyError> {
         let changed = self
             .pool
-            .run(move |conn| {
+            .write(move |conn| {
                 conn.execute(
                     "UPDATE api_keys SET revoked_at_ms = ?1 WHERE id = ?2 AND revoked_at_ms IS NULL",
                     params![jiff::Timestamp::now().as_millisecond(), id.0],
@@ -141,7 +141,7 @@ impl KeyStore for SqliteKeyStore {
 
     async fn touch(&self, id: KeyId, at: jiff::Timestamp) -> Result<(), KeyError> {
         self.pool
-            .run(move |conn| {
+            .write(move |conn| {
                 conn.execute(
                     "UPDATE api_keys SET last_used_at_ms = ?1 WHERE id = ?2",
                     params![at.as_millisecond(), id.0],

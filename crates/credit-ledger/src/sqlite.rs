@@ -112,7 +112,7 @@ impl Ledger for SqliteLedger {
     async fn ensure_account(&self, name: &str) -> Result<Account, LedgerError> {
         let name = name.to_owned();
         self.pool
-            .run(move |conn| {
+            .write(move |conn| {
                 conn.execute(
                     "INSERT INTO accounts (name, created_at_ms) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
                     params![name, now_ms()],
@@ -166,7 +166,7 @@ impl Ledger for SqliteLedger {
         let note = note.to_owned();
         let outcome = self
             .pool
-            .run(move |conn| {
+            .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let updated: Option<i64> = tx
                     .query_row(
@@ -203,7 +203,7 @@ impl Ledger for SqliteLedger {
         }
         let outcome = self
             .pool
-            .run(move |conn| {
+            .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let available: Option<i64> = tx
                     .query_row(
@@ -256,7 +256,7 @@ impl Ledger for SqliteLedger {
         let Reservation { id, account, .. } = reservation;
         let outcome = self
             .pool
-            .run(move |conn| {
+            .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 if tx.execute("DELETE FROM credit_holds WHERE id = ?1", [id])? == 0 {
                     return Ok(Err(Refusal::ReservationGone));
@@ -295,7 +295,7 @@ impl Ledger for SqliteLedger {
         let id = reservation.id;
         let deleted = self
             .pool
-            .run(move |conn| conn.execute("DELETE FROM credit_holds WHERE id = ?1", [id]))
+            .write(move |conn| conn.execute("DELETE FROM credit_holds WHERE id = ?1", [id]))
             .await
             .map_err(backend)?;
         if deleted == 0 {
@@ -309,7 +309,7 @@ impl Ledger for SqliteLedger {
         let cutoff = made_before.as_millisecond();
         let deleted = self
             .pool
-            .run(move |conn| {
+            .write(move |conn| {
                 conn.execute(
                     "DELETE FROM credit_holds WHERE created_at_ms < ?1",
                     [cutoff],

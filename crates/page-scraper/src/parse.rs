@@ -1,5 +1,6 @@
 //! The pure parser: HTML of one page → [`CompanyRecord`] or the reason it is not a company page.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use company_model::{Address, CompanyRecord, Location};
@@ -24,8 +25,17 @@ pub fn parse_page(
     domain: &NetworkDomain,
 ) -> Result<CompanyRecord, ScrapeError> {
     let document = Html::parse_document(html);
+    // One pass collects every element the network labels with `data-test-id` (sections, About rows); the
+    // extractors then search inside those subtrees instead of walking the whole page once per field.
+    let mut labelled = HashMap::new();
+    for element in document.select(&LABELLED) {
+        if let Some(id) = element.value().attr("data-test-id") {
+            labelled.entry(id).or_insert(element);
+        }
+    }
     let page = Page {
         document: &document,
+        labelled,
         domain,
         organization: json_ld_organization(&document),
     };
@@ -63,15 +73,9 @@ selectors! {
     COVER = "img.cover-img__image";
     FACE_PILE_TEXT = "p.face-pile__text";
     ORG_URN = r#"[data-semaphore-content-urn^="urn:li:organization:"]"#;
-    ABOUT_DESCRIPTION = r#"[data-test-id="about-us__description"]"#;
-    ABOUT_WEBSITE_LINK = r#"[data-test-id="about-us__website"] dd a"#;
-    ABOUT_WEBSITE = r#"[data-test-id="about-us__website"] dd"#;
-    ABOUT_INDUSTRY = r#"[data-test-id="about-us__industry"] dd"#;
-    ABOUT_SIZE = r#"[data-test-id="about-us__size"] dd"#;
-    ABOUT_HEADQUARTERS = r#"[data-test-id="about-us__headquarters"] dd"#;
-    ABOUT_TYPE = r#"[data-test-id="about-us__organizationType"] dd"#;
-    ABOUT_FOUNDED = r#"[data-test-id="about-us__foundedOn"] dd"#;
-    ABOUT_SPECIALTIES = r#"[data-test-id="about-us__specialties"] dd"#;
+    LABELLED = "[data-test-id]";
+    DD = "dd";
+    DD_LINK = "dd a";
     LOCATION_ITEMS = r#"ul[data-impression-id="org-locations_show-more-less"] > li"#;
     LOCATION_TAG = "span.tag-sm";
     LOCATION_LINES = r#"div[id^="address-"] > p"#;
@@ -89,6 +93,7 @@ const AUTHWALL_PATHS: [&str; 5] = [
 
 struct Page<'a> {
     document: &'a Html,
+    labelled: HashMap<&'a str, ElementRef<'a>>,
     domain: &'a NetworkDomain,
     organization: Option<serde_json::Map<String, Value>>,
 }
@@ -148,7 +153,7 @@ impl Page<'_> {
         let headquarters = headquarters(
             &locations,
             self.headquarters_address(),
-            self.text(&ABOUT_HEADQUARTERS),
+            self.about_row("about-us__headquarters"),
         );
         CompanyRecord {
             company_name: ld_text("name").or_else(|| self.text(&TOP_TITLE)),
@@ -167,35 +172,67 @@ impl Page<'_> {
                 .and_then(Value::as_str)
                 .filter(|d| !d.trim().is_empty())
                 .map(str::to_owned)
-                .or_else(|| self.block_text(&ABOUT_DESCRIPTION)),
+                .or_else(|| {
+                    self.section("about-us__description")
+                        .and_then(|e| clean_block(&e.text().collect::<String>()))
+                }),
             slogan: ld_text("slogan").or_else(|| self.text(&TOP_SECOND_SUBLINE)),
             industries: self
-                .text(&ABOUT_INDUSTRY)
+                .about_row("about-us__industry")
                 .or_else(|| self.text(&TOP_HEADLINE)),
-            company_type: self.text(&ABOUT_TYPE),
-            founded: self.text(&ABOUT_FOUNDED).and_then(|t| t.parse().ok()),
-            company_size: self.text(&ABOUT_SIZE),
+            company_type: self.about_row("about-us__organizationType"),
+            founded: self
+                .about_row("about-us__foundedOn")
+                .and_then(|t| t.parse().ok()),
+            company_size: self.about_row("about-us__size"),
             employee_count_on_li: ld("numberOfEmployees")
                 .and_then(|n| n.get("value"))
                 .and_then(Value::as_u64)
                 .or_else(|| self.text(&FACE_PILE_TEXT).as_deref().and_then(parse_count)),
             follower_count: self.follower_count(),
             specialties: self
-                .text(&ABOUT_SPECIALTIES)
+                .about_row("about-us__specialties")
                 .map(|t| split_specialties(&t))
                 .unwrap_or_default(),
             headquarters,
             locations,
-            funding_info: sections::funding(self.document),
-            products: sections::products(self.document, self.domain),
-            updates: sections::updates(self.document, self.domain),
-            similar_pages: sections::similar_pages(self.document, self.domain),
-            affiliated_pages: sections::affiliated_pages(self.document, self.domain),
-            employees_on_li: sections::employees(self.document, self.domain),
+            funding_info: self.section("funding").and_then(sections::funding),
+            products: self
+                .section("products")
+                .map(|s| sections::products(s, self.domain))
+                .unwrap_or_default(),
+            updates: self
+                .section("updates")
+                .map(|s| sections::updates(s, self.domain))
+                .unwrap_or_default(),
+            similar_pages: self
+                .section("similar-pages")
+                .map(|s| sections::cards(s, self.domain))
+                .unwrap_or_default(),
+            affiliated_pages: self
+                .section("affiliated-pages")
+                .map(|s| sections::cards(s, self.domain))
+                .unwrap_or_default(),
+            employees_on_li: self
+                .section("employees-at")
+                .map(|s| sections::employees(s, self.domain))
+                .unwrap_or_default(),
             // Logged-out pages show no count of the company's own open jobs ("Browse jobs" lists keyword
             // searches), so it stays absent rather than guessed.
             job_count: None,
         }
+    }
+
+    /// The element the page labels `data-test-id="<id>"` (a section or an About row).
+    fn section(&self, id: &str) -> Option<ElementRef<'_>> {
+        self.labelled.get(id).copied()
+    }
+
+    /// The value (`<dd>`) of an About row, on one line.
+    fn about_row(&self, id: &str) -> Option<String> {
+        self.section(id)?
+            .select(&DD)
+            .find_map(|dd| clean_line(&dd.text().collect::<String>()))
     }
 
     fn first(&self, selector: &Selector) -> Option<ElementRef<'_>> {
@@ -214,13 +251,6 @@ impl Page<'_> {
         self.document
             .select(selector)
             .find_map(|e| clean_line(&e.text().collect::<String>()))
-    }
-
-    /// The first match's text with its line breaks kept.
-    fn block_text(&self, selector: &Selector) -> Option<String> {
-        self.document
-            .select(selector)
-            .find_map(|e| clean_block(&e.text().collect::<String>()))
     }
 
     /// An image URL from `src`, or from `data-delayed-url` where the lazy loader has not run.
@@ -248,7 +278,10 @@ impl Page<'_> {
 
     /// The About section's website link, unwrapped from the network's `/redir/redirect?url=` link.
     fn website(&self) -> Option<String> {
-        let href = self.attr(&ABOUT_WEBSITE_LINK, "href");
+        let href = self
+            .section("about-us__website")
+            .and_then(|row| row.select(&DD_LINK).find_map(|a| a.value().attr("href")))
+            .map(str::to_owned);
         let from_link = href.and_then(|href| {
             let url = url::Url::parse(&href).ok()?;
             if url.path().starts_with("/redir/redirect") {
@@ -260,7 +293,7 @@ impl Page<'_> {
             }
         });
         from_link.or_else(|| {
-            self.text(&ABOUT_WEBSITE)
+            self.about_row("about-us__website")
                 .filter(|t| t.contains('.') && !t.contains(' '))
         })
     }

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use company_model::{Employee, FundingInfo, FundingRound, PageCard, PostAuthor, Product, Update};
 use page_url::{NetworkDomain, PageUrl};
-use scraper::{ElementRef, Html, Selector};
+use scraper::{ElementRef, Selector};
 use serde_json::Value;
 
 use crate::numbers::parse_count;
@@ -19,19 +19,17 @@ macro_rules! selectors {
 }
 
 selectors! {
-    SIMILAR_CARDS = r#"[data-test-id="similar-pages"] li a.base-card"#;
-    AFFILIATED_CARDS = r#"[data-test-id="affiliated-pages"] li a.base-card"#;
+    ASIDE_CARDS = "li a.base-card";
     ASIDE_TITLE = ".base-aside-card__title";
     ASIDE_SUBTITLE = ".base-aside-card__subtitle";
     ASIDE_SECOND_SUBTITLE = ".base-aside-card__second-subtitle";
     IMAGE = "img";
-    EMPLOYEE_CARDS = r#"[data-test-id="employees-at"] li a.base-card"#;
+    EMPLOYEE_CARDS = "li a.base-card";
     MAIN_TITLE = ".base-main-card__title";
     MAIN_SUBTITLE = ".base-main-card__subtitle";
     MAIN_DESCRIPTION = ".base-main-card__description";
-    PRODUCT_CARDS = r#"[data-test-id="products"] .base-card"#;
+    PRODUCT_CARDS = ".base-card";
     PRODUCT_LINK = "a.base-card__full-link";
-    FUNDING = r#"[data-test-id="funding"]"#;
     FUNDING_ALL = r#"a[data-tracking-control-name="funding_all-rounds"]"#;
     FUNDING_LAST = r#"a[data-tracking-control-name="funding_last-round"]"#;
     FUNDING_AMOUNT = "p.text-display-lg";
@@ -93,9 +91,10 @@ pub(crate) fn canonical_link(href: &str, domain: &NetworkDomain) -> Option<Strin
     Some(url.to_string())
 }
 
-fn cards(document: &Html, selector: &Selector, domain: &NetworkDomain) -> Vec<PageCard> {
-    document
-        .select(selector)
+/// The cards of "Similar pages" or "Affiliated pages": `title`, `link`, `industry`, `location`, `logo`.
+pub(crate) fn cards(section: ElementRef<'_>, domain: &NetworkDomain) -> Vec<PageCard> {
+    section
+        .select(&ASIDE_CARDS)
         .map(|card| PageCard {
             title: text_in(card, &ASIDE_TITLE),
             link: card
@@ -111,19 +110,9 @@ fn cards(document: &Html, selector: &Selector, domain: &NetworkDomain) -> Vec<Pa
         .collect()
 }
 
-/// "Similar pages": `title`, `link`, `industry`, `location`, `logo`.
-pub(crate) fn similar_pages(document: &Html, domain: &NetworkDomain) -> Vec<PageCard> {
-    cards(document, &SIMILAR_CARDS, domain)
-}
-
-/// "Affiliated pages": the same members as similar pages.
-pub(crate) fn affiliated_pages(document: &Html, domain: &NetworkDomain) -> Vec<PageCard> {
-    cards(document, &AFFILIATED_CARDS, domain)
-}
-
 /// "Employees at <company>": `name`, `title` (headline), `link` (profile), plus `image`.
-pub(crate) fn employees(document: &Html, domain: &NetworkDomain) -> Vec<Employee> {
-    document
+pub(crate) fn employees(section: ElementRef<'_>, domain: &NetworkDomain) -> Vec<Employee> {
+    section
         .select(&EMPLOYEE_CARDS)
         .map(|card| {
             let mut employee = Employee {
@@ -145,8 +134,8 @@ pub(crate) fn employees(document: &Html, domain: &NetworkDomain) -> Vec<Employee
 }
 
 /// "Products": `name`, `description` (the card's text), plus `category` and `link`.
-pub(crate) fn products(document: &Html, domain: &NetworkDomain) -> Vec<Product> {
-    document
+pub(crate) fn products(section: ElementRef<'_>, domain: &NetworkDomain) -> Vec<Product> {
+    section
         .select(&PRODUCT_CARDS)
         .map(|card| {
             let mut product = Product {
@@ -174,8 +163,7 @@ pub(crate) fn products(document: &Html, domain: &NetworkDomain) -> Vec<Product> 
 
 /// "Funding" (data from Crunchbase): `number_of_funding_rounds`, `last_round` {`type`, `date`, `money_raised`,
 /// `money_raised_usd` when the amount is in US dollars}, plus `investors` (names).
-pub(crate) fn funding(document: &Html) -> Option<FundingInfo> {
-    let section = document.select(&FUNDING).next()?;
+pub(crate) fn funding(section: ElementRef<'_>) -> Option<FundingInfo> {
     let rounds = section
         .select(&FUNDING_ALL)
         .find_map(|a| {
@@ -225,8 +213,8 @@ fn usd_amount(text: &str) -> Option<u64> {
 }
 
 /// "Updates": the recent posts, with the members clients read.
-pub(crate) fn updates(document: &Html, domain: &NetworkDomain) -> Vec<Update> {
-    document
+pub(crate) fn updates(section: ElementRef<'_>, domain: &NetworkDomain) -> Vec<Update> {
+    section
         .select(&UPDATE_CARDS)
         .map(|card| update(card, domain))
         .collect()

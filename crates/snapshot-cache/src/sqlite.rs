@@ -129,15 +129,22 @@ impl SnapshotStore for SqliteSnapshotStore {
         html: Option<&str>,
     ) -> Result<(), CacheError> {
         let url = snapshot.url.as_str().to_owned();
-        let html = html.map(str::to_owned);
+        // Compressed on the blocking pool, outside the write turn, so writers do not queue behind gzip.
+        let page = match html.map(str::to_owned) {
+            Some(html) => Some(
+                tokio::task::spawn_blocking(move || gzip(&html))
+                    .await
+                    .map_err(backend)?
+                    .map_err(backend)?,
+            ),
+            None => None,
+        };
         let record = serde_json::to_string(&snapshot.record).map_err(backend)?;
         let fetched_at_ms = snapshot.fetched_at.as_millisecond();
         let mut alias_texts: Vec<String> = aliases.iter().map(|a| a.as_str().to_owned()).collect();
         alias_texts.push(url.clone());
         self.pool
-            .run(move |conn| {
-                // Compressed here, on the blocking pool, not on an async worker.
-                let page = html.as_deref().map(gzip).transpose().map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+            .write(move |conn| {
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 // Keep the newer snapshot when two fetches of one page finish out of order.
                 tx.execute(
@@ -211,7 +218,7 @@ impl SnapshotStore for SqliteSnapshotStore {
         let fetched_at_ms = fetched_at.as_millisecond();
         let changed = self
             .pool
-            .run(move |conn| {
+            .write(move |conn| {
                 conn.execute(
                     "UPDATE snapshots SET record = ?1 WHERE url = ?2 AND fetched_at_ms = ?3",
                     rusqlite::params![record, url, fetched_at_ms],

@@ -59,6 +59,9 @@ pub enum SqliteError {
 #[derive(Clone, Debug)]
 pub struct SqlitePool {
     pool: Pool,
+    /// Writers of this process queue here, so they wait in order instead of in SQLite's busy handler, which
+    /// sleeps in growing steps (up to 100 ms) and turns a burst of concurrent writes into long stalls.
+    writer: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 impl SqlitePool {
@@ -87,11 +90,28 @@ impl SqlitePool {
             }))
             .build()
             .map_err(|e| open_error(e.to_string()))?;
-        let pool = Self { pool };
+        let pool = Self {
+            pool,
+            writer: std::sync::Arc::default(),
+        };
         pool.run(|conn| conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())))
             .await
             .map_err(|e| open_error(e.to_string()))?;
         Ok(pool)
+    }
+
+    /// Runs `work`, which writes, like [`SqlitePool::run`] but one at a time within this process. Other
+    /// processes on the same file are still serialized by SQLite's lock and busy timeout.
+    ///
+    /// # Errors
+    /// As [`SqlitePool::run`].
+    pub async fn write<F, R>(&self, work: F) -> Result<R, SqliteError>
+    where
+        F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<R> + Send + 'static,
+        R: Send + 'static,
+    {
+        let _turn = self.writer.lock().await;
+        self.run(work).await
     }
 
     /// Runs `work` with a connection on the blocking pool and returns its result.
@@ -124,7 +144,7 @@ impl SqlitePool {
         component: &'static str,
         migrations: &'static [&'static str],
     ) -> Result<(), SqliteError> {
-        let outcome = self.run(move |conn| {
+        let outcome = self.write(move |conn| {
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
                 [],
