@@ -1,7 +1,6 @@
 //! The pure parser: HTML of one page → [`CompanyRecord`] or the reason it is not a company page.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use company_model::{Address, CompanyRecord, Location};
 use page_url::{NetworkDomain, PageUrl};
@@ -45,17 +44,6 @@ pub fn parse_page(
         return Err(ScrapeError::Unparseable);
     }
     Ok(record)
-}
-
-pub(crate) fn selector(css: &str) -> Selector {
-    // The selectors are constants of this file; a typo fails every test, so this cannot fail at run time.
-    Selector::parse(css).unwrap_or_else(|e| panic!("invalid built-in selector {css:?}: {e}"))
-}
-
-macro_rules! selectors {
-    ($($name:ident = $css:literal;)*) => {
-        $(static $name: LazyLock<Selector> = LazyLock::new(|| selector($css));)*
-    };
 }
 
 selectors! {

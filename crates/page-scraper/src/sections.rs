@@ -2,21 +2,13 @@
 //! pages, Employees at and Funding. Each reads the section by its `data-test-id` (the network's own
 //! label for it) and returns nothing when the page does not show it.
 
-use std::sync::LazyLock;
-
 use company_model::{Employee, FundingInfo, FundingRound, PageCard, PostAuthor, Product, Update};
 use page_url::{NetworkDomain, PageUrl};
 use scraper::{ElementRef, Selector};
 use serde_json::Value;
 
 use crate::numbers::parse_count;
-use crate::parse::{clean_line, selector};
-
-macro_rules! selectors {
-    ($($name:ident = $css:literal;)*) => {
-        $(static $name: LazyLock<Selector> = LazyLock::new(|| selector($css));)*
-    };
-}
+use crate::parse::clean_line;
 
 selectors! {
     ASIDE_CARDS = "li a.base-card";
