@@ -126,8 +126,9 @@ impl CompanyRequest {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(one("the body is empty".into(), EXAMPLE));
         }
-        let value: Value = serde_json::from_slice(body)
-            .map_err(|e| one(format!("the body is not valid JSON ({e})"), EXAMPLE))?;
+        let value: Value = serde_json::from_slice::<StrictValue>(body)
+            .map_err(|e| one(format!("the body is not valid JSON ({e})"), EXAMPLE))?
+            .0;
         let Value::Object(object) = value else {
             return Err(one(
                 format!("the body is a JSON {}, not an object", type_name(&value)),
@@ -161,6 +162,66 @@ impl CompanyRequest {
             urls,
             window: window.unwrap_or(FreshnessWindow::LIVE),
         })
+    }
+}
+
+/// A JSON value that refuses duplicate member names at any depth (RFC 8259 leaves their meaning open; taking
+/// the last one silently could bill a request the caller did not mean).
+struct StrictValue(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let StrictValue(value) = map.next_value()?;
+            if members.insert(key.clone(), value).is_some() {
+                return Err(serde::de::Error::custom(format!(
+                    "the member `{key}` appears twice in one object"
+                )));
+            }
+        }
+        Ok(Value::Object(members))
     }
 }
 
@@ -434,6 +495,24 @@ mod tests {
         let invalid_utf8 =
             CompanyRequest::from_json(b"{\"liUrls\":[\"\xff\"]}", &NetworkDomain::default());
         assert!(invalid_utf8.is_err());
+    }
+
+    #[test]
+    fn duplicate_members_are_refused_at_any_depth() {
+        for body in [
+            format!(r#"{{"liUrls":["{URL}"],"liUrls":["{URL}"]}}"#),
+            format!(r#"{{"liUrls":["{URL}"],"maxAgeHours":1,"maxAgeHours":24}}"#),
+        ] {
+            let error = parse(&body).expect_err("duplicate");
+            assert!(error.to_string().contains("appears twice"), "{error}");
+        }
+        // Deep nesting is refused by the JSON parser's recursion limit, not by a stack overflow.
+        let deep = format!(
+            r#"{{"liUrls":{}{}}}"#,
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        assert!(parse(&deep).is_err());
     }
 
     #[test]
