@@ -230,6 +230,7 @@ impl LookupService {
             urls_returned: results.len() as u32,
             ..charge
         };
+        // The guard was made with the hold and nothing took it since; the error arm cannot happen.
         let hold = guard
             .take()
             .ok_or_else(|| LookupError::Billing(LedgerError::ReservationGone(0)))?;

@@ -4,7 +4,10 @@
 //! - [`parse_page`]: a pure function from a page's HTML to a [`CompanyRecord`], or to a [`ScrapeError`] that
 //!   says what the page is instead (sign-in wall, block page, not found, another kind of page). No network.
 //! - [`Fetcher`]: gets a page from an [`Origin`]: the real site, any HTTP server that serves the same paths
-//!   (tests, demos, a caching proxy), or a folder of captured pages. [`Fetcher::scrape`] fetches and parses.
+//!   (tests, demos, a caching proxy), or a folder of captured pages. [`Fetcher::scrape`] fetches and parses,
+//!   within the limits of [`FetcherSettings`]: requests in flight and per second, retries with backoff and
+//!   `Retry-After` inside the caller's deadline, user agents and proxies rotated on blocks, and one upstream
+//!   fetch per page however many callers want it at once.
 //!
 //! Sources, in order of trust: the page's JSON-LD `Organization` (schema.org names), its `<meta>` and canonical
 //! link, then the visible logged-out layout (the top card and the `about-us__*` rows of the "About us" section).
