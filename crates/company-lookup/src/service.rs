@@ -157,12 +157,13 @@ impl LookupService {
         caller: Caller,
         request: &CompanyRequest,
     ) -> Result<LookupOutcome, LookupError> {
-        let mut distinct: Vec<PageUrl> = Vec::new();
-        for url in &request.urls {
-            if !distinct.contains(&url.page) {
-                distinct.push(url.page.clone());
-            }
-        }
+        let mut seen = std::collections::HashSet::with_capacity(request.urls.len());
+        let distinct: Vec<PageUrl> = request
+            .urls
+            .iter()
+            .filter(|u| seen.insert(&u.page))
+            .map(|u| u.page.clone())
+            .collect();
         let price = price_per_company(request.window);
         let required = price.times(distinct.len() as u32);
         let hold = self
@@ -211,8 +212,13 @@ impl LookupService {
         };
         let mut results = Vec::new();
         let mut unresolved = Vec::new();
+        let missing = PageOutcome::Failed {
+            code: UnresolvedCode::FetchFailed,
+            message: "The page was not looked up. Retry.".to_owned(),
+        };
         for url in &request.urls {
-            match &outcomes[&url.page] {
+            // `resolve` answers every distinct page; `missing` only guards against a future change breaking that.
+            match outcomes.get(&url.page).unwrap_or(&missing) {
                 PageOutcome::Found { snapshot, source } => results.push(CompanyResult {
                     original_li_url: url.original.clone(),
                     record: snapshot.record.clone(),
