@@ -3,6 +3,7 @@
 mod auth;
 mod billing;
 mod cli;
+mod crash;
 mod faults;
 mod freshness;
 mod openapi;

@@ -101,7 +101,19 @@ impl App {
         }))
     }
 
-    /// Frees credit holds older than the longest a request can run (left by a server that was killed).
+    /// Frees every credit hold: at start, once [`lock_database`] has shown that no other server uses the file,
+    /// all holds were left by a server that stopped mid-request.
+    ///
+    /// # Errors
+    /// When the ledger fails.
+    pub async fn release_all_holds(&self) -> anyhow::Result<u64> {
+        Ok(self
+            .ledger
+            .release_stale(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1))
+            .await?)
+    }
+
+    /// Frees credit holds older than the longest a request can run (a safety net while running).
     ///
     /// # Errors
     /// When the ledger fails.
@@ -109,5 +121,37 @@ impl App {
         let longest_request = self.lookup.settings().live_timeout + Duration::from_mins(1);
         let cutoff = jiff::Timestamp::now() - jiff::SignedDuration::try_from(longest_request)?;
         Ok(self.ledger.release_stale(cutoff).await?)
+    }
+}
+
+/// Takes an exclusive lock on `<db>.lock` for the life of the process, so that one server at a time serves a
+/// SQLite file (the operating system drops the lock when the process ends, even by SIGKILL). Holding it proves
+/// that credit holds in the file belong to no running request. Several servers share one database through a
+/// server database backend, not through SQLite.
+///
+/// # Errors
+/// When another server holds the lock, or the lock file cannot be created.
+pub fn lock_database(db: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    let mut path = db.as_os_str().to_owned();
+    path.push(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| {
+            format!(
+                "cannot create the lock file {}",
+                std::path::Path::new(&path).display()
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another company-data server is serving {}; stop it first, or give this one its own --db",
+            db.display()
+        ),
+        Err(std::fs::TryLockError::Error(error)) => Err(error)
+            .with_context(|| format!("cannot lock {}", std::path::Path::new(&path).display())),
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use api_keys::{ApiKeys, KeyId, SqliteKeyStore};
 use clap::{Args, Parser, Subcommand};
-use company_data::{App, Settings, serve};
+use company_data::{App, Settings, lock_database, serve};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
 use page_scraper::{FetcherSettings, Origin, parse_page};
 use page_url::{NetworkDomain, PageUrl};
@@ -238,6 +238,7 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
         fetcher,
         live_timeout: args.live_timeout,
     };
+    let _lock = lock_database(&settings.db)?;
     let app = Arc::new(App::open(&settings).await.context("starting the service")?);
     if let Some(first) = app.ensure_first_key().await? {
         println!(
@@ -246,7 +247,7 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
         );
         println!("{}", first.key.expose());
     }
-    let released = app.release_stale_holds().await?;
+    let released = app.release_all_holds().await?;
     if released > 0 {
         tracing::warn!(released, "released credit holds left by a stopped server");
     }
