@@ -16,6 +16,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use url::Url;
 
+use crate::parse::AUTHWALL_PATHS;
 use crate::{CompanyRecord, ScrapeError, parse_page};
 
 /// Where live pages come from.
@@ -198,14 +199,6 @@ impl From<ScrapeError> for Failure {
         }
     }
 }
-
-const AUTHWALL_PATHS: [&str; 5] = [
-    "/authwall",
-    "/login",
-    "/uas/login",
-    "/signup",
-    "/checkpoint",
-];
 
 impl Fetcher {
     /// Builds a fetcher and its connection pools.

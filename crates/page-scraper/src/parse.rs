@@ -71,7 +71,7 @@ selectors! {
 }
 
 /// Paths of the network's sign-in wall and login pages.
-const AUTHWALL_PATHS: [&str; 5] = [
+pub(crate) const AUTHWALL_PATHS: [&str; 5] = [
     "/authwall",
     "/login",
     "/uas/login",
