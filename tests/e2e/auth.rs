@@ -125,3 +125,33 @@ async fn keys_never_reach_the_logs() {
         "a presented key is in the log"
     );
 }
+
+#[tokio::test]
+async fn each_key_is_rate_limited_on_its_own() {
+    let service = Service::start(tests::ServiceOptions {
+        args: vec!["--key-rate", "0.5", "--key-burst", "2"],
+        ..tests::ServiceOptions::default()
+    });
+    let (a, b) = (service.key("a", "10"), service.key("b", "10"));
+    // An empty list is refused after the rate check, so these requests cost nothing but count.
+    let cheap = serde_json::json!({ "liUrls": [] });
+    assert_eq!(service.post(&a, &cheap).await.status, 400);
+    assert_eq!(service.post(&a, &cheap).await.status, 400);
+    let limited = service.post(&a, &cheap).await;
+    assert_eq!(
+        (limited.status, limited.json["error"].as_str()),
+        (429, Some("rate_limited")),
+        "{}",
+        limited.json
+    );
+    let wait: u64 = limited
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!((1..=2).contains(&wait), "Retry-After {wait}");
+    assert_eq!(
+        service.post(&b, &cheap).await.status,
+        400,
+        "another key has its own allowance"
+    );
+}

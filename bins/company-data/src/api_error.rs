@@ -28,6 +28,9 @@ pub(crate) enum ApiError {
         available: Credits,
         required: Credits,
     },
+    RateLimited {
+        retry_after: std::time::Duration,
+    },
     LiveTimeout(String),
     NotFound,
     MethodNotAllowed {
@@ -49,6 +52,7 @@ impl ApiError {
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::BodyUnreadable | ApiError::InvalidRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::InsufficientCredits { .. } => StatusCode::PAYMENT_REQUIRED,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::LiveTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
@@ -69,6 +73,7 @@ impl ApiError {
             ApiError::BodyUnreadable => "body_unreadable",
             ApiError::InvalidRequest(_) => "invalid_request",
             ApiError::InsufficientCredits { .. } => "insufficient_credits",
+            ApiError::RateLimited { .. } => "rate_limited",
             ApiError::LiveTimeout(_) => "live_lookup_timed_out",
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
@@ -120,6 +125,11 @@ impl ApiError {
                  credits (`company-data credits grant --account <name> <amount>`), send fewer URLs, or send a \
                  freshness window to pay the stored price."
             ),
+            ApiError::RateLimited { retry_after } => format!(
+                "This API key is sending requests faster than its limit. Retry after {} s (see the Retry-After \
+                 header), and send up to 200 URLs per request rather than many small requests.",
+                retry_after_seconds(*retry_after)
+            ),
             ApiError::LiveTimeout(detail) => format!(
                 "No URL resolved: {detail}. Retry, split large live jobs into smaller requests, or send a \
                  freshness window (maxAgeHours) to accept stored snapshots."
@@ -160,6 +170,11 @@ impl ApiError {
             ApiError::MethodNotAllowed { allow } => Some(*allow),
             _ => None,
         };
+        let retry_after = match &self {
+            ApiError::RateLimited { retry_after } => Some(retry_after_seconds(*retry_after)),
+            ApiError::Unavailable(_) => Some(5),
+            _ => None,
+        };
         let body = ErrorBody {
             error: self.code().to_owned(),
             message: self.message(),
@@ -180,9 +195,14 @@ impl ApiError {
         if let Some(allow) = allow {
             headers.insert(header::ALLOW, HeaderValue::from_static(allow));
         }
-        if status == StatusCode::SERVICE_UNAVAILABLE {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        if let Some(seconds) = retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }
+}
+
+/// Whole seconds for `Retry-After`, rounded up and at least 1.
+fn retry_after_seconds(wait: std::time::Duration) -> u64 {
+    (wait.as_secs_f64().ceil() as u64).max(1)
 }

@@ -22,6 +22,8 @@ pub struct Settings {
     pub fetcher: FetcherSettings,
     /// Time-out of one live lookup.
     pub live_timeout: Duration,
+    /// Requests per second each API key may make, and the burst it may make at once; `None` for no limit.
+    pub key_rate: Option<(f64, u32)>,
 }
 
 /// The parts a request uses. Built once at start, shared by all connections.
@@ -32,6 +34,8 @@ pub struct App {
     pub(crate) lookup: LookupService,
     pub(crate) domain: NetworkDomain,
     pub(crate) openapi: bytes::Bytes,
+    /// Per-key request-rate limit (GCRA), in this server's memory.
+    pub(crate) key_rate: Option<governor::DefaultKeyedRateLimiter<i64>>,
 }
 
 /// The key made on the first start, to print once.
@@ -72,12 +76,18 @@ impl App {
         let openapi = serde_json::to_vec_pretty(&crate::openapi::document(&domain))
             .context("serializing the OpenAPI document")?
             .into();
+        let key_rate = settings.key_rate.and_then(|(per_second, burst)| {
+            let quota = governor::Quota::with_period(Duration::from_secs_f64(1.0 / per_second))?
+                .allow_burst(std::num::NonZeroU32::new(burst.max(1))?);
+            Some(governor::RateLimiter::keyed(quota))
+        });
         Ok(Self {
             keys,
             ledger,
             lookup,
             domain,
             openapi,
+            key_rate,
         })
     }
 

@@ -103,6 +103,12 @@ struct ServeArgs {
     /// blocks (environment: separated by `,`).
     #[arg(long = "proxy", env = "COMPANY_DATA_PROXIES", value_delimiter = ',')]
     proxies: Vec<String>,
+    /// Requests per second each API key may make, on average (0 for no limit; fractions allowed).
+    #[arg(long, env = "COMPANY_DATA_KEY_RATE", default_value = "10", value_parser = parse_rate)]
+    key_rate: f64,
+    /// Requests an API key may make at once before the rate applies.
+    #[arg(long, env = "COMPANY_DATA_KEY_BURST", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    key_burst: u32,
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     log: String,
@@ -237,6 +243,7 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
         db: args.db.db,
         fetcher,
         live_timeout: args.live_timeout,
+        key_rate: (args.key_rate > 0.0).then_some((args.key_rate, args.key_burst)),
     };
     let _lock = lock_database(&settings.db)?;
     let app = Arc::new(App::open(&settings).await.context("starting the service")?);

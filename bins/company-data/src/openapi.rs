@@ -77,6 +77,11 @@ pub(crate) fn document(domain: &NetworkDomain) -> Value {
                         "408": error_response("The request body did not arrive within 30 seconds."),
                         "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
                         "415": error_response("The body is not sent as `application/json`."),
+                        "429": {
+                            "description": "The key sent requests faster than its limit (`serve --key-rate`, `--key-burst`).",
+                            "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+                        },
                         "503": error_response("A store is unavailable; nothing was charged. Retry."),
                         "504": error_response("No URL resolved and a live lookup timed out; nothing was charged."),
                     }

@@ -138,6 +138,16 @@ async fn company_data(
         KeyError::Invalid => ApiError::InvalidApiKey,
         other => ApiError::Unavailable(other.into()),
     })?;
+    if let Some(Err(not_until)) = app
+        .key_rate
+        .as_ref()
+        .map(|limiter| limiter.check_key(&verified.key_id.0))
+    {
+        let now = governor::clock::Clock::now(&governor::clock::DefaultClock::default());
+        return Err(ApiError::RateLimited {
+            retry_after: not_until.wait_time_from(now),
+        });
+    }
     require_json(request.headers())?;
     let body = read_body(request).await?;
     let parsed = CompanyRequest::from_json(&body, &app.domain).map_err(ApiError::InvalidRequest)?;
