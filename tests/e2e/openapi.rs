@@ -1,7 +1,7 @@
 //! `GET /openapi.json` against what the server really does.
 
 use serde_json::{Value, json};
-use tests::{Service, ServiceOptions, TestOrigin, client};
+use tests::{Service, ServiceOptions, TestOrigin};
 
 use crate::{GOOGLE, urls};
 
@@ -36,15 +36,7 @@ async fn the_document_describes_the_real_responses() {
         ..Default::default()
     });
     let key = service.key("acme", "3");
-    let document = tests::Reply::from(
-        client()
-            .get(format!("{}/openapi.json", service.base))
-            .send()
-            .await
-            .expect("sent"),
-    )
-    .await
-    .json;
+    let document = service.get("/openapi.json").await.json;
     assert_eq!(document["openapi"], "3.1.0");
     assert_eq!(document["info"]["version"], "2026-05-16");
     let operation = &document["paths"]["/v1/network/company-data"]["post"];

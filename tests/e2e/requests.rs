@@ -192,35 +192,14 @@ async fn content_type_routes_and_methods() {
         (reply.status, reply.json["error"].as_str()),
         (415, Some("unsupported_media_type"))
     );
-    let get = tests::Reply::from(
-        client()
-            .get(format!("{}/v1/network/company-data", service.base))
-            .send()
-            .await
-            .expect("sent"),
-    )
-    .await;
+    let get = service.get("/v1/network/company-data").await;
     assert_eq!((get.status, get.header("allow")), (405, Some("POST")));
-    let missing = tests::Reply::from(
-        client()
-            .get(format!("{}/nope", service.base))
-            .send()
-            .await
-            .expect("sent"),
-    )
-    .await;
+    let missing = service.get("/nope").await;
     assert_eq!(
         (missing.status, missing.json["error"].as_str()),
         (404, Some("not_found"))
     );
-    let health = tests::Reply::from(
-        client()
-            .get(format!("{}/healthz", service.base))
-            .send()
-            .await
-            .expect("sent"),
-    )
-    .await;
+    let health = service.get("/healthz").await;
     assert_eq!(
         (health.status, health.json["status"].as_str()),
         (200, Some("ok"))

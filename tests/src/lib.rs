@@ -233,6 +233,18 @@ impl Service {
         Reply::from(request.send().await.expect("request sent")).await
     }
 
+    /// GETs `path` (e.g. `/healthz`) without a key.
+    pub async fn get(&self, path: &str) -> Reply {
+        Reply::from(
+            client()
+                .get(format!("{}{path}", self.base))
+                .send()
+                .await
+                .expect("request sent"),
+        )
+        .await
+    }
+
     /// Stops the server abruptly (SIGKILL).
     pub fn kill(&mut self) {
         let _ = self.child.kill();

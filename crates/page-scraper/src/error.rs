@@ -43,7 +43,8 @@ impl ScrapeError {
         }
     }
 
-    /// True when a retry later may succeed (blocks and fetch failures), false when the answer is final.
+    /// True when a retry later may succeed (blocks, the sign-in wall and fetch failures), false when the answer
+    /// is final (not found, another kind of page, unrecognised markup).
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
