@@ -6,6 +6,7 @@ mod cli;
 mod crash;
 mod faults;
 mod freshness;
+mod limits;
 mod openapi;
 mod requests;
 mod unresolved;

@@ -23,7 +23,25 @@ pub fn binary() -> &'static Path {
         if let Some(path) = std::env::var_os("COMPANY_DATA_BIN") {
             return PathBuf::from(path);
         }
-        let status = Command::new(env!("CARGO"))
+        let mut cargo = Command::new(env!("CARGO"));
+        // Cargo gives this test process the package's own variables; build scripts (ring's) that watch them would
+        // rerun on every alternation between `cargo test` and this nested build.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("CARGO_PKG_")
+                || name.starts_with("CARGO_MANIFEST_")
+                || [
+                    "CARGO_CRATE_NAME",
+                    "CARGO_PRIMARY_PACKAGE",
+                    "CARGO_TARGET_TMPDIR",
+                    "OUT_DIR",
+                ]
+                .contains(&name.as_ref())
+            {
+                cargo.env_remove(name.as_ref());
+            }
+        }
+        let status = cargo
             .args([
                 "build",
                 "--quiet",

@@ -31,6 +31,12 @@ pub(crate) enum ApiError {
     RateLimited {
         retry_after: std::time::Duration,
     },
+    TooManyLiveLookups {
+        in_flight: usize,
+        needed: usize,
+        limit: usize,
+        retry_after: std::time::Duration,
+    },
     LiveTimeout(String),
     NotFound,
     MethodNotAllowed {
@@ -52,7 +58,9 @@ impl ApiError {
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::BodyUnreadable | ApiError::InvalidRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::InsufficientCredits { .. } => StatusCode::PAYMENT_REQUIRED,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::TooManyLiveLookups { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::LiveTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
@@ -74,6 +82,7 @@ impl ApiError {
             ApiError::InvalidRequest(_) => "invalid_request",
             ApiError::InsufficientCredits { .. } => "insufficient_credits",
             ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::TooManyLiveLookups { .. } => "too_many_live_lookups",
             ApiError::LiveTimeout(_) => "live_lookup_timed_out",
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
@@ -130,6 +139,17 @@ impl ApiError {
                  header), and send up to 200 URLs per request rather than many small requests.",
                 retry_after_seconds(*retry_after)
             ),
+            ApiError::TooManyLiveLookups {
+                in_flight,
+                needed,
+                limit,
+                retry_after,
+            } => format!(
+                "This account has {in_flight} live lookups in flight and this request needs {needed} more; the cap \
+                 is {limit} at once. Nothing was fetched or charged. Retry after {} s (see the Retry-After header), \
+                 or send a freshness window (maxAgeHours) so that stored snapshots answer without live lookups.",
+                retry_after_seconds(*retry_after)
+            ),
             ApiError::LiveTimeout(detail) => format!(
                 "No URL resolved: {detail}. Retry, split large live jobs into smaller requests, or send a \
                  freshness window (maxAgeHours) to accept stored snapshots."
@@ -171,7 +191,10 @@ impl ApiError {
             _ => None,
         };
         let retry_after = match &self {
-            ApiError::RateLimited { retry_after } => Some(retry_after_seconds(*retry_after)),
+            ApiError::RateLimited { retry_after }
+            | ApiError::TooManyLiveLookups { retry_after, .. } => {
+                Some(retry_after_seconds(*retry_after))
+            }
             ApiError::Unavailable(_) => Some(5),
             _ => None,
         };

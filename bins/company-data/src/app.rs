@@ -24,6 +24,8 @@ pub struct Settings {
     pub live_timeout: Duration,
     /// Requests per second each API key may make, and the burst it may make at once; `None` for no limit.
     pub key_rate: Option<(f64, u32)>,
+    /// Live lookups each account may have in flight at once; `None` for no cap.
+    pub live_lookups_per_account: Option<usize>,
 }
 
 /// The parts a request uses. Built once at start, shared by all connections.
@@ -70,6 +72,7 @@ impl App {
             Arc::clone(&ledger),
             LookupSettings {
                 live_timeout: settings.live_timeout,
+                live_lookups_per_account: settings.live_lookups_per_account,
             },
         );
         let domain = settings.fetcher.domain.clone();

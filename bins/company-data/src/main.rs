@@ -109,6 +109,10 @@ struct ServeArgs {
     /// Requests an API key may make at once before the rate applies.
     #[arg(long, env = "COMPANY_DATA_KEY_BURST", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     key_burst: u32,
+    /// Live lookups each account may have in flight at once, over all its requests (0 for no cap). A request
+    /// that would go over it is answered 429 `too_many_live_lookups`, unless the account has nothing else in flight.
+    #[arg(long, env = "COMPANY_DATA_ACCOUNT_LIVE_LOOKUPS", default_value_t = company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT)]
+    account_live_lookups: usize,
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     log: String,
@@ -244,6 +248,8 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
         fetcher,
         live_timeout: args.live_timeout,
         key_rate: (args.key_rate > 0.0).then_some((args.key_rate, args.key_burst)),
+        live_lookups_per_account: (args.account_live_lookups > 0)
+            .then_some(args.account_live_lookups),
     };
     let _lock = lock_database(&settings.db)?;
     let app = Arc::new(App::open(&settings).await.context("starting the service")?);

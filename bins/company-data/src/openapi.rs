@@ -78,7 +78,7 @@ pub(crate) fn document(domain: &NetworkDomain) -> Value {
                         "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
                         "415": error_response("The body is not sent as `application/json`."),
                         "429": {
-                            "description": "The key sent requests faster than its limit (`serve --key-rate`, `--key-burst`).",
+                            "description": "`rate_limited`: the key sent requests faster than its limit (`serve --key-rate`, `--key-burst`). `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged.",
                             "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
                         },

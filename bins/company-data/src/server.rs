@@ -167,6 +167,17 @@ async fn company_data(
                 available,
                 required,
             },
+            LookupError::TooManyLiveLookups {
+                in_flight,
+                needed,
+                limit,
+                retry_after,
+            } => ApiError::TooManyLiveLookups {
+                in_flight,
+                needed,
+                limit,
+                retry_after,
+            },
             timed_out @ LookupError::TimedOut { .. } => {
                 ApiError::LiveTimeout(timed_out.to_string())
             }

@@ -4,7 +4,8 @@
 //! 1. collapses duplicate pages (after normalization) so each is fetched and billed once;
 //! 2. holds the most the request can cost (each distinct page at [`price_per_company`]), or refuses with
 //!    [`LookupError::InsufficientCredits`] before any fetch;
-//! 3. with a window above zero, serves snapshots fetched inside it; every other page is fetched live,
+//! 3. with a window above zero, serves snapshots fetched inside it; every other page is fetched live (if the
+//!    account's cap on live lookups in flight admits them, else [`LookupError::TooManyLiveLookups`]),
 //!    concurrently, each bounded by the live time-out, and stored as a new snapshot under the requested and the
 //!    resolved URL;
 //! 4. answers every input position in order: a record (`source` `live` or `stored`, `fetched_at`) or an
@@ -16,8 +17,12 @@
 //! Not here: parsing HTTP, authentication, the error-to-status mapping.
 #![deny(missing_docs)]
 
+mod live_limit;
 mod service;
 
 pub use company_model::CompanyRequest;
 pub use credit_ledger::price_per_company;
-pub use service::{Caller, LookupError, LookupOutcome, LookupService, LookupSettings};
+pub use service::{
+    Caller, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, LookupError, LookupOutcome, LookupService,
+    LookupSettings,
+};

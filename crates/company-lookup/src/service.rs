@@ -12,6 +12,8 @@ use page_url::PageUrl;
 use snapshot_cache::{Snapshot, SnapshotStore};
 use tracing::{Instrument, debug, warn};
 
+use crate::live_limit::LiveLookupLimit;
+
 /// Who is asking: the account billed and the key used (kept in the ledger row).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caller {
@@ -26,15 +28,23 @@ pub struct Caller {
 pub struct LookupSettings {
     /// How long one live lookup (fetch and parse) may take before it is abandoned. Spec 8: 25 s.
     pub live_timeout: Duration,
+    /// The most live lookups one account may have in flight at once, over all its requests in this process;
+    /// `None` for no cap. A request that would go over it gets [`LookupError::TooManyLiveLookups`], unless the
+    /// account has nothing else in flight (so a request larger than the cap still runs on its own).
+    pub live_lookups_per_account: Option<usize>,
 }
 
 impl Default for LookupSettings {
     fn default() -> Self {
         Self {
             live_timeout: Duration::from_secs(25),
+            live_lookups_per_account: Some(DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT),
         }
     }
 }
+
+/// Default of [`LookupSettings::live_lookups_per_account`]: two full 200-URL batches.
+pub const DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT: usize = 400;
 
 /// A served request.
 #[derive(Clone, Debug)]
@@ -69,6 +79,22 @@ pub enum LookupError {
         /// The time-out that was passed.
         timeout: Duration,
     },
+    /// The account already has as many live lookups in flight as it may (HTTP 429). Nothing was fetched or
+    /// charged.
+    #[error(
+        "the account has {in_flight} live lookups in flight and this request needs {needed} more; the cap is {limit}"
+    )]
+    TooManyLiveLookups {
+        /// Live lookups of the account's other requests, in flight now.
+        in_flight: usize,
+        /// Live lookups this request needs.
+        needed: usize,
+        /// The cap ([`LookupSettings::live_lookups_per_account`]).
+        limit: usize,
+        /// When the earliest of the account's requests in flight reaches its live time-out (an upper bound on the
+        /// wait for capacity).
+        retry_after: Duration,
+    },
     /// The billing store failed; nothing was charged.
     #[error("billing is unavailable: {0}")]
     Billing(#[source] LedgerError),
@@ -94,6 +120,7 @@ pub struct LookupService {
     snapshots: Arc<dyn SnapshotStore>,
     ledger: Arc<dyn Ledger>,
     settings: LookupSettings,
+    live_limit: Option<LiveLookupLimit>,
 }
 
 /// Releases a hold that was neither settled nor released, e.g. when the caller disconnected and the request
@@ -139,6 +166,7 @@ impl LookupService {
             snapshots,
             ledger,
             settings,
+            live_limit: settings.live_lookups_per_account.map(LiveLookupLimit::new),
         }
     }
 
@@ -150,8 +178,8 @@ impl LookupService {
     /// Serves one request; see the crate docs for the steps.
     ///
     /// # Errors
-    /// [`LookupError::InsufficientCredits`] (nothing done), [`LookupError::TimedOut`] (nothing charged),
-    /// [`LookupError::Billing`].
+    /// [`LookupError::InsufficientCredits`] and [`LookupError::TooManyLiveLookups`] (nothing fetched or charged),
+    /// [`LookupError::TimedOut`] (nothing charged), [`LookupError::Billing`].
     pub async fn run(
         &self,
         caller: Caller,
@@ -185,7 +213,18 @@ impl LookupService {
             hold: Some(hold),
         };
 
-        let outcomes = self.resolve(&distinct, request).await;
+        let outcomes = match self.resolve(caller.account, &distinct, request).await {
+            Ok(outcomes) => outcomes,
+            Err(refused) => {
+                // Free the hold now rather than from the guard's background task, so that a retry sees the credits.
+                if let Some(hold) = guard.take()
+                    && let Err(error) = self.ledger.release(hold).await
+                {
+                    warn!(%error, "could not release the credit hold of a refused request");
+                }
+                return Err(refused);
+            }
+        };
 
         let resolved = outcomes
             .values()
@@ -263,12 +302,14 @@ impl LookupService {
         })
     }
 
-    /// Answers every distinct page: stored snapshots inside the window first, then live fetches, concurrently.
+    /// Answers every distinct page: stored snapshots inside the window first, then live fetches, concurrently,
+    /// once the account's live-lookup cap admits them.
     async fn resolve(
         &self,
+        account: AccountId,
         distinct: &[PageUrl],
         request: &CompanyRequest,
-    ) -> HashMap<PageUrl, PageOutcome> {
+    ) -> Result<HashMap<PageUrl, PageOutcome>, LookupError> {
         let mut outcomes = HashMap::with_capacity(distinct.len());
         if !request.window.is_live() {
             let window = jiff::SignedDuration::try_from(request.window.duration())
@@ -294,13 +335,28 @@ impl LookupService {
             .iter()
             .filter(|u| !outcomes.contains_key(*u))
             .collect();
+        let deadline = tokio::time::Instant::now() + self.settings.live_timeout;
+        // Held until every live lookup of this request has ended (or the request is dropped).
+        let _permit = match &self.live_limit {
+            Some(limit) if !missing.is_empty() => Some(
+                limit
+                    .try_admit(account, missing.len(), deadline)
+                    .map_err(|refused| LookupError::TooManyLiveLookups {
+                        in_flight: refused.in_flight,
+                        needed: missing.len(),
+                        limit: self.settings.live_lookups_per_account.unwrap_or(0),
+                        retry_after: refused.retry_after,
+                    })?,
+            ),
+            _ => None,
+        };
         let live = futures::future::join_all(missing.into_iter().map(|url| {
             let span = tracing::debug_span!("live_lookup", url = %url);
             async move { (url.clone(), self.fetch_live(url).await) }.instrument(span)
         }))
         .await;
         outcomes.extend(live);
-        outcomes
+        Ok(outcomes)
     }
 
     async fn fetch_live(&self, url: &PageUrl) -> PageOutcome {

@@ -34,7 +34,10 @@ async fn world(origin: Origin, credits: &str, live_timeout: Duration) -> World {
         fetcher,
         snapshots,
         ledger.clone(),
-        LookupSettings { live_timeout },
+        LookupSettings {
+            live_timeout,
+            ..LookupSettings::default()
+        },
     );
     World {
         _dir: dir,
