@@ -82,3 +82,110 @@ async fn insufficient_credits_get_402_before_any_fetch() {
         200
     );
 }
+
+/// Spec 4.4 under load: many parallel requests on one account whose balance covers only some of them, with the
+/// origin failing half the lookups. The balance never goes below zero, every 200 is charged exactly its resolved
+/// records, every 402 nothing, and the ledger sums to the balance.
+#[tokio::test]
+async fn concurrent_requests_with_a_half_failing_origin_never_overspend() {
+    let origin = tests::TestOrigin::start().await;
+    let service = Service::start(tests::ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--key-rate", "0"],
+        ..tests::ServiceOptions::default()
+    });
+    let key = service.key("acme", "10");
+    // Each request: one page that resolves (300 ms), one the origin does not have (404), and for every third a
+    // stored window, so live (1 credit) and stored (0.5) prices mix. Each holds 2 prices and spends 1.
+    let bodies: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            let urls = [
+                format!("https://www.linkedin.com/company/p{i}"),
+                format!("https://www.linkedin.com/company/gone-{i}"),
+            ];
+            if i % 3 == 0 {
+                json!({ "liUrls": urls, "maxAgeHours": 24 })
+            } else {
+                json!({ "liUrls": urls })
+            }
+        })
+        .collect();
+    let replies =
+        futures::future::join_all(bodies.iter().map(|body| service.post(&key, body))).await;
+
+    let mut spent_millis = 0;
+    let mut paid: i64 = 0;
+    for (body, reply) in bodies.iter().zip(&replies) {
+        let price_millis = if body.get("maxAgeHours").is_some() {
+            500
+        } else {
+            1000
+        };
+        match reply.status {
+            200 => {
+                let results = reply.json["results"].as_array().map_or(0, Vec::len);
+                let unresolved = reply.json["unresolved"].as_array().map_or(0, Vec::len);
+                assert_eq!((results, unresolved), (1, 1), "{}", reply.json);
+                let charged = credits_millis(reply.header("x-credits-charged"));
+                assert_eq!(charged, price_millis, "a 200 pays exactly its one record");
+                spent_millis += charged;
+                paid += 1;
+            }
+            402 => {
+                assert_eq!(reply.json["error"], "insufficient_credits");
+                assert_eq!(reply.header("x-credits-charged"), None);
+            }
+            other => panic!("unexpected {other}: {}", reply.json),
+        }
+    }
+    assert!(paid > 0 && paid < 40, "{paid} of 40 paid");
+
+    let conn = rusqlite::Connection::open(&service.db).expect("open the database");
+    let balance: i64 = conn
+        .query_row(
+            "SELECT balance_millis FROM accounts WHERE name = 'acme'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("balance");
+    let (charges, charged_sum): (i64, i64) = conn
+        .query_row(
+            "SELECT count(*), -sum(delta_millis) FROM ledger_entries WHERE account_id = \
+             (SELECT id FROM accounts WHERE name = 'acme') AND delta_millis < 0",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("charges");
+    let ledger_sum: i64 = conn
+        .query_row(
+            "SELECT sum(delta_millis) FROM ledger_entries WHERE account_id = \
+             (SELECT id FROM accounts WHERE name = 'acme')",
+            [],
+            |r| r.get(0),
+        )
+        .expect("ledger");
+    let holds: i64 = conn
+        .query_row("SELECT count(*) FROM credit_holds", [], |r| r.get(0))
+        .expect("holds");
+    assert!(balance >= 0, "balance {balance}");
+    assert_eq!(charges, paid, "one ledger row per paid request");
+    assert_eq!(
+        charged_sum, spent_millis,
+        "the ledger holds what the replies said"
+    );
+    assert_eq!(
+        10_000 - balance,
+        spent_millis,
+        "the balance moved by what was charged"
+    );
+    assert_eq!(ledger_sum, balance, "the ledger sums to the balance");
+    assert_eq!(holds, 0, "no hold outlives its request");
+}
+
+/// `x-credits-charged` (decimal credits) in thousandths.
+fn credits_millis(header: Option<&str>) -> i64 {
+    let value: f64 = header
+        .and_then(|v| v.parse().ok())
+        .expect("a credits header");
+    (value * 1000.0).round() as i64
+}

@@ -1,5 +1,6 @@
 //! End-to-end: the real binary over HTTP on loopback, real SQLite files, captured pages from real origins.
 
+mod abuse;
 mod auth;
 mod billing;
 mod cli;

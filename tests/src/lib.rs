@@ -364,6 +364,7 @@ pub struct TestOrigin {
     pub base: String,
     hits: Arc<Mutex<HashMap<String, usize>>>,
     slowest: Arc<Mutex<Duration>>,
+    abandoned: Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -441,13 +442,16 @@ impl TestOrigin {
         let counter = Arc::clone(&hits);
         let slowest = Arc::new(Mutex::new(Duration::ZERO));
         let slowest_seen = Arc::clone(&slowest);
+        let abandoned = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let abandoned_seen = Arc::clone(&abandoned);
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let (routes, counter) = (Arc::clone(&routes), Arc::clone(&counter));
                 let slowest = Arc::clone(&slowest_seen);
+                let abandoned = Arc::clone(&abandoned_seen);
                 tokio::spawn(async move {
                     let started = std::time::Instant::now();
-                    let _ = serve_one(stream, &routes, &counter).await;
+                    let _ = serve_one(stream, &routes, &counter, &abandoned).await;
                     let mut slowest = slowest.lock().expect("slowest lock");
                     *slowest = (*slowest).max(started.elapsed());
                 });
@@ -457,8 +461,14 @@ impl TestOrigin {
             base: format!("http://{address}"),
             hits,
             slowest,
+            abandoned,
             task,
         }
+    }
+
+    /// Requests for delayed pages whose client closed the connection before the page was sent.
+    pub fn abandoned(&self) -> usize {
+        self.abandoned.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The longest time one connection took to be answered since the last call, and a reset of that figure.
@@ -488,6 +498,7 @@ async fn serve_one(
     mut stream: tokio::net::TcpStream,
     routes: &HashMap<String, Behaviour>,
     hits: &Mutex<HashMap<String, usize>>,
+    abandoned: &std::sync::atomic::AtomicUsize,
 ) -> std::io::Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut head = Vec::new();
@@ -535,7 +546,15 @@ async fn serve_one(
             jitter,
         }) => {
             let extra = jitter.mul_f64(f64::from(u32::try_from(count % 7).unwrap_or(0)) / 6.0);
-            tokio::time::sleep(delay + extra).await;
+            // While "working", notice a client that gives up (end of stream or reset).
+            let mut probe = [0u8; 1];
+            tokio::select! {
+                () = tokio::time::sleep(delay + extra) => {}
+                read = stream.read(&mut probe) => if matches!(read, Ok(0) | Err(_)) {
+                    abandoned.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    return Ok(());
+                },
+            }
             respond(200, "", &read(file))
         }
         Some(Behaviour::Redirect(to)) => respond(301, &format!("location: {to}\r\n"), b""),

@@ -26,6 +26,30 @@ pub struct Settings {
     pub key_rate: Option<(f64, u32)>,
     /// Live lookups each account may have in flight at once; `None` for no cap.
     pub live_lookups_per_account: Option<usize>,
+    /// What one client connection may take.
+    pub connections: ConnectionLimits,
+}
+
+/// What one client connection may take; slow or idle clients are shed by these.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionLimits {
+    /// Time for a request's headers to arrive, counted from the connection's start or the previous response:
+    /// also the longest a kept-alive HTTP/1.1 connection sits idle.
+    pub header_timeout: Duration,
+    /// Time for a request's body to arrive (408 after it).
+    pub body_timeout: Duration,
+    /// Connections open at once; the accept loop waits while this many are open.
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 4096,
+        }
+    }
 }
 
 /// The parts a request uses. Built once at start, shared by all connections.
@@ -36,6 +60,7 @@ pub struct App {
     pub(crate) lookup: LookupService,
     pub(crate) domain: NetworkDomain,
     pub(crate) openapi: bytes::Bytes,
+    pub(crate) connections: ConnectionLimits,
     /// Per-key request-rate limit (GCRA), in this server's memory.
     pub(crate) key_rate: Option<governor::DefaultKeyedRateLimiter<i64>>,
 }
@@ -90,6 +115,7 @@ impl App {
             lookup,
             domain,
             openapi,
+            connections: settings.connections,
             key_rate,
         })
     }

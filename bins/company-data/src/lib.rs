@@ -13,5 +13,5 @@ mod auth;
 mod openapi;
 mod server;
 
-pub use app::{App, FirstKey, Settings, lock_database};
+pub use app::{App, ConnectionLimits, FirstKey, Settings, lock_database};
 pub use server::{MAX_BODY_BYTES, serve};

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use api_keys::{ApiKeys, KeyId, SqliteKeyStore};
 use clap::{Args, Parser, Subcommand};
-use company_data::{App, Settings, lock_database, serve};
+use company_data::{App, ConnectionLimits, Settings, lock_database, serve};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
 use page_scraper::{FetcherSettings, Origin, parse_page};
 use page_url::{NetworkDomain, PageUrl};
@@ -109,6 +109,15 @@ struct ServeArgs {
     /// Requests an API key may make at once before the rate applies.
     #[arg(long, env = "COMPANY_DATA_KEY_BURST", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     key_burst: u32,
+    /// Seconds a client has to send a request's headers, and the longest a kept-alive connection may sit idle.
+    #[arg(long, env = "COMPANY_DATA_HEADER_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
+    header_timeout: Duration,
+    /// Seconds a client has to send a request's body.
+    #[arg(long, env = "COMPANY_DATA_BODY_TIMEOUT", default_value = "30", value_parser = parse_seconds)]
+    body_timeout: Duration,
+    /// Client connections open at once; further ones wait in the listen backlog until one closes.
+    #[arg(long, env = "COMPANY_DATA_MAX_CONNECTIONS", default_value = "4096", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: u32,
     /// Live lookups each account may have in flight at once, over all its requests (0 for no cap). A request
     /// that would go over it is answered 429 `too_many_live_lookups`, unless the account has nothing else in flight.
     #[arg(long, env = "COMPANY_DATA_ACCOUNT_LIVE_LOOKUPS", default_value_t = company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT)]
@@ -250,6 +259,11 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
         key_rate: (args.key_rate > 0.0).then_some((args.key_rate, args.key_burst)),
         live_lookups_per_account: (args.account_live_lookups > 0)
             .then_some(args.account_live_lookups),
+        connections: ConnectionLimits {
+            header_timeout: args.header_timeout,
+            body_timeout: args.body_timeout,
+            max_connections: args.max_connections as usize,
+        },
     };
     let _lock = lock_database(&settings.db)?;
     let app = Arc::new(App::open(&settings).await.context("starting the service")?);

@@ -74,7 +74,7 @@ pub(crate) fn document(domain: &NetworkDomain) -> Value {
                         "400": error_response("Invalid request body or unsupported URL; `details` lists every problem."),
                         "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
                         "402": error_response("Insufficient credits for every requested company; nothing was fetched."),
-                        "408": error_response("The request body did not arrive within 30 seconds."),
+                        "408": error_response("The request body did not arrive within the body time-out (`serve --body-timeout`, 30 s by default)."),
                         "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
                         "415": error_response("The body is not sent as `application/json`."),
                         "429": {

@@ -25,15 +25,12 @@ use crate::{App, auth};
 pub const MAX_BODY_BYTES: usize = 100 * 1024;
 /// How much of an oversized body is read and discarded before answering 413.
 const DRAIN_BYTES: usize = 1024 * 1024;
-/// Time allowed for a request's headers to arrive.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// Time allowed for a request's body to arrive.
-const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Time given to requests in flight at shutdown.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves HTTP/1.1 and HTTP/2 (cleartext) on `listener` until `shutdown` resolves, then lets requests in flight
-/// finish (up to 30 s).
+/// finish (up to 30 s). Connections are bounded by the app's [`crate::ConnectionLimits`]: headers (and idle
+/// keep-alive) and bodies have time-outs, and at most `max_connections` are open at once.
 ///
 /// # Errors
 /// Only when the listener itself fails; connection errors are logged and the server goes on.
@@ -42,15 +39,32 @@ pub async fn serve(
     app: Arc<App>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    let limits = app.connections;
     let mut builder = auto::Builder::new(TokioExecutor::new());
+    // hyper starts the header time-out when a connection opens and again after each response, so it also closes
+    // idle kept-alive connections.
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT);
-    builder.http2().timer(TokioTimer::new());
+        .header_read_timeout(limits.header_timeout);
+    // HTTP/2 connections are pinged while idle and closed when the peer stops answering.
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(limits.header_timeout)
+        .keep_alive_timeout(limits.header_timeout);
+    let open_connections = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
+        // At the cap, stop accepting: further clients wait in the kernel's backlog instead of costing memory here.
+        let permit = tokio::select! {
+            permit = Arc::clone(&open_connections).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -64,15 +78,26 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let app = Arc::clone(&app);
-        let service = hyper::service::service_fn(move |request| handle(Arc::clone(&app), request));
-        let connection = builder
-            .serve_connection(TokioIo::new(stream), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
+            // The protocol sniffing of `auto` has no time-out of its own: a client that connects and sends
+            // nothing would be kept forever.
+            let mut first = [0u8; 1];
+            if !matches!(
+                tokio::time::timeout(limits.header_timeout, stream.peek(&mut first)).await,
+                Ok(Ok(1..))
+            ) {
+                tracing::debug!(%peer, "connection closed: nothing sent within the header time-out");
+                return;
+            }
+            let service =
+                hyper::service::service_fn(move |request| handle(Arc::clone(&app), request));
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            if let Err(error) = watcher.watch(connection.into_owned()).await {
                 tracing::debug!(%peer, error = %error, "connection ended with an error");
             }
+            drop(permit);
         });
     }
     info!("shutting down: waiting for requests in flight");
@@ -149,7 +174,7 @@ async fn company_data(
         });
     }
     require_json(request.headers())?;
-    let body = read_body(request).await?;
+    let body = read_body(request, app.connections.body_timeout).await?;
     let parsed = CompanyRequest::from_json(&body, &app.domain).map_err(ApiError::InvalidRequest)?;
     let caller = Caller {
         account: verified.account,
@@ -218,12 +243,12 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
 }
 
 /// Reads the body, refusing more than [`MAX_BODY_BYTES`] as it arrives (never buffering more than that) and
-/// giving up on a body that trickles in slower than [`BODY_TIMEOUT`].
+/// giving up (408) on a body that has not arrived whole within `timeout`.
 ///
 /// An oversized body is read on and discarded up to [`DRAIN_BYTES`] more before the 413 is sent (a lingering
 /// close): closing a socket with unread data makes the kernel send a reset, which can destroy the 413 before the
 /// client reads it. Bodies declared larger than that are refused at once.
-async fn read_body(request: Request<Incoming>) -> Result<Bytes, ApiError> {
+async fn read_body(request: Request<Incoming>, timeout: Duration) -> Result<Bytes, ApiError> {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -255,7 +280,7 @@ async fn read_body(request: Request<Incoming>) -> Result<Bytes, ApiError> {
             Ok(Bytes::from(collected))
         }
     };
-    tokio::time::timeout(BODY_TIMEOUT, read)
+    tokio::time::timeout(timeout, read)
         .await
         .unwrap_or(Err(ApiError::BodyTimeout))
 }

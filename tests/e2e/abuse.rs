@@ -1,0 +1,243 @@
+//! Resource abuse (issue 4): slow and idle clients are shed by time-outs while others are served, and a client
+//! that hangs up mid-batch leaves no fetch or credit hold behind.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tests::{Service, ServiceOptions, TestOrigin};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn address(service: &Service) -> String {
+    service.base.trim_start_matches("http://").to_owned()
+}
+
+/// Reads until the server closes the connection; returns what it sent, or `None` if it is still open after
+/// `wait`.
+async fn read_until_closed(stream: &mut TcpStream, wait: Duration) -> Option<Vec<u8>> {
+    let mut received = Vec::new();
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut buffer = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buffer)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(received),
+            Ok(Ok(n)) => received.extend_from_slice(&buffer[..n]),
+        }
+    }
+}
+
+fn holds(service: &Service) -> i64 {
+    rusqlite::Connection::open(&service.db)
+        .expect("open the database")
+        .query_row("SELECT count(*) FROM credit_holds", [], |r| r.get(0))
+        .expect("count holds")
+}
+
+#[tokio::test]
+async fn idle_and_slow_header_connections_are_shed_while_others_are_served() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--header-timeout", "1"],
+        ..ServiceOptions::default()
+    });
+    let address = address(&service);
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        idle.push(TcpStream::connect(&address).await.expect("connect"));
+    }
+    // Headers trickled a byte every 100 ms, never finished.
+    let mut trickler = TcpStream::connect(&address).await.expect("connect");
+    let trickled = async {
+        let started = Instant::now();
+        for byte in b"POST /v1/network/company-data HTTP/1.1\r\nhost: x\r\nx-padding: "
+            .iter()
+            .chain([b'a'; 200].iter())
+        {
+            if trickler.write_all(&[*byte]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let closed = read_until_closed(&mut trickler, Duration::from_secs(3)).await;
+        (closed.is_some(), started.elapsed())
+    };
+    // A connection kept alive after one request, then silent.
+    let mut kept = TcpStream::connect(&address).await.expect("connect");
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("send");
+    let mut head = [0u8; 12];
+    kept.read_exact(&mut head).await.expect("a response");
+    assert_eq!(&head, b"HTTP/1.1 200");
+
+    let served = async {
+        let started = Instant::now();
+        let reply = service.get("/healthz").await;
+        (reply.status, started.elapsed())
+    };
+    let ((trickler_closed, trickled_for), (status, took)) = tokio::join!(trickled, served);
+    assert_eq!(status, 200);
+    assert!(
+        took < Duration::from_millis(500),
+        "a normal request waited {took:?}"
+    );
+    assert!(trickler_closed, "the slow-header client was not cut off");
+    assert!(
+        trickled_for < Duration::from_secs(3),
+        "cut off after {trickled_for:?}"
+    );
+    assert!(
+        read_until_closed(&mut kept, Duration::from_secs(2))
+            .await
+            .is_some(),
+        "an idle kept-alive connection is still open"
+    );
+    for stream in &mut idle {
+        assert!(
+            read_until_closed(stream, Duration::from_secs(2))
+                .await
+                .is_some(),
+            "a connection that never sent a byte is still open"
+        );
+    }
+    assert_eq!(service.get("/healthz").await.status, 200);
+}
+
+#[tokio::test]
+async fn a_trickled_body_gets_408_and_costs_nothing() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--body-timeout", "1"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "1");
+    let body = json!({ "liUrls": ["https://www.linkedin.com/company/google"] }).to_string();
+    let mut stream = TcpStream::connect(address(&service))
+        .await
+        .expect("connect");
+    stream
+        .write_all(
+            format!(
+                "POST /v1/network/company-data HTTP/1.1\r\nhost: x\r\nx-api-key: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .expect("send the head");
+    let started = Instant::now();
+    let (mut reader, mut writer) = stream.into_split();
+    let trickle = tokio::spawn(async move {
+        for byte in body.bytes() {
+            if writer.write_all(&[byte]).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let mut response = Vec::new();
+    let read =
+        tokio::time::timeout(Duration::from_secs(5), reader.read_to_end(&mut response)).await;
+    trickle.abort();
+    assert!(read.is_ok(), "no answer to a trickled body");
+    let response = String::from_utf8_lossy(&response);
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    assert!(response.contains("\"body_timeout\""), "{response}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        service
+            .cli(&["credits", "show", "--account", "acme"])
+            .starts_with("acme: 1 credits")
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_hangs_up_mid_batch_leaves_no_fetch_or_hold() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "50");
+    let mut urls: Vec<String> = (0..10)
+        .map(|n| format!("https://www.linkedin.com/company/p{}", 900 + n))
+        .collect();
+    urls.push("https://www.linkedin.com/company/slow".into()); // 3 s
+    let body = json!({ "liUrls": urls }).to_string();
+    let mut stream = TcpStream::connect(address(&service))
+        .await
+        .expect("connect");
+    stream
+        .write_all(
+            format!(
+                "POST /v1/network/company-data HTTP/1.1\r\nhost: x\r\nx-api-key: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .expect("send");
+    let waited = Instant::now();
+    while origin.hits("/company/slow") == 0 || holds(&service) == 0 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(2),
+            "the batch never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(stream);
+    let hung_up = Instant::now();
+
+    // Within a second (long before the 3 s page would be sent) the fetch is dropped and the hold released.
+    while origin.abandoned() == 0 || holds(&service) > 0 {
+        assert!(
+            hung_up.elapsed() < Duration::from_secs(1),
+            "after the client left: {} abandoned fetches, {} holds",
+            origin.abandoned(),
+            holds(&service)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let shown = service.cli(&["credits", "show", "--account", "acme"]);
+    assert!(
+        shown.starts_with("acme: 50 credits"),
+        "nothing is charged: {shown}"
+    );
+    assert_eq!(
+        shown.lines().count(),
+        2,
+        "only the grant is in the ledger: {shown}"
+    );
+    let reply = service
+        .post(
+            &key,
+            &json!({ "liUrls": ["https://www.linkedin.com/company/google"] }),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+}
+
+#[tokio::test]
+async fn at_the_connection_cap_new_clients_wait_until_idle_ones_are_shed() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--max-connections", "5", "--header-timeout", "1"],
+        ..ServiceOptions::default()
+    });
+    let address = address(&service);
+    let mut idle = Vec::new();
+    for _ in 0..5 {
+        idle.push(TcpStream::connect(&address).await.expect("connect"));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = Instant::now();
+    let reply = service.get("/healthz").await;
+    let waited = started.elapsed();
+    assert_eq!(reply.status, 200);
+    assert!(
+        waited > Duration::from_millis(500) && waited < Duration::from_secs(3),
+        "the sixth client should wait for the idle ones' time-out (1 s), waited {waited:?}"
+    );
+}
