@@ -27,6 +27,20 @@ async fn read_until_closed(stream: &mut TcpStream, wait: Duration) -> Option<Vec
     }
 }
 
+/// A raw connection that has sent the head of a company-data request with a body of `length` bytes.
+async fn post_head(service: &Service, key: &str, length: usize) -> TcpStream {
+    let mut stream = TcpStream::connect(address(service)).await.expect("connect");
+    let head = format!(
+        "POST /v1/network/company-data HTTP/1.1\r\nhost: x\r\nx-api-key: {key}\r\n\
+         content-type: application/json\r\ncontent-length: {length}\r\n\r\n"
+    );
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .expect("send the head");
+    stream
+}
+
 fn holds(service: &Service) -> i64 {
     rusqlite::Connection::open(&service.db)
         .expect("open the database")
@@ -111,19 +125,7 @@ async fn a_trickled_body_gets_408_and_costs_nothing() {
     });
     let key = service.key("acme", "1");
     let body = json!({ "liUrls": ["https://www.linkedin.com/company/google"] }).to_string();
-    let mut stream = TcpStream::connect(address(&service))
-        .await
-        .expect("connect");
-    stream
-        .write_all(
-            format!(
-                "POST /v1/network/company-data HTTP/1.1\r\nhost: x\r\nx-api-key: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                body.len()
-            )
-            .as_bytes(),
-        )
-        .await
-        .expect("send the head");
+    let stream = post_head(&service, &key, body.len()).await;
     let started = Instant::now();
     let (mut reader, mut writer) = stream.into_split();
     let trickle = tokio::spawn(async move {
@@ -167,19 +169,11 @@ async fn a_client_that_hangs_up_mid_batch_leaves_no_fetch_or_hold() {
         .collect();
     urls.push("https://www.linkedin.com/company/slow".into()); // 3 s
     let body = json!({ "liUrls": urls }).to_string();
-    let mut stream = TcpStream::connect(address(&service))
-        .await
-        .expect("connect");
+    let mut stream = post_head(&service, &key, body.len()).await;
     stream
-        .write_all(
-            format!(
-                "POST /v1/network/company-data HTTP/1.1\r\nhost: x\r\nx-api-key: {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        )
+        .write_all(body.as_bytes())
         .await
-        .expect("send");
+        .expect("send the body");
     let waited = Instant::now();
     while origin.hits("/company/slow") == 0 || holds(&service) == 0 {
         assert!(
