@@ -10,6 +10,7 @@ mod freshness;
 mod limits;
 mod openapi;
 mod requests;
+mod schemathesis;
 mod unresolved;
 
 use serde_json::json;

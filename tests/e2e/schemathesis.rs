@@ -1,0 +1,91 @@
+//! Contract conformance from outside (issue 4): Schemathesis generates requests from the server's own
+//! `GET /openapi.json` and checks every answer against it (documented status codes, response schemas, content
+//! types and headers, no 5xx, schema-violating bodies rejected, valid ones accepted). Requests go only to the
+//! loopback server, whose origin is the folder of captured pages.
+//!
+//! Schemathesis comes from PyPI: `$SCHEMATHESIS` if set, else a venv under `target/tools/` made on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tests::{Service, ServiceOptions};
+
+/// The Schemathesis release the run is pinned to.
+const VERSION: &str = "4.32.5";
+/// Test cases per operation; the run must generate at least [`AT_LEAST`] in all.
+const MAX_EXAMPLES: &str = "1000";
+const AT_LEAST: u64 = 1000;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The `schemathesis` executable, installed into `target/tools/schemathesis-<version>` when missing.
+fn schemathesis() -> PathBuf {
+    if let Some(path) = std::env::var_os("SCHEMATHESIS") {
+        return PathBuf::from(path);
+    }
+    let venv = workspace().join(format!("target/tools/schemathesis-{VERSION}"));
+    let executable = venv.join("bin/schemathesis");
+    if executable.exists() {
+        return executable;
+    }
+    let run = |command: &mut Command| {
+        let output = command.output().expect("python3 runs");
+        assert!(
+            output.status.success(),
+            "installing Schemathesis failed (needs python3 and PyPI):\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    run(Command::new("python3").arg("-m").arg("venv").arg(&venv));
+    run(Command::new(venv.join("bin/pip")).args([
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        &format!("schemathesis=={VERSION}"),
+    ]));
+    executable
+}
+
+#[tokio::test]
+async fn schemathesis_finds_nothing_in_a_thousand_generated_requests() {
+    let service = Service::start(ServiceOptions {
+        // Generated requests come fast and many; the per-key limit is tested on its own.
+        args: vec!["--key-rate", "0"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "1000000");
+    let reports = tempfile::tempdir().expect("a report folder");
+    let output = Command::new(schemathesis())
+        .arg("--config-file")
+        .arg(workspace().join("tests/schemathesis.toml"))
+        .arg("--no-color")
+        .args(["run", &format!("{}/openapi.json", service.base)])
+        .args(["--header", &format!("Authorization: Bearer {key}")])
+        .args(["--checks", "all", "--max-examples", MAX_EXAMPLES])
+        .args(["--seed", "1", "--output-truncate", "true"])
+        .args(["--report", "junit", "--report-dir"])
+        .arg(reports.path())
+        .output()
+        .expect("schemathesis runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "Schemathesis found problems:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let generated: u64 = stdout
+        .lines()
+        .find_map(|line| line.trim().split_once(" generated"))
+        .and_then(|(count, _)| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no test-case count in:\n{stdout}"));
+    assert!(
+        generated >= AT_LEAST,
+        "only {generated} requests generated:\n{stdout}"
+    );
+    assert!(
+        !stdout.contains(&key),
+        "Schemathesis printed the key; it must redact it"
+    );
+}
