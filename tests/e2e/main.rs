@@ -4,6 +4,7 @@ mod abuse;
 mod auth;
 mod billing;
 mod cli;
+mod conformance;
 mod crash;
 mod faults;
 mod freshness;
