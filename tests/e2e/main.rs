@@ -11,7 +11,6 @@ mod freshness;
 mod limits;
 mod openapi;
 mod requests;
-mod schemathesis;
 mod unresolved;
 
 use serde_json::json;

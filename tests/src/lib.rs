@@ -15,6 +15,56 @@ pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
+/// A `cargo` command for nested builds. Cargo gives a test process its package's own variables
+/// (`CARGO_PKG_*`, `CARGO_MANIFEST_DIR`, ...); build scripts that watch them (ring's) would rerun on every
+/// alternation between `cargo test` and the nested build, so they are removed.
+pub fn cargo() -> Command {
+    without_package_env(Command::new(env!("CARGO")))
+}
+
+/// `command` without the package variables cargo gives a test process (see [`cargo`]).
+pub fn without_package_env(mut command: Command) -> Command {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "OUT_DIR",
+            ]
+            .contains(&name.as_ref())
+        {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command
+}
+
+/// The workspace's root folder.
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Cargo's target folder: `$CARGO_TARGET_DIR`, else `target/` in the workspace.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace().join("target"), PathBuf::from)
+}
+
+/// Runs a set-up command to completion, panicking with its output and `what` to do about it on failure.
+pub fn run_setup(command: &mut Command, what: &str) {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+    assert!(
+        output.status.success(),
+        "{what}:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// The `company-data` binary: `$COMPANY_DATA_BIN` when set (benchmarks use a release build), else built once per
 /// test run with the same profile as the tests.
 pub fn binary() -> &'static Path {
@@ -23,24 +73,7 @@ pub fn binary() -> &'static Path {
         if let Some(path) = std::env::var_os("COMPANY_DATA_BIN") {
             return PathBuf::from(path);
         }
-        let mut cargo = Command::new(env!("CARGO"));
-        // Cargo gives this test process the package's own variables; build scripts (ring's) that watch them would
-        // rerun on every alternation between `cargo test` and this nested build.
-        for (name, _) in std::env::vars_os() {
-            let name = name.to_string_lossy();
-            if name.starts_with("CARGO_PKG_")
-                || name.starts_with("CARGO_MANIFEST_")
-                || [
-                    "CARGO_CRATE_NAME",
-                    "CARGO_PRIMARY_PACKAGE",
-                    "CARGO_TARGET_TMPDIR",
-                    "OUT_DIR",
-                ]
-                .contains(&name.as_ref())
-            {
-                cargo.env_remove(name.as_ref());
-            }
-        }
+        let mut cargo = cargo();
         let status = cargo
             .args([
                 "build",
@@ -54,11 +87,7 @@ pub fn binary() -> &'static Path {
             .status()
             .expect("cargo runs");
         assert!(status.success(), "building company-data failed");
-        let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"),
-            PathBuf::from,
-        );
-        target.join("debug").join("company-data")
+        target_dir().join("debug").join("company-data")
     })
 }
 

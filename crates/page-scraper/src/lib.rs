@@ -41,6 +41,7 @@ macro_rules! selectors {
 }
 
 mod error;
+#[cfg(feature = "fetch")]
 mod fetch;
 mod numbers;
 mod parse;
@@ -48,6 +49,7 @@ mod sections;
 
 pub use company_model::CompanyRecord;
 pub use error::ScrapeError;
+#[cfg(feature = "fetch")]
 pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, ScrapedPage};
 pub use numbers::parse_count;
 pub use parse::parse_page;

@@ -4,11 +4,12 @@
 //! loopback server, whose origin is the folder of captured pages.
 //!
 //! Schemathesis comes from PyPI: `$SCHEMATHESIS` if set, else a venv under `target/tools/` made on first use.
+//! Its own test binary, so that it does not share the CPU with the timing-sensitive end-to-end tests.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use tests::{Service, ServiceOptions};
+use tests::{Service, ServiceOptions, run_setup, target_dir, workspace};
 
 /// The Schemathesis release the run is pinned to.
 const VERSION: &str = "4.32.5";
@@ -16,35 +17,30 @@ const VERSION: &str = "4.32.5";
 const MAX_EXAMPLES: &str = "1000";
 const AT_LEAST: u64 = 1000;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// The `schemathesis` executable, installed into `target/tools/schemathesis-<version>` when missing.
 fn schemathesis() -> PathBuf {
     if let Some(path) = std::env::var_os("SCHEMATHESIS") {
         return PathBuf::from(path);
     }
-    let venv = workspace().join(format!("target/tools/schemathesis-{VERSION}"));
+    let venv = target_dir().join(format!("tools/schemathesis-{VERSION}"));
     let executable = venv.join("bin/schemathesis");
     if executable.exists() {
         return executable;
     }
-    let run = |command: &mut Command| {
-        let output = command.output().expect("python3 runs");
-        assert!(
-            output.status.success(),
-            "installing Schemathesis failed (needs python3 and PyPI):\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    run(Command::new("python3").arg("-m").arg("venv").arg(&venv));
-    run(Command::new(venv.join("bin/pip")).args([
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        &format!("schemathesis=={VERSION}"),
-    ]));
+    let what = "installing Schemathesis failed (it needs python3 with venv, and PyPI)";
+    run_setup(
+        Command::new("python3").arg("-m").arg("venv").arg(&venv),
+        what,
+    );
+    run_setup(
+        Command::new(venv.join("bin/pip")).args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            &format!("schemathesis=={VERSION}"),
+        ]),
+        what,
+    );
     executable
 }
 
