@@ -20,8 +20,7 @@ lint:
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
-# Benchmarks; writes docs/benchmarks.md (parsing throughput, then a 200-URL live batch on a release build).
-bench:
-    cargo run --release -p page-scraper --example parse_throughput -- --out docs/benchmarks.md ../shared/fixtures/pages
-    cargo build --release -p company-data
-    COMPANY_DATA_BIN=target/release/company-data cargo run --release -p tests --bin live_batch -- --append docs/benchmarks.md
+# Benchmarks (docs/benchmarks.md, target/bench.json): the service beside this machine's limit and typical peers.
+# `just bench --quick` runs in about a minute once the tools are installed, to check the harness works.
+bench *FLAGS:
+    cargo run --release -p tests --bin bench -- {{FLAGS}}

@@ -145,6 +145,8 @@ pub struct ServiceOptions<'a> {
     pub args: Vec<&'a str>,
     /// An existing database folder to reuse (for restarts); a new one otherwise.
     pub dir: Option<Arc<tempfile::TempDir>>,
+    /// Another `company-data` build to run (benchmarks); [`binary`] otherwise.
+    pub binary: Option<PathBuf>,
 }
 
 impl Default for ServiceOptions<'_> {
@@ -155,6 +157,7 @@ impl Default for ServiceOptions<'_> {
             env: Vec::new(),
             args: Vec::new(),
             dir: None,
+            binary: None,
         }
     }
 }
@@ -166,7 +169,7 @@ impl Service {
             .dir
             .unwrap_or_else(|| Arc::new(tempfile::tempdir().expect("temp dir")));
         let db = dir.path().join("company-data.db");
-        let mut child = Command::new(binary())
+        let mut child = Command::new(options.binary.as_deref().unwrap_or_else(|| binary()))
             .args([
                 "serve",
                 "--listen",
@@ -290,6 +293,11 @@ impl Service {
                 .expect("request sent"),
         )
         .await
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Stops the server abruptly (SIGKILL).

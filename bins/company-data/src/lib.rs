@@ -5,6 +5,8 @@
 //! The routes, the one mapping from errors to HTTP statuses, and the OpenAPI document live here and nowhere
 //! else; the library crates know nothing of HTTP.
 
+// The benchmark-only build leaves the key checks unused.
+#![cfg_attr(feature = "bench-no-auth", allow(dead_code, unused_imports))]
 #![recursion_limit = "512"] // the OpenAPI document is one large `json!` literal
 
 mod api_error;

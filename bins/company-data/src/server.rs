@@ -158,28 +158,10 @@ async fn company_data(
     app: &App,
     request: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, ApiError> {
-    let key = auth::presented_key(request.headers())?;
-    let verified = app.keys.verify(&key).await.map_err(|error| match error {
-        KeyError::Invalid => ApiError::InvalidApiKey,
-        other => ApiError::Unavailable(other.into()),
-    })?;
-    if let Some(Err(not_until)) = app
-        .key_rate
-        .as_ref()
-        .map(|limiter| limiter.check_key(&verified.key_id.0))
-    {
-        let now = governor::clock::Clock::now(&governor::clock::DefaultClock::default());
-        return Err(ApiError::RateLimited {
-            retry_after: not_until.wait_time_from(now),
-        });
-    }
+    let caller = authenticate(app, request.headers()).await?;
     require_json(request.headers())?;
     let body = read_body(request, app.connections.body_timeout).await?;
     let parsed = CompanyRequest::from_json(&body, &app.domain).map_err(ApiError::InvalidRequest)?;
-    let caller = Caller {
-        account: verified.account,
-        key_id: Some(verified.key_id.0),
-    };
     let outcome = app
         .lookup
         .run(caller, &parsed)
@@ -218,6 +200,41 @@ async fn company_data(
         }
     }
     Ok(response)
+}
+
+/// The caller of a key-bearing request: the key verified, then its request rate checked.
+#[cfg(not(feature = "bench-no-auth"))]
+async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    let key = auth::presented_key(headers)?;
+    let verified = app.keys.verify(&key).await.map_err(|error| match error {
+        KeyError::Invalid => ApiError::InvalidApiKey,
+        other => ApiError::Unavailable(other.into()),
+    })?;
+    if let Some(Err(not_until)) = app
+        .key_rate
+        .as_ref()
+        .map(|limiter| limiter.check_key(&verified.key_id.0))
+    {
+        let now = governor::clock::Clock::now(&governor::clock::DefaultClock::default());
+        return Err(ApiError::RateLimited {
+            retry_after: not_until.wait_time_from(now),
+        });
+    }
+    Ok(Caller {
+        account: verified.account,
+        key_id: Some(verified.key_id.0),
+    })
+}
+
+/// Benchmark-only build (`--features bench-no-auth`, never shipped): every request is the first account's, with
+/// no key check and no rate limit, to measure what authentication costs.
+#[cfg(feature = "bench-no-auth")]
+#[allow(clippy::unused_async)]
+async fn authenticate(_app: &App, _headers: &HeaderMap) -> Result<Caller, ApiError> {
+    Ok(Caller {
+        account: company_model::AccountId(1),
+        key_id: None,
+    })
 }
 
 /// `application/json`, with or without parameters, or any `application/*+json`.

@@ -1,11 +1,19 @@
-//! Parsing throughput over captured pages: `cargo run --release -p page-scraper --example parse_throughput --
-//! [--out FILE] DIR...`. Parses every `*.html` under the folders (company pages and the pages the network
-//! shows instead) for about two seconds each round, three rounds, and reports pages per second on one core.
+//! Parsing throughput over captured pages, on one core:
+//! `cargo run --release -p page-scraper --example parse_throughput -- [--seconds S] [--rounds N] DIR...`.
+//!
+//! Measures, over every `*.html` under the folders (company pages and the pages the network shows instead):
+//! `parse_page` (the full extraction: tree build, then every field), and html5ever's tokenizer alone over the
+//! same bytes with a sink that drops every token (the floor any html5ever-based extractor pays). Prints one JSON
+//! object: pages per second per round for each, the page count and bytes. `just bench` reads it.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::{
+    BufferQueue, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
 use page_scraper::parse_page;
 use page_url::{NetworkDomain, PageUrl};
 
@@ -23,70 +31,84 @@ fn html_files(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
+/// Drops every token: what is left is the cost of tokenizing.
+struct Discard;
+
+impl TokenSink for Discard {
+    type Handle = ();
+
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        std::hint::black_box(token);
+        TokenSinkResult::Continue
+    }
+}
+
+fn tokenize(html: &str) {
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    let tokenizer = Tokenizer::new(Discard, TokenizerOpts::default());
+    let _ = tokenizer.feed(&input);
+    tokenizer.end();
+}
+
+/// Pages per second of `work` over all pages, for `rounds` rounds of `seconds` each.
+fn rounds(pages: &[String], rounds: u32, seconds: f64, mut work: impl FnMut(&str)) -> Vec<f64> {
+    (0..rounds)
+        .map(|_| {
+            let started = Instant::now();
+            let mut done = 0usize;
+            while started.elapsed() < Duration::from_secs_f64(seconds) {
+                for html in pages {
+                    work(html);
+                    done += 1;
+                }
+            }
+            done as f64 / started.elapsed().as_secs_f64()
+        })
+        .collect()
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let out = args.iter().position(|a| a == "--out").map(|i| {
-        let file = args.get(i + 1).cloned().unwrap_or_default();
-        args.drain(i..=(i + 1).min(args.len() - 1));
-        PathBuf::from(file)
-    });
+    let mut option = |name: &str, default: f64| -> Result<f64, Box<dyn std::error::Error>> {
+        match args.iter().position(|a| a == name) {
+            Some(i) if i + 1 < args.len() => {
+                let value = args[i + 1].parse()?;
+                args.drain(i..=i + 1);
+                Ok(value)
+            }
+            Some(_) => Err(format!("{name} needs a value").into()),
+            None => Ok(default),
+        }
+    };
+    let seconds = option("--seconds", 2.0)?;
+    let round_count = option("--rounds", 3.0)? as u32;
     let mut files = Vec::new();
     for dir in &args {
         html_files(Path::new(dir), &mut files);
     }
     files.sort();
-    let pages: Vec<(String, String)> = files
+    let pages: Vec<String> = files
         .iter()
-        .map(|f| Ok((f.display().to_string(), std::fs::read_to_string(f)?)))
+        .map(std::fs::read_to_string)
         .collect::<std::io::Result<_>>()?;
     if pages.is_empty() {
         return Err("no .html files under the given folders".into());
     }
-    let bytes: usize = pages.iter().map(|(_, html)| html.len()).sum();
+    let bytes: usize = pages.iter().map(String::len).sum();
     let domain = NetworkDomain::default();
     let url = PageUrl::parse_submitted("https://www.linkedin.com/company/benchmark", &domain)?;
-    let mut rounds = Vec::new();
-    for _ in 0..3 {
-        let started = Instant::now();
-        let mut parsed = 0usize;
-        while started.elapsed() < Duration::from_secs(2) {
-            for (_, html) in &pages {
-                let _ = std::hint::black_box(parse_page(html, &url, &domain));
-                parsed += 1;
-            }
-        }
-        rounds.push(parsed as f64 / started.elapsed().as_secs_f64());
-    }
-    rounds.sort_by(f64::total_cmp);
-    let (min, median, max) = (rounds[0], rounds[1], rounds[2]);
-    let mb_per_s = median * (bytes as f64 / pages.len() as f64) / 1e6;
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let report = format!(
-        "# Benchmarks\n\nWritten by `just bench`. Machine: {cores} cores, {cpu}. Each figure is the median of \
-         three two-second rounds, with min and max.\n\n\
-         ## Parsing throughput (one core)\n\n\
-         {} pages, {:.1} MB in all ({}).\n\n\
-         | figure | median | min | max |\n|---|---|---|---|\n\
-         | pages per second | {median:.0} | {min:.0} | {max:.0} |\n\
-         | MB of HTML per second | {mb_per_s:.1} | | |\n\
-         | ms per page (mean) | {:.2} | | |\n",
-        pages.len(),
-        bytes as f64 / 1e6,
-        args.join(", "),
-        1000.0 / median,
-    );
+    let full = rounds(&pages, round_count, seconds, |html| {
+        let _ = std::hint::black_box(parse_page(html, &url, &domain));
+    });
+    let tokenizer = rounds(&pages, round_count, seconds, tokenize);
+    let report = serde_json::json!({
+        "pages": pages.len(),
+        "bytes": bytes,
+        "files": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "parse_page_per_second": full,
+        "tokenizer_per_second": tokenizer,
+    });
     println!("{report}");
-    if let Some(out) = out {
-        std::fs::write(&out, report)?;
-        println!("written to {}", out.display());
-    }
     Ok(())
 }

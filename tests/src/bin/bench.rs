@@ -1,0 +1,774 @@
+//! `just bench`: the service measured side by side with this machine's limit and with typical peers, in one run.
+//! Writes `docs/benchmarks.md` and `target/bench.json` (`--out`, `--json` to change; `--quick` for a run under a
+//! minute that only proves the harness works).
+//!
+//! 1. Stored path: single-URL requests with `maxAgeHours: 24` on a warm snapshot, driven by `oha` over loopback,
+//!    versus a bare hyper server returning the same response bytes; then the service at half its throughput.
+//! 2. A 200-URL stored batch: request time p50/p99.
+//! 3. A 200-URL live batch against a loopback origin answering each page after 250–350 ms: total / slowest page.
+//! 4. Parsing, per core, over every captured page: `parse_page`, html5ever's tokenizer alone, and two Python peers.
+//! 5. Auth: stored-path throughput with a verified key vs. a bench-only build without authentication.
+//! 6. Peak RSS of the server during 1 and 3.
+//! 7. Cost growth: one request of 1, 10, 50, 200 URLs, stored and live.
+//!
+//! Tools (installed into `target/tools/` on first use): oha from crates.io; beautifulsoup4, lxml and selectolax
+//! from PyPI in a venv.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark reports on stdout
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tests::{Service, ServiceOptions, TestOrigin, cargo, run_setup, target_dir, workspace};
+
+const OHA_VERSION: &str = "1.16.0";
+const GOOGLE: &str = "https://www.linkedin.com/company/google";
+
+type Error = Box<dyn std::error::Error>;
+
+/// How long and how often each measurement runs.
+#[derive(Clone, Copy)]
+struct Plan {
+    quick: bool,
+    /// Runs per figure (the report gives the median, min and max).
+    runs: usize,
+    /// Seconds of each load-generator run.
+    load_seconds: u32,
+    /// Requests per run of the 200-URL stored batch.
+    batch_requests: usize,
+    /// Seconds per round of the parsing benchmarks.
+    parse_seconds: f64,
+}
+
+/// Median, min and max.
+fn spread(values: &[f64]) -> Value {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
+    json!({
+        "median": median,
+        "min": sorted.first().copied().unwrap_or(f64::NAN),
+        "max": sorted.last().copied().unwrap_or(f64::NAN),
+        "runs": values,
+    })
+}
+
+fn median(value: &Value) -> f64 {
+    value["median"].as_f64().unwrap_or(f64::NAN)
+}
+
+/// The value at quantile `q` (0..=1) of `values`.
+fn quantile(values: &[f64], q: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let index = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted.get(index).copied().unwrap_or(f64::NAN)
+}
+
+fn machine() -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    json!({ "cores": cores, "cpu": cpu })
+}
+
+/// Peak resident set of a process (`VmHWM`), in MB.
+fn peak_rss_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+// ---------------------------------------------------------------- tools
+
+fn oha() -> PathBuf {
+    let root = target_dir().join(format!("tools/oha-{OHA_VERSION}"));
+    let executable = root.join("bin/oha");
+    if !executable.exists() {
+        eprintln!(
+            "installing oha {OHA_VERSION} into {} (once)",
+            root.display()
+        );
+        run_setup(
+            cargo()
+                .args(["install", "--quiet", "--locked", "oha"])
+                .args(["--version", OHA_VERSION, "--root"])
+                .arg(&root),
+            "installing oha from crates.io failed",
+        );
+    }
+    executable
+}
+
+fn python_peers() -> PathBuf {
+    let venv = target_dir().join("tools/bench-peers");
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        eprintln!("installing the Python peers into {} (once)", venv.display());
+        let what = "installing the Python peers failed (needs python3 with venv, and PyPI)";
+        run_setup(
+            Command::new("python3").arg("-m").arg("venv").arg(&venv),
+            what,
+        );
+        run_setup(
+            Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+                .arg(workspace().join("bench/requirements.txt")),
+            what,
+        );
+    }
+    python
+}
+
+/// Builds `company-data` in release, with `features`, and copies it to `target/bench/<name>`.
+fn build_service(features: &[&str], name: &str) -> PathBuf {
+    let mut command = cargo();
+    command.args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "company-data",
+        "--bin",
+        "company-data",
+    ]);
+    if !features.is_empty() {
+        command.arg("--features").arg(features.join(","));
+    }
+    run_setup(
+        command.current_dir(workspace()),
+        "building company-data failed",
+    );
+    let folder = target_dir().join("bench");
+    std::fs::create_dir_all(&folder).expect("target/bench");
+    let copy = folder.join(name);
+    std::fs::copy(target_dir().join("release/company-data"), &copy).expect("copy the build");
+    copy
+}
+
+// ---------------------------------------------------------------- load generation
+
+/// One oha run: requests per second, p50 and p99 in ms.
+struct Load {
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+/// Runs oha against `url` with the company-data request `body` for `seconds`; `rate` caps requests per second.
+fn oha_run(
+    url: &str,
+    key: &str,
+    body: &str,
+    seconds: u32,
+    rate: Option<f64>,
+) -> Result<Load, Error> {
+    let mut command = Command::new(oha());
+    command
+        .args(["--no-tui", "--output-format", "json", "-z"])
+        .arg(format!("{seconds}s"))
+        .args(["-c", "32", "-m", "POST", "-T", "application/json"])
+        .args(["-H", &format!("authorization: Bearer {key}")])
+        .args(["-d", body]);
+    if let Some(rate) = rate {
+        command.args(["-q", &format!("{rate:.0}"), "--latency-correction"]);
+    }
+    let output = command.arg(url).output()?;
+    if !output.status.success() {
+        return Err(format!("oha failed: {}", String::from_utf8_lossy(&output.stderr)).into());
+    }
+    let report: Value = serde_json::from_slice(&output.stdout)?;
+    let statuses = &report["statusCodeDistribution"];
+    let ok = statuses["200"].as_u64().unwrap_or(0);
+    let all: u64 = statuses
+        .as_object()
+        .map_or(0, |m| m.values().filter_map(Value::as_u64).sum());
+    if ok == 0 || ok != all {
+        return Err(format!("oha saw non-200 answers: {statuses}").into());
+    }
+    let seconds_to_ms = |v: &Value| v.as_f64().map_or(f64::NAN, |s| s * 1000.0);
+    Ok(Load {
+        rps: report["summary"]["requestsPerSec"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        p50_ms: seconds_to_ms(&report["latencyPercentiles"]["p50"]),
+        p99_ms: seconds_to_ms(&report["latencyPercentiles"]["p99"]),
+    })
+}
+
+/// Runs `oha_run` `plan.runs` times; returns the spreads of rps, p50 and p99.
+fn load_figures(
+    url: &str,
+    key: &str,
+    body: &str,
+    plan: Plan,
+    rate: Option<f64>,
+) -> Result<Value, Error> {
+    let mut runs = Vec::new();
+    for _ in 0..plan.runs {
+        runs.push(oha_run(url, key, body, plan.load_seconds, rate)?);
+    }
+    Ok(json!({
+        "requests_per_second": spread(&runs.iter().map(|r| r.rps).collect::<Vec<_>>()),
+        "p50_ms": spread(&runs.iter().map(|r| r.p50_ms).collect::<Vec<_>>()),
+        "p99_ms": spread(&runs.iter().map(|r| r.p99_ms).collect::<Vec<_>>()),
+    }))
+}
+
+/// A bare hyper server that answers every request with `response` (status 200, the same headers and body as the
+/// service's stored answer) and does nothing else: the most this machine serves over loopback with hyper.
+async fn bare_hyper(headers: Vec<(String, String)>, body: bytes::Bytes) -> Result<String, Error> {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?;
+    let headers = std::sync::Arc::new(headers);
+    tokio::spawn(async move {
+        let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+        while let Ok((stream, _)) = listener.accept().await {
+            let (builder, headers, body) = (builder.clone(), headers.clone(), body.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |request: hyper::Request<hyper::body::Incoming>| {
+                        let (headers, body) = (headers.clone(), body.clone());
+                        async move {
+                            // Read the body, as the service does.
+                            let _ = http_body_util::BodyExt::collect(request.into_body()).await;
+                            let mut response =
+                                hyper::Response::new(http_body_util::Full::new(body));
+                            for (name, value) in headers.iter() {
+                                if let (Ok(name), Ok(value)) = (
+                                    hyper::header::HeaderName::from_bytes(name.as_bytes()),
+                                    hyper::header::HeaderValue::from_str(value),
+                                ) {
+                                    response.headers_mut().insert(name, value);
+                                }
+                            }
+                            Ok::<_, std::convert::Infallible>(response)
+                        }
+                    },
+                );
+                let _ = builder
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(format!("http://{address}/v1/network/company-data"))
+}
+
+// ---------------------------------------------------------------- the measurements
+
+fn service_options(binary: &Path, origin: Option<&str>) -> ServiceOptions<'static> {
+    let mut options = ServiceOptions {
+        binary: Some(binary.to_path_buf()),
+        // A load generator's rate, and the 200-page batches, are not what the per-key and per-account limits
+        // are for; per-request info logs are off as in a quiet production setting.
+        args: vec![
+            "--key-rate",
+            "0",
+            "--origin-concurrency",
+            "200",
+            "--log",
+            "warn",
+        ],
+        ..ServiceOptions::default()
+    };
+    if let Some(origin) = origin {
+        origin.clone_into(&mut options.origin);
+    }
+    options
+}
+
+/// 1, 5 and 6: the stored path against the bare-hyper limit, at half load, and without auth.
+async fn stored_path(plan: Plan, release: &Path, no_auth: &Path) -> Result<Value, Error> {
+    let body = json!({ "liUrls": [GOOGLE], "maxAgeHours": 24 }).to_string();
+    let service = Service::start(service_options(release, None));
+    let key = service.key("bench", "100000000");
+    // Warm the snapshot, and keep the exact answer for the bare server.
+    let warm = tests::client()
+        .post(format!("{}/v1/network/company-data", service.base))
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(json!({ "liUrls": [GOOGLE] }).to_string())
+        .send()
+        .await?;
+    if warm.status() != 200 {
+        return Err(format!("warming the snapshot gave {}", warm.status()).into());
+    }
+    let stored = tests::client()
+        .post(format!("{}/v1/network/company-data", service.base))
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(body.clone())
+        .send()
+        .await?;
+    let headers: Vec<(String, String)> = stored
+        .headers()
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "content-length" | "date"))
+        .filter_map(|(name, value)| Some((name.to_string(), value.to_str().ok()?.to_owned())))
+        .collect();
+    let stored_bytes = stored.bytes().await?;
+    let url = format!("{}/v1/network/company-data", service.base);
+
+    let service_load = load_figures(&url, &key, &body, plan, None)?;
+    let rss = peak_rss_mb(service.pid());
+    let half_rate = median(&service_load["requests_per_second"]) / 2.0;
+    let half_load = load_figures(&url, &key, &body, plan, Some(half_rate))?;
+    drop(service);
+
+    let baseline_url = bare_hyper(headers, stored_bytes.clone()).await?;
+    let baseline = load_figures(&baseline_url, &key, &body, plan, None)?;
+
+    let unauthenticated = Service::start(service_options(no_auth, None));
+    unauthenticated.cli(&["credits", "grant", "--account", "default", "100000000"]);
+    let no_auth_url = format!("{}/v1/network/company-data", unauthenticated.base);
+    let reply = tests::client()
+        .post(&no_auth_url)
+        .header("content-type", "application/json")
+        .body(json!({ "liUrls": [GOOGLE] }).to_string())
+        .send()
+        .await?;
+    if reply.status() != 200 {
+        return Err(format!("the no-auth build answered {}", reply.status()).into());
+    }
+    let without_auth = load_figures(&no_auth_url, "unused", &body, plan, None)?;
+
+    Ok(json!({
+        "response_bytes": stored_bytes.len(),
+        "service": service_load,
+        "bare_hyper": baseline,
+        "service_at_half_load": { "rate": half_rate, "figures": half_load },
+        "service_without_auth": without_auth,
+        "throughput_ratio": median(&service_load["requests_per_second"]) / median(&baseline["requests_per_second"]),
+        "auth_ratio": median(&service_load["requests_per_second"]) / median(&without_auth["requests_per_second"]),
+        "peak_rss_mb": rss,
+    }))
+}
+
+fn page_urls(first: usize, count: usize) -> Vec<String> {
+    (first..first + count)
+        .map(|n| format!("https://www.linkedin.com/company/p{n}"))
+        .collect()
+}
+
+/// Times one request; fails unless every URL resolved.
+async fn timed(service: &Service, key: &str, body: &Value, expected: usize) -> Result<f64, Error> {
+    let started = Instant::now();
+    let reply = service.post(key, body).await;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let resolved = reply.json["results"].as_array().map_or(0, Vec::len);
+    if reply.status != 200 || resolved != expected {
+        return Err(format!("status {}, {resolved} of {expected} resolved", reply.status).into());
+    }
+    Ok(ms)
+}
+
+/// 2, 3, 6 and 7: batches against a loopback origin that answers each page after 250–350 ms.
+async fn batches(plan: Plan, release: &Path) -> Result<Value, Error> {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(service_options(release, Some(&origin.base)));
+    let key = service.key("bench", "100000000");
+    let mut next = 0usize;
+    let mut fresh = |count: usize| {
+        next += count;
+        page_urls(next - count, count)
+    };
+
+    // 3: live batches of 200 fresh pages.
+    let mut live_ms = Vec::new();
+    let mut ratios = Vec::new();
+    let mut warm_200 = Vec::new();
+    for _ in 0..plan.runs {
+        let urls = fresh(200);
+        origin.take_slowest();
+        let ms = timed(&service, &key, &json!({ "liUrls": urls }), 200).await?;
+        ratios.push(ms / (origin.take_slowest().as_secs_f64() * 1000.0));
+        live_ms.push(ms);
+        warm_200 = urls;
+    }
+    let live_rss = peak_rss_mb(service.pid());
+
+    // 2: the last 200 pages, now stored.
+    let stored_body = json!({ "liUrls": warm_200, "maxAgeHours": 24 });
+    let (mut p50s, mut p99s) = (Vec::new(), Vec::new());
+    for _ in 0..plan.runs {
+        let mut times = Vec::new();
+        for _ in 0..plan.batch_requests {
+            times.push(timed(&service, &key, &stored_body, 200).await?);
+        }
+        p50s.push(quantile(&times, 0.5));
+        p99s.push(quantile(&times, 0.99));
+    }
+
+    // 7: growth with the URL count.
+    let mut growth = serde_json::Map::new();
+    for count in [1usize, 10, 50, 200] {
+        let stored_urls = &warm_200[..count];
+        let mut stored = Vec::new();
+        let mut live = Vec::new();
+        for _ in 0..plan.runs {
+            stored.push(
+                timed(
+                    &service,
+                    &key,
+                    &json!({ "liUrls": stored_urls, "maxAgeHours": 24 }),
+                    count,
+                )
+                .await?,
+            );
+            live.push(timed(&service, &key, &json!({ "liUrls": fresh(count) }), count).await?);
+        }
+        growth.insert(
+            count.to_string(),
+            json!({ "stored_ms": spread(&stored), "live_ms": spread(&live) }),
+        );
+    }
+
+    Ok(json!({
+        "live_batch": {
+            "request_ms": spread(&live_ms),
+            "ratio_to_slowest_page": spread(&ratios),
+            "peak_rss_mb": live_rss,
+        },
+        "stored_batch": { "p50_ms": spread(&p50s), "p99_ms": spread(&p99s), "requests_per_run": plan.batch_requests },
+        "growth": growth,
+    }))
+}
+
+/// 4: the Rust parser and html5ever's tokenizer, then the Python peers, over the same pages.
+fn parsing(plan: Plan) -> Result<Value, Error> {
+    let pages = workspace().join("../shared/fixtures/pages");
+    run_setup(
+        cargo()
+            .args([
+                "build",
+                "--release",
+                "--quiet",
+                "-p",
+                "page-scraper",
+                "--example",
+                "parse_throughput",
+            ])
+            .current_dir(workspace()),
+        "building the parsing benchmark failed",
+    );
+    let seconds = plan.parse_seconds.to_string();
+    let rounds = plan.runs.to_string();
+    let rust = Command::new(target_dir().join("release/examples/parse_throughput"))
+        .args(["--seconds", &seconds, "--rounds", &rounds])
+        .arg(&pages)
+        .output()?;
+    if !rust.status.success() {
+        return Err(format!(
+            "parse_throughput failed: {}",
+            String::from_utf8_lossy(&rust.stderr)
+        )
+        .into());
+    }
+    let rust: Value = serde_json::from_slice(&rust.stdout)?;
+    let peers = Command::new(python_peers())
+        .arg(workspace().join("bench/peers.py"))
+        .args(["--seconds", &seconds, "--rounds", &rounds])
+        .arg(&pages)
+        .output()?;
+    if !peers.status.success() {
+        return Err(format!(
+            "bench/peers.py failed: {}",
+            String::from_utf8_lossy(&peers.stderr)
+        )
+        .into());
+    }
+    let peers: Value = serde_json::from_slice(&peers.stdout)?;
+    let per_second = |v: &Value| -> Vec<f64> {
+        v.as_array()
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default()
+    };
+    let parse_page = spread(&per_second(&rust["parse_page_per_second"]));
+    let tokenizer = spread(&per_second(&rust["tokenizer_per_second"]));
+    let bs4 = spread(&per_second(&peers["beautifulsoup_lxml"]["per_second"]));
+    let selectolax = spread(&per_second(&peers["selectolax_lexbor"]["per_second"]));
+    Ok(json!({
+        "pages": rust["pages"],
+        "bytes": rust["bytes"],
+        "parse_page": parse_page,
+        "html5ever_tokenizer": tokenizer,
+        "beautifulsoup_lxml": bs4,
+        "selectolax_lexbor": selectolax,
+        "names_found": {
+            "beautifulsoup_lxml": peers["beautifulsoup_lxml"]["names_found"],
+            "selectolax_lexbor": peers["selectolax_lexbor"]["names_found"],
+        },
+        "ratio_to_beautifulsoup": median(&parse_page) / median(&bs4),
+        "ratio_to_selectolax": median(&parse_page) / median(&selectolax),
+        "ratio_to_tokenizer": median(&parse_page) / median(&tokenizer),
+    }))
+}
+
+// ---------------------------------------------------------------- the report
+
+fn row(name: &str, figure: &Value, digits: usize) -> String {
+    format!(
+        "| {name} | {:.digits$} | {:.digits$} | {:.digits$} |\n",
+        figure["median"].as_f64().unwrap_or(f64::NAN),
+        figure["min"].as_f64().unwrap_or(f64::NAN),
+        figure["max"].as_f64().unwrap_or(f64::NAN),
+    )
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "**not met**" }
+}
+
+#[allow(clippy::format_push_string)] // a report, built once
+fn markdown(report: &Value, plan: Plan) -> String {
+    let machine = &report["machine"];
+    let stored = &report["stored_path"];
+    let batch = &report["batches"];
+    let parse = &report["parsing"];
+    let head = "| figure | median | min | max |\n|---|---|---|---|\n";
+    let mut out = format!(
+        "# Benchmarks\n\nWritten by `just bench`{} on {}. Machine: {} cores, {}. Every figure is the median of {} \
+         run(s), with min and max; these machines are noisy, so the ratios matter more than the absolute numbers. \
+         Machine-readable: `target/bench.json`. Release builds; load from `oha {OHA_VERSION}` (32 connections, \
+         {} s per run) on the same machine.\n\n",
+        if plan.quick {
+            " --quick (too short to quote)"
+        } else {
+            ""
+        },
+        report["date"].as_str().unwrap_or(""),
+        machine["cores"],
+        machine["cpu"].as_str().unwrap_or(""),
+        plan.runs,
+        plan.load_seconds,
+    );
+    let throughput = stored["throughput_ratio"].as_f64().unwrap_or(f64::NAN);
+    let half_p99 = median(&stored["service_at_half_load"]["figures"]["p99_ms"]);
+    let auth = stored["auth_ratio"].as_f64().unwrap_or(f64::NAN);
+    out += &format!(
+        "## 1. Stored path: one URL, `maxAgeHours: 24`, warm snapshot\n\nversus a bare hyper server that returns the \
+         same {} response bytes and does nothing else (this machine's limit).\n\n{head}",
+        stored["response_bytes"]
+    );
+    out += &row(
+        "service, requests/s",
+        &stored["service"]["requests_per_second"],
+        0,
+    );
+    out += &row("service, p50 ms", &stored["service"]["p50_ms"], 2);
+    out += &row("service, p99 ms", &stored["service"]["p99_ms"], 2);
+    out += &row(
+        "bare hyper, requests/s",
+        &stored["bare_hyper"]["requests_per_second"],
+        0,
+    );
+    out += &row("bare hyper, p50 ms", &stored["bare_hyper"]["p50_ms"], 2);
+    out += &row("bare hyper, p99 ms", &stored["bare_hyper"]["p99_ms"], 2);
+    out += &format!(
+        "| service at half load ({:.0} req/s), p99 ms | {:.2} | {:.2} | {:.2} |\n\n",
+        stored["service_at_half_load"]["rate"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        half_p99,
+        stored["service_at_half_load"]["figures"]["p99_ms"]["min"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        stored["service_at_half_load"]["figures"]["p99_ms"]["max"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+    );
+    out += &format!(
+        "Service / limit throughput: **{throughput:.2}** (target ≥ 0.5: {}). p99 at half load: **{half_p99:.2} ms** \
+         (target < 5 ms: {}).\n\n",
+        verdict(throughput >= 0.5),
+        verdict(half_p99 < 5.0)
+    );
+    let batch_p50 = median(&batch["stored_batch"]["p50_ms"]);
+    out += &format!(
+        "## 2. A 200-URL stored batch\n\nRequest time over loopback ({} requests per run; the server's own time is \
+         this less a loopback round trip).\n\n{head}",
+        batch["stored_batch"]["requests_per_run"]
+    );
+    out += &row("p50 ms", &batch["stored_batch"]["p50_ms"], 1);
+    out += &row("p99 ms", &batch["stored_batch"]["p99_ms"], 1);
+    out += &format!("\nTarget p50 < 20 ms: {}.\n\n", verdict(batch_p50 < 20.0));
+    let live_ratio = median(&batch["live_batch"]["ratio_to_slowest_page"]);
+    out += &format!(
+        "## 3. Live batch: 200 URLs, origin latency 250–350 ms, `--origin-concurrency 200`\n\n{head}"
+    );
+    out += &row("request time, ms", &batch["live_batch"]["request_ms"], 0);
+    out += &row(
+        "request time / slowest page",
+        &batch["live_batch"]["ratio_to_slowest_page"],
+        2,
+    );
+    out += &format!("\nTarget ≤ 1.1: {}.\n\n", verdict(live_ratio <= 1.1));
+    let to_bs4 = parse["ratio_to_beautifulsoup"].as_f64().unwrap_or(f64::NAN);
+    let to_selectolax = parse["ratio_to_selectolax"].as_f64().unwrap_or(f64::NAN);
+    out += &format!(
+        "## 4. Parsing, pages per second on one core\n\n{} captured pages ({:.1} MB) from `../shared/fixtures/pages`. \
+         `parse_page` is the full extraction (every field of the record); the Python peers (`bench/peers.py`) \
+         extract the core fields (name, description, slogan, About rows, followers, logo, similar pages); the \
+         tokenizer alone drops every token.\n\n{head}",
+        parse["pages"],
+        parse["bytes"].as_f64().unwrap_or(0.0) / 1e6
+    );
+    out += &row("company-data `parse_page`", &parse["parse_page"], 1);
+    out += &row(
+        "html5ever tokenizer alone",
+        &parse["html5ever_tokenizer"],
+        1,
+    );
+    out += &row("selectolax (lexbor)", &parse["selectolax_lexbor"], 1);
+    out += &row("BeautifulSoup + lxml", &parse["beautifulsoup_lxml"], 1);
+    out += &format!(
+        "\n`parse_page` / BeautifulSoup: **{to_bs4:.1}×** (target ≥ 20: {}); / selectolax: **{to_selectolax:.2}×** \
+         (target ≥ 1: {}); / tokenizer alone: {:.2}.\n\n",
+        verdict(to_bs4 >= 20.0),
+        verdict(to_selectolax >= 1.0),
+        parse["ratio_to_tokenizer"].as_f64().unwrap_or(f64::NAN)
+    );
+    out += &format!(
+        "## 5. Auth\n\nStored-path throughput with a key verified from the in-memory record, over a bench-only build \
+         without authentication (`--features bench-no-auth`).\n\n{head}"
+    );
+    out += &row(
+        "without auth, requests/s",
+        &stored["service_without_auth"]["requests_per_second"],
+        0,
+    );
+    out += &format!(
+        "\nWith / without: **{auth:.2}** (target ≥ 0.9: {}).\n\n",
+        verdict(auth >= 0.9)
+    );
+    let rss_stored = stored["peak_rss_mb"].as_f64().unwrap_or(f64::NAN);
+    let rss_live = batch["live_batch"]["peak_rss_mb"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
+    out += &format!(
+        "## 6. Memory\n\nPeak RSS (`VmHWM`) of the server: **{rss_stored:.1} MB** after the stored-path load, \
+         **{rss_live:.1} MB** after the live batches (target < 100 MB: {}).\n\n",
+        verdict(rss_stored < 100.0 && rss_live < 100.0)
+    );
+    out += "## 7. Cost growth: one request of N URLs (ms, median)\n\n| URLs | stored | live |\n|---|---|---|\n";
+    let mut stored_per_url = Vec::new();
+    for count in ["1", "10", "50", "200"] {
+        let g = &batch["growth"][count];
+        let stored_ms = median(&g["stored_ms"]);
+        stored_per_url.push(stored_ms / count.parse::<f64>().unwrap_or(1.0));
+        out += &format!(
+            "| {count} | {stored_ms:.1} | {:.0} |\n",
+            median(&g["live_ms"])
+        );
+    }
+    let live_1 = median(&batch["growth"]["1"]["live_ms"]);
+    let live_200 = median(&batch["growth"]["200"]["live_ms"]);
+    out += &format!(
+        "\nStored: {:.2} ms per URL at 1, {:.2} at 200 (no faster than linear: {}). Live: 200 URLs take {:.2}× one \
+         URL (flat means close to 1).\n",
+        stored_per_url.first().copied().unwrap_or(f64::NAN),
+        stored_per_url.last().copied().unwrap_or(f64::NAN),
+        verdict(stored_per_url.last() <= stored_per_url.first().map(|v| v * 1.5).as_ref()),
+        live_200 / live_1,
+    );
+    out
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value_of = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from)
+    };
+    let quick = args.iter().any(|a| a == "--quick");
+    let out = value_of("--out").unwrap_or_else(|| workspace().join("docs/benchmarks.md"));
+    let json_out = value_of("--json").unwrap_or_else(|| target_dir().join("bench.json"));
+    let plan = if quick {
+        Plan {
+            quick,
+            runs: 1,
+            load_seconds: 2,
+            batch_requests: 5,
+            parse_seconds: 0.5,
+        }
+    } else {
+        Plan {
+            quick,
+            runs: 3,
+            load_seconds: 5,
+            batch_requests: 30,
+            parse_seconds: 2.0,
+        }
+    };
+    let started = Instant::now();
+    // Tools first, so that their one-time installs are not timed; the no-auth build first so that
+    // `target/release/company-data` is the real one afterwards.
+    oha();
+    python_peers();
+    eprintln!("building release binaries");
+    let no_auth = build_service(&["bench-no-auth"], "company-data-no-auth");
+    let release = build_service(&[], "company-data");
+
+    eprintln!("1, 5, 6: stored path");
+    let stored = stored_path(plan, &release, &no_auth).await?;
+    eprintln!("2, 3, 6, 7: batches");
+    let batches = batches(plan, &release).await?;
+    eprintln!("4: parsing");
+    let parsing = parsing(plan)?;
+    let report = json!({
+        "date": today(),
+        "quick": quick,
+        "machine": machine(),
+        "stored_path": stored,
+        "batches": batches,
+        "parsing": parsing,
+        "harness_seconds": started.elapsed().as_secs_f64(),
+    });
+    if let Some(parent) = json_out.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&json_out, serde_json::to_string_pretty(&report)?)?;
+    let mut text = markdown(&report, plan);
+    text.push_str(
+        "\nWhat limits each figure, the profiles behind them and what would change the design: \
+         [performance.md](performance.md).\n",
+    );
+    std::fs::write(&out, &text)?;
+    println!("{text}");
+    println!(
+        "written to {} and {} in {:.0} s",
+        out.display(),
+        json_out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Today's date (UTC) from `date`, without another dependency.
+fn today() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
