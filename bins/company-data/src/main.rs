@@ -265,6 +265,10 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
             max_connections: args.max_connections as usize,
         },
     };
+    #[cfg(feature = "bench-no-auth")]
+    tracing::warn!(
+        "benchmark build (--features bench-no-auth): requests are NOT authenticated; never serve real traffic"
+    );
     let _lock = lock_database(&settings.db)?;
     let app = Arc::new(App::open(&settings).await.context("starting the service")?);
     if let Some(first) = app.ensure_first_key().await? {
