@@ -29,10 +29,17 @@ pub use rusqlite;
 /// How long a statement waits for another connection's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Applied to every new connection. WAL lets readers run beside the one writer; `synchronous = NORMAL` is
-/// durable across application crashes in WAL mode (only a power loss may drop the last commits).
-const CONNECTION_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                                  PRAGMA foreign_keys = ON;";
+/// Applied to every new connection. `synchronous = NORMAL` is durable across application crashes in WAL mode
+/// (only a power loss may drop the last commits). Automatic checkpoints are off: the checkpoint (and its fsync)
+/// would run inside whichever commit crossed the WAL size limit and stall every writer queued behind it;
+/// [`CHECKPOINT_EVERY`] runs them beside the writers instead. WAL itself is set once per file by
+/// [`switch_to_wal`], not here.
+const CONNECTION_PRAGMAS: &str =
+    "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;";
+
+/// How often a background task copies the WAL into the database file (a passive checkpoint: it never waits
+/// for or blocks readers and writers).
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
 /// A failure of the database itself: opening, pooling, or a statement.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +66,8 @@ pub enum SqliteError {
 #[derive(Clone, Debug)]
 pub struct SqlitePool {
     pool: Pool,
+    /// Stops the checkpoint task when the last clone is dropped.
+    _checkpoints: std::sync::Arc<AbortOnDrop>,
     /// Writers of this process queue here, so they wait in order instead of in SQLite's busy handler, which
     /// sleeps in growing steps (up to 100 ms) and turns a burst of concurrent writes into long stalls.
     writer: std::sync::Arc<tokio::sync::Mutex<()>>,
@@ -74,6 +83,11 @@ impl SqlitePool {
             path: path.to_owned(),
             reason,
         };
+        let file = path.to_owned();
+        tokio::task::spawn_blocking(move || switch_to_wal(&file))
+            .await
+            .map_err(|e| open_error(e.to_string()))?
+            .map_err(|e| open_error(e.to_string()))?;
         let pool = Config::new(path)
             .builder(Runtime::Tokio1)
             .map_err(|e| open_error(e.to_string()))?
@@ -90,8 +104,10 @@ impl SqlitePool {
             }))
             .build()
             .map_err(|e| open_error(e.to_string()))?;
+        let checkpoints = tokio::spawn(checkpoint_regularly(pool.clone()));
         let pool = Self {
             pool,
+            _checkpoints: std::sync::Arc::new(AbortOnDrop(checkpoints.abort_handle())),
             writer: std::sync::Arc::default(),
         };
         pool.run(|conn| conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())))
@@ -179,6 +195,53 @@ impl SqlitePool {
     }
 }
 
+/// Puts the file in WAL mode (which then persists in the file), once, on one connection, before the pool opens
+/// any. Two connections switching a new file at once deadlock: each holds a read lock and wants the exclusive
+/// one, so SQLite fails one at once with "database is locked" instead of calling its busy handler. Another
+/// process switching the same file can cause the same, so that case is retried until [`BUSY_TIMEOUT`].
+fn switch_to_wal(path: &Path) -> rusqlite::Result<()> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            outcome => return outcome.map(drop),
+        }
+    }
+}
+
+/// Aborts a background task when dropped.
+#[derive(Debug)]
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Passive checkpoints every [`CHECKPOINT_EVERY`] on a connection of the pool, outside the writer's turn.
+async fn checkpoint_regularly(pool: Pool) {
+    let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let Ok(conn) = pool.get().await else { continue };
+        let outcome = conn
+            .interact(|conn| conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())))
+            .await;
+        if let Ok(Err(error)) = outcome {
+            tracing::warn!(%error, "WAL checkpoint failed; it is retried");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +267,31 @@ mod tests {
             .await
             .expect_err("database is newer");
         assert!(err.to_string().contains("newer"), "{err}");
+    }
+
+    /// The start-up race that failed CI: several pools (like a server's stores and a CLI beside it) opening one
+    /// new file at the same moment all get WAL, none "database is locked".
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn many_pools_opening_one_new_file_at_once_all_succeed() {
+        for round in 0..20 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join(format!("race-{round}.db"));
+            let opens: Vec<_> = (0..8)
+                .map(|_| {
+                    let path = path.clone();
+                    tokio::spawn(async move { SqlitePool::open(&path).await })
+                })
+                .collect();
+            for open in opens {
+                let pool = open
+                    .await
+                    .expect("task")
+                    .expect("opens without a lock error");
+                pool.migrate("race", &["CREATE TABLE t (x INTEGER)"])
+                    .await
+                    .expect("migrates");
+            }
+        }
     }
 
     #[tokio::test]
