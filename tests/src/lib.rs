@@ -283,6 +283,29 @@ impl Service {
         Reply::from(request.send().await.expect("request sent")).await
     }
 
+    /// The credits the service says the key's account can spend now (balance minus the holds of its requests
+    /// in flight, e.g. `"39.5"`), read from the 402 answer to 200 distinct live URLs. Holds live in the server's
+    /// memory, so this is how a test sees them. Panics if the account could pay for the probe (200 or more
+    /// available), which would spend its credits.
+    pub async fn available_credits(&self, key: &str) -> String {
+        let urls: Vec<String> = (0..200)
+            .map(|i| format!("https://www.linkedin.com/company/credit-probe-{i}"))
+            .collect();
+        let reply = self.post(key, &serde_json::json!({ "liUrls": urls })).await;
+        assert_eq!(
+            reply.status, 402,
+            "the probe must be refused: {}",
+            reply.json
+        );
+        let message = reply.json["message"].as_str().unwrap_or_default();
+        message
+            .split("the account has ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("no available amount in {message:?}"))
+            .to_owned()
+    }
+
     /// GETs `path` (e.g. `/healthz`) without a key.
     pub async fn get(&self, path: &str) -> Reply {
         Reply::from(
@@ -323,6 +346,23 @@ pub fn client() -> &'static reqwest::Client {
             .build()
             .expect("client")
     })
+}
+
+/// Credits as the service writes them (`"1.5"`, in headers and messages) in thousandths. Panics on other text.
+pub fn credits_millis(text: &str) -> i64 {
+    let value: f64 = text
+        .parse()
+        .unwrap_or_else(|_| panic!("{text:?} is not an amount of credits"));
+    (value * 1000.0).round() as i64
+}
+
+/// Thousandths of a credit as the service writes them: `1500` → `"1.5"`, `2000` → `"2"`.
+pub fn format_credits(millis: i64) -> String {
+    if millis % 1000 == 0 {
+        (millis / 1000).to_string()
+    } else {
+        format!("{}", millis as f64 / 1000.0)
+    }
 }
 
 /// A response, read whole.
@@ -513,7 +553,12 @@ impl TestOrigin {
         std::mem::take(&mut *self.slowest.lock().expect("slowest lock"))
     }
 
-    /// Requests served for `path` so far.
+    /// Requests received for any path so far.
+    pub fn hits_total(&self) -> usize {
+        self.hits.lock().expect("hits lock").values().sum()
+    }
+
+    /// Requests received for `path` so far (counted when the request arrives, before any delay).
     pub fn hits(&self, path: &str) -> usize {
         self.hits
             .lock()

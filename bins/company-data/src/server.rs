@@ -190,7 +190,8 @@ async fn company_data(
             }
             other => ApiError::Unavailable(other.into()),
         })?;
-    let mut response = json_response(StatusCode::OK, &outcome.response);
+    // Written by copying each record's stored text, not through serde (see `CompanyDataResponse::to_json`).
+    let mut response = json_bytes_response(StatusCode::OK, outcome.response.to_json());
     for (name, value) in [
         ("x-credits-charged", outcome.charged),
         ("x-credits-remaining", outcome.remaining),
@@ -307,7 +308,15 @@ pub(crate) fn json_response(
     status: StatusCode,
     body: &impl serde::Serialize,
 ) -> Response<Full<Bytes>> {
-    match serde_json::to_vec(body) {
+    json_bytes_response(status, serde_json::to_vec(body))
+}
+
+/// A JSON response from serialized bytes, or a 500 if they could not be written.
+fn json_bytes_response(
+    status: StatusCode,
+    body: Result<Vec<u8>, serde_json::Error>,
+) -> Response<Full<Bytes>> {
+    match body {
         Ok(bytes) => bytes_response(status, bytes.into(), "application/json"),
         Err(error) => {
             tracing::error!(%error, "could not serialize a response");

@@ -25,6 +25,8 @@ pub(crate) struct LiveLookupLimit {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AtLimit {
     pub(crate) in_flight: usize,
+    /// The cap that refused.
+    pub(crate) limit: usize,
     pub(crate) retry_after: Duration,
 }
 
@@ -64,6 +66,7 @@ impl LiveLookupLimit {
             let earliest = entries.iter().map(|(_, d, _)| *d).min().unwrap_or(deadline);
             return Err(AtLimit {
                 in_flight,
+                limit: self.limit,
                 retry_after: earliest.saturating_duration_since(Instant::now()),
             });
         }
@@ -108,6 +111,7 @@ mod tests {
             .try_admit(account, 5, deadline)
             .expect_err("6 + 5 > 10");
         assert_eq!(refused.in_flight, 6);
+        assert_eq!(refused.limit, 10);
         assert!(refused.retry_after <= Duration::from_secs(5));
         assert!(refused.retry_after > Duration::from_secs(4));
         // Another account is not affected.

@@ -3,8 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_model::{
-    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, RecordSource, UnresolvedCode,
-    UnresolvedUrl,
+    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, RecordJson, RecordSource,
+    UnresolvedCode, UnresolvedUrl,
 };
 use credit_ledger::{Charge, Credits, Ledger, LedgerError, Reservation, price_per_company};
 use page_scraper::{Fetcher, ScrapeError};
@@ -344,7 +344,7 @@ impl LookupService {
                     .map_err(|refused| LookupError::TooManyLiveLookups {
                         in_flight: refused.in_flight,
                         needed: missing.len(),
-                        limit: self.settings.live_lookups_per_account.unwrap_or(0),
+                        limit: refused.limit,
                         retry_after: refused.retry_after,
                     })?,
             ),
@@ -390,7 +390,7 @@ impl LookupService {
         let html = scraped.html;
         let snapshot = Snapshot {
             url: scraped.final_url,
-            record: scraped.record,
+            record: RecordJson::from_record(&scraped.record),
             fetched_at,
         };
         if let Err(error) = self

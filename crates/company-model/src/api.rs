@@ -1,8 +1,9 @@
 //! Response and error bodies of `POST /v1/network/company-data` (spec 2.2, 2.4).
 
+use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize};
 
-use crate::CompanyRecord;
+use crate::{CompanyRecord, RecordJson};
 
 /// The body of a 200 (spec 2.2) plus `unresolved`, the URLs that could not be turned into a record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -18,18 +19,106 @@ pub struct CompanyDataResponse {
     pub unresolved: Vec<UnresolvedUrl>,
 }
 
+impl CompanyDataResponse {
+    /// The body as JSON: the same bytes as `serde_json::to_vec(self)`, written without parsing any record (each
+    /// record's members are copied as text), which is what a server should send.
+    ///
+    /// # Errors
+    /// Never in practice: only if a string could not be written by serde_json.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let records: usize = self
+            .results
+            .iter()
+            .map(|r| r.record.as_str().len() + r.original_li_url.len() + 96)
+            .sum();
+        let mut out = Vec::with_capacity(records + 128 + 256 * self.unresolved.len());
+        out.extend_from_slice(b"{\"message\":");
+        serde_json::to_writer(&mut out, &self.message)?;
+        out.extend_from_slice(b",\"status_code\":");
+        serde_json::to_writer(&mut out, &self.status_code)?;
+        out.extend_from_slice(b",\"results\":[");
+        for (i, result) in self.results.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            result.write_json(&mut out)?;
+        }
+        out.extend_from_slice(b"],\"unresolved\":");
+        serde_json::to_writer(&mut out, &self.unresolved)?;
+        out.push(b'}');
+        Ok(out)
+    }
+}
+
 /// A record as returned for one input position: the page's [`CompanyRecord`] plus where it came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// In JSON the record's members appear at the top level of the object, between `original_li_url` and
+/// `source`. Serializing copies the record's members as their stored text (values are not parsed), so it is
+/// meant for JSON serializers.
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompanyResult {
     /// The URL exactly as the caller sent it.
     pub original_li_url: String,
-    /// The page's record; its members appear at the top level of the JSON object.
-    #[serde(flatten)]
-    pub record: CompanyRecord,
+    /// The page's record, as JSON text.
+    pub record: RecordJson,
     /// Whether the page was fetched for this request or served from a stored snapshot.
     pub source: RecordSource,
     /// When the page was fetched from the network (RFC 3339, UTC).
     pub fetched_at: jiff::Timestamp,
+}
+
+impl CompanyResult {
+    /// Appends the result as a JSON object, copying the record's members as text (see [`Serialize`]).
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        out.extend_from_slice(b"{\"original_li_url\":");
+        serde_json::to_writer(&mut *out, &self.original_li_url)?;
+        let members = self.record.members_text();
+        if !members.is_empty() {
+            out.push(b',');
+            out.extend_from_slice(members.as_bytes());
+        }
+        out.extend_from_slice(b",\"source\":");
+        serde_json::to_writer(&mut *out, &self.source)?;
+        out.extend_from_slice(b",\"fetched_at\":");
+        serde_json::to_writer(&mut *out, &self.fetched_at)?;
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+impl Serialize for CompanyResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let members = self.record.members().map_err(S::Error::custom)?;
+        let mut map = serializer.serialize_map(Some(members.0.len() + 3))?;
+        map.serialize_entry("original_li_url", &self.original_li_url)?;
+        for (name, value) in &members.0 {
+            // A record has no members of these names (its top-level members are fixed).
+            map.serialize_entry(name, value)?;
+        }
+        map.serialize_entry("source", &self.source)?;
+        map.serialize_entry("fetched_at", &self.fetched_at)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for CompanyResult {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Parsed {
+            original_li_url: String,
+            #[serde(flatten)]
+            record: CompanyRecord,
+            source: RecordSource,
+            fetched_at: jiff::Timestamp,
+        }
+        let parsed = Parsed::deserialize(deserializer)?;
+        Ok(Self {
+            original_li_url: parsed.original_li_url,
+            record: RecordJson::from_record(&parsed.record),
+            source: parsed.source,
+            fetched_at: parsed.fetched_at,
+        })
+    }
 }
 
 /// Where a record came from.

@@ -1,8 +1,8 @@
 //! The domain model of the company-data service: the company record (spec 2.3) and the request, response and
 //! error bodies of `POST /v1/network/company-data` (spec 2.1, 2.2, 2.4).
 //!
-//! Plain data with serde, no I/O: the scraper fills [`CompanyRecord`], the snapshot cache stores it, the server
-//! wraps it in a [`CompanyResult`]. Request validation lives here too ([`CompanyRequest::from_json`]), so that
+//! Plain data with serde, no I/O: the scraper fills [`CompanyRecord`], the snapshot cache stores it as
+//! [`RecordJson`] text, the server wraps that text in a [`CompanyResult`] without parsing it again. Request validation lives here too ([`CompanyRequest::from_json`]), so that
 //! an embedder that takes requests some other way gets the same rules and the same error texts.
 //!
 //! Not here: how pages are fetched or parsed, prices, storage, HTTP.
@@ -20,6 +20,7 @@
 
 mod api;
 mod record;
+mod record_json;
 mod request;
 
 pub use api::{
@@ -30,6 +31,7 @@ pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
     PostAuthor, Product, Update,
 };
+pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
 pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_URLS,
     SubmittedUrl,

@@ -8,7 +8,7 @@
 //!    transaction.
 //!
 //! A hold never touches the balance, so a crash between the steps loses nothing: [`Ledger::release_stale`]
-//! drops holds left by a stopped server. Prices are in [`price_per_company`] (spec 4.3, 4.4, 8).
+//! drops holds left by a stopped server (a backend that stores holds; [`SqliteLedger`] keeps them in memory). Prices are in [`price_per_company`] (spec 4.3, 4.4, 8).
 //!
 //! [`Ledger`] is the backend-neutral interface; [`SqliteLedger`] the embedded backend.
 //! Not here: who may spend (API keys), what a request returned.
@@ -33,7 +33,7 @@ mod sqlite;
 pub use company_model::AccountId;
 use company_model::FreshnessWindow;
 pub use credits::{Credits, CreditsError};
-pub use sqlite::SqliteLedger;
+pub use sqlite::{BALANCE_REUSE, SqliteLedger};
 
 /// The price of one returned company: 1 credit with a zero (live) window, 0.5 with a window above zero.
 pub fn price_per_company(window: FreshnessWindow) -> Credits {
@@ -141,7 +141,8 @@ pub enum LedgerError {
 }
 
 /// Where accounts, holds and ledger rows live. Every method is atomic; implementations must be safe to share
-/// between tasks and between servers on one database.
+/// between tasks, and say which processes may share their database (a backend for several servers keeps holds
+/// where every server sees them; [`SqliteLedger`] keeps them in the one serving process).
 #[async_trait::async_trait]
 pub trait Ledger: Send + Sync + std::fmt::Debug {
     /// The account called `name`, created with a zero balance if it does not exist.

@@ -1,7 +1,10 @@
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::{
     Account, AccountId, Charge, Credits, EntryKind, Ledger, LedgerEntry, LedgerError, Reservation,
@@ -35,14 +38,105 @@ const MIGRATIONS: &[&str] = &["
         note TEXT
     );
     CREATE INDEX ledger_entries_account ON ledger_entries (account_id, id);
+", "
+    -- Holds now live in the serving process's memory (see SqliteLedger); a crash can no longer leave any behind.
+    DROP TABLE credit_holds;
 "];
 
-/// Accounts, holds and ledger rows in the service's SQLite file (tables `accounts`, `credit_holds`,
-/// `ledger_entries`). Money-moving statements run in `BEGIN IMMEDIATE` transactions, so concurrent requests
-/// on one account are serialized by SQLite's write lock.
+/// Accounts and ledger rows in the service's SQLite file (tables `accounts`, `ledger_entries`); credit holds in
+/// this value's memory.
+///
+/// Holds are not written to the file: a hold only matters while its request runs in this process, and one
+/// process serves a SQLite file at a time (the server enforces it with a lock file), so a stored hold would
+/// only ever be read back to be deleted after a crash. Keeping them in memory makes [`Ledger::reserve`] a read
+/// and [`Ledger::settle`] the request's one write. Other processes on the same file may grant credits and read
+/// (the CLI does while a server runs); they must not reserve, since they would not see this process's holds.
+///
+/// A reserve reads the balance and books its hold, and a settle commits its charge and drops its hold, each
+/// under one lock, so every reserve sees a balance and a set of holds that agree: concurrent requests on one
+/// account never overdraw it.
+///
+/// The balance a reserve reads is kept in memory too, for [`BALANCE_REUSE`] after it was read from the file:
+/// only this process charges, and each of its charges updates the kept balance to the one the file returned,
+/// so the kept balance is never above the file's (grants by other processes only raise the file's). A reserve
+/// that the kept balance would refuse reads the file again before refusing, so a grant counts at once for a
+/// request that needs it, and within [`BALANCE_REUSE`] for the rest.
+///
+/// Charges are written by one task that commits every charge waiting for it in one transaction (group
+/// commit): under load a write transaction costs the same for one charge or a hundred, and [`Ledger::settle`]
+/// still returns only once its own charge is committed. Clones share the holds and the writer.
 #[derive(Clone, Debug)]
 pub struct SqliteLedger {
     pool: SqlitePool,
+    holds: Arc<Mutex<HoldBook>>,
+    charges: mpsc::UnboundedSender<PendingCharge>,
+}
+
+/// The most charges committed in one transaction.
+const MAX_CHARGES_PER_COMMIT: usize = 256;
+
+/// A settle waiting for the charge writer.
+#[derive(Debug)]
+struct PendingCharge {
+    hold: i64,
+    account: AccountId,
+    charge: Charge,
+    done: oneshot::Sender<Result<Result<i64, Refusal>, Arc<rusqlite::Error>>>,
+}
+
+/// How long a balance read from the file (or returned by a charge) is used by reserves before being read again.
+pub const BALANCE_REUSE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The holds of requests in flight, and the balances they are checked against.
+#[derive(Debug, Default)]
+struct HoldBook {
+    last_id: i64,
+    /// Hold id → (account, millis, when it was made).
+    holds: HashMap<i64, (AccountId, i64, jiff::Timestamp)>,
+    /// Account → the sum of its holds, in millis.
+    held: HashMap<AccountId, i64>,
+    /// Account → its balance in millis as last read or charged here, and when.
+    balances: HashMap<AccountId, (i64, std::time::Instant)>,
+}
+
+impl HoldBook {
+    fn add(&mut self, account: AccountId, millis: i64) -> i64 {
+        self.last_id += 1;
+        self.holds
+            .insert(self.last_id, (account, millis, jiff::Timestamp::now()));
+        *self.held.entry(account).or_default() += millis;
+        self.last_id
+    }
+
+    fn remove(&mut self, id: i64) -> bool {
+        let Some((account, millis, _)) = self.holds.remove(&id) else {
+            return false;
+        };
+        if let Some(held) = self.held.get_mut(&account) {
+            *held -= millis;
+            if *held == 0 {
+                self.held.remove(&account);
+            }
+        }
+        true
+    }
+
+    /// Balance minus holds, from the balance kept in memory if it is recent.
+    fn available(&self, account: AccountId) -> Option<i64> {
+        let (balance, at) = self.balances.get(&account)?;
+        (at.elapsed() < BALANCE_REUSE)
+            .then(|| balance - self.held.get(&account).copied().unwrap_or(0))
+    }
+
+    fn set_balance(&mut self, account: AccountId, balance: i64) {
+        self.balances
+            .insert(account, (balance, std::time::Instant::now()));
+    }
+}
+
+/// The book stays consistent even if a holder panicked: every change to it is a single step.
+fn lock(holds: &Mutex<HoldBook>) -> MutexGuard<'_, HoldBook> {
+    holds.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> LedgerError {
@@ -69,6 +163,7 @@ fn account_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
 }
 
 /// What a transaction decided, for outcomes that are not SQLite errors.
+#[derive(Debug)]
 enum Refusal {
     UnknownAccount,
     Insufficient { available: i64 },
@@ -92,7 +187,14 @@ impl SqliteLedger {
         pool.migrate("credit-ledger", MIGRATIONS)
             .await
             .map_err(backend)?;
-        Ok(Self { pool })
+        let holds = Arc::<Mutex<HoldBook>>::default();
+        let (charges, queue) = mpsc::unbounded_channel();
+        tokio::spawn(write_charges(pool.clone(), Arc::clone(&holds), queue));
+        Ok(Self {
+            pool,
+            holds,
+            charges,
+        })
     }
 
     async fn one_account(
@@ -186,6 +288,8 @@ impl Ledger for SqliteLedger {
             })
             .await
             .map_err(backend)?;
+        // The next reserve reads the raised balance from the file (setting it here could race a charge).
+        lock(&self.holds).balances.remove(&account);
         outcome
             .map(Credits::from_millis)
             .map_err(|_| LedgerError::UnknownAccount(account.to_string()))
@@ -201,30 +305,38 @@ impl Ledger for SqliteLedger {
                 "a hold cannot be negative: {amount}"
             )));
         }
+        {
+            let mut book = lock(&self.holds);
+            if book
+                .available(account)
+                .is_some_and(|available| available >= amount.millis())
+            {
+                return Ok(Reservation {
+                    id: book.add(account, amount.millis()),
+                    account,
+                    amount,
+                });
+            }
+        }
+        let holds = Arc::clone(&self.holds);
         let outcome = self
             .pool
-            .write(move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let available: Option<i64> = tx
-                    .query_row(
-                        "SELECT a.balance_millis - COALESCE((SELECT SUM(amount_millis) FROM credit_holds h
-                                                             WHERE h.account_id = a.id), 0)
-                         FROM accounts a WHERE a.id = ?1",
-                        [account.0],
-                        |r| r.get(0),
-                    )
+            .run(move |conn| {
+                // Locked across the read so that no settle can commit a charge and drop its hold in between.
+                let mut book = lock(&holds);
+                let balance: Option<i64> = conn
+                    .prepare_cached("SELECT balance_millis FROM accounts WHERE id = ?1")?
+                    .query_row([account.0], |r| r.get(0))
                     .optional()?;
-                let Some(available) = available else { return Ok(Err(Refusal::UnknownAccount)) };
+                let Some(balance) = balance else {
+                    return Ok(Err(Refusal::UnknownAccount));
+                };
+                book.set_balance(account, balance);
+                let available = balance - book.held.get(&account).copied().unwrap_or(0);
                 if available < amount.millis() {
                     return Ok(Err(Refusal::Insufficient { available }));
                 }
-                let id = tx.query_row(
-                    "INSERT INTO credit_holds (account_id, amount_millis, created_at_ms) VALUES (?1, ?2, ?3) RETURNING id",
-                    params![account.0, amount.millis(), now_ms()],
-                    |r| r.get(0),
-                )?;
-                tx.commit()?;
-                Ok(Ok(id))
+                Ok(Ok(book.add(account, amount.millis())))
             })
             .await
             .map_err(backend)?;
@@ -254,37 +366,18 @@ impl Ledger for SqliteLedger {
             )));
         }
         let Reservation { id, account, .. } = reservation;
-        let outcome = self
-            .pool
-            .write(move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                if tx.execute("DELETE FROM credit_holds WHERE id = ?1", [id])? == 0 {
-                    return Ok(Err(Refusal::ReservationGone));
-                }
-                let balance: i64 = tx.query_row(
-                    "UPDATE accounts SET balance_millis = balance_millis - ?1 WHERE id = ?2 RETURNING balance_millis",
-                    params![charge.amount.millis(), account.0],
-                    |r| r.get(0),
-                )?;
-                tx.execute(
-                    "INSERT INTO ledger_entries (account_id, at_ms, kind, delta_millis, balance_after_millis,
-                                                 key_id, urls_requested, urls_returned, live)
-                     VALUES (?1, ?2, 'charge', ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![
-                        account.0,
-                        now_ms(),
-                        -charge.amount.millis(),
-                        balance,
-                        charge.key_id,
-                        charge.urls_requested,
-                        charge.urls_returned,
-                        charge.live
-                    ],
-                )?;
-                tx.commit()?;
-                Ok(Ok(balance))
+        let (done, outcome) = oneshot::channel();
+        self.charges
+            .send(PendingCharge {
+                hold: id,
+                account,
+                charge,
+                done,
             })
+            .map_err(|_| backend(WriterStopped))?;
+        let outcome = outcome
             .await
+            .map_err(|_| backend(WriterStopped))?
             .map_err(backend)?;
         outcome
             .map(Credits::from_millis)
@@ -292,32 +385,25 @@ impl Ledger for SqliteLedger {
     }
 
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError> {
-        let id = reservation.id;
-        let deleted = self
-            .pool
-            .write(move |conn| conn.execute("DELETE FROM credit_holds WHERE id = ?1", [id]))
-            .await
-            .map_err(backend)?;
-        if deleted == 0 {
-            Err(LedgerError::ReservationGone(id))
-        } else {
+        if lock(&self.holds).remove(reservation.id) {
             Ok(())
+        } else {
+            Err(LedgerError::ReservationGone(reservation.id))
         }
     }
 
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError> {
-        let cutoff = made_before.as_millisecond();
-        let deleted = self
-            .pool
-            .write(move |conn| {
-                conn.execute(
-                    "DELETE FROM credit_holds WHERE created_at_ms < ?1",
-                    [cutoff],
-                )
-            })
-            .await
-            .map_err(backend)?;
-        Ok(deleted as u64)
+        let mut book = lock(&self.holds);
+        let stale: Vec<i64> = book
+            .holds
+            .iter()
+            .filter(|(_, (_, _, made))| *made < made_before)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &stale {
+            book.remove(*id);
+        }
+        Ok(stale.len() as u64)
     }
 
     async fn entries(
@@ -359,4 +445,117 @@ impl Ledger for SqliteLedger {
             .await
             .map_err(backend)
     }
+}
+
+/// The charge writer could not run the charge's transaction (no database connection) or has stopped.
+#[derive(Debug, thiserror::Error)]
+#[error("the charge was not written: no database connection, or the runtime is shutting down")]
+struct WriterStopped;
+
+/// The charge writer: takes every charge waiting, commits them in one transaction, answers each.
+async fn write_charges(
+    pool: SqlitePool,
+    holds: Arc<Mutex<HoldBook>>,
+    mut queue: mpsc::UnboundedReceiver<PendingCharge>,
+) {
+    let mut batch = Vec::with_capacity(MAX_CHARGES_PER_COMMIT);
+    while queue.recv_many(&mut batch, MAX_CHARGES_PER_COMMIT).await > 0 {
+        let pending = std::mem::take(&mut batch);
+        let hold_ids: Vec<i64> = pending.iter().map(|p| p.hold).collect();
+        let book = Arc::clone(&holds);
+        // When no connection can be had the batch's answer channels are dropped: each settle reports it.
+        let written = pool
+            .write(move |conn| {
+                commit_charges(conn, &book, pending);
+                Ok(())
+            })
+            .await;
+        if let Err(error) = written {
+            tracing::warn!(%error, "could not commit a batch of charges");
+            // Nothing was charged: free the holds now rather than at the next sweep.
+            let mut book = lock(&holds);
+            for id in hold_ids {
+                book.remove(id);
+            }
+        }
+    }
+}
+
+/// One transaction for a batch of charges; answers each charge once it is committed, or all with the error.
+fn commit_charges(
+    conn: &mut rusqlite::Connection,
+    holds: &Mutex<HoldBook>,
+    pending: Vec<PendingCharge>,
+) {
+    let (answers, charges): (Vec<_>, Vec<_>) = pending
+        .into_iter()
+        .map(|p| (p.done, (p.hold, p.account, p.charge)))
+        .unzip();
+    match write_charges_once(conn, holds, &charges) {
+        Ok(outcomes) => {
+            for (done, outcome) in answers.into_iter().zip(outcomes) {
+                // A settle whose caller went away is still charged: the request was served.
+                let _ = done.send(Ok(outcome));
+            }
+        }
+        Err(error) => {
+            // Nothing of the batch was charged: free its holds at once rather than at the next sweep.
+            let mut book = lock(holds);
+            for (hold, _, _) in &charges {
+                book.remove(*hold);
+            }
+            drop(book);
+            let error = Arc::new(error);
+            for done in answers {
+                let _ = done.send(Err(Arc::clone(&error)));
+            }
+        }
+    }
+}
+
+fn write_charges_once(
+    conn: &mut rusqlite::Connection,
+    holds: &Mutex<HoldBook>,
+    charges: &[(i64, AccountId, Charge)],
+) -> rusqlite::Result<Vec<Result<i64, Refusal>>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Held through the commit, so that no reserve sees the new balances with the old holds or the reverse.
+    let mut book = lock(holds);
+    let mut outcomes = Vec::with_capacity(charges.len());
+    for (hold, account, charge) in charges {
+        if !book.holds.contains_key(hold) {
+            outcomes.push(Err(Refusal::ReservationGone));
+            continue;
+        }
+        let balance: i64 = tx
+            .prepare_cached(
+                "UPDATE accounts SET balance_millis = balance_millis - ?1 WHERE id = ?2 RETURNING balance_millis",
+            )?
+            .query_row(params![charge.amount.millis(), account.0], |r| r.get(0))?;
+        tx.prepare_cached(
+            "INSERT INTO ledger_entries (account_id, at_ms, kind, delta_millis, balance_after_millis,
+                                         key_id, urls_requested, urls_returned, live)
+             VALUES (?1, ?2, 'charge', ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?
+        .execute(params![
+            account.0,
+            now_ms(),
+            -charge.amount.millis(),
+            balance,
+            charge.key_id,
+            charge.urls_requested,
+            charge.urls_returned,
+            charge.live
+        ])?;
+        outcomes.push(Ok(balance));
+    }
+    tx.commit()?;
+    for ((hold, account, _), outcome) in charges.iter().zip(&outcomes) {
+        if let Ok(balance) = outcome {
+            book.remove(*hold);
+            // In commit order, so the last one set is the file's balance now.
+            book.set_balance(*account, *balance);
+        }
+    }
+    Ok(outcomes)
 }

@@ -159,6 +159,9 @@ struct Inner {
     /// Which route and user agent to use; advanced when the site blocks.
     route: AtomicUsize,
     permits: Semaphore,
+    /// One parse per core: pages that arrive together wait here as bytes instead of all being turned into DOMs
+    /// at once on the blocking pool (which holds every DOM in memory and makes the cores thrash between them).
+    parse_permits: Semaphore,
     pacer: Option<Pacer>,
     in_flight: Mutex<HashMap<PageUrl, WeakShared<ScrapeFuture>>>,
 }
@@ -260,6 +263,9 @@ impl Fetcher {
         Ok(Self {
             inner: Arc::new(Inner {
                 permits: Semaphore::new(settings.max_concurrency),
+                parse_permits: Semaphore::new(
+                    std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+                ),
                 settings,
                 clients,
                 route: AtomicUsize::new(0),
@@ -391,10 +397,16 @@ impl Inner {
         let html: Arc<str> = html.into();
         let domain = self.settings.domain.clone();
         let (parse_html, parse_url) = (Arc::clone(&html), fetched_url.clone());
-        let record =
+        let record = {
+            let _core = self
+                .parse_permits
+                .acquire()
+                .await
+                .map_err(|_| ScrapeError::Fetch("the fetcher is shut down".into()))?;
             tokio::task::spawn_blocking(move || parse_page(&parse_html, &parse_url, &domain))
                 .await
-                .map_err(|e| ScrapeError::Fetch(format!("the parser stopped: {e}")))??;
+                .map_err(|e| ScrapeError::Fetch(format!("the parser stopped: {e}")))??
+        };
         // The page's own canonical link is the best final URL; fall back to where the fetch ended.
         let final_url = record
             .final_li_url

@@ -17,7 +17,8 @@
 //! let by_id = PageUrl::parse_submitted("https://www.linkedin.com/company/1441", &domain)?;
 //! let google = PageUrl::parse_submitted("https://www.linkedin.com/company/google", &domain)?;
 //! let now = jiff::Timestamp::now();
-//! let snapshot = Snapshot { url: google.clone(), record: Default::default(), fetched_at: now };
+//! let record = company_model::RecordJson::from_record(&Default::default());
+//! let snapshot = Snapshot { url: google.clone(), record, fetched_at: now };
 //! store.put(&snapshot, &[by_id.clone()], None).await?;
 //! let found = store.fresh_many(&[by_id.clone()], now - jiff::SignedDuration::from_hours(1)).await?;
 //! assert_eq!(found[&by_id].url, google);
@@ -25,13 +26,15 @@
 //! ```
 #![deny(missing_docs)]
 
+mod hot;
 mod sqlite;
 
 use std::collections::HashMap;
 
-use company_model::CompanyRecord;
+use company_model::{CompanyRecord, RecordJson};
 use page_url::PageUrl;
 
+pub use hot::HOT_REUSE;
 pub use sqlite::SqliteSnapshotStore;
 
 /// One page's record as fetched at one time.
@@ -39,8 +42,9 @@ pub use sqlite::SqliteSnapshotStore;
 pub struct Snapshot {
     /// The URL the page resolved to (after redirects, from its canonical link).
     pub url: PageUrl,
-    /// The record parsed from the page, without per-request members.
-    pub record: CompanyRecord,
+    /// The record parsed from the page, without per-request members, as the JSON text it is stored and
+    /// answered as.
+    pub record: RecordJson,
     /// When the page was fetched from the network. Stores keep millisecond precision.
     pub fetched_at: jiff::Timestamp,
 }
@@ -66,7 +70,9 @@ pub struct CacheError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
 #[async_trait::async_trait]
 pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
     /// For each of `urls` (requested or resolved URLs), the stored snapshot fetched at or after
-    /// `fetched_since`, if any. URLs with no such snapshot are absent from the map.
+    /// `fetched_since`, if any. URLs with no such snapshot are absent from the map, as are snapshots whose stored
+    /// record is damaged (they are fetched again). Records kept in an older [`company_model::RECORD_FORMAT`]
+    /// are converted through [`CompanyRecord`].
     async fn fresh_many(
         &self,
         urls: &[PageUrl],

@@ -6,8 +6,9 @@ use sqlite_pool::{SqlitePool, rusqlite};
 
 use std::io::{Read, Write};
 
-use company_model::CompanyRecord;
+use company_model::{CompanyRecord, RECORD_FORMAT, RecordJson};
 
+use crate::hot::HotSnapshots;
 use crate::{CacheError, Snapshot, SnapshotStore, StoredPage};
 
 fn gzip(html: &str) -> std::io::Result<Vec<u8>> {
@@ -35,12 +36,32 @@ const MIGRATIONS: &[&str] = &["
     CREATE INDEX snapshot_aliases_url ON snapshot_aliases (url);
 ", "
     ALTER TABLE snapshots ADD COLUMN page_gzip BLOB;  -- the fetched HTML, gzip-compressed, for reparsing
+", "
+    -- company_model::RECORD_FORMAT of `record`: rows in an older shape are converted when read.
+    ALTER TABLE snapshots ADD COLUMN record_format INTEGER NOT NULL DEFAULT 1;
 "];
 
+/// A stored record as it can be answered: as kept when in today's shape, else converted through the record type.
+fn stored_record(text: String, format: u32) -> Result<RecordJson, String> {
+    if format == RECORD_FORMAT {
+        RecordJson::from_stored(text).map_err(|e| e.to_string())
+    } else {
+        let record: CompanyRecord = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        Ok(RecordJson::from_record(&record))
+    }
+}
+
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).
+///
+/// Snapshots read or written through this value are reused from memory for [`crate::HOT_REUSE`] (up to 16 MB of
+/// records), so a page asked for many times a second costs one database read every two seconds. Clones share
+/// them.
 #[derive(Clone, Debug)]
 pub struct SqliteSnapshotStore {
     pool: SqlitePool,
+    hot: std::sync::Arc<HotSnapshots>,
+    /// One compression per core, so that a 200-page live batch does not hold 200 copies of its pages at once.
+    compressions: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -64,7 +85,12 @@ impl SqliteSnapshotStore {
         pool.migrate("snapshot-cache", MIGRATIONS)
             .await
             .map_err(backend)?;
-        Ok(Self { pool })
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        Ok(Self {
+            pool,
+            hot: std::sync::Arc::default(),
+            compressions: std::sync::Arc::new(tokio::sync::Semaphore::new(cores)),
+        })
     }
 }
 
@@ -75,17 +101,27 @@ impl SnapshotStore for SqliteSnapshotStore {
         urls: &[PageUrl],
         fetched_since: jiff::Timestamp,
     ) -> Result<HashMap<PageUrl, Snapshot>, CacheError> {
-        if urls.is_empty() {
-            return Ok(HashMap::new());
+        let mut found = HashMap::with_capacity(urls.len());
+        let mut cold = Vec::new();
+        for url in urls {
+            match self.hot.get(url, fetched_since) {
+                Some(snapshot) => {
+                    found.insert(url.clone(), snapshot);
+                }
+                None => cold.push(url),
+            }
         }
-        let aliases: Vec<String> = urls.iter().map(|u| u.as_str().to_owned()).collect();
+        if cold.is_empty() {
+            return Ok(found);
+        }
+        let aliases: Vec<String> = cold.iter().map(|u| u.as_str().to_owned()).collect();
         let since_ms = fetched_since.as_millisecond();
         let rows = self
             .pool
             .run(move |conn| {
                 let placeholders = vec!["?"; aliases.len()].join(",");
                 let sql = format!(
-                    "SELECT a.alias, s.url, s.record, s.fetched_at_ms
+                    "SELECT a.alias, s.url, s.record, s.fetched_at_ms, s.record_format
                      FROM snapshot_aliases a JOIN snapshots s ON s.url = a.url
                      WHERE a.alias IN ({placeholders}) AND s.fetched_at_ms >= ?"
                 );
@@ -100,23 +136,31 @@ impl SnapshotStore for SqliteSnapshotStore {
                             row.get::<_, String>(1)?,
                             row.get::<_, String>(2)?,
                             row.get::<_, i64>(3)?,
+                            row.get::<_, u32>(4)?,
                         ))
                     })?
                     .collect::<rusqlite::Result<Vec<_>>>()
             })
             .await
             .map_err(backend)?;
-        let by_text: HashMap<&str, &PageUrl> = urls.iter().map(|u| (u.as_str(), u)).collect();
-        let mut found = HashMap::with_capacity(rows.len());
-        for (alias, url, record, fetched_at_ms) in rows {
+        let by_text: HashMap<&str, &PageUrl> = cold.iter().map(|u| (u.as_str(), *u)).collect();
+        for (alias, url, record, fetched_at_ms, format) in rows {
             let Some(&key) = by_text.get(alias.as_str()) else {
                 continue;
             };
+            let record = match stored_record(record, format) {
+                Ok(record) => record,
+                Err(error) => {
+                    tracing::warn!(%url, %error, "a stored record is damaged; the page will be fetched again");
+                    continue;
+                }
+            };
             let snapshot = Snapshot {
                 url: PageUrl::from_canonical(&url).map_err(backend)?,
-                record: serde_json::from_str(&record).map_err(backend)?,
+                record,
                 fetched_at: jiff::Timestamp::from_millisecond(fetched_at_ms).map_err(backend)?,
             };
+            self.hot.keep(key, &snapshot);
             found.insert(key.clone(), snapshot);
         }
         Ok(found)
@@ -130,16 +174,20 @@ impl SnapshotStore for SqliteSnapshotStore {
     ) -> Result<(), CacheError> {
         let url = snapshot.url.as_str().to_owned();
         // Compressed on the blocking pool, outside the write turn, so writers do not queue behind gzip.
-        let page = match html.map(str::to_owned) {
-            Some(html) => Some(
-                tokio::task::spawn_blocking(move || gzip(&html))
-                    .await
-                    .map_err(backend)?
-                    .map_err(backend)?,
-            ),
+        let page = match html {
+            Some(html) => {
+                let _core = self.compressions.acquire().await.map_err(backend)?;
+                let html = html.to_owned();
+                Some(
+                    tokio::task::spawn_blocking(move || gzip(&html))
+                        .await
+                        .map_err(backend)?
+                        .map_err(backend)?,
+                )
+            }
             None => None,
         };
-        let record = serde_json::to_string(&snapshot.record).map_err(backend)?;
+        let record = snapshot.record.as_str().to_owned();
         let fetched_at_ms = snapshot.fetched_at.as_millisecond();
         let mut alias_texts: Vec<String> = aliases.iter().map(|a| a.as_str().to_owned()).collect();
         alias_texts.push(url.clone());
@@ -148,11 +196,13 @@ impl SnapshotStore for SqliteSnapshotStore {
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 // Keep the newer snapshot when two fetches of one page finish out of order.
                 tx.execute(
-                    "INSERT INTO snapshots (url, record, fetched_at_ms, page_gzip) VALUES (?1, ?2, ?3, ?4)
+                    "INSERT INTO snapshots (url, record, fetched_at_ms, page_gzip, record_format)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
                      ON CONFLICT (url) DO UPDATE SET record = excluded.record, fetched_at_ms = excluded.fetched_at_ms,
-                                                     page_gzip = excluded.page_gzip
+                                                     page_gzip = excluded.page_gzip,
+                                                     record_format = excluded.record_format
                      WHERE excluded.fetched_at_ms >= snapshots.fetched_at_ms",
-                    rusqlite::params![url, record, fetched_at_ms, page],
+                    rusqlite::params![url, record, fetched_at_ms, page, RECORD_FORMAT],
                 )?;
                 for alias in &alias_texts {
                     tx.execute(
@@ -164,7 +214,9 @@ impl SnapshotStore for SqliteSnapshotStore {
                 tx.commit()
             })
             .await
-            .map_err(backend)
+            .map_err(backend)?;
+        self.hot.stored(aliases, snapshot);
+        Ok(())
     }
 
     async fn stored_pages(
@@ -220,12 +272,14 @@ impl SnapshotStore for SqliteSnapshotStore {
             .pool
             .write(move |conn| {
                 conn.execute(
-                    "UPDATE snapshots SET record = ?1 WHERE url = ?2 AND fetched_at_ms = ?3",
-                    rusqlite::params![record, url, fetched_at_ms],
+                    "UPDATE snapshots SET record = ?1, record_format = ?4 WHERE url = ?2 AND fetched_at_ms = ?3",
+                    rusqlite::params![record, url, fetched_at_ms, RECORD_FORMAT],
                 )
             })
             .await
             .map_err(backend)?;
+        // Rare (a reparse), so forgetting every kept snapshot is simpler than finding the ones of this page.
+        self.hot.clear();
         Ok(changed > 0)
     }
 }

@@ -367,13 +367,24 @@ fn page_urls(first: usize, count: usize) -> Vec<String> {
 }
 
 /// Times one request; fails unless every URL resolved.
+/// Milliseconds from sending the request to having its whole body; the body is parsed (to check the records)
+/// only after the clock stops, so the figure is the service's time plus loopback, not the client's JSON parse.
 async fn timed(service: &Service, key: &str, body: &Value, expected: usize) -> Result<f64, Error> {
     let started = Instant::now();
-    let reply = service.post(key, body).await;
+    let response = tests::client()
+        .post(format!("{}/v1/network/company-data", service.base))
+        .header("x-api-key", key)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await?;
+    let status = response.status();
+    let bytes = response.bytes().await?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    let resolved = reply.json["results"].as_array().map_or(0, Vec::len);
-    if reply.status != 200 || resolved != expected {
-        return Err(format!("status {}, {resolved} of {expected} resolved", reply.status).into());
+    let reply: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    let resolved = reply["results"].as_array().map_or(0, Vec::len);
+    if status != 200 || resolved != expected {
+        return Err(format!("status {status}, {resolved} of {expected} resolved").into());
     }
     Ok(ms)
 }
@@ -601,8 +612,8 @@ fn markdown(report: &Value, plan: Plan) -> String {
     );
     let batch_p50 = median(&batch["stored_batch"]["p50_ms"]);
     out += &format!(
-        "## 2. A 200-URL stored batch\n\nRequest time over loopback ({} requests per run; the server's own time is \
-         this less a loopback round trip).\n\n{head}",
+        "## 2. A 200-URL stored batch\n\nFrom sending the request to holding the whole answer (~10 MB), over \
+         loopback ({} requests per run; the client's JSON parse is not counted).\n\n{head}",
         batch["stored_batch"]["requests_per_run"]
     );
     out += &row("p50 ms", &batch["stored_batch"]["p50_ms"], 1);

@@ -98,7 +98,8 @@ async fn duplicates_unresolved_and_billing() {
         "https://uk.linkedin.com/company/Google/about/"
     );
     assert_eq!(results[0].record, results[1].record);
-    assert_eq!(results[2].record.company_name.as_deref(), Some("Audiense"));
+    let audiense = results[2].record.to_record().expect("a record");
+    assert_eq!(audiense.company_name.as_deref(), Some("Audiense"));
     assert!(results.iter().all(|r| r.source == RecordSource::Live));
     let unresolved = &outcome.response.unresolved;
     assert_eq!(unresolved.len(), 1);

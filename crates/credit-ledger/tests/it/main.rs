@@ -172,3 +172,88 @@ async fn concurrent_holds_never_overdraw() {
     let sum: i64 = entries.iter().map(|e| e.delta.millis()).sum();
     assert_eq!(sum, balance.millis(), "the ledger sums to the balance");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn settles_in_one_commit_and_grants_from_another_process_count_at_once() {
+    let (dir, ledger) = ledger().await;
+    let ledger = Arc::new(ledger);
+    let account = ledger.ensure_account("acme").await.expect("account");
+    // A second ledger on the file stands for the CLI granting credits while the server runs.
+    let cli = SqliteLedger::open(&dir.path().join("l.db"))
+        .await
+        .expect("opens");
+    cli.grant(account.id, credits("100"), "top-up")
+        .await
+        .expect("grant");
+    // 200 settles at once on many threads: every one is answered with a balance, each balance once.
+    let tasks = (0..200).map(|_| {
+        let ledger = Arc::clone(&ledger);
+        tokio::spawn(async move {
+            let hold = ledger.reserve(account.id, credits("0.5")).await?;
+            let charge = Charge {
+                amount: credits("0.5"),
+                ..Charge::default()
+            };
+            ledger.settle(hold, charge).await
+        })
+    });
+    let mut balances: Vec<i64> = futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|o| o.expect("task").expect("paid").millis())
+        .collect();
+    balances.sort_unstable();
+    let expected: Vec<i64> = (0..200).map(|i| i * 500).collect();
+    assert_eq!(balances, expected, "each charge saw the one before it");
+    // Nothing is held any more: the whole (now zero) balance is available, and the next grant is too.
+    cli.grant(account.id, credits("1"), "")
+        .await
+        .expect("grant");
+    let hold = ledger
+        .reserve(account.id, credits("1"))
+        .await
+        .expect("the new credit is available");
+    ledger.release(hold).await.expect("released");
+}
+
+#[tokio::test]
+async fn a_charge_that_cannot_be_written_is_not_charged_and_frees_its_hold() {
+    let (dir, ledger) = ledger().await;
+    let account = ledger.ensure_account("acme").await.expect("account");
+    ledger
+        .grant(account.id, credits("3"), "")
+        .await
+        .expect("grant");
+    // A trigger makes SQLite refuse one ledger row, as a full disk or a broken file would.
+    let conn = sqlite_pool::rusqlite::Connection::open(dir.path().join("l.db")).expect("open");
+    conn.execute_batch(
+        "CREATE TRIGGER refuse BEFORE INSERT ON ledger_entries WHEN NEW.urls_requested = 666
+         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+    )
+    .expect("trigger");
+    let hold = ledger
+        .reserve(account.id, credits("2"))
+        .await
+        .expect("covered");
+    let refused = Charge {
+        amount: credits("2"),
+        urls_requested: 666,
+        ..Charge::default()
+    };
+    assert!(matches!(
+        ledger.settle(hold, refused).await,
+        Err(LedgerError::Backend(_))
+    ));
+    // Not charged, and the 2 credits it held are available again at once.
+    let whole = ledger
+        .reserve(account.id, credits("3"))
+        .await
+        .expect("the failed charge's hold was freed");
+    assert_eq!(
+        ledger
+            .settle(whole, Charge::default())
+            .await
+            .expect("settled"),
+        credits("3")
+    );
+}

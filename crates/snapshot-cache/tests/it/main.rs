@@ -1,6 +1,6 @@
 //! The SQLite snapshot store on a real file.
 
-use company_model::CompanyRecord;
+use company_model::{CompanyRecord, RecordJson};
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
 use snapshot_cache::{Snapshot, SnapshotStore, SqliteSnapshotStore};
@@ -9,11 +9,15 @@ fn url(text: &str) -> PageUrl {
     PageUrl::parse_submitted(text, &NetworkDomain::default()).expect("valid URL")
 }
 
-fn named(name: &str) -> CompanyRecord {
+fn record(name: &str) -> CompanyRecord {
     CompanyRecord {
         company_name: Some(name.into()),
         ..CompanyRecord::default()
     }
+}
+
+fn named(name: &str) -> RecordJson {
+    RecordJson::from_record(&record(name))
 }
 
 #[tokio::test]
@@ -139,14 +143,14 @@ async fn kept_pages_can_be_parsed_again() {
 
     assert!(
         store
-            .replace_record(&urls[0], now, &named("After"))
+            .replace_record(&urls[0], now, &record("After"))
             .await
             .expect("replaced")
     );
     let earlier = now - SignedDuration::from_secs(1);
     assert!(
         !store
-            .replace_record(&urls[2], earlier, &named("After"))
+            .replace_record(&urls[2], earlier, &record("After"))
             .await
             .expect("not replaced"),
         "a newer fetch wins"
@@ -154,4 +158,96 @@ async fn kept_pages_can_be_parsed_again() {
     let found = store.fresh_many(&urls, earlier).await.expect("read");
     assert_eq!(found[&urls[0]].record, named("After"));
     assert_eq!(found[&urls[2]].record, named("Before"));
+}
+
+#[tokio::test]
+async fn damaged_records_are_refetched_and_older_shapes_converted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("cache.db");
+    let store = SqliteSnapshotStore::open(&path).await.expect("opens");
+    let now = Timestamp::now();
+    let urls = [
+        url("https://www.linkedin.com/company/damaged"),
+        url("https://www.linkedin.com/company/older"),
+        url("https://www.linkedin.com/company/today"),
+    ];
+    for page in &urls {
+        let snapshot = Snapshot {
+            url: page.clone(),
+            record: named("Kept"),
+            fetched_at: now,
+        };
+        store.put(&snapshot, &[], None).await.expect("stored");
+    }
+    // Damage one row as a disk or a hand edit could, and mark another as kept in an older shape (format 0).
+    let conn = sqlite_pool::rusqlite::Connection::open(&path).expect("open");
+    conn.execute(
+        "UPDATE snapshots SET record = '{\"company_name\": \"Kep' WHERE url = ?1",
+        [urls[0].as_str()],
+    )
+    .expect("damage");
+    conn.execute(
+        "UPDATE snapshots SET record = '{ \"company_name\" : \"Older\" }', record_format = 0 WHERE url = ?1",
+        [urls[1].as_str()],
+    )
+    .expect("older shape");
+
+    // A server started on the file now (the one above keeps what it wrote in memory for a moment).
+    let store = SqliteSnapshotStore::open(&path).await.expect("opens");
+    let found = store
+        .fresh_many(&urls, now - SignedDuration::from_secs(1))
+        .await
+        .expect("read");
+    assert!(
+        !found.contains_key(&urls[0]),
+        "the damaged record is not served"
+    );
+    assert_eq!(
+        found[&urls[1]].record,
+        named("Older"),
+        "converted to today's text"
+    );
+    assert_eq!(found[&urls[2]].record.as_str(), named("Kept").as_str());
+}
+
+#[tokio::test]
+async fn changes_by_another_process_are_served_within_the_reuse_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("cache.db");
+    let server = SqliteSnapshotStore::open(&path).await.expect("opens");
+    let reparse = SqliteSnapshotStore::open(&path).await.expect("opens");
+    let page = url("https://www.linkedin.com/company/google");
+    let now = Timestamp::now()
+        .round(jiff::Unit::Millisecond)
+        .expect("rounds");
+    let snapshot = Snapshot {
+        url: page.clone(),
+        record: named("Before"),
+        fetched_at: now,
+    };
+    server.put(&snapshot, &[], None).await.expect("stored");
+    let since = now - SignedDuration::from_secs(1);
+    let read = |store: &SqliteSnapshotStore| {
+        let store = store.clone();
+        let page = page.clone();
+        async move {
+            store
+                .fresh_many(std::slice::from_ref(&page), since)
+                .await
+                .expect("read")[&page]
+                .record
+                .clone()
+        }
+    };
+    assert_eq!(read(&server).await, named("Before"));
+    assert!(
+        reparse
+            .replace_record(&page, now, &record("After"))
+            .await
+            .expect("replaced")
+    );
+    // The other process's change is not seen at once (that is the point of reusing), but it is after HOT_REUSE.
+    assert_eq!(read(&server).await, named("Before"));
+    tokio::time::sleep(snapshot_cache::HOT_REUSE).await;
+    assert_eq!(read(&server).await, named("After"));
 }
