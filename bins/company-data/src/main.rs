@@ -451,7 +451,7 @@ async fn credits(command: CreditsCommand) -> anyhow::Result<()> {
             };
             for account in accounts {
                 println!("{}: {} credits", account.name, account.balance);
-                for entry in ledger.entries(account.id, 10).await? {
+                for entry in ledger.entries(account.id, None, 10).await? {
                     let what = match (&entry.charge, &entry.note) {
                         (Some(charge), _) => format!(
                             "{} request, {} URLs, {} returned",

@@ -177,10 +177,42 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError>;
     /// Frees holds made before `made_before` (left by a server that stopped mid-request); returns how many.
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError>;
-    /// The newest `limit` ledger rows of an account, newest first.
+    /// Up to `limit` ledger rows of an account, newest first; with `before`, only rows whose id is below it (the
+    /// next page after a page whose last row had that id).
     async fn entries(
         &self,
         account: AccountId,
+        before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<LedgerEntry>, LedgerError>;
+    /// The account's charges per UTC day from `since` on, oldest day first; days without charges are left out.
+    async fn daily_usage(
+        &self,
+        account: AccountId,
+        since: jiff::Timestamp,
+    ) -> Result<Vec<DailyUsage>, LedgerError>;
+}
+
+/// One UTC day of an account's charges, split by live and stored requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DailyUsage {
+    /// The day (UTC).
+    pub day: jiff::civil::Date,
+    /// Requests with a zero freshness window.
+    pub live: UsageCounts,
+    /// Requests that accepted stored snapshots.
+    pub stored: UsageCounts,
+}
+
+/// Totals of one kind of request over one day.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UsageCounts {
+    /// Requests billed (each writes one charge row, even at zero).
+    pub requests: u64,
+    /// Companies returned.
+    pub returned: u64,
+    /// URLs requested but not returned (unresolved).
+    pub unresolved: u64,
+    /// Credits charged.
+    pub credits: Credits,
 }

@@ -7,7 +7,8 @@ use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{
-    Account, AccountId, Charge, Credits, EntryKind, Ledger, LedgerEntry, LedgerError, Reservation,
+    Account, AccountId, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry, LedgerError,
+    Reservation, UsageCounts,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -409,16 +410,17 @@ impl Ledger for SqliteLedger {
     async fn entries(
         &self,
         account: AccountId,
+        before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<LedgerEntry>, LedgerError> {
         self.pool
             .run(move |conn| {
-                conn.prepare(
+                conn.prepare_cached(
                     "SELECT id, account_id, at_ms, kind, delta_millis, balance_after_millis, key_id,
                             urls_requested, urls_returned, live, note
-                     FROM ledger_entries WHERE account_id = ?1 ORDER BY id DESC LIMIT ?2",
+                     FROM ledger_entries WHERE account_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
                 )?
-                .query_map(params![account.0, limit], |row| {
+                .query_map(params![account.0, before.unwrap_or(i64::MAX), limit], |row| {
                     let kind = if row.get::<_, String>(3)? == "grant" { EntryKind::Grant } else { EntryKind::Charge };
                     let delta = Credits::from_millis(row.get(4)?);
                     Ok(LedgerEntry {
@@ -444,6 +446,60 @@ impl Ledger for SqliteLedger {
             })
             .await
             .map_err(backend)
+    }
+
+    async fn daily_usage(
+        &self,
+        account: AccountId,
+        since: jiff::Timestamp,
+    ) -> Result<Vec<DailyUsage>, LedgerError> {
+        let rows: Vec<(String, bool, UsageCounts)> = self
+            .pool
+            .run(move |conn| {
+                conn.prepare_cached(
+                    "SELECT date(at_ms / 1000, 'unixepoch') AS day, coalesce(live, 0), count(*),
+                            sum(coalesce(urls_returned, 0)),
+                            sum(max(coalesce(urls_requested, 0) - coalesce(urls_returned, 0), 0)),
+                            -sum(delta_millis)
+                     FROM ledger_entries
+                     WHERE account_id = ?1 AND kind = 'charge' AND at_ms >= ?2
+                     GROUP BY day, coalesce(live, 0) ORDER BY day",
+                )?
+                .query_map(params![account.0, since.as_millisecond()], |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        UsageCounts {
+                            requests: row.get::<_, i64>(2)?.max(0) as u64,
+                            returned: row.get::<_, i64>(3)?.max(0) as u64,
+                            unresolved: row.get::<_, i64>(4)?.max(0) as u64,
+                            credits: Credits::from_millis(row.get(5)?),
+                        },
+                    ))
+                })?
+                .collect()
+            })
+            .await
+            .map_err(backend)?;
+        let mut days: Vec<DailyUsage> = Vec::new();
+        for (day, live, counts) in rows {
+            let day: jiff::civil::Date = day.parse().map_err(backend)?;
+            if days.last().is_none_or(|last| last.day != day) {
+                days.push(DailyUsage {
+                    day,
+                    live: UsageCounts::default(),
+                    stored: UsageCounts::default(),
+                });
+            }
+            if let Some(last) = days.last_mut() {
+                *(if live {
+                    &mut last.live
+                } else {
+                    &mut last.stored
+                }) = counts;
+            }
+        }
+        Ok(days)
     }
 }
 

@@ -71,7 +71,7 @@ async fn reserve_settle_and_the_ledger_rows() {
         credits("1")
     );
 
-    let entries = ledger.entries(account.id, 10).await.expect("rows");
+    let entries = ledger.entries(account.id, None, 10).await.expect("rows");
     assert_eq!(entries.len(), 2);
     assert_eq!(
         (entries[0].kind, entries[0].delta, entries[0].balance_after),
@@ -168,7 +168,7 @@ async fn concurrent_holds_never_overdraw() {
         .expect("exists")
         .balance;
     assert_eq!(balance, Credits::ZERO);
-    let entries = ledger.entries(account.id, 100).await.expect("rows");
+    let entries = ledger.entries(account.id, None, 100).await.expect("rows");
     let sum: i64 = entries.iter().map(|e| e.delta.millis()).sum();
     assert_eq!(sum, balance.millis(), "the ledger sums to the balance");
 }
@@ -255,5 +255,109 @@ async fn a_charge_that_cannot_be_written_is_not_charged_and_frees_its_hold() {
             .await
             .expect("settled"),
         credits("3")
+    );
+}
+
+/// What the dashboard's ledger pages and usage chart read: pages by id, and per-day totals split live/stored.
+#[tokio::test]
+async fn entries_page_by_id_and_usage_adds_up_per_day() {
+    let (_dir, ledger) = ledger().await;
+    let account = ledger.ensure_account("acme").await.expect("account");
+    let other = ledger.ensure_account("other").await.expect("account");
+    for id in [account.id, other.id] {
+        ledger
+            .grant(id, credits("100"), "trial")
+            .await
+            .expect("grant");
+    }
+    let started = jiff::Timestamp::now();
+    // (live, requested, returned): charged 1 per live and 0.5 per stored company returned.
+    for (live, requested, returned) in [(true, 3, 2), (true, 1, 1), (false, 4, 4), (false, 2, 0)] {
+        let price = if live { 1000 } else { 500 };
+        let hold = ledger
+            .reserve(
+                account.id,
+                Credits::from_millis(price * i64::from(requested)),
+            )
+            .await
+            .expect("held");
+        let charge = Charge {
+            amount: Credits::from_millis(price * i64::from(returned)),
+            key_id: Some(1),
+            urls_requested: requested,
+            urls_returned: returned,
+            live,
+        };
+        ledger.settle(hold, charge).await.expect("settled");
+    }
+    let other_hold = ledger.reserve(other.id, credits("1")).await.expect("held");
+    ledger
+        .settle(
+            other_hold,
+            Charge {
+                amount: credits("1"),
+                urls_requested: 1,
+                urls_returned: 1,
+                live: true,
+                key_id: None,
+            },
+        )
+        .await
+        .expect("settled");
+
+    let first = ledger.entries(account.id, None, 3).await.expect("page 1");
+    let rest = ledger
+        .entries(account.id, first.last().map(|e| e.id), 3)
+        .await
+        .expect("page 2");
+    assert_eq!(
+        (first.len(), rest.len()),
+        (3, 2),
+        "4 charges and a grant, 3 per page"
+    );
+    assert!(first.iter().chain(&rest).all(|e| e.account == account.id));
+    assert!(
+        first
+            .windows(2)
+            .chain(rest.windows(2))
+            .all(|w| w[0].id > w[1].id)
+    );
+    assert!(first[2].id > rest[0].id);
+    assert_eq!(rest[1].kind, EntryKind::Grant);
+
+    let days = ledger
+        .daily_usage(account.id, started)
+        .await
+        .expect("usage");
+    assert_eq!(days.len(), 1, "{days:?}");
+    let today = days[0];
+    assert_eq!(today.day, started.to_zoned(jiff::tz::TimeZone::UTC).date());
+    assert_eq!(
+        (
+            today.live.requests,
+            today.live.returned,
+            today.live.unresolved,
+            today.live.credits
+        ),
+        (2, 3, 1, credits("3"))
+    );
+    assert_eq!(
+        (
+            today.stored.requests,
+            today.stored.returned,
+            today.stored.unresolved,
+            today.stored.credits
+        ),
+        (2, 4, 2, credits("2"))
+    );
+    let later = started
+        .checked_add(jiff::SignedDuration::from_hours(1))
+        .expect("time");
+    assert!(
+        ledger
+            .daily_usage(account.id, later)
+            .await
+            .expect("usage")
+            .is_empty()
     );
 }
