@@ -1,0 +1,204 @@
+//! Dashboard users on a real SQLite file: passwords and tokens never stored in clear, sessions, throttling,
+//! invitations used once.
+
+use std::sync::Arc;
+
+use dashboard_auth::{AccountId, AuthError, SIGN_IN_BURST, SqliteUserStore, Users};
+
+const PASSWORD: &str = "correct horse battery staple";
+
+async fn users(dir: &tempfile::TempDir) -> Users {
+    let store = SqliteUserStore::open(&dir.path().join("users.db"))
+        .await
+        .expect("opens");
+    Users::new(Arc::new(store))
+}
+
+fn file_contains(dir: &tempfile::TempDir, needle: &str) -> bool {
+    ["users.db", "users.db-wal"].iter().any(|name| {
+        std::fs::read(dir.path().join(name))
+            .unwrap_or_default()
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes())
+    })
+}
+
+#[tokio::test]
+async fn a_user_signs_in_and_out_and_nothing_secret_is_stored() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let users = users(&dir).await;
+    let user = users
+        .create(" Ada@Example.com", PASSWORD, AccountId(7), false)
+        .await
+        .expect("created");
+    assert_eq!(
+        (user.email.as_str(), user.account),
+        ("ada@example.com", AccountId(7))
+    );
+    let (token, session) = users
+        .sign_in("ADA@example.com", PASSWORD)
+        .await
+        .expect("signs in");
+    let (found, found_user) = users
+        .session(token.expose())
+        .await
+        .expect("reads")
+        .expect("session exists");
+    assert_eq!((found, found_user), (session, user));
+    assert!(
+        !file_contains(&dir, token.expose()),
+        "the cookie token is on disk"
+    );
+    assert!(!file_contains(&dir, PASSWORD), "the password is on disk");
+    users.sign_out(token.expose()).await.expect("signs out");
+    assert!(
+        users
+            .session(token.expose())
+            .await
+            .expect("reads")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn wrong_passwords_unknown_emails_and_bad_input_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let users = users(&dir).await;
+    users
+        .create("ada@example.com", PASSWORD, AccountId(1), false)
+        .await
+        .expect("created");
+    for (email, password) in [
+        ("ada@example.com", "wrong password!!"),
+        ("bob@example.com", PASSWORD),
+    ] {
+        assert!(matches!(
+            users.sign_in(email, password).await,
+            Err(AuthError::WrongCredentials)
+        ));
+    }
+    assert!(matches!(
+        users
+            .create("ada@example.com", PASSWORD, AccountId(2), false)
+            .await,
+        Err(AuthError::EmailTaken(_))
+    ));
+    assert!(matches!(
+        users
+            .create("carol@example.com", "short", AccountId(2), false)
+            .await,
+        Err(AuthError::WeakPassword)
+    ));
+    assert!(matches!(
+        users.create("carol", PASSWORD, AccountId(2), false).await,
+        Err(AuthError::InvalidEmail(_))
+    ));
+    assert!(users.session("not a token").await.expect("reads").is_none());
+}
+
+#[tokio::test]
+async fn sign_in_attempts_are_throttled_per_email() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let users = users(&dir).await;
+    users
+        .create("ada@example.com", PASSWORD, AccountId(1), false)
+        .await
+        .expect("created");
+    for _ in 0..SIGN_IN_BURST {
+        assert!(matches!(
+            users.sign_in("ada@example.com", "guess guess guess").await,
+            Err(AuthError::WrongCredentials)
+        ));
+    }
+    // Even the right password waits now: the throttle comes before the check.
+    assert!(matches!(
+        users.sign_in("ada@example.com", PASSWORD).await,
+        Err(AuthError::TooManyAttempts { .. })
+    ));
+    // Another email is not affected.
+    users
+        .create("bob@example.com", PASSWORD, AccountId(2), false)
+        .await
+        .expect("created");
+    assert!(users.sign_in("bob@example.com", PASSWORD).await.is_ok());
+}
+
+#[tokio::test]
+async fn an_invitation_creates_its_user_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let users = users(&dir).await;
+    let (token, invitation) = users
+        .invite("New@Example.com", AccountId(9), true)
+        .await
+        .expect("invited");
+    assert_eq!(invitation.email, "new@example.com");
+    assert!(
+        !file_contains(&dir, token.expose()),
+        "the link token is on disk"
+    );
+    assert_eq!(
+        users.invitation(token.expose()).await.expect("reads"),
+        Some(invitation)
+    );
+    assert!(matches!(
+        users.accept_invitation(token.expose(), "short").await,
+        Err(AuthError::WeakPassword)
+    ));
+    let user = users
+        .accept_invitation(token.expose(), PASSWORD)
+        .await
+        .expect("accepted");
+    assert_eq!((user.account, user.admin), (AccountId(9), true));
+    assert!(matches!(
+        users.accept_invitation(token.expose(), PASSWORD).await,
+        Err(AuthError::InvitationInvalid)
+    ));
+    assert!(users.sign_in("new@example.com", PASSWORD).await.is_ok());
+    assert!(matches!(
+        users.invite("new@example.com", AccountId(9), false).await,
+        Err(AuthError::EmailTaken(_))
+    ));
+}
+
+#[tokio::test]
+async fn sessions_end_when_they_expire() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let users = users(&dir).await;
+    users
+        .create("ada@example.com", PASSWORD, AccountId(1), false)
+        .await
+        .expect("created");
+    let (token, session) = users
+        .sign_in("ada@example.com", PASSWORD)
+        .await
+        .expect("signs in");
+    let lifetime = session.expires_at.duration_since(jiff::Timestamp::now());
+    assert!(
+        lifetime.as_secs() > 11 * 3600 && lifetime.as_secs() <= 12 * 3600,
+        "{lifetime:?}"
+    );
+    // The store's view one second after the end: gone, and swept.
+    let digest_of = |t: &str| {
+        use sha2::Digest;
+        sha2::Sha256::digest(t.as_bytes())
+            .iter()
+            .fold(String::new(), |hex, b| hex + &format!("{b:02x}"))
+    };
+    let after = session.expires_at + jiff::SignedDuration::from_secs(1);
+    let store = users.store();
+    assert!(
+        store
+            .session(&digest_of(token.expose()), after)
+            .await
+            .expect("reads")
+            .is_none()
+    );
+    assert_eq!(store.delete_expired(after).await.expect("sweeps"), 1);
+    assert!(
+        users
+            .session(token.expose())
+            .await
+            .expect("reads")
+            .is_none()
+    );
+}
