@@ -6,6 +6,7 @@ mod billing;
 mod cli;
 mod conformance;
 mod crash;
+mod dashboard;
 mod faults;
 mod freshness;
 mod limits;

@@ -265,6 +265,35 @@ impl Service {
         out.lines().last().expect("key line").trim().to_owned()
     }
 
+    /// Creates a dashboard sign-in on this server's database with `company-data accounts create`, the password
+    /// given on standard input as a script would; returns what the command printed.
+    pub fn create_sign_in(&self, email: &str, password: &str, extra: &[&str]) -> String {
+        use std::io::Write;
+        let mut child = Command::new(binary())
+            .args(["accounts", "create", "--db"])
+            .arg(&self.db)
+            .args(["--email", email])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("company-data runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(format!("{password}\n").as_bytes())
+            .expect("password written");
+        let output = child.wait_with_output().expect("company-data ends");
+        assert!(
+            output.status.success(),
+            "accounts create failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// `company-data <args> --db <this db>`.
     pub fn cli(&self, args: &[&str]) -> String {
         let mut all: Vec<&str> = args.to_vec();

@@ -8,6 +8,7 @@ use anyhow::Context;
 use api_keys::{ApiKey, ApiKeys, SqliteKeyStore};
 use company_lookup::{LookupService, LookupSettings};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
+use dashboard_auth::{SqliteUserStore, Users};
 use page_scraper::{Fetcher, FetcherSettings};
 use page_url::NetworkDomain;
 use snapshot_cache::SqliteSnapshotStore;
@@ -28,6 +29,9 @@ pub struct Settings {
     pub live_lookups_per_account: Option<usize>,
     /// What one client connection may take.
     pub connections: ConnectionLimits,
+    /// Always mark dashboard cookies `Secure` (set it when a TLS proxy is in front; cookies are also marked
+    /// `Secure` on any request whose `X-Forwarded-Proto` is `https`).
+    pub secure_cookies: bool,
 }
 
 /// What one client connection may take; slow or idle clients are shed by these.
@@ -63,6 +67,17 @@ pub struct App {
     pub(crate) connections: ConnectionLimits,
     /// Per-key request-rate limit (GCRA), in this server's memory.
     pub(crate) key_rate: Option<governor::DefaultKeyedRateLimiter<i64>>,
+    /// People who sign in to the dashboard, and their sessions.
+    pub(crate) users: Users,
+    /// Dashboard settings.
+    pub(crate) dashboard: DashboardSettings,
+}
+
+/// What the dashboard needs to know besides the stores.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DashboardSettings {
+    /// Mark cookies `Secure` on every response.
+    pub(crate) secure_cookies: bool,
 }
 
 /// The key made on the first start, to print once.
@@ -89,6 +104,7 @@ impl App {
         let pool = SqlitePool::open(&settings.db).await?;
         let keys = ApiKeys::new(Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?));
         let ledger: Arc<dyn Ledger> = Arc::new(SqliteLedger::with_pool(pool.clone()).await?);
+        let users = Users::new(Arc::new(SqliteUserStore::with_pool(pool.clone()).await?));
         let snapshots = Arc::new(SqliteSnapshotStore::with_pool(pool).await?);
         let fetcher = Fetcher::new(settings.fetcher.clone())?;
         let lookup = LookupService::new(
@@ -117,6 +133,10 @@ impl App {
             openapi,
             connections: settings.connections,
             key_rate,
+            users,
+            dashboard: DashboardSettings {
+                secure_cookies: settings.secure_cookies,
+            },
         })
     }
 
@@ -150,6 +170,15 @@ impl App {
             .ledger
             .release_stale(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1))
             .await?)
+    }
+
+    /// Deletes dashboard sessions and invitation links past their end (they are refused anyway; this keeps
+    /// the tables small).
+    ///
+    /// # Errors
+    /// When the store fails.
+    pub async fn delete_expired_sessions(&self) -> anyhow::Result<u64> {
+        Ok(self.users.delete_expired().await?)
     }
 
     /// Frees credit holds older than the longest a request can run (a safety net while running).

@@ -11,6 +11,7 @@ use api_keys::{ApiKeys, KeyId, SqliteKeyStore};
 use clap::{Args, Parser, Subcommand};
 use company_data::{App, ConnectionLimits, Settings, lock_database, serve};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
+use dashboard_auth::{SqliteUserStore, Users};
 use page_scraper::{FetcherSettings, Origin, parse_page};
 use page_url::{NetworkDomain, PageUrl};
 use snapshot_cache::{SnapshotStore, SqliteSnapshotStore};
@@ -38,6 +39,9 @@ enum Command {
     /// Grant and show credits.
     #[command(subcommand)]
     Credits(CreditsCommand),
+    /// Create and list dashboard sign-ins (email and password).
+    #[command(subcommand)]
+    Accounts(AccountsCommand),
     /// Print the record parsed from a saved page (no network).
     Scrape(ScrapeArgs),
     /// Parse every stored page again and replace its record, so a parser fix reaches stored data without
@@ -125,6 +129,10 @@ struct ServeArgs {
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     log: String,
+    /// Mark the dashboard's cookies `Secure` on every response: set it when a TLS proxy is in front (they are
+    /// marked on any request whose `X-Forwarded-Proto` is `https` anyway).
+    #[arg(long, env = "COMPANY_DATA_SECURE_COOKIES")]
+    secure_cookies: bool,
 }
 
 #[derive(Subcommand)]
@@ -180,6 +188,33 @@ enum CreditsCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum AccountsCommand {
+    /// Create a dashboard sign-in. The password is read from standard input (typed twice without echo on a
+    /// terminal, or the first line of a pipe), never from the command line, where other users could see it.
+    Create {
+        #[command(flatten)]
+        db: DbArg,
+        /// The email to sign in with.
+        #[arg(long)]
+        email: String,
+        /// The billing account it manages (created if missing); defaults to one named by the email.
+        #[arg(long)]
+        account: Option<String>,
+        /// Make it an admin: sees every account, grants credits, invites people.
+        #[arg(long)]
+        admin: bool,
+        /// Credits to grant the account now (e.g. 100).
+        #[arg(long)]
+        credits: Option<Credits>,
+    },
+    /// List dashboard sign-ins.
+    List {
+        #[command(flatten)]
+        db: DbArg,
+    },
+}
+
 #[derive(Args)]
 struct ScrapeArgs {
     /// A saved page (HTML).
@@ -220,6 +255,7 @@ fn main() -> anyhow::Result<()> {
             Command::Serve(args) => run_server(args).await,
             Command::Keys(command) => keys(command).await,
             Command::Credits(command) => credits(command).await,
+            Command::Accounts(command) => accounts(command).await,
             Command::Scrape(args) => scrape(&args),
             Command::Reparse { db } => reparse(&db).await,
         }
@@ -264,6 +300,7 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
             body_timeout: args.body_timeout,
             max_connections: args.max_connections as usize,
         },
+        secure_cookies: args.secure_cookies,
     };
     #[cfg(feature = "bench-no-auth")]
     tracing::warn!(
@@ -289,6 +326,9 @@ async fn run_server(args: ServeArgs) -> anyhow::Result<()> {
             every_minute.tick().await;
             if let Err(error) = sweeper.release_stale_holds().await {
                 tracing::warn!(error = format!("{error:#}"), "stale-hold sweep failed");
+            }
+            if let Err(error) = sweeper.delete_expired_sessions().await {
+                tracing::warn!(error = format!("{error:#}"), "expired-session sweep failed");
             }
         }
     });
@@ -333,6 +373,82 @@ async fn open_stores(db: &DbArg) -> anyhow::Result<(ApiKeys, SqliteLedger)> {
     let keys = ApiKeys::new(Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?));
     let ledger = SqliteLedger::with_pool(pool).await?;
     Ok((keys, ledger))
+}
+
+/// The new password: typed twice without echo on a terminal, else the first line of standard input.
+fn read_new_password() -> anyhow::Result<String> {
+    use std::io::{BufRead, IsTerminal};
+    if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("Password: ")?;
+        let second = rpassword::prompt_password("The same password again: ")?;
+        if first != second {
+            bail!("the two passwords differ; run the command again");
+        }
+        return Ok(first);
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("reading the password from standard input")?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    Ok(password.strip_suffix('\r').unwrap_or(password).to_owned())
+}
+
+async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
+    let open = |db: DbArg| async move {
+        let pool = SqlitePool::open(&db.db).await?;
+        let users = Users::new(Arc::new(SqliteUserStore::with_pool(pool.clone()).await?));
+        let ledger = SqliteLedger::with_pool(pool).await?;
+        anyhow::Ok((users, ledger))
+    };
+    match command {
+        AccountsCommand::Create {
+            db,
+            email,
+            account,
+            admin,
+            credits,
+        } => {
+            let email = dashboard_auth::normalize_email(&email)?;
+            let password = read_new_password()?;
+            let (users, ledger) = open(db).await?;
+            let account = ledger
+                .ensure_account(account.as_deref().unwrap_or(&email))
+                .await?;
+            if let Some(credits) = credits.filter(|c| c.millis() > 0) {
+                ledger
+                    .grant(account.id, credits, "granted with a new sign-in")
+                    .await?;
+            }
+            let user = users.create(&email, &password, account.id, admin).await?;
+            println!(
+                "Created {}{} for account `{}`. Sign in at http://<server>/dashboard.",
+                if user.admin { "admin " } else { "" },
+                user.email,
+                account.name
+            );
+        }
+        AccountsCommand::List { db } => {
+            let (users, ledger) = open(db).await?;
+            let accounts = ledger.accounts().await?;
+            println!("{:<32} {:<24} {:<6} created", "email", "account", "admin");
+            for user in users.store().users().await? {
+                let account = accounts
+                    .iter()
+                    .find(|a| a.id == user.account)
+                    .map_or("?", |a| a.name.as_str());
+                println!(
+                    "{:<32} {:<24} {:<6} {}",
+                    user.email,
+                    account,
+                    if user.admin { "yes" } else { "no" },
+                    user.created_at
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn keys(command: KeysCommand) -> anyhow::Result<()> {

@@ -149,6 +149,9 @@ async fn route(app: &App, request: Request<Incoming>) -> Result<Response<Full<By
             &serde_json::json!({"status": "ok"}),
         )),
         "/openapi.json" | "/healthz" => Err(ApiError::MethodNotAllowed { allow: "GET, HEAD" }),
+        path if path == "/dashboard" || path.starts_with("/dashboard/") => {
+            Ok(crate::dashboard::route(app, request).await)
+        }
         _ => Err(ApiError::NotFound),
     }
 }
@@ -266,7 +269,10 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
 /// An oversized body is read on and discarded up to [`DRAIN_BYTES`] more before the 413 is sent (a lingering
 /// close): closing a socket with unread data makes the kernel send a reset, which can destroy the 413 before the
 /// client reads it. Bodies declared larger than that are refused at once.
-async fn read_body(request: Request<Incoming>, timeout: Duration) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body(
+    request: Request<Incoming>,
+    timeout: Duration,
+) -> Result<Bytes, ApiError> {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)

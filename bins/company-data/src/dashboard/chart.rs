@@ -1,0 +1,180 @@
+//! The usage charts: stacked bars per day as inline SVG, drawn on the server (no script, no canvas).
+
+use credit_ledger::{DailyUsage, UsageCounts};
+use maud::{Markup, html};
+
+const WIDTH: f64 = 420.0;
+const HEIGHT: f64 = 200.0;
+const LEFT: f64 = 52.0;
+const BOTTOM: f64 = 24.0;
+const TOP: f64 = 10.0;
+const LIVE: &str = "#0b5fff";
+const STORED: &str = "#8250df";
+const UNRESOLVED: &str = "#9a6700";
+
+/// One entry per day of the window, zero where nothing was charged.
+pub(super) struct Series(Vec<(jiff::civil::Date, UsageCounts, UsageCounts)>);
+
+impl Series {
+    pub(super) fn fill(
+        first: jiff::civil::Date,
+        last: jiff::civil::Date,
+        days: &[DailyUsage],
+    ) -> Self {
+        let mut series = Vec::new();
+        let mut day = first;
+        while day <= last {
+            let found = days.iter().find(|d| d.day == day);
+            series.push((
+                day,
+                found.map(|d| d.live).unwrap_or_default(),
+                found.map(|d| d.stored).unwrap_or_default(),
+            ));
+            match day.tomorrow() {
+                Ok(next) => day = next,
+                Err(_) => break,
+            }
+        }
+        Self(series)
+    }
+}
+
+/// What a chart counts.
+#[derive(Clone, Copy)]
+pub(super) enum Measure {
+    Requests,
+    Companies,
+    Credits,
+}
+
+impl Measure {
+    /// The stacked segments of one day: (label, colour, value).
+    fn segments(
+        self,
+        live: &UsageCounts,
+        stored: &UsageCounts,
+    ) -> Vec<(&'static str, &'static str, f64)> {
+        match self {
+            Self::Requests => vec![
+                ("live", LIVE, live.requests as f64),
+                ("stored", STORED, stored.requests as f64),
+            ],
+            Self::Companies => vec![
+                ("live", LIVE, live.returned as f64),
+                ("stored", STORED, stored.returned as f64),
+                (
+                    "unresolved",
+                    UNRESOLVED,
+                    (live.unresolved + stored.unresolved) as f64,
+                ),
+            ],
+            Self::Credits => vec![
+                ("live", LIVE, live.credits.as_f64()),
+                ("stored", STORED, stored.credits.as_f64()),
+            ],
+        }
+    }
+}
+
+/// The non-zero segments with where each starts: (colour, base, value).
+fn stacked(segments: &[(&'static str, &'static str, f64)]) -> Vec<(&'static str, f64, f64)> {
+    let mut base = 0.0;
+    let mut out = Vec::new();
+    for &(_, colour, value) in segments {
+        if value > 0.0 {
+            out.push((colour, base, value));
+        }
+        base += value;
+    }
+    out
+}
+
+/// A round axis maximum at or above `max`: 1, 2 or 5 times a power of ten.
+fn nice_ceiling(max: f64) -> f64 {
+    if max <= 0.0 {
+        return 1.0;
+    }
+    let magnitude = 10f64.powf(max.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|step| step * magnitude)
+        .find(|candidate| *candidate >= max)
+        .unwrap_or(max)
+}
+
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+pub(super) fn bars(title: &str, series: &Series, measure: Measure) -> Markup {
+    let days = series.0.len().max(1) as f64;
+    let plot_width = WIDTH - LEFT - 4.0;
+    let plot_height = HEIGHT - TOP - BOTTOM;
+    let band = plot_width / days;
+    let day_totals: Vec<f64> = series
+        .0
+        .iter()
+        .map(|(_, live, stored)| measure.segments(live, stored).iter().map(|s| s.2).sum())
+        .collect();
+    let max = day_totals.iter().copied().fold(0.0, f64::max);
+    let total: f64 = day_totals.iter().sum();
+    let ceiling = nice_ceiling(max);
+    let y = |value: f64| TOP + plot_height * (1.0 - value / ceiling);
+    let summary = format!(
+        "{title}: {} in all over {} days, at most {} in a day",
+        number(total),
+        series.0.len(),
+        number(max)
+    );
+    html! {
+        figure {
+            figcaption { (title) }
+            svg.chart viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) role="img" aria-label=(summary) xmlns="http://www.w3.org/2000/svg" {
+                @for fraction in [0.0, 0.5, 1.0] {
+                    line x1=(LEFT) x2=(WIDTH - 4.0) y1=(y(ceiling * fraction)) y2=(y(ceiling * fraction)) stroke="#d0d7de" stroke-width="1" {}
+                    text x=(LEFT - 6.0) y=(y(ceiling * fraction) + 4.0) text-anchor="end" font-size="14" fill="#57606a" { (number(ceiling * fraction)) }
+                }
+                @for (index, (day, live, stored)) in series.0.iter().enumerate() {
+                    @let x = LEFT + band * index as f64 + band * 0.15;
+                    @let segments = measure.segments(live, stored);
+                    g {
+                        title { (day) ": " (segments.iter().map(|(label, _, value)| format!("{} {label}", number(*value))).collect::<Vec<_>>().join(", ")) }
+                        @for (colour, base, value) in stacked(&segments) {
+                            rect x=(format!("{x:.1}")) y=(format!("{:.1}", y(base + value))) width=(format!("{:.1}", band * 0.7))
+                                height=(format!("{:.1}", (y(base) - y(base + value)).max(1.0))) fill=(colour) {}
+                        }
+                        // A transparent full-height hit area so the day's tooltip shows anywhere in its column.
+                        rect x=(format!("{:.1}", LEFT + band * index as f64)) y=(TOP) width=(format!("{band:.1}")) height=(plot_height) fill="transparent" {}
+                    }
+                }
+                @for (index, anchor) in [(0, "start"), (series.0.len() / 2, "middle"), (series.0.len().saturating_sub(1), "end")] {
+                    @if let Some((day, _, _)) = series.0.get(index) {
+                        @let x = match anchor { "start" => LEFT + band * index as f64, "end" => LEFT + band * (index as f64 + 1.0), _ => LEFT + band * (index as f64 + 0.5) };
+                        text x=(format!("{x:.1}")) y=(HEIGHT - 6.0) text-anchor=(anchor) font-size="14" fill="#57606a" {
+                            (day.strftime("%b %d"))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::float_cmp)] // the maxima are exact small integers
+    fn axis_maxima_are_round() {
+        assert_eq!(nice_ceiling(0.0), 1.0);
+        assert_eq!(nice_ceiling(3.0), 5.0);
+        assert_eq!(nice_ceiling(17.0), 20.0);
+        assert_eq!(nice_ceiling(200.0), 200.0);
+        assert_eq!(nice_ceiling(201.0), 500.0);
+    }
+}

@@ -1,0 +1,277 @@
+//! The dashboard over plain HTTP (its flows in a browser are in `tools/browser.rs`): cookies, CSRF, the sign-in
+//! throttle, invitations, and the command that creates a sign-in.
+
+use std::collections::HashMap;
+
+use tests::{Service, binary};
+
+const PASSWORD: &str = "a long test password";
+
+/// A browser without JavaScript: follows no redirects, keeps cookies by hand.
+struct Browser {
+    client: reqwest::Client,
+    base: String,
+    cookies: HashMap<String, String>,
+    secure_proxy: bool,
+}
+
+struct Page {
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    body: String,
+}
+
+impl Page {
+    /// The value of the first hidden `csrf` field.
+    fn csrf(&self) -> String {
+        let start = self
+            .body
+            .find(r#"name="csrf" value=""#)
+            .expect("a csrf field")
+            + 19;
+        self.body[start..]
+            .split('"')
+            .next()
+            .expect("value")
+            .to_owned()
+    }
+
+    fn set_cookies(&self) -> Vec<&str> {
+        self.headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect()
+    }
+}
+
+impl Browser {
+    fn new(service: &Service) -> Self {
+        Self {
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+            base: service.base.clone(),
+            cookies: HashMap::new(),
+            secure_proxy: false,
+        }
+    }
+
+    async fn send(&mut self, request: reqwest::RequestBuilder) -> Page {
+        let cookie = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let mut request = request.header("cookie", cookie);
+        if self.secure_proxy {
+            request = request.header("x-forwarded-proto", "https");
+        }
+        let response = request.send().await.expect("request sent");
+        let page = Page {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            body: String::new(),
+        };
+        for set in page.set_cookies() {
+            let pair = set.split(';').next().unwrap_or_default();
+            if let Some((name, value)) = pair.split_once('=') {
+                if value.is_empty() || set.contains("Max-Age=0") {
+                    self.cookies.remove(name);
+                } else {
+                    self.cookies.insert(name.to_owned(), value.to_owned());
+                }
+            }
+        }
+        Page {
+            body: response.text().await.expect("body"),
+            ..page
+        }
+    }
+
+    async fn get(&mut self, path: &str) -> Page {
+        let request = self.client.get(format!("{}{path}", self.base));
+        self.send(request).await
+    }
+
+    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+        let request = self.client.post(format!("{}{path}", self.base)).form(form);
+        self.send(request).await
+    }
+
+    async fn sign_in(&mut self, email: &str, password: &str) -> Page {
+        let csrf = self.get("/dashboard/sign-in").await.csrf();
+        self.post(
+            "/dashboard/sign-in",
+            &[("csrf", &csrf), ("email", email), ("password", password)],
+        )
+        .await
+    }
+}
+
+#[tokio::test]
+async fn sessions_use_strict_cookies_and_every_form_needs_its_token() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in("ada@example.com", PASSWORD, &["--credits", "10"]);
+    let mut browser = Browser::new(&service);
+    browser.secure_proxy = true;
+
+    // The sign-in form itself refuses a post without its double-submit token (login CSRF).
+    let forged = browser
+        .post(
+            "/dashboard/sign-in",
+            &[("email", "ada@example.com"), ("password", PASSWORD)],
+        )
+        .await;
+    assert_eq!(forged.status, 403);
+
+    let signed_in = browser.sign_in("ada@example.com", PASSWORD).await;
+    assert_eq!(signed_in.status, 303);
+    let session = signed_in
+        .set_cookies()
+        .into_iter()
+        .find(|c| c.starts_with("cd_session="))
+        .expect("a session cookie")
+        .to_owned();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Secure", "Path=/dashboard"] {
+        assert!(session.contains(attribute), "{session} lacks {attribute}");
+    }
+
+    let keys = browser.get("/dashboard/keys").await;
+    assert_eq!(keys.status, 200);
+    assert_eq!(
+        keys.headers
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("no-store")
+    );
+    assert!(keys.headers.contains_key("content-security-policy"));
+    let csrf = keys.csrf();
+    // Without the token, and with a wrong one: refused, nothing created.
+    for form in [
+        vec![("name", "no token")],
+        vec![("name", "wrong token"), ("csrf", "x")],
+    ] {
+        assert_eq!(browser.post("/dashboard/keys", &form).await.status, 403);
+    }
+    let created = browser
+        .post("/dashboard/keys", &[("name", "ok"), ("csrf", &csrf)])
+        .await;
+    assert_eq!(created.status, 201);
+    let listed = browser.get("/dashboard/keys").await.body;
+    assert!(!listed.contains("no token") && !listed.contains("wrong token"));
+
+    // Signing out ends the session on the server, not only in the browser.
+    let cookie = browser.cookies.get("cd_session").cloned().expect("cookie");
+    assert_eq!(
+        browser
+            .post("/dashboard/sign-out", &[("csrf", &csrf)])
+            .await
+            .status,
+        303
+    );
+    browser.cookies.insert("cd_session".to_owned(), cookie);
+    let after = browser.get("/dashboard/keys").await;
+    assert_eq!(
+        (
+            after.status,
+            after.headers.get("location").and_then(|v| v.to_str().ok())
+        ),
+        (303, Some("/dashboard/sign-in"))
+    );
+}
+
+#[tokio::test]
+async fn sign_in_attempts_are_limited_per_email() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in("ada@example.com", PASSWORD, &[]);
+    let mut browser = Browser::new(&service);
+    for _ in 0..5 {
+        assert_eq!(
+            browser
+                .sign_in("ada@example.com", "a wrong password!")
+                .await
+                .status,
+            401
+        );
+    }
+    let limited = browser.sign_in("ada@example.com", PASSWORD).await;
+    assert_eq!(limited.status, 429);
+    assert!(limited.headers.contains_key("retry-after"));
+    assert!(
+        limited.body.contains("too many sign-in attempts"),
+        "{}",
+        limited.body
+    );
+}
+
+#[tokio::test]
+async fn an_admin_invites_someone_who_sets_a_password_once() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in("admin@example.com", PASSWORD, &["--admin"]);
+    let mut admin = Browser::new(&service);
+    admin.sign_in("admin@example.com", PASSWORD).await;
+    let csrf = admin.get("/dashboard/admin").await.csrf();
+    let invited = admin
+        .post(
+            "/dashboard/admin/invite",
+            &[
+                ("csrf", &csrf),
+                ("email", "New@Example.com"),
+                ("account", ""),
+            ],
+        )
+        .await;
+    assert_eq!(invited.status, 200);
+    let start = invited
+        .body
+        .find("/dashboard/invitations/")
+        .expect("a link");
+    let link = invited.body[start..]
+        .split('"')
+        .next()
+        .expect("link")
+        .to_owned();
+
+    let mut newcomer = Browser::new(&service);
+    assert_eq!(newcomer.get(&link).await.status, 200);
+    let differ = newcomer
+        .post(
+            &link,
+            &[("password", PASSWORD), ("confirm", "something else")],
+        )
+        .await;
+    assert_eq!(differ.status, 400);
+    let accepted = newcomer
+        .post(&link, &[("password", PASSWORD), ("confirm", PASSWORD)])
+        .await;
+    assert_eq!(accepted.status, 303, "{}", accepted.body);
+    let keys = newcomer.get("/dashboard/keys").await;
+    assert!(
+        keys.body.contains("Keys of new@example.com"),
+        "{}",
+        keys.body
+    );
+    // Only an admin may use the admin page; the link works once.
+    assert_eq!(newcomer.get("/dashboard/admin").await.status, 403);
+    assert_eq!(Browser::new(&service).get(&link).await.status, 404);
+}
+
+#[test]
+fn the_password_is_never_taken_from_the_command_line() {
+    let output = std::process::Command::new(binary())
+        .args([
+            "accounts",
+            "create",
+            "--email",
+            "a@example.com",
+            "--password",
+            PASSWORD,
+        ])
+        .output()
+        .expect("runs");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--password"));
+}
