@@ -127,6 +127,10 @@ async fn sessions_use_strict_cookies_and_every_form_needs_its_token() {
         .await;
     assert_eq!(forged.status, 403);
 
+    // Sign-in pages open in two tabs carry the same token, so either form works.
+    let first_tab = browser.get("/dashboard/sign-in").await.csrf();
+    assert_eq!(browser.get("/dashboard/sign-in").await.csrf(), first_tab);
+
     let signed_in = browser.sign_in("ada@example.com", PASSWORD).await;
     assert_eq!(signed_in.status, 303);
     let session = signed_in
@@ -257,6 +261,19 @@ async fn an_admin_invites_someone_who_sets_a_password_once() {
     // Only an admin may use the admin page; the link works once.
     assert_eq!(newcomer.get("/dashboard/admin").await.status, 403);
     assert_eq!(Browser::new(&service).get(&link).await.status, 404);
+    // Inviting someone who has a sign-in already is refused, with the reason.
+    let again = admin
+        .post(
+            "/dashboard/admin/invite",
+            &[
+                ("csrf", &csrf),
+                ("email", "new@example.com"),
+                ("account", ""),
+            ],
+        )
+        .await;
+    assert_eq!(again.status, 400);
+    assert!(again.body.contains("exists already"), "{}", again.body);
 }
 
 #[test]

@@ -122,7 +122,10 @@ async fn dispatch(app: &App, request: Request<Incoming>, secure: bool) -> Page {
     match rest {
         "/assets/app.css" if get => return Ok(asset(CSS, "text/css; charset=utf-8")),
         "/assets/app.js" if get => return Ok(asset(JS, "text/javascript; charset=utf-8")),
-        "/sign-in" if get => return Ok(sign_in_form(None, None, StatusCode::OK, secure)),
+        "/sign-in" if get => {
+            let existing = cookie(request.headers(), SIGN_IN_COOKIE);
+            return Ok(sign_in_form(existing, None, None, StatusCode::OK, secure));
+        }
         "/sign-in" if post => return sign_in(app, request, secure).await,
         "/sign-in" => return Err(PageError::MethodNotAllowed { allow: "GET, POST" }),
         _ => {}
@@ -366,17 +369,25 @@ fn redirect(to: &str) -> Response<Full<Bytes>> {
     response
 }
 
+/// The sign-in page with its double-submit token: the browser's current one when it has one (so that sign-in
+/// pages open in two tabs both work), else a new one.
 fn sign_in_form(
+    existing_token: Option<&str>,
     email: Option<&str>,
     error: Option<&str>,
     status: StatusCode,
     secure: bool,
 ) -> Response<Full<Bytes>> {
-    let token = dashboard_auth::Secret::random();
-    let mut response = html(status, pages::sign_in_page(email, error, token.expose()));
+    let token = existing_token
+        .filter(|t| t.len() == 43 && t.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .map_or_else(
+            || dashboard_auth::Secret::random().expose().to_owned(),
+            str::to_owned,
+        );
+    let mut response = html(status, pages::sign_in_page(email, error, &token));
     response.headers_mut().append(
         header::SET_COOKIE,
-        set_cookie(SIGN_IN_COOKIE, token.expose(), 3600, secure),
+        set_cookie(SIGN_IN_COOKIE, &token, 3600, secure),
     );
     response
 }
@@ -385,8 +396,9 @@ async fn sign_in(app: &App, request: Request<Incoming>, secure: bool) -> Page {
     let double_submit = cookie(request.headers(), SIGN_IN_COOKIE).map(str::to_owned);
     let form = read_form(app, request).await?;
     let presented = form.get("csrf").map(String::as_bytes).unwrap_or_default();
-    let matches =
-        double_submit.is_some_and(|c| !c.is_empty() && bool::from(c.as_bytes().ct_eq(presented)));
+    let matches = double_submit
+        .as_deref()
+        .is_some_and(|c| !c.is_empty() && bool::from(c.as_bytes().ct_eq(presented)));
     if !matches {
         return Err(PageError::Csrf);
     }
@@ -395,6 +407,7 @@ async fn sign_in(app: &App, request: Request<Incoming>, secure: bool) -> Page {
     match app.users.sign_in(email, password).await {
         Ok((token, _)) => Ok(signed_in(&token, secure)),
         Err(error @ AuthError::WrongCredentials) => Ok(sign_in_form(
+            double_submit.as_deref(),
             Some(email),
             Some(&error.to_string()),
             StatusCode::UNAUTHORIZED,
@@ -402,6 +415,7 @@ async fn sign_in(app: &App, request: Request<Incoming>, secure: bool) -> Page {
         )),
         Err(error @ AuthError::TooManyAttempts { retry_after }) => {
             let mut response = sign_in_form(
+                double_submit.as_deref(),
                 Some(email),
                 Some(&error.to_string()),
                 StatusCode::TOO_MANY_REQUESTS,
@@ -835,28 +849,38 @@ async fn invite(app: &App, visitor: &Visitor, request: Request<Incoming>) -> Pag
     let form = read_session_form(app, visitor, request).await?;
     let email = form.get("email").map(String::as_str).unwrap_or_default();
     let admin = form.get("admin").is_some_and(|v| v == "on");
-    // A new customer gets an account of their own, named by their email; or join an existing one.
+    let refuse = |error: AuthError| Some(pages::Notice::Error(error.to_string()));
+    let email = match dashboard_auth::normalize_email(email) {
+        Ok(email) => email,
+        Err(error) => return admin_page(app, visitor, refuse(error)).await,
+    };
+    // Checked before a new account is made for the email, so a refused invitation leaves nothing behind.
+    if app
+        .users
+        .store()
+        .user_by_email(&email)
+        .await
+        .map_err(internal)?
+        .is_some()
+    {
+        return admin_page(app, visitor, refuse(AuthError::EmailTaken(email))).await;
+    }
+    // A new customer gets an account of their own, named by their email; or joins an existing one.
     let account = match form
         .get("account")
         .and_then(|a| a.parse().ok())
         .map(AccountId)
     {
         Some(id) => id,
-        None => match dashboard_auth::normalize_email(email) {
-            Ok(normalized) => {
-                app.ledger
-                    .ensure_account(&normalized)
-                    .await
-                    .map_err(internal)?
-                    .id
-            }
-            Err(error) => {
-                return admin_page(app, visitor, Some(pages::Notice::Error(error.to_string())))
-                    .await;
-            }
-        },
+        None => {
+            app.ledger
+                .ensure_account(&email)
+                .await
+                .map_err(internal)?
+                .id
+        }
     };
-    let notice = match app.users.invite(email, account, admin).await {
+    let notice = match app.users.invite(&email, account, admin).await {
         Ok((token, invitation)) => pages::Notice::Invited {
             email: invitation.email,
             path: format!("/dashboard/invitations/{}", token.expose()),
