@@ -1,4 +1,4 @@
-//! A hostile origin: resets, truncated and endless bodies, 429 with Retry-After, 999, the sign-in wall, a
+//! A hostile origin: resets, truncated and endless bodies, a coding not asked for, a gzip bomb, 429 with Retry-After, 999, the sign-in wall, a
 //! flaky server. Each gets its code, nothing unresolved is billed, no request outlives the time-out by more than
 //! a second, and the service keeps answering.
 
@@ -22,6 +22,8 @@ async fn every_fault_gets_its_code_and_the_service_keeps_answering() {
         ("reset", "fetch_failed"),
         ("truncated", "fetch_failed"),
         ("endless", "timed_out"),
+        ("brotli", "fetch_failed"),
+        ("bomb", "fetch_failed"),
         ("limited", "blocked"),
         ("blocked", "blocked"),
         ("walled", "authwall"),
@@ -135,6 +137,8 @@ async fn a_200_url_batch_is_fetched_concurrently() {
     assert_eq!(reply.header("x-credits-charged"), Some("200"));
 }
 
+/// Google arrives gzip-compressed and is kept as it came; Audiense arrives uncompressed and is compressed before it
+/// is kept: both are read back.
 #[tokio::test]
 async fn stored_pages_are_parsed_again_by_reparse() {
     let origin = TestOrigin::start().await;

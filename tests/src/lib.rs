@@ -462,6 +462,12 @@ pub enum Behaviour {
     Truncated(&'static str),
     /// A 200 whose chunked body never ends.
     Endless,
+    /// A 200 with this page uncompressed whatever the request accepts (a server that does not compress).
+    Uncompressed(&'static str),
+    /// A 200 whose `Content-Encoding` is this coding, which the fetcher did not ask for.
+    Encoded(&'static str),
+    /// A 200 whose gzip body is 9 KB on the wire and 9 MiB of HTML once decompressed.
+    GzipBomb,
 }
 
 /// A real HTTP/1.1 origin on loopback that serves captured pages per path, injects faults, and counts requests.
@@ -479,8 +485,10 @@ impl TestOrigin {
     /// `/company/google`, `/company/audiense` (pages), `/company/1441` (redirects to Google), `/company/slow`
     /// (3 s), `/company/walled` (redirect to the sign-in wall), `/company/blocked` (999), `/company/limited`
     /// (429 with `Retry-After: 1`), `/company/flaky` (one 503, then Google), `/company/reset`,
-    /// `/company/truncated`, `/company/endless`, `/company/p<N>` (Google after 300 ms ± 50 ms);
-    /// anything else a 404.
+    /// `/company/truncated`, `/company/endless`, `/company/brotli` (a coding not asked for), `/company/bomb` (a gzip
+    /// bomb), `/company/p<N>` (Google after 300 ms ± 50 ms); anything else a 404. Pages are sent gzip-compressed
+    /// when the request accepts gzip, as the network sends them, except Audiense, which is always sent
+    /// uncompressed.
     pub async fn start() -> Self {
         let page = |file, delay| Behaviour::Page {
             file,
@@ -494,7 +502,7 @@ impl TestOrigin {
             ),
             (
                 "/company/audiense".to_owned(),
-                page("origin/company/audiense.html", Duration::ZERO),
+                Behaviour::Uncompressed("origin/company/audiense.html"),
             ),
             (
                 "/company/1441".to_owned(),
@@ -533,6 +541,8 @@ impl TestOrigin {
                 Behaviour::Truncated("origin/company/google.html"),
             ),
             ("/company/endless".to_owned(), Behaviour::Endless),
+            ("/company/brotli".to_owned(), Behaviour::Encoded("br")),
+            ("/company/bomb".to_owned(), Behaviour::GzipBomb),
         ]);
         Self::with_routes(routes).await
     }
@@ -604,6 +614,31 @@ impl Drop for TestOrigin {
     }
 }
 
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).expect("compresses");
+    encoder.finish().expect("compresses")
+}
+
+/// A fixture gzip-compressed, compressed once per process (the origin shares the cores with what it serves).
+fn gzipped(file: &'static str) -> Arc<Vec<u8>> {
+    type Compressed = Mutex<HashMap<&'static str, Arc<Vec<u8>>>>;
+    static CACHE: std::sync::OnceLock<Compressed> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(bytes) = cache.lock().expect("gzip cache lock").get(file) {
+        return Arc::clone(bytes);
+    }
+    let bytes = Arc::new(gzip(
+        &std::fs::read(fixtures().join(file)).expect("fixture"),
+    ));
+    cache
+        .lock()
+        .expect("gzip cache lock")
+        .insert(file, Arc::clone(&bytes));
+    bytes
+}
+
 /// Reads one request head and answers it (one request per connection: `Connection: close`).
 async fn serve_one(
     mut stream: tokio::net::TcpStream,
@@ -630,6 +665,11 @@ async fn serve_one(
         *count += 1;
         *count
     };
+    let accepts_gzip = head.lines().any(|line| {
+        line.to_ascii_lowercase()
+            .strip_prefix("accept-encoding:")
+            .is_some_and(|codings| codings.contains("gzip"))
+    });
     let read = |file: &str| std::fs::read(fixtures().join(file)).expect("fixture");
     let behaviour = routes.get(&path).cloned().or_else(|| {
         path.strip_prefix("/company/p")
@@ -649,6 +689,18 @@ async fn serve_one(
         response.extend_from_slice(body);
         response
     };
+    // A captured page, compressed when the client accepts gzip (as the network does).
+    let page = |status: u16, extra: &str, file: &'static str| {
+        if accepts_gzip {
+            respond(
+                status,
+                &format!("content-encoding: gzip\r\n{extra}"),
+                &gzipped(file),
+            )
+        } else {
+            respond(status, extra, &read(file))
+        }
+    };
     let not_found = b"<html><head><title>Page Not Found | LinkedIn</title></head></html>";
     let bytes = match behaviour {
         Some(Behaviour::Page {
@@ -666,18 +718,19 @@ async fn serve_one(
                     return Ok(());
                 },
             }
-            respond(200, "", &read(file))
+            page(200, "", file)
         }
         Some(Behaviour::Redirect(to)) => respond(301, &format!("location: {to}\r\n"), b""),
         Some(Behaviour::Status(status, file, retry_after)) => {
             let extra = retry_after
                 .map(|s| format!("retry-after: {s}\r\n"))
                 .unwrap_or_default();
-            respond(status, &extra, &file.map(read).unwrap_or_default())
+            match file {
+                Some(file) => page(status, &extra, file),
+                None => respond(status, &extra, b""),
+            }
         }
-        Some(Behaviour::Flaky { failures, file }) if count > failures => {
-            respond(200, "", &read(file))
-        }
+        Some(Behaviour::Flaky { failures, file }) if count > failures => page(200, "", file),
         Some(Behaviour::Flaky { .. }) => respond(503, "", b"busy"),
         Some(Behaviour::Reset) => {
             stream.set_zero_linger()?;
@@ -697,6 +750,17 @@ async fn serve_one(
                 stream.write_all(b"11\r\n<p>still here</p>\r\n").await?; // 0x11 = 17 bytes
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
+        }
+        Some(Behaviour::Uncompressed(file)) => respond(200, "", &read(file)),
+        Some(Behaviour::Encoded(coding)) => respond(
+            200,
+            &format!("content-encoding: {coding}\r\n"),
+            b"\x1b\x00\x00not a page",
+        ),
+        Some(Behaviour::GzipBomb) => {
+            let mut html = b"<html><body>".to_vec();
+            html.resize(9 * 1024 * 1024, b' ');
+            respond(200, "content-encoding: gzip\r\n", &gzip(&html))
         }
         None => respond(404, "", not_found),
     };

@@ -387,7 +387,7 @@ impl LookupService {
         let fetched_at = jiff::Timestamp::now()
             .round(jiff::Unit::Millisecond)
             .unwrap_or_else(|_| jiff::Timestamp::now());
-        let html = scraped.html;
+        let page_gzip = scraped.page_gzip;
         let snapshot = Snapshot {
             url: scraped.final_url,
             record: RecordJson::from_record(&scraped.record),
@@ -395,7 +395,7 @@ impl LookupService {
         };
         if let Err(error) = self
             .snapshots
-            .put(&snapshot, std::slice::from_ref(url), Some(&html))
+            .put(&snapshot, std::slice::from_ref(url), Some(&page_gzip))
             .await
         {
             // The record is good; only later reuse is lost.

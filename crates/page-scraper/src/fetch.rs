@@ -90,7 +90,7 @@ pub struct FetcherSettings {
     pub proxies: Vec<String>,
     /// Time allowed to open a connection.
     pub connect_timeout: Duration,
-    /// Largest page body read, in bytes; a larger page is a fetch failure.
+    /// Largest page read, in bytes of HTML (after decompression); a larger page is a fetch failure.
     pub max_page_bytes: usize,
     /// Requests to the origin in flight at once.
     pub max_concurrency: usize,
@@ -138,8 +138,18 @@ pub struct ScrapedPage {
     /// The page the request ended on after redirects, normalized (e.g. `/company/1441` → `/company/google`).
     /// Snapshots are stored under it as well as under the requested URL.
     pub final_url: PageUrl,
-    /// The HTML as fetched, kept so that stored records can be parsed again later.
-    pub html: Arc<str>,
+    /// The page's HTML, gzip-compressed (RFC 1952), kept so that stored records can be parsed again later: the
+    /// origin's own bytes when it sent `Content-Encoding: gzip` (the network does), otherwise compressed here
+    /// after the parse. Its HTML itself is dropped once parsed, so a page waiting to be stored costs tens of KB,
+    /// not the half a megabyte of its markup.
+    pub page_gzip: Arc<[u8]>,
+}
+
+/// A page body as it arrived, before decoding.
+struct Body {
+    bytes: Vec<u8>,
+    /// `Content-Encoding: gzip`: `bytes` are compressed.
+    gzip: bool,
 }
 
 type ScrapeFuture = BoxFuture<'static, Result<ScrapedPage, ScrapeError>>;
@@ -159,11 +169,67 @@ struct Inner {
     /// Which route and user agent to use; advanced when the site blocks.
     route: AtomicUsize,
     permits: Semaphore,
-    /// One parse per core: pages that arrive together wait here as bytes instead of all being turned into DOMs
-    /// at once on the blocking pool (which holds every DOM in memory and makes the cores thrash between them).
-    parse_permits: Semaphore,
+    parsers: Parsers,
     pacer: Option<Pacer>,
     in_flight: Mutex<HashMap<PageUrl, WeakShared<ScrapeFuture>>>,
+}
+
+/// The parser threads: one per core, each parsing one page at a time. Pages that arrive together wait in the queue
+/// as the bytes they came as (compressed, from the network) instead of all becoming DOMs at once, and only these
+/// threads ever hold a DOM, so the allocator's per-thread arenas that keep a DOM's freed memory are one per core
+/// rather than one per blocking-pool thread (the peak memory of a 200-page batch halves).
+#[derive(Debug)]
+struct Parsers {
+    jobs: std::sync::mpsc::Sender<ParseJob>,
+}
+
+type ParseJob = Box<dyn FnOnce() + Send>;
+
+impl Parsers {
+    fn start(threads: usize) -> Self {
+        let (jobs, queue) = std::sync::mpsc::channel::<ParseJob>();
+        let queue = Arc::new(Mutex::new(queue));
+        for n in 0..threads.max(1) {
+            let queue = Arc::clone(&queue);
+            let spawned = std::thread::Builder::new()
+                .name(format!("page-parser-{n}"))
+                .spawn(move || {
+                    loop {
+                        // The lock is held only to take a job; the threads end with the fetcher.
+                        let job = queue
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .recv();
+                        let Ok(job) = job else { return };
+                        // A page that makes the parser panic fails alone; its caller sees the result dropped.
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    }
+                });
+            if let Err(error) = spawned {
+                tracing::error!(%error, "could not start a page parser thread");
+            }
+        }
+        Self { jobs }
+    }
+
+    /// Runs `work` on a parser thread when one is free. A job whose caller has gone by then is skipped.
+    async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ScrapeError> {
+        let (done, result) = tokio::sync::oneshot::channel();
+        let job: ParseJob = Box::new(move || {
+            if !done.is_closed() {
+                let _ = done.send(work());
+            }
+        });
+        self.jobs
+            .send(job)
+            .map_err(|_| ScrapeError::Fetch("the page parsers are not running".into()))?;
+        result
+            .await
+            .map_err(|_| ScrapeError::Fetch("the parser stopped on this page".into()))
+    }
 }
 
 /// Spreads request starts evenly: each start takes the next free slot `1/rate` after the previous one.
@@ -222,12 +288,17 @@ impl Fetcher {
                 "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
             ),
             ("accept-language", "en-US,en;q=0.9"),
+            // Asked for and decoded here (not by reqwest), so a page waits for a parser compressed and its
+            // compressed bytes are what the snapshot store keeps.
+            ("accept-encoding", "gzip"),
         ] {
             headers.insert(name, reqwest::header::HeaderValue::from_static(value));
         }
         let builder = || {
             reqwest::Client::builder()
                 .default_headers(headers.clone())
+                .no_gzip()
+                .no_brotli()
                 .connect_timeout(settings.connect_timeout)
                 .pool_max_idle_per_host(settings.max_concurrency)
                 .redirect(reqwest::redirect::Policy::limited(5))
@@ -263,7 +334,7 @@ impl Fetcher {
         Ok(Self {
             inner: Arc::new(Inner {
                 permits: Semaphore::new(settings.max_concurrency),
-                parse_permits: Semaphore::new(
+                parsers: Parsers::start(
                     std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
                 ),
                 settings,
@@ -328,10 +399,16 @@ impl Fetcher {
     /// # Errors
     /// [`ScrapeError`] for HTTP statuses and redirects that mean the page is not there or not given to us.
     pub async fn fetch_html(&self, url: &PageUrl) -> Result<(PageUrl, String), ScrapeError> {
-        self.inner
+        let (final_url, body) = self
+            .inner
             .fetch_once(url)
             .await
-            .map_err(|failure| failure.error)
+            .map_err(|failure| failure.error)?;
+        let max_bytes = self.inner.settings.max_page_bytes;
+        let (html, _) = tokio::task::spawn_blocking(move || decode_body(body, max_bytes))
+            .await
+            .map_err(|e| ScrapeError::Fetch(format!("the decoder stopped: {e}")))??;
+        Ok((final_url, html))
     }
 }
 
@@ -381,9 +458,10 @@ impl Inner {
         ceiling.mul_f64(rand::thread_rng().gen_range(0.0..=1.0))
     }
 
-    /// One fetch and parse (the parse on the blocking pool: a page is a few hundred KB of HTML).
+    /// One fetch and parse (the parse on a parser thread: a page is a few hundred KB of HTML). Bodies wait for a
+    /// parser as they arrived (compressed, when the origin compressed them).
     async fn attempt(&self, url: &PageUrl) -> Result<ScrapedPage, Failure> {
-        let (fetched_url, html) = {
+        let (fetched_url, body) = {
             let _permit = self
                 .permits
                 .acquire()
@@ -394,19 +472,13 @@ impl Inner {
             }
             self.fetch_once(url).await?
         };
-        let html: Arc<str> = html.into();
         let domain = self.settings.domain.clone();
-        let (parse_html, parse_url) = (Arc::clone(&html), fetched_url.clone());
-        let record = {
-            let _core = self
-                .parse_permits
-                .acquire()
-                .await
-                .map_err(|_| ScrapeError::Fetch("the fetcher is shut down".into()))?;
-            tokio::task::spawn_blocking(move || parse_page(&parse_html, &parse_url, &domain))
-                .await
-                .map_err(|e| ScrapeError::Fetch(format!("the parser stopped: {e}")))??
-        };
+        let max_bytes = self.settings.max_page_bytes;
+        let parse_url = fetched_url.clone();
+        let (record, page_gzip) = self
+            .parsers
+            .run(move || parse_body(body, &parse_url, &domain, max_bytes))
+            .await??;
         // The page's own canonical link is the best final URL; fall back to where the fetch ended.
         let final_url = record
             .final_li_url
@@ -416,11 +488,11 @@ impl Inner {
         Ok(ScrapedPage {
             record,
             final_url,
-            html,
+            page_gzip,
         })
     }
 
-    async fn fetch_once(&self, url: &PageUrl) -> Result<(PageUrl, String), Failure> {
+    async fn fetch_once(&self, url: &PageUrl) -> Result<(PageUrl, Body), Failure> {
         match &self.settings.origin {
             Origin::Http(base) => self.fetch_http(base, url).await,
             Origin::Directory(dir) => {
@@ -428,7 +500,7 @@ impl Inner {
                     .join(url.kind().as_str())
                     .join(format!("{}.html", url.slug()));
                 match tokio::fs::read(&path).await {
-                    Ok(bytes) => Ok((url.clone(), String::from_utf8_lossy(&bytes).into_owned())),
+                    Ok(bytes) => Ok((url.clone(), Body { bytes, gzip: false })),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                         Err(ScrapeError::NotFound.into())
                     }
@@ -441,7 +513,7 @@ impl Inner {
         }
     }
 
-    async fn fetch_http(&self, base: &Url, url: &PageUrl) -> Result<(PageUrl, String), Failure> {
+    async fn fetch_http(&self, base: &Url, url: &PageUrl) -> Result<(PageUrl, Body), Failure> {
         let route = self.route.load(Ordering::Relaxed);
         let client = &self.clients[route % self.clients.len()];
         let user_agent = &self.settings.user_agents[route % self.settings.user_agents.len()];
@@ -494,22 +566,95 @@ impl Inner {
             }
             Err(_) => return Err(ScrapeError::WrongPageKind { found: final_path }.into()),
         };
-        let mut body = Vec::new();
+        let gzip = match response
+            .headers()
+            .get(reqwest::header::CONTENT_ENCODING)
+            .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("" | "identity") => false,
+            Some("gzip" | "x-gzip") => true,
+            Some(other) => {
+                return Err(ScrapeError::Fetch(format!(
+                    "the origin sent the page with Content-Encoding `{other}`, which was not asked for (only gzip is)"
+                ))
+                .into());
+            }
+        };
+        let limit = self.settings.max_page_bytes;
+        let expected = response.content_length().unwrap_or(0);
+        let mut body = Vec::with_capacity(usize::try_from(expected).unwrap_or(limit).min(limit));
         while let Some(chunk) = response
             .chunk()
             .await
             .map_err(|e| ScrapeError::Fetch(format!("the page body broke off: {e}")))?
         {
-            if body.len() + chunk.len() > self.settings.max_page_bytes {
-                let limit = self.settings.max_page_bytes;
+            if body.len() + chunk.len() > limit {
                 return Err(
                     ScrapeError::Fetch(format!("the page is larger than {limit} bytes")).into(),
                 );
             }
             body.extend_from_slice(&chunk);
         }
-        Ok((final_url, String::from_utf8_lossy(&body).into_owned()))
+        Ok((final_url, Body { bytes: body, gzip }))
     }
+}
+
+/// A body's HTML (at most `max_bytes` once decompressed, invalid UTF-8 replaced by U+FFFD) and, when it came
+/// gzip-compressed, the compressed bytes.
+fn decode_body(body: Body, max_bytes: usize) -> Result<(String, Option<Vec<u8>>), ScrapeError> {
+    use std::io::Read;
+    let (html, compressed) = if body.gzip {
+        let mut html = Vec::with_capacity(body.bytes.len().saturating_mul(8).min(max_bytes));
+        // One byte over the limit is enough to know; a gzip bomb never expands further than that.
+        flate2::read::MultiGzDecoder::new(body.bytes.as_slice())
+            .take(
+                u64::try_from(max_bytes)
+                    .unwrap_or(u64::MAX)
+                    .saturating_add(1),
+            )
+            .read_to_end(&mut html)
+            .map_err(|e| {
+                ScrapeError::Fetch(format!("the compressed page could not be read: {e}"))
+            })?;
+        (html, Some(body.bytes))
+    } else {
+        (body.bytes, None)
+    };
+    if html.len() > max_bytes {
+        return Err(ScrapeError::Fetch(format!(
+            "the page is larger than {max_bytes} bytes"
+        )));
+    }
+    let html = String::from_utf8(html)
+        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned());
+    Ok((html, compressed))
+}
+
+/// Decodes and parses a body; returns the record and the page gzip-compressed (the body itself when it came
+/// compressed, so the common case costs no compression).
+fn parse_body(
+    body: Body,
+    url: &PageUrl,
+    domain: &NetworkDomain,
+    max_bytes: usize,
+) -> Result<(CompanyRecord, Arc<[u8]>), ScrapeError> {
+    use std::io::Write;
+    let (html, compressed) = decode_body(body, max_bytes)?;
+    let record = parse_page(&html, url, domain)?;
+    let page_gzip = if let Some(bytes) = compressed {
+        bytes
+    } else {
+        let mut encoder = flate2::write::GzEncoder::new(
+            Vec::with_capacity(html.len() / 6),
+            flate2::Compression::fast(),
+        );
+        encoder
+            .write_all(html.as_bytes())
+            .and_then(|()| encoder.finish())
+            .map_err(|e| ScrapeError::Fetch(format!("compressing the page failed: {e}")))?
+    };
+    Ok((record, page_gzip.into()))
 }
 
 /// `Retry-After` (RFC 9110 10.2.3) as a delay: delay-seconds, or an HTTP date.

@@ -55,7 +55,7 @@ pub struct Snapshot {
 pub struct StoredPage {
     /// The snapshot's URL (the page the fetch resolved to).
     pub url: PageUrl,
-    /// The HTML as fetched.
+    /// The HTML as fetched (invalid UTF-8 replaced by U+FFFD, as the parser read it).
     pub html: String,
     /// When it was fetched.
     pub fetched_at: jiff::Timestamp,
@@ -80,13 +80,15 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
     ) -> Result<HashMap<PageUrl, Snapshot>, CacheError>;
 
     /// Stores `snapshot` under its own URL and under each of `aliases` (the URLs that led to it), replacing
-    /// what was stored there unless that is newer, with the page's HTML when given (kept compressed). The write is
-    /// atomic: readers see the old snapshot or the new one, never half.
+    /// what was stored there unless that is newer, with the page it was parsed from when given: its HTML
+    /// gzip-compressed (RFC 1952, one or more members), kept as given and read back by
+    /// [`SnapshotStore::stored_pages`]. The write is atomic: readers see the old snapshot or the new one, never
+    /// half.
     async fn put(
         &self,
         snapshot: &Snapshot,
         aliases: &[PageUrl],
-        html: Option<&str>,
+        page_gzip: Option<&[u8]>,
     ) -> Result<(), CacheError>;
 
     /// Up to `limit` kept pages whose URL sorts after `after` (all from the start when `None`), in URL order:

@@ -4,23 +4,19 @@ use std::path::Path;
 use page_url::PageUrl;
 use sqlite_pool::{SqlitePool, rusqlite};
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use company_model::{CompanyRecord, RECORD_FORMAT, RecordJson};
 
 use crate::hot::HotSnapshots;
 use crate::{CacheError, Snapshot, SnapshotStore, StoredPage};
 
-fn gzip(html: &str) -> std::io::Result<Vec<u8>> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    encoder.write_all(html.as_bytes())?;
-    encoder.finish()
-}
-
+/// The HTML of a kept page (invalid UTF-8 replaced, as the parser read it when it was fetched).
 fn gunzip(bytes: &[u8]) -> std::io::Result<String> {
-    let mut html = String::new();
-    flate2::read::GzDecoder::new(bytes).read_to_string(&mut html)?;
-    Ok(html)
+    let mut html = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut html)?;
+    Ok(String::from_utf8(html)
+        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned()))
 }
 
 const MIGRATIONS: &[&str] = &["
@@ -60,8 +56,6 @@ fn stored_record(text: String, format: u32) -> Result<RecordJson, String> {
 pub struct SqliteSnapshotStore {
     pool: SqlitePool,
     hot: std::sync::Arc<HotSnapshots>,
-    /// One compression per core, so that a 200-page live batch does not hold 200 copies of its pages at once.
-    compressions: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -85,11 +79,9 @@ impl SqliteSnapshotStore {
         pool.migrate("snapshot-cache", MIGRATIONS)
             .await
             .map_err(backend)?;
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         Ok(Self {
             pool,
             hot: std::sync::Arc::default(),
-            compressions: std::sync::Arc::new(tokio::sync::Semaphore::new(cores)),
         })
     }
 }
@@ -170,23 +162,10 @@ impl SnapshotStore for SqliteSnapshotStore {
         &self,
         snapshot: &Snapshot,
         aliases: &[PageUrl],
-        html: Option<&str>,
+        page_gzip: Option<&[u8]>,
     ) -> Result<(), CacheError> {
         let url = snapshot.url.as_str().to_owned();
-        // Compressed on the blocking pool, outside the write turn, so writers do not queue behind gzip.
-        let page = match html {
-            Some(html) => {
-                let _core = self.compressions.acquire().await.map_err(backend)?;
-                let html = html.to_owned();
-                Some(
-                    tokio::task::spawn_blocking(move || gzip(&html))
-                        .await
-                        .map_err(backend)?
-                        .map_err(backend)?,
-                )
-            }
-            None => None,
-        };
+        let page = page_gzip.map(<[u8]>::to_vec);
         let record = snapshot.record.as_str().to_owned();
         let fetched_at_ms = snapshot.fetched_at.as_millisecond();
         let mut alias_texts: Vec<String> = aliases.iter().map(|a| a.as_str().to_owned()).collect();

@@ -1,6 +1,6 @@
 //! `just bench`: the service measured side by side with this machine's limit and with typical peers, in one run.
 //! Writes `docs/benchmarks.md` and `target/bench.json` (`--out`, `--json` to change; `--quick` for a run under a
-//! minute that only proves the harness works).
+//! minute that only proves the harness works; `--profile-live N` for N live batches alone, to profile).
 //!
 //! 1. Stored path: single-URL requests with `maxAgeHours: 24` on a warm snapshot, driven by `oha` over loopback,
 //!    versus a bare hyper server returning the same response bytes; then the service at half its throughput.
@@ -730,6 +730,13 @@ async fn main() -> Result<(), Error> {
             parse_seconds: 2.0,
         }
     };
+    if let Some(batches) = value_of("--profile-live") {
+        let batches: usize = batches
+            .to_str()
+            .and_then(|n| n.parse().ok())
+            .ok_or("--profile-live takes a number of batches")?;
+        return profile_live(batches).await;
+    }
     let started = Instant::now();
     // Tools first, so that their one-time installs are not timed; the no-auth build first so that
     // `target/release/company-data` is the real one afterwards.
@@ -771,6 +778,25 @@ async fn main() -> Result<(), Error> {
         json_out.display(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// `--profile-live N`: only N live batches of 200 pages, each figure printed, for a profiler attached to the whole
+/// run (`perf record -a -g -- cargo run --release -p tests --bin bench -- --profile-live 5`); writes no report.
+async fn profile_live(batches: usize) -> Result<(), Error> {
+    let release = build_service(&[], "company-data");
+    let origin = TestOrigin::start().await;
+    let service = Service::start(service_options(&release, Some(&origin.base)));
+    println!("server pid {}", service.pid());
+    let key = service.key("bench", "100000000");
+    for batch in 0..batches {
+        origin.take_slowest();
+        let body = json!({ "liUrls": page_urls(batch * 200, 200) });
+        let ms = timed(&service, &key, &body, 200).await?;
+        let ratio = ms / (origin.take_slowest().as_secs_f64() * 1000.0);
+        println!("batch {batch}: {ms:.0} ms, {ratio:.2} x the slowest page");
+    }
+    println!("peak RSS {:.1} MB", peak_rss_mb(service.pid()));
     Ok(())
 }
 

@@ -20,6 +20,18 @@ fn named(name: &str) -> RecordJson {
     RecordJson::from_record(&record(name))
 }
 
+/// A page as the fetcher hands it over: gzip-compressed, here in one member per part (as some servers send).
+fn gzip(parts: &[&[u8]]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = Vec::new();
+    for part in parts {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(part).expect("compresses");
+        out.extend(encoder.finish().expect("compresses"));
+    }
+    out
+}
+
 #[tokio::test]
 async fn windows_aliases_and_replacement() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -74,7 +86,7 @@ async fn windows_aliases_and_replacement() {
         fetched_at: now,
     };
     store
-        .put(&new, &[], Some("<html>new</html>"))
+        .put(&new, &[], Some(&gzip(&[b"<html>new</html>"])))
         .await
         .expect("stored");
     let stale = Snapshot {
@@ -83,7 +95,7 @@ async fn windows_aliases_and_replacement() {
         fetched_at: hour_ago,
     };
     store
-        .put(&stale, &[], Some("<html>stale</html>"))
+        .put(&stale, &[], Some(&gzip(&[b"<html>stale</html>"])))
         .await
         .expect("stored");
     let found = store
@@ -118,7 +130,12 @@ async fn kept_pages_can_be_parsed_again() {
         .map(|s| url(&format!("https://www.linkedin.com/company/{s}")))
         .collect();
     for (i, page) in urls.iter().enumerate() {
-        let html = (i != 1).then(|| format!("<html>{i}</html>"));
+        // The third page in two gzip members with a byte that is not UTF-8, as an origin may send it.
+        let html = match i {
+            0 => Some(gzip(&[b"<html>0</html>"])),
+            2 => Some(gzip(&[b"<html>2", b"\xff</html>"])),
+            _ => None,
+        };
         let snapshot = Snapshot {
             url: page.clone(),
             record: named("Before"),
@@ -137,8 +154,10 @@ async fn kept_pages_can_be_parsed_again() {
         .await
         .expect("page 2");
     assert_eq!(
-        rest.iter().map(|p| p.url.clone()).collect::<Vec<_>>(),
-        [urls[2].clone()]
+        rest.iter()
+            .map(|p| (p.url.clone(), p.html.as_str()))
+            .collect::<Vec<_>>(),
+        [(urls[2].clone(), "<html>2\u{FFFD}</html>")]
     );
 
     assert!(
