@@ -270,7 +270,8 @@ impl From<ScrapeError> for Failure {
 }
 
 impl Fetcher {
-    /// Builds a fetcher and its connection pools.
+    /// Builds a fetcher, its connection pools and its parser threads (one per core, named `page-parser-<n>`;
+    /// they end when the fetcher and its clones are dropped).
     ///
     /// # Errors
     /// [`OriginError::BadProxy`] or [`OriginError::Client`].
