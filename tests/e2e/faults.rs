@@ -1,6 +1,6 @@
-//! A hostile origin: resets, truncated and endless bodies, a coding not asked for, a gzip bomb, 429 with Retry-After, 999, the sign-in wall, a
-//! flaky server. Each gets its code, nothing unresolved is billed, no request outlives the time-out by more than
-//! a second, and the service keeps answering.
+//! A hostile origin: resets, truncated and endless bodies, a coding not asked for, a gzip bomb, 429 with
+//! Retry-After, 999, the sign-in wall, a flaky server. Each gets its code, nothing unresolved is billed, no request
+//! outlives the time-out by more than a second, and the service keeps answering.
 
 use std::time::{Duration, Instant};
 

@@ -298,8 +298,12 @@ impl Fetcher {
         let builder = || {
             reqwest::Client::builder()
                 .default_headers(headers.clone())
+                // The workspace builds reqwest without its decoders; these keep the client from decoding even
+                // when another crate in an embedder's build turns them on (Cargo unifies features).
                 .no_gzip()
                 .no_brotli()
+                .no_zstd()
+                .no_deflate()
                 .connect_timeout(settings.connect_timeout)
                 .pool_max_idle_per_host(settings.max_concurrency)
                 .redirect(reqwest::redirect::Policy::limited(5))
@@ -395,10 +399,13 @@ impl Fetcher {
         shared.await
     }
 
-    /// Fetches a page's HTML once (no retries) and the normalized URL it ended on.
+    /// Fetches a page's HTML once (no retries) and the normalized URL it ended on. The HTML is decompressed when
+    /// the origin sent it gzip-compressed, and invalid UTF-8 is replaced by U+FFFD.
     ///
     /// # Errors
-    /// [`ScrapeError`] for HTTP statuses and redirects that mean the page is not there or not given to us.
+    /// [`ScrapeError`] for HTTP statuses and redirects that mean the page is not there or not given to us;
+    /// [`ScrapeError::Fetch`] for a page over [`FetcherSettings::max_page_bytes`] of HTML, a broken gzip stream or
+    /// a `Content-Encoding` other than gzip.
     pub async fn fetch_html(&self, url: &PageUrl) -> Result<(PageUrl, String), ScrapeError> {
         let (final_url, body) = self
             .inner
@@ -406,9 +413,11 @@ impl Fetcher {
             .await
             .map_err(|failure| failure.error)?;
         let max_bytes = self.inner.settings.max_page_bytes;
-        let (html, _) = tokio::task::spawn_blocking(move || decode_body(body, max_bytes))
-            .await
-            .map_err(|e| ScrapeError::Fetch(format!("the decoder stopped: {e}")))??;
+        let (html, _) = self
+            .inner
+            .parsers
+            .run(move || decode_body(body, max_bytes))
+            .await??;
         Ok((final_url, html))
     }
 }

@@ -389,6 +389,19 @@ async fn timed(service: &Service, key: &str, body: &Value, expected: usize) -> R
     Ok(ms)
 }
 
+/// One live batch of `urls` (pages the service has not seen): its request time in ms, and that over the slowest
+/// page's time at the origin.
+async fn live_batch(
+    service: &Service,
+    key: &str,
+    origin: &TestOrigin,
+    urls: &[String],
+) -> Result<(f64, f64), Error> {
+    origin.take_slowest();
+    let ms = timed(service, key, &json!({ "liUrls": urls }), urls.len()).await?;
+    Ok((ms, ms / (origin.take_slowest().as_secs_f64() * 1000.0)))
+}
+
 /// 2, 3, 6 and 7: batches against a loopback origin that answers each page after 250–350 ms.
 async fn batches(plan: Plan, release: &Path) -> Result<Value, Error> {
     let origin = TestOrigin::start().await;
@@ -406,9 +419,8 @@ async fn batches(plan: Plan, release: &Path) -> Result<Value, Error> {
     let mut warm_200 = Vec::new();
     for _ in 0..plan.runs {
         let urls = fresh(200);
-        origin.take_slowest();
-        let ms = timed(&service, &key, &json!({ "liUrls": urls }), 200).await?;
-        ratios.push(ms / (origin.take_slowest().as_secs_f64() * 1000.0));
+        let (ms, ratio) = live_batch(&service, &key, &origin, &urls).await?;
+        ratios.push(ratio);
         live_ms.push(ms);
         warm_200 = urls;
     }
@@ -790,10 +802,7 @@ async fn profile_live(batches: usize) -> Result<(), Error> {
     println!("server pid {}", service.pid());
     let key = service.key("bench", "100000000");
     for batch in 0..batches {
-        origin.take_slowest();
-        let body = json!({ "liUrls": page_urls(batch * 200, 200) });
-        let ms = timed(&service, &key, &body, 200).await?;
-        let ratio = ms / (origin.take_slowest().as_secs_f64() * 1000.0);
+        let (ms, ratio) = live_batch(&service, &key, &origin, &page_urls(batch * 200, 200)).await?;
         println!("batch {batch}: {ms:.0} ms, {ratio:.2} x the slowest page");
     }
     println!("peak RSS {:.1} MB", peak_rss_mb(service.pid()));
