@@ -1,21 +1,171 @@
-//! The company-data server: HTTP on hyper over the library crates.
+//! Wiring: the stores on one database, the fetcher, the lookup, the API and the dashboard, put together from
+//! [`Settings`]. The `company-data` command line is built on it; tests and embedders can start the same server
+//! in their own process ([`App::open`], [`serve`]).
 //!
-//! [`App`] wires the stores, the fetcher and the lookup together from [`Settings`]; [`serve`] runs the HTTP
-//! server on a listener until a shutdown future resolves (tests bind port 0 and pass their own shutdown).
-//! The routes, the one mapping from errors to HTTP statuses, and the OpenAPI document live here and nowhere
-//! else; the library crates know nothing of HTTP. The dashboard (`/dashboard`, server-rendered HTML) is served by
-//! the same server over the same parts.
+//! Nothing is decided here: every rule lives in the crate that owns it (docs/architecture.md).
 
-// The benchmark-only build leaves the key checks unused.
-#![cfg_attr(feature = "bench-no-auth", allow(dead_code, unused_imports))]
-#![recursion_limit = "512"] // the OpenAPI document is one large `json!` literal
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
-mod api_error;
-mod app;
-mod auth;
-mod dashboard;
-mod openapi;
-mod server;
+use accounts::Accounts;
+use api_keys::{ApiKeys, SqliteKeyStore};
+use company_lookup::{LookupService, LookupSettings};
+use credit_ledger::{Ledger, SqliteLedger};
+use dashboard::{Dashboard, DashboardSettings};
+use dashboard_auth::{SqliteUserStore, Users};
+use http::Request;
+use http_api::{Api, ApiSettings, KeyRate};
+use http_serve::ConnectionLimits;
+use page_scraper::{Fetcher, FetcherSettings};
+use snapshot_cache::SqliteSnapshotStore;
+use sqlite_pool::SqlitePool;
 
-pub use app::{App, ConnectionLimits, FirstKey, Settings, lock_database};
-pub use server::{MAX_BODY_BYTES, serve};
+/// Everything `serve` needs to know.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The SQLite file.
+    pub db: PathBuf,
+    /// Where live pages come from and how they are fetched (origin, network domain, limits, retries).
+    pub fetcher: FetcherSettings,
+    /// The lookup's knobs: live time-out, per-account cap on live lookups.
+    pub lookup: LookupSettings,
+    /// Requests each API key may make; `None` for no limit.
+    pub key_rate: Option<KeyRate>,
+    /// What one client connection may take.
+    pub connections: ConnectionLimits,
+    /// Always mark dashboard cookies `Secure`.
+    pub secure_cookies: bool,
+}
+
+/// The stores of one database.
+#[derive(Debug)]
+pub struct Stores {
+    /// Accounts, keys and sign-ins.
+    pub accounts: Arc<Accounts>,
+    /// Snapshots of pages and their records.
+    pub snapshots: Arc<SqliteSnapshotStore>,
+}
+
+impl Stores {
+    /// Opens (and migrates) every store on the SQLite file `db`.
+    ///
+    /// # Errors
+    /// When the file cannot be opened or migrated.
+    pub async fn open(db: &Path) -> anyhow::Result<Self> {
+        let pool = SqlitePool::open(db).await?;
+        let ledger: Arc<dyn Ledger> = Arc::new(SqliteLedger::with_pool(pool.clone()).await?);
+        let keys = Arc::new(ApiKeys::new(Arc::new(
+            SqliteKeyStore::with_pool(pool.clone()).await?,
+        )));
+        let users = Arc::new(Users::new(Arc::new(
+            SqliteUserStore::with_pool(pool.clone()).await?,
+        )));
+        let snapshots = Arc::new(SqliteSnapshotStore::with_pool(pool).await?);
+        Ok(Self {
+            accounts: Arc::new(Accounts::new(ledger, keys, users)),
+            snapshots,
+        })
+    }
+}
+
+/// The running service's parts, built once at start and shared by all connections.
+#[derive(Debug)]
+pub struct App {
+    /// Accounts, keys and sign-ins.
+    pub accounts: Arc<Accounts>,
+    /// The lookup every request runs.
+    pub lookup: Arc<LookupService>,
+    api: Api,
+    dashboard: Dashboard,
+    connections: ConnectionLimits,
+}
+
+impl App {
+    /// Opens the database and builds the parts.
+    ///
+    /// # Errors
+    /// When the database cannot be opened or migrated, or the HTTP client cannot be built.
+    pub async fn open(settings: &Settings) -> anyhow::Result<Self> {
+        let stores = Stores::open(&settings.db).await?;
+        let lookup = Arc::new(LookupService::new(
+            Fetcher::new(settings.fetcher.clone())?,
+            stores.snapshots,
+            Arc::clone(stores.accounts.ledger()),
+            settings.lookup,
+        ));
+        let domain = settings.fetcher.domain.clone();
+        let api = Api::new(
+            Arc::clone(&lookup),
+            Arc::clone(stores.accounts.keys()) as Arc<dyn http_api::Authenticator>,
+            domain.clone(),
+            ApiSettings {
+                key_rate: settings.key_rate,
+                body_timeout: settings.connections.body_timeout,
+            },
+        );
+        let dashboard = Dashboard::new(
+            Arc::clone(&stores.accounts),
+            Arc::clone(&lookup),
+            domain,
+            DashboardSettings {
+                secure_cookies: settings.secure_cookies,
+                body_timeout: settings.connections.body_timeout,
+            },
+        );
+        Ok(Self {
+            accounts: stores.accounts,
+            lookup,
+            api,
+            dashboard,
+            connections: settings.connections,
+        })
+    }
+
+    /// Answers one request: the dashboard's paths to the dashboard, everything else to the API.
+    pub async fn handle<B>(&self, request: Request<B>) -> http_serve::Response
+    where
+        B: hyper::body::Body + Unpin,
+    {
+        if Dashboard::owns(request.uri().path()) {
+            self.dashboard.handle(request).await
+        } else {
+            self.api.handle(request).await
+        }
+    }
+
+    /// Runs the periodic upkeep until the process ends: every minute, frees credit holds older than any
+    /// request can run and deletes expired dashboard sessions and invitations.
+    pub fn spawn_upkeep(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let app = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut every_minute = tokio::time::interval(Duration::from_mins(1));
+            loop {
+                every_minute.tick().await;
+                if let Err(error) = app.lookup.release_stale_holds().await {
+                    tracing::warn!(%error, "stale-hold sweep failed");
+                }
+                if let Err(error) = app.accounts.users().delete_expired().await {
+                    tracing::warn!(%error, "expired-session sweep failed");
+                }
+            }
+        })
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves (see [`http_serve::serve`]).
+///
+/// # Errors
+/// Only when the listener itself fails.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let limits = app.connections;
+    let handler = move |request| {
+        let app = Arc::clone(&app);
+        async move { app.handle(request).await }
+    };
+    http_serve::serve(listener, limits, handler, shutdown).await
+}

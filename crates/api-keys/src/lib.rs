@@ -100,6 +100,12 @@ pub enum KeyError {
     /// No active key matches (unknown, malformed, or wrong secret). Deliberately says no more.
     #[error("the API key is not valid")]
     Invalid,
+    /// No key has the id or prefix an operator named ([`ApiKeys::find`]).
+    #[error("no key is `{0}`; list the keys to find its id or prefix")]
+    NoSuchKey(String),
+    /// Several keys share the prefix an operator named ([`ApiKeys::find`]); name the key by its id.
+    #[error("several keys start with `{0}`; name the key by its id")]
+    AmbiguousPrefix(String),
     /// Hashing failed (should not happen with valid parameters).
     #[error("hashing the API key failed: {0}")]
     Hashing(String),

@@ -9,6 +9,7 @@ use argon2::password_hash::{
 use company_model::AccountId;
 use sha2::{Digest, Sha256};
 
+use crate::key::STORED_PREFIX_LEN;
 use crate::{ApiKey, KeyError, KeyId, KeyRecord, KeyStore, NewKey};
 
 /// A key that passed verification.
@@ -87,11 +88,6 @@ impl ApiKeys {
     pub fn with_revalidate_after(mut self, after: Duration) -> Self {
         self.revalidate_after = after;
         self
-    }
-
-    /// The underlying store.
-    pub fn store(&self) -> &Arc<dyn KeyStore> {
-        &self.store
     }
 
     /// Creates a key for `account`; returns the full key (show it once, it is not kept) and its record.
@@ -196,6 +192,53 @@ impl ApiKeys {
     /// [`KeyError::Backend`].
     pub async fn list(&self) -> Result<Vec<KeyRecord>, KeyError> {
         self.store.list().await
+    }
+
+    /// The keys of one account (revoked ones included), oldest first.
+    ///
+    /// # Errors
+    /// [`KeyError::Backend`].
+    pub async fn of_account(&self, account: AccountId) -> Result<Vec<KeyRecord>, KeyError> {
+        let mut keys = self.store.list().await?;
+        keys.retain(|k| k.account == account);
+        Ok(keys)
+    }
+
+    /// The key `id` if it belongs to `account`; `None` for another account's key as for no key, so a caller
+    /// learns nothing of other accounts.
+    ///
+    /// # Errors
+    /// [`KeyError::Backend`].
+    pub async fn of_account_by_id(
+        &self,
+        account: AccountId,
+        id: KeyId,
+    ) -> Result<Option<KeyRecord>, KeyError> {
+        Ok(self.store.by_id(id).await?.filter(|k| k.account == account))
+    }
+
+    /// The key named by an operator: its id (`17`), its prefix (`cdk_AbCd1234`) or its masked form
+    /// (`cdk_AbCd1234…wxyz`, as lists show it); any text that starts with the whole prefix finds the key.
+    ///
+    /// # Errors
+    /// [`KeyError::NoSuchKey`] when nothing matches, [`KeyError::AmbiguousPrefix`] when several keys share
+    /// the prefix (name it by id then), [`KeyError::Backend`].
+    pub async fn find(&self, id_or_prefix: &str) -> Result<KeyRecord, KeyError> {
+        let text = id_or_prefix.trim();
+        if let Ok(id) = text.parse::<i64>() {
+            return self
+                .store
+                .by_id(KeyId(id))
+                .await?
+                .ok_or_else(|| KeyError::NoSuchKey(text.to_owned()));
+        }
+        let prefix: String = text.chars().take(STORED_PREFIX_LEN).collect();
+        let mut matches = self.store.by_prefix(&prefix).await?;
+        match matches.len() {
+            0 => Err(KeyError::NoSuchKey(prefix)),
+            1 => Ok(matches.remove(0)),
+            _ => Err(KeyError::AmbiguousPrefix(prefix)),
+        }
     }
 
     /// Revokes a key; on this server it stops working at once, on others within the revalidation interval.

@@ -61,16 +61,6 @@ pub struct LookupOutcome {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LookupError {
-    /// The account cannot pay for every requested company (HTTP 402). Nothing was fetched or charged.
-    #[error(
-        "insufficient credits: the request may cost {required} credits and {available} are available"
-    )]
-    InsufficientCredits {
-        /// Balance minus holds of requests in flight.
-        available: Credits,
-        /// Distinct pages × price.
-        required: Credits,
-    },
     /// No URL resolved and at least one live lookup timed out (HTTP 504). Nothing was charged.
     #[error("{timed_out} live lookup(s) took longer than the {}-second live time-out and no URL resolved", timeout.as_secs_f64())]
     TimedOut {
@@ -95,9 +85,11 @@ pub enum LookupError {
         /// wait for capacity).
         retry_after: Duration,
     },
-    /// The billing store failed; nothing was charged.
-    #[error("billing is unavailable: {0}")]
-    Billing(#[source] LedgerError),
+    /// Billing refused or failed, as the ledger said: [`LedgerError::InsufficientCredits`] when the account
+    /// cannot pay for every requested company (HTTP 402; nothing was fetched or charged), otherwise the store
+    /// failed (nothing was charged).
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
 }
 
 /// How one distinct page was answered.
@@ -175,11 +167,43 @@ impl LookupService {
         self.settings
     }
 
+    /// The longest one request can hold credits: the live time-out and a minute for storing and settling.
+    /// A hold older than this belongs to no running request.
+    pub fn longest_request(&self) -> Duration {
+        self.settings.live_timeout + Duration::from_mins(1)
+    }
+
+    /// Frees credit holds older than [`LookupService::longest_request`] (a safety net while serving; run it
+    /// now and then). Returns how many.
+    ///
+    /// # Errors
+    /// [`LookupError::Ledger`] when the ledger fails.
+    pub async fn release_stale_holds(&self) -> Result<u64, LookupError> {
+        let longest = jiff::SignedDuration::try_from(self.longest_request())
+            .unwrap_or(jiff::SignedDuration::MAX);
+        let cutoff = jiff::Timestamp::now()
+            .checked_sub(longest)
+            .unwrap_or(jiff::Timestamp::MIN);
+        Ok(self.ledger.release_stale(cutoff).await?)
+    }
+
+    /// Frees every credit hold. Only for a process that knows no other process serves its ledger (at start,
+    /// under `sqlite_pool::ServerLock`): then every hold was left by a server that stopped mid-request.
+    /// Returns how many.
+    ///
+    /// # Errors
+    /// [`LookupError::Ledger`] when the ledger fails.
+    pub async fn release_all_holds(&self) -> Result<u64, LookupError> {
+        let now = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1);
+        Ok(self.ledger.release_stale(now).await?)
+    }
+
     /// Serves one request; see the crate docs for the steps.
     ///
     /// # Errors
-    /// [`LookupError::InsufficientCredits`] and [`LookupError::TooManyLiveLookups`] (nothing fetched or charged),
-    /// [`LookupError::TimedOut`] (nothing charged), [`LookupError::Billing`].
+    /// [`LookupError::Ledger`] with [`LedgerError::InsufficientCredits`] and [`LookupError::TooManyLiveLookups`]
+    /// (nothing fetched or charged), [`LookupError::TimedOut`] (nothing charged), [`LookupError::Ledger`] when
+    /// the billing store fails.
     pub async fn run(
         &self,
         caller: Caller,
@@ -194,20 +218,7 @@ impl LookupService {
             .collect();
         let price = price_per_company(request.window);
         let required = price.times(distinct.len() as u32);
-        let hold = self
-            .ledger
-            .reserve(caller.account, required)
-            .await
-            .map_err(|error| match error {
-                LedgerError::InsufficientCredits {
-                    available,
-                    required,
-                } => LookupError::InsufficientCredits {
-                    available,
-                    required,
-                },
-                other => LookupError::Billing(other),
-            })?;
+        let hold = self.ledger.reserve(caller.account, required).await?;
         let mut guard = HoldGuard {
             ledger: Arc::clone(&self.ledger),
             hold: Some(hold),
@@ -276,14 +287,8 @@ impl LookupService {
             ..charge
         };
         // The guard was made with the hold and nothing took it since; the error arm cannot happen.
-        let hold = guard
-            .take()
-            .ok_or_else(|| LookupError::Billing(LedgerError::ReservationGone(0)))?;
-        let remaining = self
-            .ledger
-            .settle(hold, charge.clone())
-            .await
-            .map_err(LookupError::Billing)?;
+        let hold = guard.take().ok_or(LedgerError::ReservationGone(0))?;
+        let remaining = self.ledger.settle(hold, charge.clone()).await?;
         if resolved == 0 && timed_out > 0 {
             return Err(LookupError::TimedOut {
                 timed_out,

@@ -14,6 +14,8 @@ pub const MAX_URLS: usize = 200;
 pub const MAX_AGE_HOURS: f64 = 24.0;
 /// Largest `maxAgeSeconds` (spec 2.1).
 pub const MAX_AGE_SECONDS: f64 = 86_400.0;
+/// Largest request body, in bytes: 100 KB counted the way HTTP tooling counts a KB (spec 7, 8). Larger is 413.
+pub const MAX_BODY_BYTES: usize = 100 * 1024;
 /// Longest string echoed back in a [`Problem::value`].
 const ECHO_CHARS: usize = 200;
 
@@ -42,6 +44,18 @@ pub struct FreshnessWindow(Duration);
 impl FreshnessWindow {
     /// Live: always fetch.
     pub const LIVE: FreshnessWindow = FreshnessWindow(Duration::ZERO);
+    /// The widest window a request may send: 24 hours ([`MAX_AGE_HOURS`], [`MAX_AGE_SECONDS`]).
+    pub const MAX: FreshnessWindow = FreshnessWindow(Duration::from_secs(MAX_AGE_SECONDS as u64));
+
+    /// A short list of windows for a form to offer (live, 1 hour, 6 hours and [`FreshnessWindow::MAX`]), each
+    /// one the API accepts, narrowest first. Forms offer these rather than a list of their own, so they can
+    /// never offer a window the API refuses.
+    pub const CHOICES: [FreshnessWindow; 4] = [
+        Self::LIVE,
+        FreshnessWindow(Duration::from_hours(1)),
+        FreshnessWindow(Duration::from_hours(6)),
+        Self::MAX,
+    ];
 
     /// A window of `seconds` (fractions allowed), `None` unless `0 <= seconds <= 86400`.
     pub fn from_seconds(seconds: f64) -> Option<Self> {
@@ -65,6 +79,26 @@ impl FreshnessWindow {
     /// The window as a duration.
     pub fn duration(self) -> Duration {
         self.0
+    }
+
+    /// The window in seconds, as `maxAgeSeconds` carries it.
+    pub fn seconds(self) -> f64 {
+        self.0.as_secs_f64()
+    }
+}
+
+impl fmt::Display for FreshnessWindow {
+    /// `live`, or how old a stored snapshot may be: `up to 6 hours old`, `up to 90 seconds old`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let seconds = self.0.as_secs();
+        let (count, unit) = match seconds {
+            0 if self.0.is_zero() => return f.write_str("live"),
+            s if s % 3600 == 0 => (s / 3600, "hour"),
+            s if s % 60 == 0 => (s / 60, "minute"),
+            s => (s, "second"),
+        };
+        let plural = if count == 1 { "" } else { "s" };
+        write!(f, "up to {count} {unit}{plural} old")
     }
 }
 
@@ -389,6 +423,41 @@ mod tests {
 
     fn parse(body: &str) -> Result<CompanyRequest, InvalidRequest> {
         CompanyRequest::from_json(body.as_bytes(), &NetworkDomain::default())
+    }
+
+    /// Every window a form offers is one a request may send, in both units (the Try it page once offered 7 and
+    /// 30 days, which the API refuses).
+    #[test]
+    fn offered_windows_are_accepted() {
+        for window in FreshnessWindow::CHOICES {
+            let by_seconds = format!(
+                r#"{{"liUrls": ["https://www.linkedin.com/company/x"], "maxAgeSeconds": {}}}"#,
+                window.seconds()
+            );
+            assert_eq!(parse(&by_seconds).map(|r| r.window), Ok(window), "{window}");
+            let hours = window.seconds() / 3600.0;
+            assert_eq!(FreshnessWindow::from_hours(hours), Some(window), "{window}");
+        }
+        assert_eq!(
+            FreshnessWindow::from_seconds(MAX_AGE_SECONDS),
+            Some(FreshnessWindow::MAX)
+        );
+        assert_eq!(FreshnessWindow::from_seconds(MAX_AGE_SECONDS + 1.0), None);
+        assert!(FreshnessWindow::CHOICES.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn windows_read_as_people_say_them() {
+        for (seconds, text) in [
+            (0.0, "live"),
+            (3600.0, "up to 1 hour old"),
+            (86_400.0, "up to 24 hours old"),
+            (90.0, "up to 90 seconds old"),
+            (120.0, "up to 2 minutes old"),
+        ] {
+            let window = FreshnessWindow::from_seconds(seconds).expect("in range");
+            assert_eq!(window.to_string(), text);
+        }
     }
 
     fn pointers(body: &str) -> Vec<String> {

@@ -35,12 +35,19 @@ use company_model::FreshnessWindow;
 pub use credits::{Credits, CreditsError};
 pub use sqlite::{BALANCE_REUSE, SqliteLedger};
 
-/// The price of one returned company: 1 credit with a zero (live) window, 0.5 with a window above zero.
+/// The price of one company returned from a live fetch (spec 4.3, 8): 1 credit.
+pub const LIVE_PRICE: Credits = Credits::from_millis(1000);
+/// The price of one company returned when the request sent a freshness window above zero (spec 4.4, 8): 0.5
+/// credit, whether the page came from a stored snapshot or had to be fetched.
+pub const STORED_PRICE: Credits = Credits::from_millis(500);
+
+/// The price of one returned company: [`LIVE_PRICE`] with a zero (live) window, [`STORED_PRICE`] with a window
+/// above zero. Every text that states a price (the OpenAPI document, error messages, the dashboard) asks here.
 pub fn price_per_company(window: FreshnessWindow) -> Credits {
     if window.is_live() {
-        Credits::from_millis(1000)
+        LIVE_PRICE
     } else {
-        Credits::from_millis(500)
+        STORED_PRICE
     }
 }
 

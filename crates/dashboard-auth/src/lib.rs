@@ -35,7 +35,7 @@ pub use company_model::AccountId;
 pub use sqlite::SqliteUserStore;
 pub use users::{
     INVITATION_LIFETIME, MIN_PASSWORD_CHARS, SESSION_LIFETIME, SIGN_IN_BURST, SIGN_IN_REFILL,
-    Secret, Users, normalize_email,
+    Secret, Users, check_password_rules, normalize_email,
 };
 
 /// The id of a dashboard user.
@@ -55,6 +55,14 @@ pub struct User {
     pub admin: bool,
     /// When it was created.
     pub created_at: jiff::Timestamp,
+}
+
+impl User {
+    /// Whether this user may see and manage `account`'s keys, credits and usage: an admin any account, anyone
+    /// else only their own.
+    pub fn may_manage(&self, account: AccountId) -> bool {
+        self.admin || self.account == account
+    }
 }
 
 /// A signed-in browser.

@@ -112,7 +112,12 @@ fn password_matches(password: &str, phc: &str) -> bool {
 static DUMMY_HASH: LazyLock<String> =
     LazyLock::new(|| hash_password("no user has this password").unwrap_or_default());
 
-fn check_password_rules(password: &str) -> Result<(), AuthError> {
+/// Checks a new password against the rules ([`MIN_PASSWORD_CHARS`] to 1000 characters) before anything is
+/// stored, so a caller can refuse it before making anything else.
+///
+/// # Errors
+/// [`AuthError::WeakPassword`].
+pub fn check_password_rules(password: &str) -> Result<(), AuthError> {
     let chars = password.chars().count();
     if (MIN_PASSWORD_CHARS..=MAX_PASSWORD_CHARS).contains(&chars) {
         Ok(())
@@ -159,9 +164,25 @@ impl Users {
         }
     }
 
-    /// The underlying store.
-    pub fn store(&self) -> &Arc<dyn UserStore> {
-        &self.store
+    /// Every user, by email.
+    ///
+    /// # Errors
+    /// [`AuthError::Backend`].
+    pub async fn list(&self) -> Result<Vec<User>, AuthError> {
+        self.store.users().await
+    }
+
+    /// The user who signs in with `email` (compared as [`normalize_email`] writes it), if any.
+    ///
+    /// # Errors
+    /// [`AuthError::InvalidEmail`], [`AuthError::Backend`].
+    pub async fn by_email(&self, email: &str) -> Result<Option<User>, AuthError> {
+        let email = normalize_email(email)?;
+        Ok(self
+            .store
+            .user_by_email(&email)
+            .await?
+            .map(|(user, _)| user))
     }
 
     /// Creates a user who manages `account`.

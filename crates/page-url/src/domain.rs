@@ -48,6 +48,11 @@ impl NetworkDomain {
         &self.0
     }
 
+    /// The domain of a host this type made with [`NetworkDomain::canonical_host`] (already validated).
+    pub(crate) fn from_canonical_host(host: &str) -> Self {
+        Self(host.strip_prefix("www.").unwrap_or(host).to_owned())
+    }
+
     /// The host every canonical page URL uses: `www.<domain>`.
     pub fn canonical_host(&self) -> String {
         format!("www.{}", self.0)

@@ -261,6 +261,13 @@ impl PageUrl {
         &self.canonical[self.path_start..]
     }
 
+    /// The network the page is on, e.g. `linkedin.com` for `https://www.linkedin.com/company/google` (the
+    /// canonical host without its `www.`).
+    pub fn domain(&self) -> NetworkDomain {
+        let host = &self.canonical["https://".len()..self.path_start];
+        NetworkDomain::from_canonical_host(host)
+    }
+
     /// The page's kind.
     pub fn kind(&self) -> PageKind {
         self.kind
@@ -313,6 +320,19 @@ mod tests {
 
     fn submitted(input: &str) -> Result<String, UrlError> {
         PageUrl::parse_submitted(input, &NetworkDomain::default()).map(|u| u.as_str().to_owned())
+    }
+
+    #[test]
+    fn a_page_says_its_network() {
+        for domain in ["linkedin.com", "example.co.uk", "www-test.example"] {
+            let domain = NetworkDomain::parse(domain).expect("valid");
+            let url = PageUrl::from_path("/school/mit/", &domain).expect("valid");
+            assert_eq!(url.domain(), domain);
+            assert_eq!(
+                PageUrl::from_canonical(url.as_str()).map(|u| u.domain()),
+                Ok(domain)
+            );
+        }
     }
 
     #[test]

@@ -41,6 +41,65 @@ const CONNECTION_PRAGMAS: &str =
 /// for or blocks readers and writers).
 pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
+/// An exclusive claim on a SQLite file by one serving process ([`ServerLock::acquire`]).
+///
+/// A server that keeps state of its requests in memory (credit holds) must be the only one serving its file:
+/// holding this proves it, and so proves that anything such state left in the file belongs to no running
+/// request. The lock is an OS file lock on `<db>.lock`, dropped by the operating system when the process ends,
+/// even by SIGKILL. Several servers share one database through a server database engine, not through SQLite.
+#[derive(Debug)]
+pub struct ServerLock {
+    _file: std::fs::File,
+}
+
+/// Why [`ServerLock::acquire`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LockError {
+    /// Another process holds the lock.
+    #[error(
+        "another company-data server is serving {0}; stop it first, or give this one its own database"
+    )]
+    Held(PathBuf),
+    /// The lock file could not be created or locked.
+    #[error("cannot lock {path}: {source}")]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ServerLock {
+    /// Takes the lock on `<db>.lock` for as long as the value lives.
+    ///
+    /// # Errors
+    /// [`LockError::Held`] when another process holds it, [`LockError::Io`] when the lock file cannot be
+    /// created.
+    pub fn acquire(db: &Path) -> Result<Self, LockError> {
+        let mut path = db.as_os_str().to_owned();
+        path.push(".lock");
+        let path = PathBuf::from(path);
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Self { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(LockError::Held(db.to_owned())),
+            Err(std::fs::TryLockError::Error(error)) => Err(io(error)),
+        }
+    }
+}
+
 /// A failure of the database itself: opening, pooling, or a statement.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -245,6 +304,22 @@ async fn checkpoint_regularly(pool: Pool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_server_lock_per_file_until_it_is_dropped() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("served.db");
+        let first = ServerLock::acquire(&db).expect("free");
+        let refused = ServerLock::acquire(&db).expect_err("held");
+        assert!(
+            matches!(refused, LockError::Held(ref path) if path == &db),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("served.db"), "{refused}");
+        ServerLock::acquire(&dir.path().join("other.db")).expect("another file is free");
+        drop(first);
+        ServerLock::acquire(&db).expect("free again");
+    }
 
     #[tokio::test]
     async fn wal_mode_and_idempotent_migrations() {

@@ -82,11 +82,47 @@ async fn verification_and_revocation_reach_another_server_within_the_interval() 
 
     // Last use was recorded when the key was first verified.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let stored = server_a
-        .store()
-        .by_id(record.id)
-        .await
-        .expect("read")
-        .expect("exists");
+    let stored = server_a.find(&record.id.to_string()).await.expect("exists");
     assert!(stored.last_used_at.is_some() && stored.revoked_at.is_some());
+}
+
+#[tokio::test]
+async fn keys_are_found_by_id_prefix_or_masked_form_and_listed_per_account() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keys = ApiKeys::new(Arc::new(
+        SqliteKeyStore::open(&dir.path().join("k.db"))
+            .await
+            .expect("opens"),
+    ));
+    let (_, mine) = keys
+        .create(AccountId(1), Some("mine"))
+        .await
+        .expect("created");
+    let (_, theirs) = keys.create(AccountId(2), None).await.expect("created");
+    for name in [mine.id.to_string(), mine.prefix.clone(), mine.masked()] {
+        assert_eq!(keys.find(&name).await.expect("found").id, mine.id, "{name}");
+    }
+    assert!(matches!(
+        keys.find("cdk_00000000").await,
+        Err(KeyError::NoSuchKey(_))
+    ));
+    assert!(matches!(
+        keys.find("999").await,
+        Err(KeyError::NoSuchKey(_))
+    ));
+    let listed: Vec<_> = keys.of_account(AccountId(1)).await.expect("listed");
+    assert_eq!(listed, vec![mine.clone()]);
+    // Another account's key is as absent as no key.
+    assert_eq!(
+        keys.of_account_by_id(AccountId(1), theirs.id)
+            .await
+            .expect("read"),
+        None
+    );
+    assert_eq!(
+        keys.of_account_by_id(AccountId(1), mine.id)
+            .await
+            .expect("read"),
+        Some(mine)
+    );
 }

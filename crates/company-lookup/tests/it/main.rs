@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use company_lookup::{Caller, LookupError, LookupService, LookupSettings};
 use company_model::{CompanyRequest, RecordSource, UnresolvedCode};
-use credit_ledger::{Credits, Ledger, SqliteLedger};
+use credit_ledger::{Credits, Ledger, LedgerError, SqliteLedger};
 use page_scraper::{Fetcher, FetcherSettings, Origin};
 use page_url::NetworkDomain;
 use snapshot_cache::SqliteSnapshotStore;
@@ -157,7 +157,7 @@ async fn insufficient_credits_are_refused_before_any_fetch() {
         .await
         .expect_err("402");
     assert!(
-        matches!(error, LookupError::InsufficientCredits { available, required }
+        matches!(error, LookupError::Ledger(LedgerError::InsufficientCredits { available, required })
         if available == Credits::parse("1.5").expect("a") && required == Credits::parse("2").expect("r"))
     );
     // The same two at the stored price fit.

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use dashboard_auth::{AccountId, AuthError, SIGN_IN_BURST, SqliteUserStore, Users};
+use dashboard_auth::{AccountId, AuthError, SIGN_IN_BURST, SqliteUserStore, UserStore, Users};
 
 const PASSWORD: &str = "correct horse battery staple";
 
@@ -185,7 +185,9 @@ async fn sessions_end_when_they_expire() {
             .fold(String::new(), |hex, b| hex + &format!("{b:02x}"))
     };
     let after = session.expires_at + jiff::SignedDuration::from_secs(1);
-    let store = users.store();
+    let store = SqliteUserStore::open(&dir.path().join("users.db"))
+        .await
+        .expect("opens");
     assert!(
         store
             .session(&digest_of(token.expose()), after)

@@ -13,10 +13,10 @@ const STORED: &str = "#8250df";
 const UNRESOLVED: &str = "#9a6700";
 
 /// One entry per day of the window, zero where nothing was charged.
-pub(super) struct Series(Vec<(jiff::civil::Date, UsageCounts, UsageCounts)>);
+pub(crate) struct Series(Vec<(jiff::civil::Date, UsageCounts, UsageCounts)>);
 
 impl Series {
-    pub(super) fn fill(
+    pub(crate) fn fill(
         first: jiff::civil::Date,
         last: jiff::civil::Date,
         days: &[DailyUsage],
@@ -41,7 +41,7 @@ impl Series {
 
 /// What a chart counts.
 #[derive(Clone, Copy)]
-pub(super) enum Measure {
+pub(crate) enum Measure {
     Requests,
     Companies,
     Credits,
@@ -110,7 +110,7 @@ fn number(value: f64) -> String {
     }
 }
 
-pub(super) fn bars(title: &str, series: &Series, measure: Measure) -> Markup {
+pub(crate) fn bars(title: &str, series: &Series, measure: Measure) -> Markup {
     let days = series.0.len().max(1) as f64;
     let plot_width = WIDTH - LEFT - 4.0;
     let plot_height = HEIGHT - TOP - BOTTOM;

@@ -17,16 +17,23 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
   });
 }
 
-// Try it: the most the pasted URLs can cost, updated as they are typed.
+// Try it: the most the pasted URLs can cost, updated as they are typed. The price of each freshness window is
+// the server's, in the option's data-price attribute; this script keeps no price of its own.
 const urls = document.getElementById("try-urls");
 const window_ = document.getElementById("try-window");
 const estimate = document.getElementById("try-estimate");
 if (urls && window_ && estimate) {
   const update = () => {
+    const option = window_.selectedOptions[0];
+    if (!option || option.dataset.price === undefined) {
+      return;
+    }
+    const price = Number(option.dataset.price);
     const count = urls.value.split(/\s+/).filter((line) => line.length > 0).length;
-    const price = Number(window_.value) === 0 ? 1 : 0.5;
-    estimate.textContent = `${count} URL${count === 1 ? "" : "s"}: at most ${count * price} credits ` +
-      `(${price} per company returned; nothing for URLs that cannot be resolved).`;
+    // Prices are in thousandths at most: round away binary fractions.
+    const most = Math.round(count * price * 1000) / 1000;
+    estimate.textContent = `${count} URL${count === 1 ? "" : "s"}: at most ${most} credits ` +
+      `(${option.dataset.price} per company returned; nothing for URLs that cannot be resolved).`;
   };
   urls.addEventListener("input", update);
   window_.addEventListener("change", update);

@@ -1,15 +1,20 @@
 //! The service's OpenAPI 3.1 description, served at `GET /openapi.json` (spec 1.8).
 //!
-//! Written by hand next to the code it describes; the end-to-end tests validate real responses against it.
+//! Written by hand next to the code it describes; every bound, price and time-out in it is read from the crate
+//! that owns it, and the end-to-end tests validate real responses against it.
 
-use company_model::{MAX_URLS, UnresolvedCode};
+use std::time::Duration;
+
+use company_model::{
+    FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES, MAX_URLS, UnresolvedCode,
+};
+use credit_ledger::{LIVE_PRICE, STORED_PRICE};
 use page_url::{MAX_URL_LEN, NetworkDomain};
 use serde_json::{Value, json};
 
-use crate::server::MAX_BODY_BYTES;
-
-/// The URL pattern of spec 2.1 for the configured network domain.
-pub(crate) fn url_pattern(domain: &NetworkDomain) -> String {
+/// The URL pattern of spec 2.1 for the network domain, as a regular expression (ECMA-262, as JSON Schema
+/// reads `pattern`).
+pub fn url_pattern(domain: &NetworkDomain) -> String {
     format!(
         r"^https://([a-z0-9-]+\.)?{}/(company|school|showcase)/.+",
         domain.as_str().replace('.', r"\.")
@@ -31,8 +36,15 @@ fn open_array(item: &str, description: &str) -> Value {
     json!({"type": "array", "minItems": 1, "items": {"$ref": format!("#/components/schemas/{item}")}, "description": description})
 }
 
-/// The whole document.
-pub(crate) fn document(domain: &NetworkDomain) -> Value {
+/// The whole document, for a server on `domain` with these time-outs (stated in the texts).
+pub fn openapi_document(
+    domain: &NetworkDomain,
+    live_timeout: Duration,
+    body_timeout: Duration,
+) -> Value {
+    let live_seconds = live_timeout.as_secs_f64();
+    let body_seconds = body_timeout.as_secs_f64();
+    let max_window = FreshnessWindow::MAX;
     let credits_header = |description: &str| json!({"description": description, "schema": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$"}});
     let codes: Vec<&str> = UnresolvedCode::ALL.iter().map(|c| c.as_str()).collect();
     json!({
@@ -43,11 +55,11 @@ pub(crate) fn document(domain: &NetworkDomain) -> Value {
             "summary": "Company records from professional-network company, school and showcase pages.",
             "description": format!(
                 "Send 1 to {MAX_URLS} page URLs, get one normalized company record per resolved URL. A freshness \
-                 window of 0 fetches live (1 credit per returned company); a window above 0 may serve a stored \
-                 snapshot fetched inside it (0.5 credit per returned company). Duplicates after normalization \
-                 are fetched and billed once. URLs that could not be resolved are listed in `unresolved` and not \
-                 billed. Request bodies are limited to {MAX_BODY_BYTES} bytes; one live lookup to the live \
-                 time-out (25 s by default)."
+                 window of 0 fetches live ({LIVE_PRICE} credit per returned company); a window above 0, up to \
+                 {MAX_AGE_HOURS} hours, may serve a stored snapshot fetched inside it ({STORED_PRICE} credit per \
+                 returned company). Duplicates after normalization are fetched and billed once. URLs that could \
+                 not be resolved are listed in `unresolved` and not billed. Request bodies are limited to \
+                 {MAX_BODY_BYTES} bytes; one live lookup to {live_seconds} s on this server."
             ),
         },
         "tags": [{"name": "Company Data", "description": "Company records from page URLs."}],
@@ -74,7 +86,7 @@ pub(crate) fn document(domain: &NetworkDomain) -> Value {
                         "400": error_response("Invalid request body or unsupported URL; `details` lists every problem."),
                         "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
                         "402": error_response("Insufficient credits for every requested company; nothing was fetched."),
-                        "408": error_response("The request body did not arrive within the body time-out (`serve --body-timeout`, 30 s by default)."),
+                        "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
                         "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
                         "415": error_response("The body is not sent as `application/json`."),
                         "429": {
@@ -124,9 +136,9 @@ pub(crate) fn document(domain: &NetworkDomain) -> Value {
                             "description": "Company, school or showcase page URLs.",
                             "items": {"type": "string", "format": "uri", "maxLength": MAX_URL_LEN, "pattern": url_pattern(domain)}
                         },
-                        "maxAgeHours": {"type": "number", "minimum": 0, "maximum": 24, "default": 0,
-                                        "description": "Freshness window in hours; 0 fetches live."},
-                        "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": 86400,
+                        "maxAgeHours": {"type": "number", "minimum": 0, "maximum": MAX_AGE_HOURS, "default": 0,
+                                        "description": format!("Freshness window in hours; 0 fetches live; at most {max_window}.")},
+                        "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": MAX_AGE_SECONDS,
                                           "description": "Freshness window in seconds; wins over maxAgeHours."}
                     }
                 },

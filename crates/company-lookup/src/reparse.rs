@@ -1,0 +1,63 @@
+//! Parsing every stored page again, so that a parser fix reaches stored records without fetching.
+
+use page_scraper::{ScrapeError, parse_page};
+use page_url::PageUrl;
+use snapshot_cache::{CacheError, SnapshotStore};
+
+/// Pages read from the store per round trip.
+const PAGE_BATCH: u32 = 100;
+
+/// What [`reparse_stored`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReparseSummary {
+    /// Stored pages parsed into a record.
+    pub reparsed: u64,
+    /// Of those, records that were replaced (the rest were newer by then, fetched meanwhile).
+    pub replaced: u64,
+    /// Stored pages the parser refused; their stored records are kept.
+    pub failed: u64,
+}
+
+/// Parses every page kept in `store` again with the current parser ([`parse_page`], on tokio's blocking
+/// pool) and replaces each snapshot's record unless a newer fetch replaced it meanwhile. Each page is parsed on
+/// the network its URL names ([`PageUrl::domain`]). `on_failure` hears of each page the parser refused.
+///
+/// # Errors
+/// [`CacheError`] when the store fails; what was replaced before stays replaced.
+pub async fn reparse_stored(
+    store: &dyn SnapshotStore,
+    mut on_failure: impl FnMut(&PageUrl, &ScrapeError),
+) -> Result<ReparseSummary, CacheError> {
+    let mut summary = ReparseSummary::default();
+    let mut after: Option<PageUrl> = None;
+    loop {
+        let pages = store.stored_pages(after.as_ref(), PAGE_BATCH).await?;
+        let Some(last) = pages.last() else {
+            return Ok(summary);
+        };
+        after = Some(last.url.clone());
+        for page in pages {
+            let parsed = tokio::task::spawn_blocking(move || {
+                let record = parse_page(&page.html, &page.url, &page.url.domain());
+                (page, record)
+            })
+            .await
+            .map_err(|error| CacheError(Box::new(error)))?;
+            match parsed {
+                (page, Ok(record)) => {
+                    summary.reparsed += 1;
+                    if store
+                        .replace_record(&page.url, page.fetched_at, &record)
+                        .await?
+                    {
+                        summary.replaced += 1;
+                    }
+                }
+                (page, Err(error)) => {
+                    summary.failed += 1;
+                    on_failure(&page.url, &error);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The one place where the dashboard's failures become HTTP statuses and error pages.
+
+use accounts::AccountsError;
+use api_keys::KeyError;
+use company_lookup::LookupError;
+use credit_ledger::LedgerError;
+use dashboard_auth::AuthError;
+use http::{HeaderValue, StatusCode, header};
+use http_serve::Response;
+
+use crate::{layout, respond};
+
+/// What a page handler returns.
+pub(crate) type Page = Result<Response, PageError>;
+
+/// Why a dashboard request failed; rendered as an HTML page with the status.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PageError {
+    #[error("This page does not exist.")]
+    NotFound,
+    #[error(
+        "This form has expired or did not come from this dashboard. Go back, reload the page and try again."
+    )]
+    Csrf,
+    #[error("Only an admin can do this.")]
+    Forbidden,
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("Use {allow} for this page.")]
+    MethodNotAllowed { allow: &'static str },
+    /// A store failed; logged with its source chain, shown without detail.
+    #[error("Something went wrong on our side (a store did not answer). Try again in a moment.")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl PageError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Csrf | Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The error page; `in_dashboard` offers a link back into it.
+    pub(crate) fn into_response(self, in_dashboard: bool) -> Response {
+        if let Self::Internal(source) = &self {
+            tracing::error!(error = %source, "dashboard request failed");
+        }
+        let mut response = respond::html(
+            self.status(),
+            layout::error_page(&self.to_string(), in_dashboard),
+        );
+        if let Self::MethodNotAllowed { allow } = self {
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static(allow));
+        }
+        response
+    }
+}
+
+/// Any failure of a store or of the machinery: an internal error.
+pub(crate) fn internal(error: impl std::error::Error + Send + Sync + 'static) -> PageError {
+    PageError::Internal(Box::new(error))
+}
+
+impl From<KeyError> for PageError {
+    fn from(error: KeyError) -> Self {
+        internal(error)
+    }
+}
+
+impl From<LedgerError> for PageError {
+    fn from(error: LedgerError) -> Self {
+        internal(error)
+    }
+}
+
+impl From<AuthError> for PageError {
+    fn from(error: AuthError) -> Self {
+        internal(error)
+    }
+}
+
+impl From<AccountsError> for PageError {
+    fn from(error: AccountsError) -> Self {
+        internal(error)
+    }
+}
+
+/// What a person is told when a form's request is refused for a reason they can act on (e.g. a taken email, a
+/// weak password, an unknown account); `Err` for a failure of the service itself.
+pub(crate) fn refusal(error: AccountsError) -> Result<String, PageError> {
+    match error {
+        AccountsError::Users(
+            error @ (AuthError::InvalidEmail(_)
+            | AuthError::EmailTaken(_)
+            | AuthError::WeakPassword
+            | AuthError::InvitationInvalid),
+        ) => Ok(capitalized(&error.to_string())),
+        AccountsError::Ledger(LedgerError::UnknownAccount(name)) => {
+            Ok(format!("There is no account {name}."))
+        }
+        AccountsError::Ledger(LedgerError::InvalidAmount(_)) => {
+            Ok("Write an amount above zero, e.g. 100 or 0.5.".to_owned())
+        }
+        other => Err(other.into()),
+    }
+}
+
+/// What Try it shows when the lookup refused the request for a reason the person can act on (credits, the
+/// live-lookup cap, a time-out); `Err` for a failure of the service itself.
+pub(crate) fn lookup_refusal(error: LookupError) -> Result<String, PageError> {
+    match error {
+        error @ (LookupError::Ledger(LedgerError::InsufficientCredits { .. })
+        | LookupError::TooManyLiveLookups { .. }
+        | LookupError::TimedOut { .. }) => Ok(capitalized(&error.to_string())),
+        other => Err(internal(other)),
+    }
+}
+
+/// The sentence with its first letter in upper case.
+fn capitalized(sentence: &str) -> String {
+    let mut chars = sentence.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect::<String>()
+    })
+}

@@ -1,0 +1,170 @@
+//! Responses, cookies and forms: the HTTP details every page shares.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use company_model::MAX_BODY_BYTES;
+use http::{HeaderMap, HeaderValue, Request, StatusCode, header};
+use http_body_util::Full;
+use http_serve::{BodyError, Response};
+use subtle::ConstantTimeEq;
+
+use crate::Parts;
+use crate::error::PageError;
+use crate::visitor::Visitor;
+
+pub(crate) const CSS: &str = include_str!("assets/app.css");
+pub(crate) const JS: &str = include_str!("assets/app.js");
+
+/// The session cookie's name.
+pub(crate) const SESSION_COOKIE: &str = "cd_session";
+/// The sign-in form's double-submit cookie (protects the sign-in form itself from cross-site posts).
+pub(crate) const SIGN_IN_COOKIE: &str = "cd_sign_in";
+
+/// Whether cookies get `Secure`: when configured, or when a TLS-terminating proxy says the browser used https.
+pub(crate) fn is_secure(parts: &Parts, headers: &HeaderMap) -> bool {
+    parts.settings.secure_cookies
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
+}
+
+pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find_map(|(n, v)| (n == name).then_some(v))
+}
+
+/// A `Set-Cookie` value: `HttpOnly; SameSite=Strict; Path=/dashboard`, `Secure` when served over TLS; `max_age`
+/// 0 deletes it.
+pub(crate) fn set_cookie(name: &str, value: &str, max_age_secs: u64, secure: bool) -> HeaderValue {
+    let secure = if secure { "; Secure" } else { "" };
+    HeaderValue::from_str(&format!(
+        "{name}={value}; Path={}; Max-Age={max_age_secs}; HttpOnly; SameSite=Strict{secure}",
+        crate::PATH_PREFIX
+    ))
+    .unwrap_or_else(|_| HeaderValue::from_static("invalid=; Max-Age=0"))
+}
+
+pub(crate) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// A posted form's fields, after checking its media type.
+pub(crate) async fn read_form<B>(
+    parts: &Parts,
+    request: Request<B>,
+) -> Result<HashMap<String, String>, PageError>
+where
+    B: hyper::body::Body + Unpin,
+{
+    let is_form = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    if !is_form {
+        return Err(PageError::BadRequest(
+            "Send this form from the dashboard page.".to_owned(),
+        ));
+    }
+    // A form carries at most what an API request does (Try it's URLs).
+    let body = http_serve::read_body(request, MAX_BODY_BYTES, parts.settings.body_timeout)
+        .await
+        .map_err(|error| {
+            PageError::BadRequest(match error {
+                BodyError::TooLarge { limit } => format!(
+                    "The form is larger than {} KB: send fewer URLs at once.",
+                    limit / 1024
+                ),
+                _ => "The form did not arrive whole. Send it again.".to_owned(),
+            })
+        })?;
+    Ok(form_urlencoded::parse(&body).into_owned().collect())
+}
+
+/// The form's fields, if it carries this session's CSRF token.
+pub(crate) async fn read_session_form<B>(
+    parts: &Parts,
+    visitor: &Visitor,
+    request: Request<B>,
+) -> Result<HashMap<String, String>, PageError>
+where
+    B: hyper::body::Body + Unpin,
+{
+    let form = read_form(parts, request).await?;
+    let presented = form.get("csrf").map(String::as_bytes).unwrap_or_default();
+    if bool::from(presented.ct_eq(visitor.session.csrf_token.as_bytes())) {
+        Ok(form)
+    } else {
+        Err(PageError::Csrf)
+    }
+}
+
+pub(crate) fn html(status: StatusCode, markup: maud::Markup) -> Response {
+    let mut response = Response::new(Full::new(Bytes::from(markup.into_string())));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    security_headers(headers);
+    response
+}
+
+/// Pages are never cached (they show balances and, once, secrets), never framed, and run only this
+/// dashboard's own script and style.
+pub(crate) fn security_headers(headers: &mut HeaderMap) {
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // Invitation links carry their token in the path.
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+}
+
+pub(crate) fn asset(body: &'static str, content_type: &'static str) -> Response {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// 303 See Other: after a POST, the browser GETs the next page.
+pub(crate) fn redirect(to: &str) -> Response {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    if let Ok(location) = HeaderValue::from_str(to) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    security_headers(response.headers_mut());
+    response
+}

@@ -1,0 +1,181 @@
+//! Admin (`/dashboard/admin`): every account, granting credits, inviting people. Admins only.
+
+use accounts::AccountId;
+use credit_ledger::{Credits, CreditsError};
+use dashboard_auth::User;
+use http::{Request, StatusCode};
+use maud::{Markup, html};
+
+use crate::Parts;
+use crate::error::{Page, refusal};
+use crate::layout::{csrf, layout, time};
+use crate::respond::{html, read_session_form};
+use crate::visitor::Visitor;
+
+/// A message shown at the top of the page.
+pub(crate) enum Notice {
+    Ok(String),
+    Error(String),
+    /// An invitation link, shown once.
+    Invited {
+        email: String,
+        path: String,
+    },
+}
+
+/// `GET /dashboard/admin`, or the page after a form with its notice.
+pub(crate) async fn page(parts: &Parts, visitor: &Visitor, notice: Option<Notice>) -> Page {
+    visitor.require_admin()?;
+    let users = parts.accounts.users().list().await?;
+    let status = match &notice {
+        Some(Notice::Error(_)) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    };
+    Ok(html(status, admin_markup(visitor, &users, notice.as_ref())))
+}
+
+/// `POST /dashboard/admin/grant`.
+pub(crate) async fn grant<B>(parts: &Parts, visitor: &Visitor, request: Request<B>) -> Page
+where
+    B: hyper::body::Body + Unpin,
+{
+    visitor.require_admin()?;
+    let form = read_session_form(parts, visitor, request).await?;
+    let account = form
+        .get("account")
+        .and_then(|a| a.parse().ok())
+        .map(AccountId);
+    let amount = form.get("amount").map(|a| Credits::parse(a));
+    let note = form
+        .get("note")
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .unwrap_or("granted in the dashboard");
+    let notice = match (account, amount) {
+        (None, _) => Notice::Error("Pick an account.".to_owned()),
+        (_, None) => Notice::Error("Write an amount above zero, e.g. 100 or 0.5.".to_owned()),
+        (_, Some(Err(error))) => Notice::Error(capital(&error)),
+        (Some(account), Some(Ok(amount))) => {
+            match parts.accounts.grant(account, amount, note).await {
+                Ok(balance) => Notice::Ok(format!(
+                    "Granted {amount} credits; the balance is now {balance}."
+                )),
+                Err(refused) => Notice::Error(refusal(refused)?),
+            }
+        }
+    };
+    page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
+}
+
+/// `POST /dashboard/admin/invite`: a one-time link for a new person, into a new account named by their email
+/// or an existing one.
+pub(crate) async fn invite<B>(parts: &Parts, visitor: &Visitor, request: Request<B>) -> Page
+where
+    B: hyper::body::Body + Unpin,
+{
+    visitor.require_admin()?;
+    let form = read_session_form(parts, visitor, request).await?;
+    let email = form.get("email").map(String::as_str).unwrap_or_default();
+    let admin = form.get("admin").is_some_and(|v| v == "on");
+    let account = form
+        .get("account")
+        .and_then(|a| a.parse().ok())
+        .map(AccountId);
+    let notice = match parts.accounts.invite(email, account, admin).await {
+        Ok((token, invitation)) => Notice::Invited {
+            email: invitation.email,
+            path: format!("/dashboard/invitations/{}", token.expose()),
+        },
+        Err(refused) => Notice::Error(refusal(refused)?),
+    };
+    page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
+}
+
+fn capital(error: &CreditsError) -> String {
+    let text = error.to_string();
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+fn admin_markup(visitor: &Visitor, users: &[User], notice: Option<&Notice>) -> Markup {
+    let body = html! {
+        h1 { "Admin" }
+        @match notice {
+            Some(Notice::Ok(message)) => { p.notice.ok role="status" { (message) } }
+            Some(Notice::Error(message)) => { p.notice.error role="alert" { (message) } }
+            Some(Notice::Invited { email, path }) => {
+                div.notice.warn role="status" {
+                    p { "Send this link to " strong { (email) } ". It works once, for 7 days, and is shown only now." }
+                    div.secret {
+                        input #invite-link type="text" readonly value=(path) aria-label="Invitation link (path on this server)";
+                        button type="button" data-copy="invite-link" hidden { "Copy" }
+                    }
+                }
+            }
+            None => {}
+        }
+        section.card {
+            h2 { "Accounts" }
+            div.table-wrap {
+                table {
+                    thead { tr { th { "Account" } th.num { "Balance" } th { "People" } th { "Created" } } }
+                    tbody {
+                        @for account in &visitor.all_accounts {
+                            tr {
+                                td { a href=(visitor.link_for("/dashboard/credits", account.id)) { (account.name) } }
+                                td.num { (account.balance) }
+                                td { (users.iter().filter(|u| u.account == account.id).map(|u| u.email.as_str()).collect::<Vec<_>>().join(", ")) }
+                                td { (time(account.created_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        section.card {
+            h2 { "Grant credits" }
+            form.row method="post" action="/dashboard/admin/grant" {
+                (csrf(visitor))
+                div {
+                    label for="grant-account" { "Account" }
+                    select #grant-account name="account" required {
+                        @for account in &visitor.all_accounts { option value=(account.id.0) { (account.name) } }
+                    }
+                }
+                div {
+                    label for="grant-amount" { "Credits" }
+                    input #grant-amount type="text" inputmode="decimal" name="amount" required placeholder="100";
+                }
+                div {
+                    label for="grant-note" { "Note (in the ledger)" }
+                    input #grant-note type="text" name="note" maxlength="200" placeholder="e.g. invoice 2026-118";
+                }
+                button type="submit" { "Grant" }
+            }
+        }
+        section.card {
+            h2 { "Invite someone" }
+            form method="post" action="/dashboard/admin/invite" {
+                (csrf(visitor))
+                div.row {
+                    div {
+                        label for="invite-email" { "Email" }
+                        input #invite-email type="email" name="email" required;
+                    }
+                    div {
+                        label for="invite-account" { "Account" }
+                        select #invite-account name="account" {
+                            option value="" { "A new account named by the email" }
+                            @for account in &visitor.all_accounts { option value=(account.id.0) { (account.name) } }
+                        }
+                    }
+                }
+                label { input type="checkbox" name="admin"; " Admin (sees every account, grants credits, invites)" }
+                button type="submit" { "Make invitation link" }
+            }
+        }
+    };
+    layout("Admin", Some(visitor), "/dashboard/admin", &body)
+}

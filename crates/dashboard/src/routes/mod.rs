@@ -1,0 +1,9 @@
+//! One module per page or page group, each with its handlers and its markup.
+
+pub(crate) mod admin;
+pub(crate) mod credits;
+pub(crate) mod invitations;
+pub(crate) mod keys;
+pub(crate) mod sign_in;
+pub(crate) mod try_it;
+pub(crate) mod usage;

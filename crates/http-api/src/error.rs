@@ -1,0 +1,285 @@
+//! The one place where the API's failures become HTTP statuses and error bodies (spec 2.4, 7).
+//!
+//! Every body is `{error, message, status_code}` (and `details` for an invalid request): `error` a stable
+//! snake_case code, `message` what went wrong and the fix. The crates' own errors pass through unchanged
+//! ([`ApiError::Lookup`], [`ApiError::Key`], ...) and are read here. Internal failures are logged with their
+//! whole source chain and answered with a generic text: no SQL, paths or stack traces reach the client.
+
+use std::time::Duration;
+
+use api_keys::KeyError;
+use company_lookup::LookupError;
+use company_model::{ErrorBody, InvalidRequest, MAX_BODY_BYTES, MAX_URLS, Problem};
+use credit_ledger::{LIVE_PRICE, LedgerError, STORED_PRICE};
+use http::{HeaderValue, StatusCode, header};
+use http_serve::{BodyError, Response};
+
+use crate::auth::CredentialsError;
+
+/// Every way an API request can fail.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// No usable key in the headers (401).
+    #[error(transparent)]
+    Credentials(#[from] CredentialsError),
+    /// The key was refused (401) or the key store failed (503).
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The key sent requests faster than its rate (429).
+    #[error("the key is over its request rate")]
+    RateLimited {
+        /// Until the next request is allowed.
+        retry_after: Duration,
+    },
+    /// The body is not JSON (415).
+    #[error("the body is not JSON")]
+    UnsupportedMediaType,
+    /// The body was too large (413), too slow (408) or broke off (400).
+    #[error(transparent)]
+    Body(#[from] BodyError),
+    /// The body breaks the request's rules (400).
+    #[error(transparent)]
+    InvalidRequest(#[from] InvalidRequest),
+    /// The lookup refused or failed: 402, 429, 504 or 503 (see [`ApiError::status`]).
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
+    /// No such path (404).
+    #[error("no such endpoint")]
+    NotFound,
+    /// The path does not take this method (405).
+    #[error("method not allowed")]
+    MethodNotAllowed {
+        /// The methods it takes, for `Allow`.
+        allow: &'static str,
+    },
+}
+
+impl ApiError {
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Credentials(_) | Self::Key(KeyError::Invalid) => StatusCode::UNAUTHORIZED,
+            Self::RateLimited { .. } | Self::Lookup(LookupError::TooManyLiveLookups { .. }) => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Body(BodyError::TooLarge { .. }) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Body(BodyError::TimedOut) => StatusCode::REQUEST_TIMEOUT,
+            Self::Body(_) | Self::InvalidRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits { .. })) => {
+                StatusCode::PAYMENT_REQUIRED
+            }
+            Self::Lookup(LookupError::TimedOut { .. }) => StatusCode::GATEWAY_TIMEOUT,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Key(_) | Self::Lookup(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The stable `error` code of the body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Credentials(CredentialsError::Missing) => "missing_api_key",
+            Self::Credentials(CredentialsError::MalformedAuthorization) => {
+                "malformed_authorization"
+            }
+            Self::Credentials(CredentialsError::Conflicting) => "conflicting_api_keys",
+            Self::Credentials(CredentialsError::NotText) | Self::Key(KeyError::Invalid) => {
+                "invalid_api_key"
+            }
+            Self::RateLimited { .. } => "rate_limited",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Body(BodyError::TooLarge { .. }) => "body_too_large",
+            Self::Body(BodyError::TimedOut) => "body_timeout",
+            Self::Body(_) => "body_unreadable",
+            Self::InvalidRequest(_) => "invalid_request",
+            Self::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits { .. })) => {
+                "insufficient_credits"
+            }
+            Self::Lookup(LookupError::TooManyLiveLookups { .. }) => "too_many_live_lookups",
+            Self::Lookup(LookupError::TimedOut { .. }) => "live_lookup_timed_out",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed { .. } => "method_not_allowed",
+            Self::Key(_) | Self::Lookup(_) => "service_unavailable",
+        }
+    }
+
+    /// What went wrong and how to fix it, for the body's `message`.
+    pub fn message(&self) -> String {
+        const SEND_KEY: &str = "Send your API key as `Authorization: Bearer <key>` or in an `x-api-key`, `api-key` \
+                                or `x-company-data-api-key` header.";
+        match self {
+            Self::Credentials(CredentialsError::Missing) => format!("No API key was sent. {SEND_KEY}"),
+            Self::Credentials(CredentialsError::MalformedAuthorization) => {
+                format!("The Authorization header is not of the form `Bearer <key>`. {SEND_KEY}")
+            }
+            Self::Credentials(CredentialsError::Conflicting) => {
+                "Different API keys were sent in different headers. Send one key, in one header."
+                    .to_owned()
+            }
+            Self::Credentials(CredentialsError::NotText) | Self::Key(KeyError::Invalid) => {
+                "The API key is not valid: it is unknown, mistyped or revoked. Check the key, or create a new \
+                 one with `company-data keys create`."
+                    .to_owned()
+            }
+            Self::RateLimited { retry_after } => format!(
+                "This API key is sending requests faster than its limit. Retry after {} s (see the Retry-After \
+                 header), and send up to {MAX_URLS} URLs per request rather than many small requests.",
+                retry_after_seconds(*retry_after)
+            ),
+            Self::UnsupportedMediaType => {
+                "The request body must be JSON. Send it with `Content-Type: application/json`.".to_owned()
+            }
+            Self::Body(BodyError::TooLarge { .. }) => format!(
+                "The request body is larger than {} KB ({MAX_BODY_BYTES} bytes). Send at most {MAX_URLS} URLs \
+                 per request, without extra whitespace, and split larger lists.",
+                MAX_BODY_BYTES / 1024
+            ),
+            Self::Body(BodyError::TimedOut) => {
+                "The request body did not arrive in time. Send the whole body promptly.".to_owned()
+            }
+            Self::Body(_) => {
+                "The request body could not be read (the connection broke off). Send the request again."
+                    .to_owned()
+            }
+            Self::InvalidRequest(invalid) => invalid.to_string(),
+            Self::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits {
+                available,
+                required,
+            })) => format!(
+                "Insufficient credits: this request may cost {required} credits ({LIVE_PRICE} per company live, \
+                 {STORED_PRICE} with a freshness window, duplicates counted once) and the account has {available} \
+                 available. Add credits (`company-data credits grant --account <name> <amount>`), send fewer \
+                 URLs, or send a freshness window to pay the stored price."
+            ),
+            Self::Lookup(LookupError::TooManyLiveLookups {
+                in_flight,
+                needed,
+                limit,
+                retry_after,
+            }) => format!(
+                "This account has {in_flight} live lookups in flight and this request needs {needed} more; the cap \
+                 is {limit} at once. Nothing was fetched or charged. Retry after {} s (see the Retry-After header), \
+                 or send a freshness window (maxAgeHours) so that stored snapshots answer without live lookups.",
+                retry_after_seconds(*retry_after)
+            ),
+            Self::Lookup(timed_out @ LookupError::TimedOut { .. }) => format!(
+                "No URL resolved: {timed_out}. Retry, split large live jobs into smaller requests, or send a \
+                 freshness window (maxAgeHours) to accept stored snapshots."
+            ),
+            Self::NotFound => "No such endpoint. The API is `POST /v1/network/company-data`; its description \
+                               is at `GET /openapi.json`."
+                .to_owned(),
+            Self::MethodNotAllowed { allow } => {
+                format!("This endpoint does not take that method. Use {allow}.")
+            }
+            Self::Key(_) | Self::Lookup(_) => "The service could not complete the request because a store \
+                                               is unavailable. Nothing was charged. Retry in a moment."
+                .to_owned(),
+        }
+    }
+
+    /// `Retry-After` in whole seconds, where the client should wait.
+    fn retry_after(&self) -> Option<u64> {
+        match self {
+            Self::RateLimited { retry_after }
+            | Self::Lookup(LookupError::TooManyLiveLookups { retry_after, .. }) => {
+                Some(retry_after_seconds(*retry_after))
+            }
+            _ if self.status() == StatusCode::SERVICE_UNAVAILABLE => Some(5),
+            _ => None,
+        }
+    }
+
+    /// The HTTP response: status, standard headers (`WWW-Authenticate`, `Accept-Post`, `Allow`,
+    /// `Retry-After` where they apply), JSON error body.
+    pub fn into_response(self) -> Response {
+        let status = self.status();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            tracing::error!(
+                error = %ErrorChain(&self),
+                "request failed inside the service"
+            );
+        }
+        let retry_after = self.retry_after();
+        let allow = match &self {
+            Self::MethodNotAllowed { allow } => Some(*allow),
+            _ => None,
+        };
+        let body = ErrorBody {
+            error: self.code().to_owned(),
+            message: self.message(),
+            status_code: status.as_u16(),
+            details: match self {
+                Self::InvalidRequest(invalid) => invalid.problems,
+                _ => Vec::<Problem>::new(),
+            },
+        };
+        let mut response = crate::routes::json_response(status, &body);
+        let headers = response.headers_mut();
+        if status == StatusCode::UNAUTHORIZED {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"company-data\""),
+            );
+        }
+        if status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            headers.insert("accept-post", HeaderValue::from_static("application/json"));
+        }
+        if let Some(allow) = allow {
+            headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+        }
+        if let Some(seconds) = retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+/// An error and every `source()` below it, `: `-separated, for the log.
+struct ErrorChain<'a>(&'a dyn std::error::Error);
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(error) = source {
+            write!(f, ": {error}")?;
+            source = error.source();
+        }
+        Ok(())
+    }
+}
+
+/// Whole seconds for `Retry-After`, rounded up and at least 1.
+fn retry_after_seconds(wait: Duration) -> u64 {
+    (wait.as_secs_f64().ceil() as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every price a message states is the ledger's.
+    #[test]
+    fn the_402_message_states_the_ledgers_prices() {
+        let error = ApiError::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits {
+            available: STORED_PRICE,
+            required: LIVE_PRICE,
+        }));
+        assert_eq!(error.status(), StatusCode::PAYMENT_REQUIRED);
+        let message = error.message();
+        for price in [LIVE_PRICE, STORED_PRICE] {
+            assert!(message.contains(&format!("{price} ")), "{price}: {message}");
+        }
+    }
+
+    #[test]
+    fn store_failures_are_503_with_retry_after_and_no_detail() {
+        let failed = ApiError::Key(KeyError::Backend("disk I/O error at /var/db".into()));
+        assert_eq!(failed.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(failed.retry_after(), Some(5));
+        assert!(!failed.message().contains("/var/db"));
+    }
+}

@@ -1,0 +1,41 @@
+//! The company-data HTTP API as a library: what the server binary serves, and what another Rust service can
+//! mount beside its own routes.
+//!
+//! [`Api::handle`] answers one request:
+//! - `POST /v1/network/company-data`: the API key from one of the four headers of spec 5 ([`presented_key`]),
+//!   checked by an [`Authenticator`] (normally [`api_keys::ApiKeys`]) and the per-key request rate; a JSON body
+//!   of at most [`company_model::MAX_BODY_BYTES`], validated by [`company_model::CompanyRequest::from_json`];
+//!   then [`company_lookup::LookupService::run`], with the charge in `X-Credits-Charged` and
+//!   `X-Credits-Remaining`;
+//! - `GET /openapi.json`: the OpenAPI 3.1 document of the API as configured ([`openapi_document`]);
+//! - `GET /healthz`: liveness.
+//!
+//! Every failure is an [`ApiError`], and [`ApiError::into_response`] is the one place where failures become
+//! HTTP statuses and `{error, message, status_code}` bodies. Serving connections is `http-serve`'s job; the
+//! dashboard is another crate.
+//!
+//! ```no_run
+//! # async fn run(lookup: std::sync::Arc<company_lookup::LookupService>, keys: std::sync::Arc<api_keys::ApiKeys>)
+//! # -> std::io::Result<()> {
+//! use http_api::{Api, ApiSettings};
+//! let api = Api::new(lookup, keys, page_url::NetworkDomain::default(), ApiSettings::default());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! let handler = move |request| {
+//!     let api = api.clone();
+//!     async move { api.handle(request).await }
+//! };
+//! http_serve::serve(listener, Default::default(), handler, std::future::pending()).await
+//! # }
+//! ```
+#![deny(missing_docs)]
+#![recursion_limit = "512"] // the OpenAPI document is one large `json!` literal
+
+mod auth;
+mod error;
+mod openapi;
+mod routes;
+
+pub use auth::{Authenticator, CredentialsError, KeyRate, presented_key};
+pub use error::ApiError;
+pub use openapi::{openapi_document, url_pattern};
+pub use routes::{Api, ApiSettings, strip_path_prefix};

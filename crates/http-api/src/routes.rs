@@ -1,0 +1,267 @@
+//! The routes: which path and method does what.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use company_lookup::{Caller, LookupService};
+use company_model::{CompanyRequest, MAX_BODY_BYTES};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
+use http_body_util::Full;
+use http_serve::Response;
+use page_url::NetworkDomain;
+
+use crate::auth::{Authenticator, KeyLimiter, KeyRate, check_rate, presented_key};
+use crate::error::ApiError;
+use crate::openapi::openapi_document;
+
+/// What the API needs to know besides its parts.
+#[derive(Clone, Copy, Debug)]
+pub struct ApiSettings {
+    /// The rate each API key may send requests at; `None` for no limit. Default: 10 per second, 20 at once.
+    pub key_rate: Option<KeyRate>,
+    /// Time for a request's body to arrive (408 after it). Default 30 s.
+    pub body_timeout: Duration,
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        Self {
+            key_rate: Some(KeyRate {
+                per_second: 10.0,
+                burst: 20,
+            }),
+            body_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The API: a cheap handle (an `Arc` inside) to clone into each connection.
+#[derive(Clone, Debug)]
+pub struct Api(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    lookup: Arc<LookupService>,
+    authenticator: Arc<dyn Authenticator>,
+    domain: NetworkDomain,
+    settings: ApiSettings,
+    key_limiter: Option<KeyLimiter>,
+    /// `/openapi.json`, serialized once.
+    openapi: Bytes,
+}
+
+impl Api {
+    /// The API over a lookup service, checking keys with `authenticator`, accepting page URLs on `domain`.
+    pub fn new(
+        lookup: Arc<LookupService>,
+        authenticator: Arc<dyn Authenticator>,
+        domain: NetworkDomain,
+        settings: ApiSettings,
+    ) -> Self {
+        let document = openapi_document(
+            &domain,
+            lookup.settings().live_timeout,
+            settings.body_timeout,
+        );
+        // A `Value` always serializes; the fallback only keeps this infallible.
+        let openapi = serde_json::to_vec_pretty(&document)
+            .map(Bytes::from)
+            .unwrap_or_default();
+        Self(Arc::new(Inner {
+            lookup,
+            authenticator,
+            domain,
+            key_limiter: settings.key_rate.and_then(KeyRate::limiter),
+            settings,
+            openapi,
+        }))
+    }
+
+    /// The OpenAPI 3.1 document this API serves at `/openapi.json`, as JSON text.
+    pub fn openapi(&self) -> Bytes {
+        self.0.openapi.clone()
+    }
+
+    /// Answers one request; paths outside the API are 404 `not_found`. To mount the API under a prefix, strip
+    /// it first ([`strip_path_prefix`]).
+    pub async fn handle<B>(&self, request: Request<B>) -> Response
+    where
+        B: hyper::body::Body + Unpin,
+    {
+        self.route(request)
+            .await
+            .unwrap_or_else(ApiError::into_response)
+    }
+
+    async fn route<B>(&self, request: Request<B>) -> Result<Response, ApiError>
+    where
+        B: hyper::body::Body + Unpin,
+    {
+        let read_only = matches!(*request.method(), Method::GET | Method::HEAD);
+        match request.uri().path() {
+            "/v1/network/company-data" if request.method() == Method::POST => {
+                self.company_data(request).await
+            }
+            "/v1/network/company-data" => Err(ApiError::MethodNotAllowed { allow: "POST" }),
+            "/openapi.json" if read_only => Ok(bytes_response(
+                StatusCode::OK,
+                self.openapi(),
+                "application/json",
+            )),
+            "/healthz" if read_only => Ok(json_response(
+                StatusCode::OK,
+                &serde_json::json!({"status": "ok"}),
+            )),
+            "/openapi.json" | "/healthz" => Err(ApiError::MethodNotAllowed { allow: "GET, HEAD" }),
+            _ => Err(ApiError::NotFound),
+        }
+    }
+
+    /// `POST /v1/network/company-data`: auth, body, validation, lookup, billing headers.
+    async fn company_data<B>(&self, request: Request<B>) -> Result<Response, ApiError>
+    where
+        B: hyper::body::Body + Unpin,
+    {
+        let caller = self.authenticate(request.headers()).await?;
+        require_json(request.headers())?;
+        let body =
+            http_serve::read_body(request, MAX_BODY_BYTES, self.0.settings.body_timeout).await?;
+        let parsed = CompanyRequest::from_json(&body, &self.0.domain)?;
+        let outcome = self.0.lookup.run(caller, &parsed).await?;
+        // Written by copying each record's stored text, not through serde (see `CompanyDataResponse::to_json`).
+        let mut response = json_bytes_response(StatusCode::OK, outcome.response.to_json());
+        for (name, value) in [
+            ("x-credits-charged", outcome.charged),
+            ("x-credits-remaining", outcome.remaining),
+        ] {
+            if let Ok(value) = HeaderValue::from_str(&value.to_string()) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        Ok(response)
+    }
+
+    /// The caller of a key-bearing request: the key verified, then its request rate checked.
+    async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+        let key = presented_key(headers)?;
+        let verified = self.0.authenticator.authenticate(&key).await?;
+        if let Some(limiter) = &self.0.key_limiter {
+            check_rate(limiter, verified.key_id.0)
+                .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
+        }
+        Ok(Caller {
+            account: verified.account,
+            key_id: Some(verified.key_id.0),
+        })
+    }
+}
+
+/// Takes `prefix` off the front of the request's path (`/company-data/v1/...` → `/v1/...` for the prefix
+/// `/company-data`), for a host that mounts the API under a path of its own. Returns false, leaving the request
+/// as it was, when the path is not under the prefix (the prefix followed by `/`).
+pub fn strip_path_prefix<B>(request: &mut Request<B>, prefix: &str) -> bool {
+    let prefix = prefix.trim_end_matches('/');
+    let Some(path_and_query) = request
+        .uri()
+        .path_and_query()
+        .map(http::uri::PathAndQuery::as_str)
+        .and_then(|p| p.strip_prefix(prefix))
+        .filter(|rest| rest.starts_with('/'))
+        .and_then(|rest| rest.parse::<http::uri::PathAndQuery>().ok())
+    else {
+        return false;
+    };
+    let mut uri = request.uri().clone().into_parts();
+    uri.path_and_query = Some(path_and_query);
+    match http::Uri::from_parts(uri) {
+        Ok(uri) => {
+            *request.uri_mut() = uri;
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// `application/json`, with or without parameters, or any `application/*+json`.
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let media_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    let is_json = media_type == "application/json"
+        || (media_type.starts_with("application/") && media_type.ends_with("+json"));
+    if is_json {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType)
+    }
+}
+
+/// A JSON response; API answers are never cached by intermediaries.
+pub(crate) fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Response {
+    json_bytes_response(status, serde_json::to_vec(body))
+}
+
+/// A JSON response from serialized bytes, or a 500 if they could not be written.
+fn json_bytes_response(status: StatusCode, body: Result<Vec<u8>, serde_json::Error>) -> Response {
+    match body {
+        Ok(bytes) => bytes_response(status, bytes.into(), "application/json"),
+        Err(error) => {
+            tracing::error!(%error, "could not serialize a response");
+            bytes_response(StatusCode::INTERNAL_SERVER_ERROR, Bytes::from_static(
+                br#"{"error":"internal_error","message":"The response could not be written. Retry.","status_code":500}"#,
+            ), "application/json")
+        }
+    }
+}
+
+fn bytes_response(status: StatusCode, body: Bytes, content_type: &'static str) -> Response {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path_after(uri: &str, prefix: &str) -> Option<String> {
+        let mut request = Request::get(uri).body(()).expect("request");
+        let before = request.uri().clone();
+        if strip_path_prefix(&mut request, prefix) {
+            Some(request.uri().to_string())
+        } else {
+            assert_eq!(request.uri(), &before, "left as it was");
+            None
+        }
+    }
+
+    #[test]
+    fn prefixes_come_off_whole_segments_only() {
+        assert_eq!(
+            path_after(
+                "http://h/company-data/v1/network/company-data?x=1",
+                "/company-data/"
+            ),
+            Some("http://h/v1/network/company-data?x=1".to_owned())
+        );
+        assert_eq!(
+            path_after("/company-data/healthz", "/company-data").as_deref(),
+            Some("/healthz")
+        );
+        assert_eq!(path_after("/company-datax/healthz", "/company-data"), None);
+        assert_eq!(path_after("/company-data", "/company-data"), None);
+        assert_eq!(path_after("/other/healthz", "/company-data"), None);
+    }
+}

@@ -1,0 +1,30 @@
+//! Serving HTTP on hyper with the limits a server on a public address needs, for any handler.
+//!
+//! - [`serve`] accepts connections on a listener until a shutdown future resolves, speaks HTTP/1.1 and
+//!   cleartext HTTP/2, and sheds clients that are slow or idle ([`ConnectionLimits`]); requests in flight at
+//!   shutdown get up to 30 s to finish. Every request is logged with its method, path, status and time.
+//! - [`read_body`] reads a request body up to a size limit and within a time-out, never buffering more than
+//!   the limit.
+//!
+//! Not here: routes, authentication, error bodies: the handler decides every response. The API
+//! (`http-api`) and the dashboard (`dashboard`) are such handlers.
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! use bytes::Bytes;
+//! use http_body_util::Full;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let handler = |_request| async { http::Response::new(Full::new(Bytes::from("hello"))) };
+//! http_serve::serve(listener, http_serve::ConnectionLimits::default(), handler, std::future::pending()).await
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod body;
+mod server;
+
+pub use body::{BodyError, read_body};
+pub use server::{ConnectionLimits, serve};
+
+/// The response type of every handler: a whole body in memory.
+pub type Response = http::Response<http_body_util::Full<bytes::Bytes>>;
