@@ -7,7 +7,8 @@
 //! 2. A 200-URL stored batch: request time p50/p99.
 //! 3. A 200-URL live batch against a loopback origin answering each page after 250–350 ms: total / slowest page.
 //! 4. Parsing, per core, over every captured page: `parse_page`, html5ever's tokenizer alone, and two Python peers.
-//! 5. Auth: stored-path throughput with a verified key vs. a bench-only build without authentication.
+//! 5. Auth: stored-path throughput of the API library in this process with the service's key verification vs.
+//!    with an authenticator that accepts the key unchecked (no build of the service can skip the check).
 //! 6. Peak RSS of the server during 1 and 3.
 //! 7. Cost growth: one request of 1, 10, 50, 200 URLs, stored and live.
 //!
@@ -134,8 +135,8 @@ fn python_peers() -> PathBuf {
     python
 }
 
-/// Builds `company-data` in release, with `features`, and copies it to `target/bench/<name>`.
-fn build_service(features: &[&str], name: &str) -> PathBuf {
+/// Builds `company-data` in release and copies it to `target/bench/<name>`.
+fn build_service(name: &str) -> PathBuf {
     let mut command = cargo();
     command.args([
         "build",
@@ -146,9 +147,6 @@ fn build_service(features: &[&str], name: &str) -> PathBuf {
         "--bin",
         "company-data",
     ]);
-    if !features.is_empty() {
-        command.arg("--features").arg(features.join(","));
-    }
     run_setup(
         command.current_dir(workspace()),
         "building company-data failed",
@@ -294,9 +292,11 @@ fn service_options(binary: &Path, origin: Option<&str>) -> ServiceOptions<'stati
 }
 
 /// 1, 5 and 6: the stored path against the bare-hyper limit, at half load, and without auth.
-async fn stored_path(plan: Plan, release: &Path, no_auth: &Path) -> Result<Value, Error> {
+async fn stored_path(plan: Plan, release: &Path) -> Result<Value, Error> {
     let body = json!({ "liUrls": [GOOGLE], "maxAgeHours": 24 }).to_string();
     let service = Service::start(service_options(release, None));
+    // Kept after the server stops: the auth figures reuse its database, key and warm snapshot.
+    let (db_dir, db) = (service.dir(), service.db.clone());
     let key = service.key("bench", "100000000");
     // Warm the snapshot, and keep the exact answer for the bare server.
     let warm = tests::client()
@@ -330,34 +330,114 @@ async fn stored_path(plan: Plan, release: &Path, no_auth: &Path) -> Result<Value
     let half_rate = median(&service_load["requests_per_second"]) / 2.0;
     let half_load = load_figures(&url, &key, &body, plan, Some(half_rate))?;
     drop(service);
+    let _keep = db_dir;
 
     let baseline_url = bare_hyper(headers, stored_bytes.clone()).await?;
     let baseline = load_figures(&baseline_url, &key, &body, plan, None)?;
 
-    let unauthenticated = Service::start(service_options(no_auth, None));
-    unauthenticated.cli(&["credits", "grant", "--account", "default", "100000000"]);
-    let no_auth_url = format!("{}/v1/network/company-data", unauthenticated.base);
-    let reply = tests::client()
-        .post(&no_auth_url)
-        .header("content-type", "application/json")
-        .body(json!({ "liUrls": [GOOGLE] }).to_string())
-        .send()
-        .await?;
-    if reply.status() != 200 {
-        return Err(format!("the no-auth build answered {}", reply.status()).into());
-    }
-    let without_auth = load_figures(&no_auth_url, "unused", &body, plan, None)?;
+    let (with_auth, without_auth) = auth_cost(&db, &key, &body, plan).await?;
 
     Ok(json!({
         "response_bytes": stored_bytes.len(),
         "service": service_load,
         "bare_hyper": baseline,
         "service_at_half_load": { "rate": half_rate, "figures": half_load },
-        "service_without_auth": without_auth,
+        "api_with_auth": with_auth,
+        "api_without_auth": without_auth,
         "throughput_ratio": median(&service_load["requests_per_second"]) / median(&baseline["requests_per_second"]),
-        "auth_ratio": median(&service_load["requests_per_second"]) / median(&without_auth["requests_per_second"]),
+        "auth_ratio": median(&with_auth["requests_per_second"]) / median(&without_auth["requests_per_second"]),
         "peak_rss_mb": rss,
     }))
+}
+
+/// Accepts the one key it was made with, without any check: the cost of verifying a key, taken out.
+#[derive(Debug)]
+struct UncheckedKey(api_keys::VerifiedKey);
+
+#[async_trait::async_trait]
+impl http_api::Authenticator for UncheckedKey {
+    async fn authenticate(
+        &self,
+        _presented: &str,
+    ) -> Result<api_keys::VerifiedKey, api_keys::KeyError> {
+        Ok(self.0)
+    }
+}
+
+/// 5: the stored-path load against two APIs over one lookup service on `db`, in this process: one verifying
+/// keys with the service's `ApiKeys`, one accepting the key unchecked. Each is served on a runtime of its own
+/// (two workers, as the service's), so the load generator's waiting never runs on the servers' threads.
+async fn auth_cost(db: &Path, key: &str, body: &str, plan: Plan) -> Result<(Value, Value), Error> {
+    let stores = company_data::Stores::open(db).await?;
+    let keys = std::sync::Arc::clone(stores.accounts.keys());
+    let verified = keys.verify(key).await?;
+    let fetcher = page_scraper::Fetcher::new(page_scraper::FetcherSettings::new(
+        page_scraper::Origin::parse(&tests::fixtures().join("origin").display().to_string())?,
+        page_url::NetworkDomain::default(),
+    ))?;
+    let lookup = std::sync::Arc::new(company_lookup::LookupService::new(
+        fetcher,
+        stores.snapshots,
+        std::sync::Arc::clone(stores.accounts.ledger()),
+        company_lookup::LookupSettings::default(),
+    ));
+    let settings = http_api::ApiSettings {
+        key_rate: None,
+        ..http_api::ApiSettings::default()
+    };
+    let mut figures = Vec::new();
+    let authenticators: [std::sync::Arc<dyn http_api::Authenticator>; 2] =
+        [keys, std::sync::Arc::new(UncheckedKey(verified))];
+    for authenticator in authenticators {
+        let api = http_api::Api::new(
+            std::sync::Arc::clone(&lookup),
+            authenticator,
+            page_url::NetworkDomain::default(),
+            settings,
+        );
+        let (url, stop) = serve_on_own_runtime(api)?;
+        figures.push(load_figures(&url, key, body, plan, None)?);
+        drop(stop);
+    }
+    let without = figures.pop().ok_or("no figures")?;
+    let with = figures.pop().ok_or("no figures")?;
+    Ok((with, without))
+}
+
+/// Serves `api` on a loopback port from a thread with its own two-worker runtime until the sender is dropped.
+fn serve_on_own_runtime(
+    api: http_api::Api,
+) -> Result<(String, tokio::sync::oneshot::Sender<()>), Error> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let url = format!("http://{}/v1/network/company-data", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    std::thread::spawn(move || {
+        runtime.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                return;
+            };
+            let handler = move |request| {
+                let api = api.clone();
+                async move { api.handle(request).await }
+            };
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            let _ = http_serve::serve(
+                listener,
+                http_serve::ConnectionLimits::default(),
+                handler,
+                shutdown,
+            )
+            .await;
+        });
+    });
+    Ok((url, stop))
 }
 
 fn page_urls(first: usize, count: usize) -> Vec<String> {
@@ -668,12 +748,18 @@ fn markdown(report: &Value, plan: Plan) -> String {
         parse["ratio_to_tokenizer"].as_f64().unwrap_or(f64::NAN)
     );
     out += &format!(
-        "## 5. Auth\n\nStored-path throughput with a key verified from the in-memory record, over a bench-only build \
-         without authentication (`--features bench-no-auth`).\n\n{head}"
+        "## 5. Auth\n\nStored-path throughput of the API library served from the benchmark's own process, once with \
+         the service's key verification (`ApiKeys`: the key found in its in-memory record) and once with an \
+         authenticator that accepts the key unchecked. No build of the service itself can skip the check.\n\n{head}"
+    );
+    out += &row(
+        "with auth, requests/s",
+        &stored["api_with_auth"]["requests_per_second"],
+        0,
     );
     out += &row(
         "without auth, requests/s",
-        &stored["service_without_auth"]["requests_per_second"],
+        &stored["api_without_auth"]["requests_per_second"],
         0,
     );
     out += &format!(
@@ -750,16 +836,14 @@ async fn main() -> Result<(), Error> {
         return profile_live(batches).await;
     }
     let started = Instant::now();
-    // Tools first, so that their one-time installs are not timed; the no-auth build first so that
-    // `target/release/company-data` is the real one afterwards.
+    // Tools first, so that their one-time installs are not timed.
     oha();
     python_peers();
-    eprintln!("building release binaries");
-    let no_auth = build_service(&["bench-no-auth"], "company-data-no-auth");
-    let release = build_service(&[], "company-data");
+    eprintln!("building the release binary");
+    let release = build_service("company-data");
 
     eprintln!("1, 5, 6: stored path");
-    let stored = stored_path(plan, &release, &no_auth).await?;
+    let stored = stored_path(plan, &release).await?;
     eprintln!("2, 3, 6, 7: batches");
     let batches = batches(plan, &release).await?;
     eprintln!("4: parsing");
@@ -796,7 +880,7 @@ async fn main() -> Result<(), Error> {
 /// `--profile-live N`: only N live batches of 200 pages, each figure printed, for a profiler attached to the whole
 /// run (`perf record -a -g -- cargo run --release -p tests --bin bench -- --profile-live 5`); writes no report.
 async fn profile_live(batches: usize) -> Result<(), Error> {
-    let release = build_service(&[], "company-data");
+    let release = build_service("company-data");
     let origin = TestOrigin::start().await;
     let service = Service::start(service_options(&release, Some(&origin.base)));
     println!("server pid {}", service.pid());
