@@ -63,6 +63,8 @@ async fn schemathesis_finds_nothing_in_a_thousand_generated_requests() {
         .args(["--seed", "1", "--output-truncate", "true"])
         .args(["--report", "junit", "--report-dir"])
         .arg(reports.path())
+        // Its caches (`.schemathesis/`, `.hypothesis/`) go to the temporary folder, not into the repository.
+        .current_dir(reports.path())
         .output()
         .expect("schemathesis runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
