@@ -107,15 +107,20 @@ const csv = await admin.evaluate(async () => (await fetch("/dashboard/credits.cs
 assert.match(csv.split("\n")[0], /^id,time,kind,key_id,key,urls_requested,urls_returned,mode,amount/);
 assert.ok(csv.includes("browser test"), csv);
 
-step("try it");
+step("try it: every freshness window it offers returns records, at the price it states");
 await admin.goto(`${base}/dashboard/try`);
-await admin.getByLabel("Page URLs").fill("https://www.linkedin.com/company/google");
-await admin.getByLabel("Key").selectOption({ label: `browser test (${key.slice(0, 12)}…${key.slice(-4)})` });
-await admin.getByLabel("Freshness").selectOption("24");
-await admin.getByText("at most 0.5 credits").waitFor();
-await admin.getByRole("button", { name: "Run" }).click();
-await admin.getByTestId("try-cost").filter({ hasText: "Charged 0.5 credits" }).waitFor();
-assert.match(await admin.getByTestId("try-json").textContent(), /"company_name": "Google"/);
+const windows = await admin.locator("#try-window option").evaluateAll((options) =>
+  options.map((option) => ({ value: option.value, label: option.textContent, price: option.dataset.price })));
+assert.ok(windows.length >= 2 && windows.every((w) => w.price), JSON.stringify(windows));
+for (const window of windows) {
+  await admin.getByLabel("Page URLs").fill("https://www.linkedin.com/company/google");
+  await admin.getByLabel("Key").selectOption({ label: `browser test (${key.slice(0, 12)}…${key.slice(-4)})` });
+  await admin.getByLabel("Freshness").selectOption(window.value);
+  await admin.getByText(`at most ${window.price} credits`).waitFor();
+  await admin.getByRole("button", { name: "Run" }).click();
+  await admin.getByTestId("try-cost").filter({ hasText: `Charged ${window.price} credits` }).waitFor();
+  assert.match(await admin.getByTestId("try-json").textContent(), /"company_name": "Google"/, window.label);
+}
 await shot(admin, "try-it");
 
 step("admin grants credits");

@@ -124,7 +124,7 @@ fn admin_markup(visitor: &Visitor, users: &[User], notice: Option<&Notice>) -> M
                     tbody {
                         @for account in &visitor.all_accounts {
                             tr {
-                                td { a href=(visitor.link_for("/dashboard/credits", account.id)) { (account.name) } }
+                                td { a href=(format!("/dashboard/credits?account={}", account.id.0)) { (account.name) } }
                                 td.num { (account.balance) }
                                 td { (users.iter().filter(|u| u.account == account.id).map(|u| u.email.as_str()).collect::<Vec<_>>().join(", ")) }
                                 td { (time(account.created_at)) }
