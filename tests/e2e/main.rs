@@ -7,6 +7,7 @@ mod cli;
 mod conformance;
 mod crash;
 mod dashboard;
+mod docs;
 mod faults;
 mod freshness;
 mod limits;
