@@ -95,6 +95,7 @@ async fn missing_invalid_conflicting_and_revoked_keys_get_401() {
 async fn keys_never_reach_the_logs() {
     let service = Service::start(tests::ServiceOptions {
         env: vec![("COMPANY_DATA_LOG", "debug")],
+        real_process: true,
         ..tests::ServiceOptions::default()
     });
     let key = service.key("acme", "10");

@@ -6,7 +6,11 @@ use crate::{GOOGLE, urls};
 
 #[tokio::test]
 async fn the_first_start_prints_a_working_key_once() {
-    let mut service = Service::with_captured_pages();
+    let real = || tests::ServiceOptions {
+        real_process: true,
+        ..Default::default()
+    };
+    let mut service = Service::start(real());
     let key = service.first_key().expect("the first start prints a key");
     assert!(key.starts_with("cdk_"));
     let reply = service.post(&key, &urls(&[GOOGLE])).await;
@@ -25,7 +29,7 @@ async fn the_first_start_prints_a_working_key_once() {
     service.kill();
     let restarted = Service::start(tests::ServiceOptions {
         dir: Some(service.dir()),
-        ..Default::default()
+        ..real()
     });
     assert_eq!(restarted.first_key(), None);
     assert_eq!(restarted.post(&key, &urls(&[GOOGLE])).await.status, 200);

@@ -19,6 +19,7 @@ async fn a_server_killed_mid_load_restarts_clean_and_loses_nothing() {
     let options = || ServiceOptions {
         origin: origin.base.clone(),
         args: vec!["--origin-concurrency", "20"],
+        real_process: true,
         ..ServiceOptions::default()
     };
     let mut service = Service::start(options());

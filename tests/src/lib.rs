@@ -1,5 +1,7 @@
-//! Harness for the end-to-end tests: starts the real `company-data` binary on loopback with its own SQLite
-//! file, runs its command line, and serves captured pages from a real HTTP origin with injected behaviour.
+//! Harness for the end-to-end tests: starts the `company-data` server on loopback with its own SQLite file (in
+//! this process by default, from the same library the binary runs; as the real binary where a test needs a
+//! process: its output, its environment, a kill), runs its command line, and serves captured pages from a real
+//! HTTP origin with injected behaviour.
 #![allow(clippy::missing_panics_doc)] // test harness: a failed set-up is a failed test
 
 use std::collections::HashMap;
@@ -119,9 +121,9 @@ pub fn cli_fails(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// A running server with its own database, killed on drop.
+/// A running server with its own database, stopped on drop.
 pub struct Service {
-    child: Child,
+    running: Running,
     /// `http://127.0.0.1:<port>`.
     pub base: String,
     /// The database file.
@@ -145,8 +147,22 @@ pub struct ServiceOptions<'a> {
     pub args: Vec<&'a str>,
     /// An existing database folder to reuse (for restarts); a new one otherwise.
     pub dir: Option<Arc<tempfile::TempDir>>,
-    /// Another `company-data` build to run (benchmarks); [`binary`] otherwise.
+    /// Another `company-data` build to run (benchmarks); [`binary`] otherwise. Implies `real_process`.
     pub binary: Option<PathBuf>,
+    /// Run the real binary as a process of its own, for tests that read its output, set its environment or kill
+    /// it; otherwise the server runs in this process ([`company_data::Server`], as `serve` runs it), on a
+    /// runtime of its own.
+    pub real_process: bool,
+}
+
+/// Where a [`Service`] runs.
+enum Running {
+    Process(Child),
+    /// In this process; dropping the sender stops it (requests in flight finish).
+    InProcess {
+        stop: Option<tokio::sync::oneshot::Sender<()>>,
+        first_key: Option<String>,
+    },
 }
 
 impl Default for ServiceOptions<'_> {
@@ -158,6 +174,7 @@ impl Default for ServiceOptions<'_> {
             args: Vec::new(),
             dir: None,
             binary: None,
+            real_process: false,
         }
     }
 }
@@ -167,8 +184,104 @@ impl Service {
     pub fn start(options: ServiceOptions<'_>) -> Self {
         let dir = options
             .dir
+            .clone()
             .unwrap_or_else(|| Arc::new(tempfile::tempdir().expect("temp dir")));
         let db = dir.path().join("company-data.db");
+        if options.real_process || options.binary.is_some() {
+            Self::start_process(options, dir, db)
+        } else {
+            Self::start_in_process(&options, dir, db)
+        }
+    }
+
+    /// The server in this process, configured by the same flags as `serve`, on its own two-worker runtime.
+    fn start_in_process(
+        options: &ServiceOptions<'_>,
+        dir: Arc<tempfile::TempDir>,
+        db: PathBuf,
+    ) -> Self {
+        use clap::Parser;
+        /// `serve`'s flags.
+        #[derive(Parser)]
+        struct Serve {
+            #[command(flatten)]
+            args: company_data::config::ServeArgs,
+        }
+        assert!(
+            options.env.is_empty(),
+            "environment variables are for a server in a process of its own (real_process: true)"
+        );
+        let db_text = db.display().to_string();
+        let mut argv = vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--origin",
+            &options.origin,
+            "--live-timeout",
+            options.live_timeout,
+            "--db",
+            &db_text,
+        ];
+        argv.extend(&options.args);
+        let args = Serve::try_parse_from(argv)
+            .unwrap_or_else(|error| panic!("serve flags {:?}: {error}", options.args))
+            .args;
+        let settings = args.settings().expect("settings");
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async move {
+                let started = async {
+                    let server = company_data::Server::start(&settings).await?;
+                    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+                    anyhow::Ok((server, listener))
+                };
+                let (server, listener) = match started.await {
+                    Ok(started) => started,
+                    Err(error) => {
+                        let _ = ready_tx.send(Err(format!("{error:#}")));
+                        return;
+                    }
+                };
+                let address = listener.local_addr().map(|a| format!("http://{a}"));
+                let first_key = server.first_key().map(|k| k.key.expose().to_owned());
+                let _ = ready_tx.send(address.map(|a| (a, first_key)).map_err(|e| e.to_string()));
+                let _ = server
+                    .serve(listener, async move {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        });
+        let (base, first_key) = ready_rx
+            .recv_timeout(Duration::from_mins(1))
+            .expect("the server starts in time")
+            .unwrap_or_else(|error| panic!("the server did not start: {error}"));
+        Self {
+            running: Running::InProcess {
+                stop: Some(stop),
+                first_key,
+            },
+            base,
+            db,
+            stdout: Arc::new(Mutex::new(String::new())),
+            log: Arc::new(Mutex::new(Vec::new())),
+            dir,
+        }
+    }
+
+    /// The real binary, as a process of its own.
+    fn start_process(
+        options: ServiceOptions<'_>,
+        dir: Arc<tempfile::TempDir>,
+        db: PathBuf,
+    ) -> Self {
         let mut child = Command::new(options.binary.as_deref().unwrap_or_else(|| binary()))
             .args([
                 "serve",
@@ -219,7 +332,7 @@ impl Service {
             });
         }
         Self {
-            child,
+            running: Running::Process(child),
             base,
             db,
             stdout,
@@ -228,8 +341,11 @@ impl Service {
         }
     }
 
-    /// The key a first start printed, if any (waits briefly for the output to arrive).
+    /// The key a first start printed (made, in this process), if any (waits briefly for the output to arrive).
     pub fn first_key(&self) -> Option<String> {
+        if let Running::InProcess { first_key, .. } = &self.running {
+            return first_key.clone();
+        }
         for _ in 0..40 {
             let text = self.stdout.lock().expect("stdout lock").clone();
             if let Some(key) = text.lines().find(|l| l.starts_with("cdk_")) {
@@ -347,15 +463,24 @@ impl Service {
         .await
     }
 
-    /// The server's process id.
+    /// The server's process id (a server started with `real_process`).
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        match &self.running {
+            Running::Process(child) => child.id(),
+            Running::InProcess { .. } => panic!("a server in this process has no pid of its own"),
+        }
     }
 
-    /// Stops the server abruptly (SIGKILL).
+    /// Stops the server: abruptly (SIGKILL) when it is a process; in this process, it stops accepting and
+    /// lets requests in flight finish.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match &mut self.running {
+            Running::Process(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Running::InProcess { stop, .. } => drop(stop.take()),
+        }
     }
 }
 

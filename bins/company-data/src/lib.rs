@@ -4,11 +4,14 @@
 //!
 //! Nothing is decided here: every rule lives in the crate that owns it (docs/architecture.md).
 
+pub mod config;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use accounts::Accounts;
+use accounts::{Accounts, CreatedKey};
+use anyhow::Context;
 use api_keys::{ApiKeys, SqliteKeyStore};
 use company_lookup::{LookupService, LookupSettings};
 use credit_ledger::{Ledger, SqliteLedger};
@@ -19,7 +22,7 @@ use http_api::{Api, ApiSettings, KeyRate};
 use http_serve::ConnectionLimits;
 use page_scraper::{Fetcher, FetcherSettings};
 use snapshot_cache::SqliteSnapshotStore;
-use sqlite_pool::SqlitePool;
+use sqlite_pool::{ServerLock, SqlitePool};
 
 /// Everything `serve` needs to know.
 #[derive(Clone, Debug)]
@@ -150,6 +153,62 @@ impl App {
                 }
             }
         })
+    }
+}
+
+/// A server ready to accept connections: what `company-data serve` does before it listens, in one place for the
+/// command and for tests that run the server in their own process.
+#[derive(Debug)]
+pub struct Server {
+    app: Arc<App>,
+    first_key: Option<CreatedKey>,
+    /// Held while the server lives: no other process serves its SQLite file.
+    _lock: ServerLock,
+}
+
+impl Server {
+    /// Claims the database file ([`ServerLock`]), opens the parts, makes the first account and key on an
+    /// empty database, frees the credit holds a stopped server left (no other server can own them while the
+    /// lock is held), and starts the upkeep.
+    ///
+    /// # Errors
+    /// When another server serves the file, or the database cannot be opened.
+    pub async fn start(settings: &Settings) -> anyhow::Result<Self> {
+        let lock = ServerLock::acquire(&settings.db).context("use another --db")?;
+        let app = Arc::new(App::open(settings).await.context("starting the service")?);
+        let first_key = app.accounts.first_start().await?;
+        let released = app.lookup.release_all_holds().await?;
+        if released > 0 {
+            tracing::warn!(released, "released credit holds left by a stopped server");
+        }
+        app.spawn_upkeep();
+        Ok(Self {
+            app,
+            first_key,
+            _lock: lock,
+        })
+    }
+
+    /// The key made on a first start (to show once), if this start made one.
+    pub fn first_key(&self) -> Option<&CreatedKey> {
+        self.first_key.as_ref()
+    }
+
+    /// The parts.
+    pub fn app(&self) -> &Arc<App> {
+        &self.app
+    }
+
+    /// Serves on `listener` until `shutdown` resolves; the lock is released when this returns.
+    ///
+    /// # Errors
+    /// Only when the listener itself fails.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> std::io::Result<()> {
+        serve(listener, Arc::clone(&self.app), shutdown).await
     }
 }
 

@@ -19,7 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP service.
-    Serve(cli::serve::ServeArgs),
+    Serve(company_data::config::ServeArgs),
     /// Create, list and revoke API keys.
     #[command(subcommand)]
     Keys(cli::keys::KeysCommand),

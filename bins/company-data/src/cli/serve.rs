@@ -1,145 +1,9 @@
-//! `company-data serve`: configuration from flags and the environment, then the server until SIGINT/SIGTERM.
-
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+//! `company-data serve`: the server until SIGINT or SIGTERM.
 
 use anyhow::Context;
-use clap::Args;
-use company_data::{App, Settings, serve};
-use company_lookup::LookupSettings;
-use http_api::KeyRate;
-use http_serve::ConnectionLimits;
-use page_scraper::{FetcherSettings, Origin};
-use sqlite_pool::ServerLock;
+use company_data::Server;
+use company_data::config::ServeArgs;
 use tracing_subscriber::EnvFilter;
-
-use super::{DbArg, DomainArg};
-
-#[derive(Args)]
-pub(crate) struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "COMPANY_DATA_LISTEN", default_value = "127.0.0.1:8080")]
-    listen: SocketAddr,
-    #[command(flatten)]
-    db: DbArg,
-    /// Where live pages come from: an http(s) base URL (the page's path is appended) or a folder of captured
-    /// pages laid out as DIR/<company|school|showcase>/<slug>.html.
-    #[arg(
-        long,
-        env = "COMPANY_DATA_ORIGIN",
-        default_value = "https://www.linkedin.com"
-    )]
-    origin: String,
-    #[command(flatten)]
-    domain: DomainArg,
-    /// Seconds one live lookup may take before it is abandoned (fractions allowed).
-    #[arg(long, env = "COMPANY_DATA_LIVE_TIMEOUT", default_value = "25", value_parser = parse_seconds)]
-    live_timeout: Duration,
-    /// Requests to the origin in flight at once.
-    #[arg(long, env = "COMPANY_DATA_ORIGIN_CONCURRENCY", default_value = "16", value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    origin_concurrency: u32,
-    /// Request starts per second to the origin, spread evenly (0 for no limit; fractions allowed).
-    #[arg(long, env = "COMPANY_DATA_ORIGIN_RATE", default_value = "0", value_parser = parse_rate)]
-    origin_rate: f64,
-    /// Attempts per page, the first included (retries only on blocks, server errors and connection failures,
-    /// and only inside the live time-out).
-    #[arg(long, env = "COMPANY_DATA_ORIGIN_ATTEMPTS", default_value = "4", value_parser = clap::value_parser!(u32).range(1..=20))]
-    origin_attempts: u32,
-    /// A User-Agent to send; repeat for several, used in turn when the site blocks (environment: separated by `|`).
-    #[arg(
-        long = "user-agent",
-        env = "COMPANY_DATA_USER_AGENTS",
-        value_delimiter = '|'
-    )]
-    user_agents: Vec<String>,
-    /// An outbound proxy (http://, https:// or socks5:// URL); repeat for several, used in turn when the site
-    /// blocks (environment: separated by `,`).
-    #[arg(long = "proxy", env = "COMPANY_DATA_PROXIES", value_delimiter = ',')]
-    proxies: Vec<String>,
-    /// Requests per second each API key may make, on average (0 for no limit; fractions allowed).
-    #[arg(long, env = "COMPANY_DATA_KEY_RATE", default_value = "10", value_parser = parse_rate)]
-    key_rate: f64,
-    /// Requests an API key may make at once before the rate applies.
-    #[arg(long, env = "COMPANY_DATA_KEY_BURST", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    key_burst: u32,
-    /// Seconds a client has to send a request's headers, and the longest a kept-alive connection may sit idle.
-    #[arg(long, env = "COMPANY_DATA_HEADER_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
-    header_timeout: Duration,
-    /// Seconds a client has to send a request's body.
-    #[arg(long, env = "COMPANY_DATA_BODY_TIMEOUT", default_value = "30", value_parser = parse_seconds)]
-    body_timeout: Duration,
-    /// Client connections open at once; further ones wait in the listen backlog until one closes.
-    #[arg(long, env = "COMPANY_DATA_MAX_CONNECTIONS", default_value = "4096", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    max_connections: u32,
-    /// Live lookups each account may have in flight at once, over all its requests (0 for no cap). A request
-    /// that would go over it is answered 429 `too_many_live_lookups`, unless the account has nothing else in flight.
-    #[arg(long, env = "COMPANY_DATA_ACCOUNT_LIVE_LOOKUPS", default_value_t = company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT)]
-    account_live_lookups: usize,
-    /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
-    #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
-    log: String,
-    /// Mark the dashboard's cookies `Secure` on every response: set it when a TLS proxy is in front (they are
-    /// marked on any request whose `X-Forwarded-Proto` is `https` anyway).
-    #[arg(long, env = "COMPANY_DATA_SECURE_COOKIES")]
-    secure_cookies: bool,
-}
-
-fn parse_rate(text: &str) -> Result<f64, String> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|r| r.is_finite() && *r >= 0.0)
-        .ok_or_else(|| format!("`{text}` is not a number of requests per second (0 for no limit)"))
-}
-
-fn parse_seconds(text: &str) -> Result<Duration, String> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| format!("`{text}` is not a number of seconds between 0 and 3600"))
-}
-
-/// Trimmed, non-empty values of a repeatable flag.
-fn non_empty(values: Vec<String>) -> Vec<String> {
-    values
-        .into_iter()
-        .map(|value| value.trim().to_owned())
-        .filter(|value| !value.is_empty())
-        .collect()
-}
-
-fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
-    let mut fetcher =
-        FetcherSettings::new(Origin::parse(&args.origin)?, args.domain.network_domain);
-    fetcher.max_concurrency = args.origin_concurrency as usize;
-    fetcher.rate_per_second = (args.origin_rate > 0.0).then_some(args.origin_rate);
-    fetcher.max_attempts = args.origin_attempts;
-    let user_agents = non_empty(args.user_agents);
-    if !user_agents.is_empty() {
-        fetcher.user_agents = user_agents;
-    }
-    fetcher.proxies = non_empty(args.proxies);
-    Ok(Settings {
-        db: args.db.db,
-        fetcher,
-        lookup: LookupSettings {
-            live_timeout: args.live_timeout,
-            live_lookups_per_account: (args.account_live_lookups > 0)
-                .then_some(args.account_live_lookups),
-        },
-        key_rate: (args.key_rate > 0.0).then_some(KeyRate {
-            per_second: args.key_rate,
-            burst: args.key_burst,
-        }),
-        connections: ConnectionLimits {
-            header_timeout: args.header_timeout,
-            body_timeout: args.body_timeout,
-            max_connections: args.max_connections as usize,
-        },
-        secure_cookies: args.secure_cookies,
-    })
-}
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -147,32 +11,27 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let listen = args.listen;
-    let settings = settings(args)?;
-    // Held until the process ends: no other server serves this file, so every hold in it is stale.
-    let _lock = ServerLock::acquire(&settings.db).context("use another --db")?;
-    let app = Arc::new(App::open(&settings).await.context("starting the service")?);
-    if let Some(first) = app.accounts.first_start().await? {
+    let settings = args.settings()?;
+    let server = Server::start(&settings).await?;
+    if let Some(first) = server.first_key() {
         println!(
             "First start: created account `{}` with {} credits and this API key (shown once, keep it):",
             first.account.name, first.account.balance
         );
         println!("{}", first.key.expose());
     }
-    let released = app.lookup.release_all_holds().await?;
-    if released > 0 {
-        tracing::warn!(released, "released credit holds left by a stopped server");
-    }
-    app.spawn_upkeep();
-    let listener = tokio::net::TcpListener::bind(listen)
+    let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| {
-            format!("cannot listen on {listen}; choose another address with --listen")
+            format!(
+                "cannot listen on {}; choose another address with --listen",
+                args.listen
+            )
         })?;
     let address = listener.local_addr()?;
     tracing::info!(%address, db = %settings.db.display(), origin = ?settings.fetcher.origin, "listening");
     eprintln!("company-data listening on http://{address}");
-    serve(listener, app, shutdown_signal()).await?;
+    server.serve(listener, shutdown_signal()).await?;
     Ok(())
 }
 
