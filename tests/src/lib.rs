@@ -155,6 +155,27 @@ pub struct ServiceOptions<'a> {
     pub real_process: bool,
 }
 
+impl ServiceOptions<'_> {
+    /// `serve` and its flags: a free loopback port, the origin, the live time-out, the database, the extra flags.
+    fn serve_args(&self, db: &Path) -> Vec<String> {
+        let mut argv: Vec<String> = [
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--origin",
+            &self.origin,
+            "--live-timeout",
+            self.live_timeout,
+            "--db",
+        ]
+        .map(str::to_owned)
+        .into();
+        argv.push(db.display().to_string());
+        argv.extend(self.args.iter().map(|a| (*a).to_owned()));
+        argv
+    }
+}
+
 /// Where a [`Service`] runs.
 enum Running {
     Process(Child),
@@ -211,20 +232,7 @@ impl Service {
             options.env.is_empty(),
             "environment variables are for a server in a process of its own (real_process: true)"
         );
-        let db_text = db.display().to_string();
-        let mut argv = vec![
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--origin",
-            &options.origin,
-            "--live-timeout",
-            options.live_timeout,
-            "--db",
-            &db_text,
-        ];
-        argv.extend(&options.args);
-        let args = Serve::try_parse_from(argv)
+        let args = Serve::try_parse_from(options.serve_args(&db))
             .unwrap_or_else(|error| panic!("serve flags {:?}: {error}", options.args))
             .args;
         let settings = args.settings().expect("settings");
@@ -283,18 +291,7 @@ impl Service {
         db: PathBuf,
     ) -> Self {
         let mut child = Command::new(options.binary.as_deref().unwrap_or_else(|| binary()))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--origin",
-                &options.origin,
-                "--live-timeout",
-                options.live_timeout,
-            ])
-            .arg("--db")
-            .arg(&db)
-            .args(&options.args)
+            .args(options.serve_args(&db))
             .envs(options.env)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
