@@ -220,11 +220,16 @@ fn load_figures(
     for _ in 0..plan.runs {
         runs.push(oha_run(url, key, body, plan.load_seconds, rate)?);
     }
-    Ok(json!({
+    Ok(load_json(&runs))
+}
+
+/// Requests per second, p50 and p99 of some runs, each as median, min and max.
+fn load_json(runs: &[Load]) -> Value {
+    json!({
         "requests_per_second": spread(&runs.iter().map(|r| r.rps).collect::<Vec<_>>()),
         "p50_ms": spread(&runs.iter().map(|r| r.p50_ms).collect::<Vec<_>>()),
         "p99_ms": spread(&runs.iter().map(|r| r.p99_ms).collect::<Vec<_>>()),
-    }))
+    })
 }
 
 /// A bare hyper server that answers every request with `response` (status 200, the same headers and body as the
@@ -385,9 +390,9 @@ async fn auth_cost(db: &Path, key: &str, body: &str, plan: Plan) -> Result<(Valu
         key_rate: None,
         ..http_api::ApiSettings::default()
     };
-    let mut figures = Vec::new();
     let authenticators: [std::sync::Arc<dyn http_api::Authenticator>; 2] =
         [keys, std::sync::Arc::new(UncheckedKey(verified))];
+    let mut servers = Vec::new();
     for authenticator in authenticators {
         let api = http_api::Api::new(
             std::sync::Arc::clone(&lookup),
@@ -395,12 +400,16 @@ async fn auth_cost(db: &Path, key: &str, body: &str, plan: Plan) -> Result<(Valu
             page_url::NetworkDomain::default(),
             settings,
         );
-        let (url, stop) = serve_on_own_runtime(api)?;
-        figures.push(load_figures(&url, key, body, plan, None)?);
-        drop(stop);
+        servers.push(serve_on_own_runtime(api)?);
     }
-    let without = figures.pop().ok_or("no figures")?;
-    let with = figures.pop().ok_or("no figures")?;
+    // Runs alternate between the two, so that neither gains from going second (warm caches, a quieter machine).
+    let mut runs: [Vec<Load>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..plan.runs {
+        for ((url, _), runs) in servers.iter().zip(runs.iter_mut()) {
+            runs.push(oha_run(url, key, body, plan.load_seconds, None)?);
+        }
+    }
+    let [with, without] = runs.map(|runs| load_json(&runs));
     Ok((with, without))
 }
 
