@@ -1,1 +1,190 @@
-//! placeholder
+//! The API library on real parts (SQLite stores in a temporary file, the captured pages as the origin), called
+//! as a host calls it: `Api::handle` with a request, no server in between.
+
+use std::sync::Arc;
+
+use api_keys::{ApiKeys, KeyError, SqliteKeyStore, VerifiedKey};
+use bytes::Bytes;
+use company_lookup::{LookupService, LookupSettings};
+use company_model::{MAX_AGE_HOURS, MAX_URLS};
+use credit_ledger::{Credits, LIVE_PRICE, Ledger, STORED_PRICE, SqliteLedger};
+use http_api::{Api, ApiSettings, Authenticator};
+use http_body_util::{BodyExt, Full};
+use page_scraper::{Fetcher, FetcherSettings, Origin};
+use page_url::NetworkDomain;
+use serde_json::Value;
+use snapshot_cache::SqliteSnapshotStore;
+
+struct World {
+    _dir: tempfile::TempDir,
+    lookup: Arc<LookupService>,
+    keys: Arc<ApiKeys>,
+    ledger: Arc<SqliteLedger>,
+}
+
+async fn world() -> World {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pool = sqlite_pool::SqlitePool::open(&dir.path().join("api.db"))
+        .await
+        .expect("opens");
+    let origin = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/origin");
+    let ledger = Arc::new(SqliteLedger::with_pool(pool.clone()).await.expect("ledger"));
+    let lookup = Arc::new(LookupService::new(
+        Fetcher::new(FetcherSettings::new(
+            Origin::parse(origin).expect("a folder"),
+            NetworkDomain::default(),
+        ))
+        .expect("fetcher"),
+        Arc::new(
+            SqliteSnapshotStore::with_pool(pool.clone())
+                .await
+                .expect("snapshots"),
+        ),
+        ledger.clone(),
+        LookupSettings::default(),
+    ));
+    let keys = Arc::new(ApiKeys::new(Arc::new(
+        SqliteKeyStore::with_pool(pool).await.expect("keys"),
+    )));
+    World {
+        _dir: dir,
+        lookup,
+        keys,
+        ledger,
+    }
+}
+
+/// Sends a request; returns the status, the headers and the body as JSON.
+async fn send(api: &Api, request: http::Request<Full<Bytes>>) -> (u16, http::HeaderMap, Value) {
+    let response = api.handle(request).await;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes();
+    (
+        status,
+        headers,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    )
+}
+
+fn post(key: Option<&str>, body: &str) -> http::Request<Full<Bytes>> {
+    let mut request =
+        http::Request::post("/v1/network/company-data").header("content-type", "application/json");
+    if let Some(key) = key {
+        request = request.header("authorization", format!("Bearer {key}"));
+    }
+    request
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .expect("a request")
+}
+
+const GOOGLE: &str = r#"{"liUrls": ["https://www.linkedin.com/company/google"]}"#;
+
+#[tokio::test]
+async fn keys_billing_and_errors_over_the_real_parts() {
+    let world = world().await;
+    let api = Api::new(
+        world.lookup.clone(),
+        world.keys.clone(),
+        NetworkDomain::default(),
+        ApiSettings::default(),
+    );
+    let (status, headers, body) = send(&api, post(None, GOOGLE)).await;
+    assert_eq!(
+        (status, &body["error"]),
+        (401, &Value::from("missing_api_key"))
+    );
+    assert!(headers.contains_key("www-authenticate"));
+
+    let account = world.ledger.ensure_account("acme").await.expect("account");
+    world
+        .ledger
+        .grant(account.id, Credits::parse("1.5").expect("amount"), "test")
+        .await
+        .expect("granted");
+    let (key, _) = world.keys.create(account.id, None).await.expect("a key");
+    let (status, headers, body) = send(&api, post(Some(key.expose()), GOOGLE)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"][0]["company_name"], "Google");
+    assert_eq!(
+        headers["x-credits-charged"],
+        LIVE_PRICE.to_string().as_str()
+    );
+    assert_eq!(headers["x-credits-remaining"], "0.5");
+
+    // The ledger's refusal passes through the lookup to the one mapping: 402 with both amounts.
+    let (status, _, body) = send(&api, post(Some(key.expose()), GOOGLE)).await;
+    assert_eq!(
+        (status, &body["error"]),
+        (402, &Value::from("insufficient_credits"))
+    );
+    let message = body["message"].as_str().expect("a message");
+    assert!(
+        message.contains("the account has 0.5 available"),
+        "{message}"
+    );
+}
+
+/// Refuses every key: the host decides who may call.
+#[derive(Debug)]
+struct NobodyMayCall;
+
+#[async_trait::async_trait]
+impl Authenticator for NobodyMayCall {
+    async fn authenticate(&self, _presented: &str) -> Result<VerifiedKey, KeyError> {
+        Err(KeyError::Invalid)
+    }
+}
+
+#[tokio::test]
+async fn the_authenticator_passed_in_decides_and_a_missing_key_never_reaches_it() {
+    let world = world().await;
+    let api = Api::new(
+        world.lookup.clone(),
+        Arc::new(NobodyMayCall),
+        NetworkDomain::default(),
+        ApiSettings::default(),
+    );
+    let (status, _, body) = send(&api, post(Some("cdk_anything"), GOOGLE)).await;
+    assert_eq!(
+        (status, &body["error"]),
+        (401, &Value::from("invalid_api_key"))
+    );
+    let (status, _, body) = send(&api, post(None, GOOGLE)).await;
+    assert_eq!(
+        (status, &body["error"]),
+        (401, &Value::from("missing_api_key"))
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_document_states_the_owners_bounds_and_prices() {
+    let world = world().await;
+    let api = Api::new(
+        world.lookup.clone(),
+        world.keys.clone(),
+        NetworkDomain::default(),
+        ApiSettings::default(),
+    );
+    let request = http::Request::get("/openapi.json")
+        .body(Full::new(Bytes::new()))
+        .expect("a request");
+    let (status, _, document) = send(&api, request).await;
+    assert_eq!(status, 200);
+    let request_schema = &document["components"]["schemas"]["CompanyRequest"]["properties"];
+    assert_eq!(request_schema["liUrls"]["maxItems"], MAX_URLS);
+    assert_eq!(request_schema["maxAgeHours"]["maximum"], MAX_AGE_HOURS);
+    let description = document["info"]["description"].as_str().expect("text");
+    for price in [LIVE_PRICE, STORED_PRICE] {
+        assert!(
+            description.contains(&format!("({price} credit")),
+            "{price}: {description}"
+        );
+    }
+    assert!(description.contains("25 s on this server"), "{description}");
+}
