@@ -57,6 +57,41 @@ fn scrape_prints_the_record_of_a_saved_page() {
 }
 
 #[test]
+fn scrape_explains_where_each_field_came_from() {
+    let page = fixtures().join("origin/company/google.html");
+    let out = cli(&[
+        "scrape",
+        "--explain",
+        &page.display().to_string(),
+        "--url",
+        "https://www.linkedin.com/company/google",
+    ]);
+    let line = |field: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(field))
+            .unwrap_or_else(|| panic!("no line for {field}:\n{out}"))
+            .to_owned()
+    };
+    assert!(
+        line("company_name").ends_with("  JSON-LD Organization.name"),
+        "{out}"
+    );
+    assert!(
+        line("industries").ends_with("  About row \"Industry\""),
+        "{out}"
+    );
+    assert!(
+        line("slogan").contains("absent: not in JSON-LD Organization.slogan; nor in"),
+        "{out}"
+    );
+    assert!(line("job_count").contains("absent"), "{out}");
+    assert!(
+        out.ends_with("Sections a company page carries that this one lacks: none\n"),
+        "{out}"
+    );
+}
+
+#[test]
 fn fractional_credits_and_unknown_accounts() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("c.db").display().to_string();

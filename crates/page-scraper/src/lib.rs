@@ -9,8 +9,11 @@
 //!   `Retry-After` inside the caller's deadline, user agents and proxies rotated on blocks, and one upstream
 //!   fetch per page however many callers want it at once.
 //!
-//! Sources, in order of trust: the page's JSON-LD `Organization` (schema.org names), its `<meta>` and canonical
-//! link, then the visible logged-out layout (the top card and the `about-us__*` rows of the "About us" section).
+//! Each field is read from every place the page carries it (the About rows by their label and by their
+//! `data-test-id`, sections by their `data-test-id` and by their heading, component classes, the JSON-LD
+//! `Organization` with schema.org names, `<meta>` and Open Graph tags), in a fixed order of trust per field
+//! (docs/record.md), so that a layout change that removes one place loses nothing. [`parse_page_explained`]
+//! says which place each field came from and which expected sections the page lacks.
 //!
 //! Not here: deciding when to fetch (freshness, caching), billing, HTTP serving.
 //!
@@ -52,4 +55,4 @@ pub use error::ScrapeError;
 #[cfg(feature = "fetch")]
 pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, ScrapedPage};
 pub use numbers::parse_count;
-pub use parse::parse_page;
+pub use parse::{FieldSource, ParsedPage, parse_page, parse_page_explained};

@@ -12,7 +12,9 @@ use crate::{ScrapeError, numbers::parse_count, sections};
 /// Parses one page into a record.
 ///
 /// `page_url` is the page that was fetched (after redirects); it gives `final_li_url` when the page has no
-/// canonical link. Links are written on `domain` in their canonical `https://www.<domain>/...` form.
+/// canonical link. Links are written on `domain` in their canonical `https://www.<domain>/...` form. Each field
+/// is read from every place the page carries it, in a fixed order of trust (docs/record.md), so a layout change
+/// that removes one of them loses nothing; [`parse_page_explained`] says which place each field came from.
 ///
 /// # Errors
 /// [`ScrapeError::Authwall`], [`ScrapeError::Blocked`], [`ScrapeError::NotFound`] or
@@ -23,6 +25,43 @@ pub fn parse_page(
     page_url: &PageUrl,
     domain: &NetworkDomain,
 ) -> Result<CompanyRecord, ScrapeError> {
+    parse_page_explained(html, page_url, domain).map(|parsed| parsed.record)
+}
+
+/// Where one field of a record came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldSource {
+    /// The record member, e.g. `company_name`.
+    pub field: &'static str,
+    /// The signal it was read from, e.g. `JSON-LD Organization.name` or `About row "Industry"`; `None` when no
+    /// signal on the page had it (the member is absent from the record).
+    pub signal: Option<&'static str>,
+    /// Every signal looked at, in order of trust.
+    pub tried: Vec<&'static str>,
+}
+
+/// A company page parsed, with the account of where each field came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedPage {
+    /// The record.
+    pub record: CompanyRecord,
+    /// Every field of the record, in the record's order, with its source.
+    pub fields: Vec<FieldSource>,
+    /// The sections a logged-out company page carries that this one lacks, by the network's own headings
+    /// (`About us`, `Locations`, ...): a page that lacks several that pages usually have is a sign the layout
+    /// changed.
+    pub missing_sections: Vec<&'static str>,
+}
+
+/// [`parse_page`], with the source of every field and the sections the page lacks.
+///
+/// # Errors
+/// As [`parse_page`].
+pub fn parse_page_explained(
+    html: &str,
+    page_url: &PageUrl,
+    domain: &NetworkDomain,
+) -> Result<ParsedPage, ScrapeError> {
     let document = Html::parse_document(html);
     // One pass collects every element the network labels with `data-test-id` (sections, About rows); the
     // extractors then search inside those subtrees instead of walking the whole page once per field.
@@ -33,18 +72,98 @@ pub fn parse_page(
         }
     }
     let page = Page {
+        about_rows: about_rows_by_label(&document),
+        headed: sections_by_heading(&document),
         document: &document,
         labelled,
         domain,
         organization: json_ld_organization(&document),
     };
     page.refuse_non_company_pages()?;
-    let record = page.record(page_url);
+    let mut trail = Trail::default();
+    let record = page.record(page_url, &mut trail);
     if record.company_name.is_none() {
         return Err(ScrapeError::Unparseable);
     }
-    Ok(record)
+    let missing_sections = SECTIONS
+        .iter()
+        .filter(|section| page.section(section).is_none())
+        .map(|section| section.heading)
+        .collect();
+    Ok(ParsedPage {
+        record,
+        fields: trail.fields,
+        missing_sections,
+    })
 }
+
+/// The record of which signal gave each field.
+#[derive(Default)]
+struct Trail {
+    fields: Vec<FieldSource>,
+}
+
+/// One place a field may be read from: its name, and how to read it.
+type Signal<'f, T> = (&'static str, &'f dyn Fn() -> Option<T>);
+
+impl Trail {
+    /// The first signal, in order, that gives a value; the field and that signal are recorded.
+    fn pick<T>(&mut self, field: &'static str, signals: &[Signal<'_, T>]) -> Option<T> {
+        let found = signals
+            .iter()
+            .find_map(|(name, read)| read().map(|value| (*name, value)));
+        self.fields.push(FieldSource {
+            field,
+            signal: found.as_ref().map(|(name, _)| *name),
+            tried: signals.iter().map(|(name, _)| *name).collect(),
+        });
+        found.map(|(_, value)| value)
+    }
+
+    /// Records a field whose source was decided elsewhere, from the signals in `tried`.
+    fn note(&mut self, field: &'static str, signal: Option<&'static str>, tried: &[&'static str]) {
+        self.fields.push(FieldSource {
+            field,
+            signal,
+            tried: tried.to_vec(),
+        });
+    }
+}
+
+/// A section of a logged-out company page: the network's `data-test-id` for it and its heading, and the two
+/// signals' names as `scrape --explain` prints them.
+struct Section {
+    test_id: &'static str,
+    /// The heading's text, or its beginning (`Employees at` is followed by the company's name).
+    heading: &'static str,
+    by_id: &'static str,
+    by_heading: &'static str,
+}
+
+/// A [`Section`] from its `data-test-id` and heading.
+macro_rules! section {
+    ($test_id:literal, $heading:literal) => {
+        Section {
+            test_id: $test_id,
+            heading: $heading,
+            by_id: concat!("section data-test-id=", $test_id),
+            by_heading: concat!("section headed \"", $heading, "\""),
+        }
+    };
+}
+
+/// The sections the parser reads, found by `data-test-id`, else by their heading.
+const ABOUT: Section = section!("about-us", "About us");
+const LOCATIONS: Section = section!("locations", "Locations");
+const EMPLOYEES: Section = section!("employees-at", "Employees at");
+const UPDATES: Section = section!("updates", "Updates");
+const SIMILAR: Section = section!("similar-pages", "Similar pages");
+const AFFILIATED: Section = section!("affiliated-pages", "Affiliated pages");
+const PRODUCTS: Section = section!("products", "Products");
+const FUNDING: Section = section!("funding", "Funding");
+/// Sections every logged-out company page seen so far carries; the others (products, affiliated pages,
+/// funding) depend on the company.
+const SECTIONS: [Section; 4] = [ABOUT, LOCATIONS, EMPLOYEES, UPDATES];
 
 selectors! {
     TITLE = "title";
@@ -59,15 +178,25 @@ selectors! {
     TOP_SECOND_SUBLINE = "h4.top-card-layout__second-subline";
     TOP_LOGO = "img.top-card-layout__entity-image";
     COVER = "img.cover-img__image";
+    COVER_EMBED = r#"img[data-embed-id="cover-image"]"#;
     FACE_PILE_TEXT = "p.face-pile__text";
     ORG_URN = r#"[data-semaphore-content-urn^="urn:li:organization:"]"#;
+    ENTITY_URN = r#"[data-entity-id^="urn:li:organization:"]"#;
+    OG_TITLE = r#"meta[property="og:title"]"#;
+    OG_IMAGE = r#"meta[property="og:image"]"#;
+    META_DESCRIPTION = r#"meta[name="description"], meta[property="og:description"]"#;
     LABELLED = "[data-test-id]";
+    DL_ROWS = "dl > div";
+    DT = "dt";
     DD = "dd";
     DD_LINK = "dd a";
+    HEADING = "h2";
+    PARAGRAPH = "p";
     LOCATION_ITEMS = r#"ul[data-impression-id="org-locations_show-more-less"] > li"#;
-    LOCATION_TAG = "span.tag-sm";
+    LOCATION_ADDRESS = r#"div[id^="address-"]"#;
     LOCATION_LINES = r#"div[id^="address-"] > p"#;
     LOCATION_LINK = r#"a[data-tracking-control-name="org-locations_url"]"#;
+    ANY = "*";
 }
 
 /// Paths of the network's sign-in wall and login pages.
@@ -82,8 +211,48 @@ pub(crate) const AUTHWALL_PATHS: [&str; 5] = [
 struct Page<'a> {
     document: &'a Html,
     labelled: HashMap<&'a str, ElementRef<'a>>,
+    /// The About section's rows by their label (`dt` text, lower case), e.g. `company size` → the row.
+    about_rows: HashMap<String, ElementRef<'a>>,
+    /// Sections by their heading (`h2` text on one line).
+    headed: Vec<(String, ElementRef<'a>)>,
     domain: &'a NetworkDomain,
     organization: Option<serde_json::Map<String, Value>>,
+}
+
+/// The rows of every `dl` on the page (`<div><dt>Label</dt><dd>value</dd></div>`) by their label, in lower case.
+fn about_rows_by_label(document: &Html) -> HashMap<String, ElementRef<'_>> {
+    let mut rows = HashMap::new();
+    for row in document.select(&DL_ROWS) {
+        let label = row
+            .select(&DT)
+            .find_map(|dt| clean_line(&dt.text().collect::<String>()));
+        if let Some(label) = label {
+            rows.entry(label.to_lowercase()).or_insert(row);
+        }
+    }
+    rows
+}
+
+/// Every `section` with its own heading: the first `h2` whose nearest enclosing section it is (a section that
+/// holds other sections is not named by their headings).
+fn sections_by_heading(document: &Html) -> Vec<(String, ElementRef<'_>)> {
+    let mut sections: Vec<(String, ElementRef<'_>)> = Vec::new();
+    for heading in document.select(&HEADING) {
+        let Some(section) = heading
+            .ancestors()
+            .filter_map(ElementRef::wrap)
+            .find(|a| a.value().name() == "section")
+        else {
+            continue;
+        };
+        if sections.iter().any(|(_, s)| s.id() == section.id()) {
+            continue;
+        }
+        if let Some(text) = clean_line(&heading.text().collect::<String>()) {
+            sections.push((text, section));
+        }
+    }
+    sections
 }
 
 impl Page<'_> {
@@ -131,96 +300,390 @@ impl Page<'_> {
         Err(ScrapeError::Unparseable)
     }
 
-    fn record(&self, page_url: &PageUrl) -> CompanyRecord {
+    /// Every field, each from the first signal that has it (docs/record.md lists them in order).
+    fn record(&self, page_url: &PageUrl, trail: &mut Trail) -> CompanyRecord {
         let ld = |key: &str| self.organization.as_ref().and_then(|o| o.get(key));
         let ld_text = |key: &str| ld(key).and_then(Value::as_str).and_then(clean_block);
-        let website = self
-            .website()
-            .or_else(|| ld_text("sameAs").filter(|s| s.starts_with("http")));
-        let locations = self.locations();
-        let headquarters = headquarters(
-            &locations,
-            self.headquarters_address(),
-            self.about_row("about-us__headquarters"),
-        );
-        CompanyRecord {
-            company_name: ld_text("name").or_else(|| self.text(&TOP_TITLE)),
-            company_id: self.company_id(),
-            final_li_url: Some(self.final_url(page_url)),
-            domain: website.as_deref().and_then(registrable_domain),
-            website,
-            logo: ld("logo")
-                .and_then(|logo| logo.get("contentUrl").or(Some(logo)))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .or_else(|| self.image(&TOP_LOGO)),
-            banner_img: self.image(&COVER),
-            // JSON-LD text verbatim: it is the page's own plain text, line breaks and all.
-            description: ld("description")
-                .and_then(Value::as_str)
-                .filter(|d| !d.trim().is_empty())
-                .map(str::to_owned)
-                .or_else(|| {
-                    self.section("about-us__description")
-                        .and_then(|e| clean_block(&e.text().collect::<String>()))
+        let company_name = trail.pick(
+            "company_name",
+            &[
+                ("JSON-LD Organization.name", &|| ld_text("name")),
+                ("top card title (h1.top-card-layout__title)", &|| {
+                    self.text(&TOP_TITLE)
                 }),
-            slogan: ld_text("slogan").or_else(|| self.text(&TOP_SECOND_SUBLINE)),
-            industries: self
-                .about_row("about-us__industry")
-                .or_else(|| self.text(&TOP_HEADLINE)),
-            company_type: self.about_row("about-us__organizationType"),
-            founded: self
-                .about_row("about-us__foundedOn")
-                .and_then(|t| t.parse().ok()),
-            company_size: self.about_row("about-us__size"),
-            employee_count_on_li: ld("numberOfEmployees")
-                .and_then(|n| n.get("value"))
-                .and_then(Value::as_u64)
-                .or_else(|| self.text(&FACE_PILE_TEXT).as_deref().and_then(parse_count)),
-            follower_count: self.follower_count(),
-            specialties: self
-                .about_row("about-us__specialties")
-                .map(|t| split_specialties(&t))
-                .unwrap_or_default(),
+                ("og:title", &|| self.og_title()),
+            ],
+        );
+        let company_id = trail.pick(
+            "company_id",
+            &[
+                ("data-semaphore-content-urn", &|| {
+                    self.organization_id(&ORG_URN, "data-semaphore-content-urn")
+                }),
+                ("data-entity-id", &|| {
+                    self.organization_id(&ENTITY_URN, "data-entity-id")
+                }),
+            ],
+        );
+        let final_li_url = trail.pick(
+            "final_li_url",
+            &[
+                ("canonical link", &|| self.network_page(&CANONICAL, "href")),
+                ("og:url", &|| self.network_page(&OG_URL, "content")),
+                ("the URL fetched", &|| Some(page_url.as_str().to_owned())),
+            ],
+        );
+        let website = trail.pick(
+            "website",
+            &[
+                ("About row \"Website\"", &|| {
+                    website_in(self.labelled_row("website"))
+                }),
+                ("About row data-test-id about-us__website", &|| {
+                    website_in(self.section_by_id("about-us__website"))
+                }),
+                ("JSON-LD Organization.sameAs", &|| {
+                    ld_text("sameAs").filter(|s| s.starts_with("http"))
+                }),
+            ],
+        );
+        let domain = website.as_deref().and_then(registrable_domain);
+        trail.note(
+            "domain",
+            domain.as_ref().map(|_| "the website's registrable domain"),
+            &["the website's registrable domain"],
+        );
+        let logo = trail.pick(
+            "logo",
+            &[
+                ("JSON-LD Organization.logo", &|| {
+                    ld("logo")
+                        .and_then(|logo| logo.get("contentUrl").or(Some(logo)))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                }),
+                (
+                    "top card image (img.top-card-layout__entity-image)",
+                    &|| self.image(&TOP_LOGO),
+                ),
+                ("og:image", &|| self.attr(&OG_IMAGE, "content")),
+            ],
+        );
+        let banner_img = trail.pick(
+            "banner_img",
+            &[
+                ("cover image (img.cover-img__image)", &|| self.image(&COVER)),
+                ("cover image (data-embed-id=cover-image)", &|| {
+                    self.image(&COVER_EMBED)
+                }),
+            ],
+        );
+        let description = trail.pick(
+            "description",
+            &[
+                // JSON-LD text verbatim: it is the page's own plain text, line breaks and all.
+                ("JSON-LD Organization.description", &|| {
+                    ld("description")
+                        .and_then(Value::as_str)
+                        .filter(|d| !d.trim().is_empty())
+                        .map(str::to_owned)
+                }),
+                (
+                    "About description (data-test-id about-us__description)",
+                    &|| {
+                        self.section_by_id("about-us__description")
+                            .and_then(|e| clean_block(&e.text().collect::<String>()))
+                    },
+                ),
+                ("the paragraph of the section \"About us\"", &|| {
+                    self.about_paragraph()
+                }),
+            ],
+        );
+        let slogan = trail.pick(
+            "slogan",
+            &[
+                ("JSON-LD Organization.slogan", &|| ld_text("slogan")),
+                (
+                    "top card second line (h4.top-card-layout__second-subline)",
+                    &|| self.text(&TOP_SECOND_SUBLINE),
+                ),
+            ],
+        );
+        let industries = trail.pick(
+            "industries",
+            &[
+                ("About row \"Industry\"", &|| {
+                    row_value(self.labelled_row("industry"))
+                }),
+                ("About row data-test-id about-us__industry", &|| {
+                    row_value(self.section_by_id("about-us__industry"))
+                }),
+                ("top card headline (h2.top-card-layout__headline)", &|| {
+                    self.text(&TOP_HEADLINE)
+                }),
+            ],
+        );
+        let company_type = trail.pick(
+            "type",
+            &[
+                ("About row \"Type\"", &|| {
+                    row_value(self.labelled_row("type"))
+                }),
+                ("About row data-test-id about-us__organizationType", &|| {
+                    row_value(self.section_by_id("about-us__organizationType"))
+                }),
+            ],
+        );
+        let founded = trail.pick(
+            "founded",
+            &[
+                ("About row \"Founded\"", &|| {
+                    row_value(self.labelled_row("founded")).and_then(|t| t.parse().ok())
+                }),
+                ("About row data-test-id about-us__foundedOn", &|| {
+                    row_value(self.section_by_id("about-us__foundedOn"))
+                        .and_then(|t| t.parse().ok())
+                }),
+            ],
+        );
+        let company_size = trail.pick(
+            "company_size",
+            &[
+                ("About row \"Company size\"", &|| {
+                    row_value(self.labelled_row("company size"))
+                }),
+                ("About row data-test-id about-us__size", &|| {
+                    row_value(self.section_by_id("about-us__size"))
+                }),
+            ],
+        );
+        let employee_count_on_li = trail.pick(
+            "employee_count_on_li",
+            &[
+                ("JSON-LD Organization.numberOfEmployees", &|| {
+                    ld("numberOfEmployees")
+                        .and_then(|n| n.get("value"))
+                        .and_then(Value::as_u64)
+                }),
+                ("face pile (p.face-pile__text)", &|| {
+                    self.text(&FACE_PILE_TEXT).as_deref().and_then(parse_count)
+                }),
+            ],
+        );
+        let follower_count = trail.pick(
+            "follower_count",
+            &[
+                (
+                    "top card first line (h3.top-card-layout__first-subline)",
+                    &|| self.follower_count(),
+                ),
+                ("meta description (\"N followers on\")", &|| {
+                    self.meta_follower_count()
+                }),
+            ],
+        );
+        let specialties = trail
+            .pick(
+                "specialties",
+                &[
+                    ("About row \"Specialties\"", &|| {
+                        row_value(self.labelled_row("specialties"))
+                    }),
+                    ("About row data-test-id about-us__specialties", &|| {
+                        row_value(self.section_by_id("about-us__specialties"))
+                    }),
+                ],
+            )
+            .map(|t| split_specialties(&t))
+            .unwrap_or_default();
+        let (locations, locations_signal) = self.locations();
+        let address = self.headquarters_address();
+        let about_headquarters = row_value(self.labelled_row("headquarters"))
+            .or_else(|| row_value(self.section_by_id("about-us__headquarters")));
+        let headquarters_signal = if address.is_some() {
+            Some("JSON-LD Organization.address")
+        } else if locations.iter().any(is_primary) {
+            Some("Locations (Primary)")
+        } else {
+            about_headquarters
+                .as_ref()
+                .map(|_| "About row \"Headquarters\"")
+        };
+        let headquarters = headquarters(&locations, address, about_headquarters);
+        trail.note(
+            "headquarters",
+            headquarters.as_ref().and(headquarters_signal),
+            &[
+                "JSON-LD Organization.address",
+                "Locations (Primary)",
+                "About row \"Headquarters\"",
+            ],
+        );
+        trail.note(
+            "locations",
+            (!locations.is_empty()).then_some(locations_signal),
+            &[
+                "Locations list (data-impression-id)",
+                "Locations address blocks (id=address-N)",
+            ],
+        );
+        let funding_info = self.list_section(trail, "funding_info", &FUNDING, sections::funding);
+        let products = self
+            .list_section(trail, "products", &PRODUCTS, |s| {
+                Some(sections::products(s, self.domain))
+            })
+            .unwrap_or_default();
+        let updates = self
+            .list_section(trail, "updates", &UPDATES, |s| {
+                Some(sections::updates(s, self.domain))
+            })
+            .unwrap_or_default();
+        let similar_pages = self
+            .list_section(trail, "similar_pages", &SIMILAR, |s| {
+                Some(sections::cards(s, self.domain))
+            })
+            .unwrap_or_default();
+        let affiliated_pages = self
+            .list_section(trail, "affiliated_pages", &AFFILIATED, |s| {
+                Some(sections::cards(s, self.domain))
+            })
+            .unwrap_or_default();
+        let employees_on_li = self
+            .list_section(trail, "employees_on_li", &EMPLOYEES, |s| {
+                Some(sections::employees(s, self.domain))
+            })
+            .unwrap_or_default();
+        // Logged-out pages show no count of the company's own open jobs ("Browse jobs" lists keyword searches),
+        // so it stays absent rather than guessed.
+        trail.note("job_count", None, &[]);
+        CompanyRecord {
+            company_name,
+            company_id,
+            final_li_url,
+            domain,
+            website,
+            logo,
+            banner_img,
+            description,
+            slogan,
+            industries,
+            company_type,
+            founded,
+            company_size,
+            employee_count_on_li,
+            follower_count,
+            specialties,
             headquarters,
             locations,
-            funding_info: self.section("funding").and_then(sections::funding),
-            products: self
-                .section("products")
-                .map(|s| sections::products(s, self.domain))
-                .unwrap_or_default(),
-            updates: self
-                .section("updates")
-                .map(|s| sections::updates(s, self.domain))
-                .unwrap_or_default(),
-            similar_pages: self
-                .section("similar-pages")
-                .map(|s| sections::cards(s, self.domain))
-                .unwrap_or_default(),
-            affiliated_pages: self
-                .section("affiliated-pages")
-                .map(|s| sections::cards(s, self.domain))
-                .unwrap_or_default(),
-            employees_on_li: self
-                .section("employees-at")
-                .map(|s| sections::employees(s, self.domain))
-                .unwrap_or_default(),
-            // Logged-out pages show no count of the company's own open jobs ("Browse jobs" lists keyword
-            // searches), so it stays absent rather than guessed.
+            funding_info,
+            products,
+            updates,
+            similar_pages,
+            affiliated_pages,
+            employees_on_li,
             job_count: None,
         }
     }
 
+    /// A list section read by `read`, found by its `data-test-id` or its heading; the field's source says
+    /// which. A section that is there but gives nothing counts as absent.
+    fn list_section<'s, T: HasItems>(
+        &'s self,
+        trail: &mut Trail,
+        field: &'static str,
+        section: &Section,
+        read: impl Fn(ElementRef<'s>) -> Option<T>,
+    ) -> Option<T> {
+        let found = self
+            .section_by_id(section.test_id)
+            .map(|s| (s, section.by_id))
+            .or_else(|| {
+                self.section_by_heading(section.heading)
+                    .map(|s| (s, section.by_heading))
+            });
+        let value = found
+            .and_then(|(element, _)| read(element))
+            .filter(HasItems::has_items);
+        trail.note(
+            field,
+            value.as_ref().and(found.map(|(_, how)| how)),
+            &[section.by_id, section.by_heading],
+        );
+        value
+    }
+
+    /// A section by its `data-test-id`, else by its heading.
+    fn section(&self, section: &Section) -> Option<ElementRef<'_>> {
+        self.section_by_id(section.test_id)
+            .or_else(|| self.section_by_heading(section.heading))
+    }
+
     /// The element the page labels `data-test-id="<id>"` (a section or an About row).
-    fn section(&self, id: &str) -> Option<ElementRef<'_>> {
+    fn section_by_id(&self, id: &str) -> Option<ElementRef<'_>> {
         self.labelled.get(id).copied()
     }
 
-    /// The value (`<dd>`) of an About row, on one line.
-    fn about_row(&self, id: &str) -> Option<String> {
-        self.section(id)?
-            .select(&DD)
-            .find_map(|dd| clean_line(&dd.text().collect::<String>()))
+    /// The section whose heading is `heading`, or starts with it and a space (`Employees at Google`).
+    fn section_by_heading(&self, heading: &str) -> Option<ElementRef<'_>> {
+        self.headed
+            .iter()
+            .find(|(text, _)| {
+                text.eq_ignore_ascii_case(heading)
+                    || (text.len() > heading.len()
+                        && text.is_char_boundary(heading.len())
+                        && text[..heading.len()].eq_ignore_ascii_case(heading)
+                        && text[heading.len()..].starts_with(' '))
+            })
+            .map(|(_, section)| *section)
+    }
+
+    /// The About row whose label is `label` (lower case).
+    fn labelled_row(&self, label: &str) -> Option<ElementRef<'_>> {
+        self.about_rows.get(label).copied()
+    }
+
+    /// The About section's own paragraph (its description), outside its rows.
+    fn about_paragraph(&self) -> Option<String> {
+        let section = self.section_by_heading(ABOUT.heading)?;
+        section
+            .select(&PARAGRAPH)
+            .filter(|p| {
+                !p.ancestors()
+                    .any(|a| a.value().as_element().is_some_and(|e| e.name() == "dl"))
+            })
+            .find_map(|p| clean_block(&p.text().collect::<String>()))
+    }
+
+    /// `og:title` without the network's name after ` | `.
+    fn og_title(&self) -> Option<String> {
+        let title = self.attr(&OG_TITLE, "content")?;
+        clean_line(title.split(" | ").next().unwrap_or(&title))
+    }
+
+    /// The organization id in an `urn:li:organization:<id>` attribute.
+    fn organization_id(&self, selector: &Selector, attribute: &str) -> Option<u64> {
+        self.document
+            .select(selector)
+            .filter_map(|e| e.value().attr(attribute))
+            .find_map(|urn| urn.strip_prefix("urn:li:organization:")?.parse().ok())
+    }
+
+    /// The page an attribute names, when it is a supported page of the network, in canonical form.
+    fn network_page(&self, selector: &Selector, attribute: &str) -> Option<String> {
+        self.attr(selector, attribute)
+            .and_then(|url| PageUrl::normalize(&url, self.domain).ok())
+            .map(|page| page.as_str().to_owned())
+    }
+
+    /// "Google | 37,814,363 followers on LinkedIn. ...": the count before ` followers`.
+    fn meta_follower_count(&self) -> Option<u64> {
+        self.document.select(&META_DESCRIPTION).find_map(|meta| {
+            let content = meta.value().attr("content")?;
+            let (before, _) = content.split_once(" followers")?;
+            let count = before.rsplit('|').next()?;
+            parse_count(count.trim())
+        })
     }
 
     fn first(&self, selector: &Selector) -> Option<ElementRef<'_>> {
@@ -246,46 +709,6 @@ impl Page<'_> {
         self.first(selector).and_then(sections::image_url)
     }
 
-    fn company_id(&self) -> Option<u64> {
-        self.document
-            .select(&ORG_URN)
-            .filter_map(|e| e.value().attr("data-semaphore-content-urn"))
-            .find_map(|urn| urn.strip_prefix("urn:li:organization:")?.parse().ok())
-    }
-
-    /// The canonical link or `og:url` when it names a supported page, else the page that was fetched.
-    fn final_url(&self, page_url: &PageUrl) -> String {
-        [self.attr(&CANONICAL, "href"), self.attr(&OG_URL, "content")]
-            .into_iter()
-            .flatten()
-            .find_map(|url| PageUrl::normalize(&url, self.domain).ok())
-            .unwrap_or_else(|| page_url.clone())
-            .as_str()
-            .to_owned()
-    }
-
-    /// The About section's website link, unwrapped from the network's `/redir/redirect?url=` link.
-    fn website(&self) -> Option<String> {
-        let href = self
-            .section("about-us__website")
-            .and_then(|row| row.select(&DD_LINK).find_map(|a| a.value().attr("href")))
-            .map(str::to_owned);
-        let from_link = href.and_then(|href| {
-            let url = url::Url::parse(&href).ok()?;
-            if url.path().starts_with("/redir/redirect") {
-                url.query_pairs()
-                    .find(|(k, _)| k == "url")
-                    .map(|(_, v)| v.into_owned())
-            } else {
-                Some(href)
-            }
-        });
-        from_link.or_else(|| {
-            self.about_row("about-us__website")
-                .filter(|t| t.contains('.') && !t.contains(' '))
-        })
-    }
-
     /// "Mountain View, CA · 37,814,363 followers": the count before the word, after the last separator.
     fn follower_count(&self) -> Option<u64> {
         let element = self.first(&TOP_FIRST_SUBLINE)?;
@@ -300,9 +723,37 @@ impl Page<'_> {
         parse_count(&tail[word..].join(" "))
     }
 
-    fn locations(&self) -> Vec<Location> {
-        self.document
-            .select(&LOCATION_ITEMS)
+    /// The Locations section's entries: the items of its list (`data-impression-id`), else every element
+    /// holding an `address-N` block, with the signal that found them.
+    fn locations(&self) -> (Vec<Location>, &'static str) {
+        let items: Vec<ElementRef<'_>> = self.document.select(&LOCATION_ITEMS).collect();
+        if !items.is_empty() {
+            return (
+                self.locations_in(&items),
+                "Locations list (data-impression-id)",
+            );
+        }
+        // Each address block's list item (or, without one, its parent).
+        let items: Vec<ElementRef<'_>> = self
+            .document
+            .select(&LOCATION_ADDRESS)
+            .filter_map(|address| {
+                address
+                    .ancestors()
+                    .filter_map(ElementRef::wrap)
+                    .find(|a| a.value().name() == "li")
+                    .or_else(|| address.parent().and_then(ElementRef::wrap))
+            })
+            .collect();
+        (
+            self.locations_in(&items),
+            "Locations address blocks (id=address-N)",
+        )
+    }
+
+    fn locations_in(&self, items: &[ElementRef<'_>]) -> Vec<Location> {
+        items
+            .iter()
             .filter_map(|item| {
                 let lines: Vec<String> = item
                     .select(&LOCATION_LINES)
@@ -321,11 +772,12 @@ impl Page<'_> {
                         .and_then(|href| sections::canonical_link(href, self.domain)),
                     ..Location::default()
                 };
-                let primary = item.select(&LOCATION_TAG).any(|tag| {
-                    tag.text()
-                        .collect::<String>()
-                        .trim()
-                        .eq_ignore_ascii_case("primary")
+                // The "Primary" tag, found by its text (its classes are the layout's to change).
+                let primary = item.select(&ANY).any(|element| {
+                    element
+                        .children()
+                        .filter_map(|c| c.value().as_text())
+                        .any(|text| text.trim().eq_ignore_ascii_case("primary"))
                 });
                 if primary {
                     location.other.insert("isPrimary".into(), Value::Bool(true));
@@ -356,6 +808,55 @@ impl Page<'_> {
     }
 }
 
+/// The website in an About row: its link, unwrapped from the network's `/redir/redirect?url=` link, else
+/// its text when that is a bare domain.
+fn website_in(row: Option<ElementRef<'_>>) -> Option<String> {
+    let row = row?;
+    let href = row
+        .select(&DD_LINK)
+        .find_map(|a| a.value().attr("href"))
+        .map(str::to_owned);
+    let from_link = href.and_then(|href| {
+        let url = url::Url::parse(&href).ok()?;
+        if url.path().starts_with("/redir/redirect") {
+            url.query_pairs()
+                .find(|(k, _)| k == "url")
+                .map(|(_, v)| v.into_owned())
+        } else {
+            Some(href)
+        }
+    });
+    from_link.or_else(|| row_value(Some(row)).filter(|t| t.contains('.') && !t.contains(' ')))
+}
+
+/// The value (`<dd>`) of a row, on one line.
+fn row_value(row: Option<ElementRef<'_>>) -> Option<String> {
+    row?.select(&DD)
+        .find_map(|dd| clean_line(&dd.text().collect::<String>()))
+}
+
+/// Whether a location is the one the page tags "Primary".
+fn is_primary(location: &Location) -> bool {
+    location.other.get("isPrimary") == Some(&Value::Bool(true))
+}
+
+/// What a list section gave: nothing counts as absent.
+trait HasItems {
+    fn has_items(&self) -> bool;
+}
+
+impl<T> HasItems for Vec<T> {
+    fn has_items(&self) -> bool {
+        !self.is_empty()
+    }
+}
+
+impl HasItems for company_model::FundingInfo {
+    fn has_items(&self) -> bool {
+        *self != company_model::FundingInfo::default()
+    }
+}
+
 /// Headquarters: the structured address, with `fullAddress` as the page shows it (the "Primary" entry of the
 /// Locations section), else the structured parts joined, else the About section's headquarters text.
 fn headquarters(
@@ -365,7 +866,7 @@ fn headquarters(
 ) -> Option<Address> {
     let primary = locations
         .iter()
-        .find(|l| l.other.get("isPrimary") == Some(&Value::Bool(true)))
+        .find(|l| is_primary(l))
         .and_then(|l| l.full_address.clone());
     let mut address = address.unwrap_or_default();
     address.full_address = primary.or_else(|| joined_address(&address)).or(about_text);

@@ -29,12 +29,16 @@ selectors! {
     TIME = "time";
     UPDATE_CARDS = r#"ul.updates__list > li article[data-id="main-feed-card"]"#;
     UPDATE_HEADER = "article > p";
-    UPDATE_LOCKUP = r#"[data-test-id="main-feed-activity-card__entity-lockup"]"#;
+    // Each by its data-test-id or its component class, so that losing either keeps the member.
+    UPDATE_LOCKUP = r#"[data-test-id="main-feed-activity-card__entity-lockup"], .base-main-feed-card__entity-lockup"#;
     ANCHOR = "a";
-    UPDATE_TEXT = r#"[data-test-id="main-feed-activity-card__commentary"]"#;
-    UPDATE_IMAGES = r#"[data-test-id="feed-images-content"] img"#;
-    UPDATE_REACTIONS = r#"[data-test-id="social-actions__reactions"]"#;
-    UPDATE_COMMENTS = r#"[data-test-id="social-actions__comments"]"#;
+    UPDATE_ACTOR_NAME = r#"a[data-tracking-control-name$="feed-actor-name"]"#;
+    UPDATE_TEXT = r#"[data-test-id="main-feed-activity-card__commentary"], .attributed-text-segment-list__content"#;
+    UPDATE_IMAGES = r#"[data-test-id="feed-images-content"] img, ul.feed-images-content img"#;
+    // The counts are attributes of their own: whichever element carries them.
+    UPDATE_REACTIONS = "[data-num-reactions]";
+    UPDATE_COMMENTS = "[data-num-comments]";
+    PARAGRAPH = "p";
 }
 
 /// The first match's text on one line.
@@ -169,7 +173,13 @@ pub(crate) fn funding(section: ElementRef<'_>) -> Option<FundingInfo> {
             .children()
             .filter_map(|child| child.value().as_text().map(|t| t.to_string()))
             .collect();
-        let money_raised = text_in(section, &FUNDING_AMOUNT);
+        // The amount: its display class, else the paragraph that reads as an amount of money.
+        let money_raised = text_in(section, &FUNDING_AMOUNT).or_else(|| {
+            section
+                .select(&PARAGRAPH)
+                .filter_map(|p| clean_line(&p.text().collect::<String>()))
+                .find(|text| looks_like_money(text))
+        });
         FundingRound {
             round_type: clean_line(&round_type),
             date: link
@@ -198,6 +208,14 @@ pub(crate) fn funding(section: ElementRef<'_>) -> Option<FundingInfo> {
     (info != FundingInfo::default()).then_some(info)
 }
 
+/// `US$ 25.0M`, `€ 3.0M`, `£1.2B`: a currency sign (after at most three letters) and then a number.
+fn looks_like_money(text: &str) -> bool {
+    let after_letters = text.trim_start_matches(|c: char| c.is_ascii_uppercase());
+    text.len() - after_letters.len() <= 3
+        && after_letters.starts_with(['$', '€', '£', '¥', '₹', '₩'])
+        && after_letters.chars().any(|c| c.is_ascii_digit())
+}
+
 /// `US$ 25.0M` → 25000000. Only US dollar amounts; other currencies give `None`.
 fn usd_amount(text: &str) -> Option<u64> {
     let amount = text.trim().strip_prefix("US$")?.trim();
@@ -213,7 +231,15 @@ pub(crate) fn updates(section: ElementRef<'_>, domain: &NetworkDomain) -> Vec<Up
 }
 
 fn update(card: ElementRef<'_>, domain: &NetworkDomain) -> Update {
-    let lockup = card.select(&UPDATE_LOCKUP).next();
+    // The author's line: by its data-test-id or class, else the nearest block around the author's name link
+    // (named by its tracking attribute) that also holds the post's time.
+    let lockup = card.select(&UPDATE_LOCKUP).next().or_else(|| {
+        card.select(&UPDATE_ACTOR_NAME)
+            .next()?
+            .ancestors()
+            .filter_map(ElementRef::wrap)
+            .find(|block| block.select(&TIME).next().is_some())
+    });
     let author = lockup.and_then(|lockup| {
         lockup.select(&ANCHOR).find_map(|a| {
             let text = clean_line(&a.text().collect::<String>())?;
@@ -317,6 +343,22 @@ mod tests {
                 Some(expected),
                 "{href}"
             );
+        }
+    }
+
+    #[test]
+    fn amounts_of_money_are_recognised() {
+        for money in ["US$ 25.0M", "€ 3.0M", "£1.2B", "CA$ 700K"] {
+            assert!(looks_like_money(money), "{money}");
+        }
+        for other in [
+            "Last Round",
+            "Investors",
+            "3 total rounds",
+            "$$$",
+            "ABCD$ 1",
+        ] {
+            assert!(!looks_like_money(other), "{other}");
         }
     }
 

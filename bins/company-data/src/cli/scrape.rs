@@ -1,10 +1,11 @@
-//! `company-data scrape FILE --url URL`: the record parsed from a saved page.
+//! `company-data scrape FILE --url URL [--explain]`: the record parsed from a saved page, or where each of its
+//! fields came from.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use page_scraper::parse_page;
+use page_scraper::{ParsedPage, parse_page_explained};
 use page_url::PageUrl;
 
 use super::DomainArg;
@@ -16,6 +17,10 @@ pub(crate) struct ScrapeArgs {
     /// The page's URL.
     #[arg(long)]
     url: String,
+    /// Instead of the record, print each field with the signal it was read from, or the signals tried when the
+    /// page had none, and the sections a company page carries that this one lacks.
+    #[arg(long)]
+    explain: bool,
     #[command(flatten)]
     domain: DomainArg,
 }
@@ -26,8 +31,36 @@ pub(crate) fn run(args: &ScrapeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let url = PageUrl::parse_submitted(&args.url, domain)
         .map_err(|e| anyhow::anyhow!("--url: {e}; {}", e.fix()))?;
-    let record = parse_page(&String::from_utf8_lossy(&html), &url, domain)
+    let parsed = parse_page_explained(&String::from_utf8_lossy(&html), &url, domain)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
-    println!("{}", serde_json::to_string_pretty(&record)?);
+    if args.explain {
+        explain(&parsed);
+    } else {
+        println!("{}", serde_json::to_string_pretty(&parsed.record)?);
+    }
     Ok(())
+}
+
+/// One line per field, `field  source`, then the missing sections.
+fn explain(parsed: &ParsedPage) {
+    let width = parsed
+        .fields
+        .iter()
+        .map(|f| f.field.len())
+        .max()
+        .unwrap_or(0);
+    for field in &parsed.fields {
+        let source = match (field.signal, field.tried.as_slice()) {
+            (Some(signal), _) => signal.to_owned(),
+            (None, []) => "absent: logged-out pages do not show it".to_owned(),
+            (None, tried) => format!("absent: not in {}", tried.join("; nor in ")),
+        };
+        println!("{:<width$}  {source}", field.field);
+    }
+    let missing = if parsed.missing_sections.is_empty() {
+        "none".to_owned()
+    } else {
+        parsed.missing_sections.join(", ")
+    };
+    println!("\nSections a company page carries that this one lacks: {missing}");
 }

@@ -1,5 +1,7 @@
 //! Golden tests: the captured pages in `tests/fixtures/` against their hand-checked records.
 
+mod drift;
+
 use std::path::PathBuf;
 
 use page_scraper::{ScrapeError, parse_page};
