@@ -11,6 +11,7 @@ mod docs;
 mod faults;
 mod freshness;
 mod limits;
+mod links;
 mod openapi;
 mod requests;
 mod unresolved;

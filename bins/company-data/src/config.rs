@@ -10,7 +10,7 @@ use clap::Args;
 use company_lookup::LookupSettings;
 use http_api::KeyRate;
 use http_serve::ConnectionLimits;
-use page_scraper::{FetcherSettings, Origin};
+use page_scraper::{FetcherSettings, LinkResolverSettings, Origin};
 use page_url::NetworkDomain;
 
 use crate::Settings;
@@ -54,7 +54,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     db: DbArg,
     /// Where live pages come from: an http(s) base URL (the page's path is appended) or a folder of captured
-    /// pages laid out as DIR/<company|school|showcase>/<slug>.html.
+    /// pages laid out as `DIR/<company|school|showcase>/<slug>.html`.
     #[arg(
         long,
         env = "COMPANY_DATA_ORIGIN",
@@ -109,10 +109,32 @@ pub struct ServeArgs {
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     pub log: String,
+    /// Keep a website on a URL shortener (goo.gle, bit.ly, ...) as the record's `domain` instead of following
+    /// the link to the domain it lands on.
+    #[arg(long, env = "COMPANY_DATA_NO_LINK_RESOLUTION")]
+    no_link_resolution: bool,
+    /// Follow shortened links also to shorteners on loopback, private or link-local addresses (tests and local
+    /// set-ups only; refused by default).
+    #[arg(long, env = "COMPANY_DATA_LINK_RESOLUTION_ALLOW_PRIVATE")]
+    link_resolution_allow_private: bool,
+    /// `HOST=IP:PORT`: resolve a shortener's host to this address instead of through DNS (repeat for several;
+    /// tests and pinned set-ups).
+    #[arg(long = "link-resolve", value_parser = parse_resolve)]
+    link_resolve: Vec<(String, SocketAddr)>,
     /// Mark the dashboard's cookies `Secure` on every response: set it when a TLS proxy is in front (they are
     /// marked on any request whose `X-Forwarded-Proto` is `https` anyway).
     #[arg(long, env = "COMPANY_DATA_SECURE_COOKIES")]
     secure_cookies: bool,
+}
+
+fn parse_resolve(text: &str) -> Result<(String, SocketAddr), String> {
+    let (host, address) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not HOST=IP:PORT, e.g. goo.gle=127.0.0.1:8443"))?;
+    let address = address
+        .parse()
+        .map_err(|_| format!("`{address}` is not an IP:PORT, e.g. 127.0.0.1:8443"))?;
+    Ok((host.trim().to_ascii_lowercase(), address))
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -170,6 +192,11 @@ fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
             live_lookups_per_account: (args.account_live_lookups > 0)
                 .then_some(args.account_live_lookups),
         },
+        link_resolver: (!args.no_link_resolution).then(|| LinkResolverSettings {
+            allow_private: args.link_resolution_allow_private,
+            resolve: args.link_resolve.clone(),
+            ..LinkResolverSettings::default()
+        }),
         key_rate: (args.key_rate > 0.0).then_some(KeyRate {
             per_second: args.key_rate,
             burst: args.key_burst,

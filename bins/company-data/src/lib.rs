@@ -20,7 +20,7 @@ use dashboard_auth::{SqliteUserStore, Users};
 use http::Request;
 use http_api::{Api, ApiSettings, KeyRate};
 use http_serve::ConnectionLimits;
-use page_scraper::{Fetcher, FetcherSettings};
+use page_scraper::{Fetcher, FetcherSettings, LinkResolver, LinkResolverSettings};
 use snapshot_cache::SqliteSnapshotStore;
 use sqlite_pool::{ServerLock, SqlitePool};
 
@@ -35,6 +35,8 @@ pub struct Settings {
     pub lookup: LookupSettings,
     /// Requests each API key may make; `None` for no limit.
     pub key_rate: Option<KeyRate>,
+    /// How shortened website links are followed to a domain a CRM can match; `None` to keep the shortener's.
+    pub link_resolver: Option<LinkResolverSettings>,
     /// What one client connection may take.
     pub connections: ConnectionLimits,
     /// Always mark dashboard cookies `Secure`.
@@ -91,12 +93,16 @@ impl App {
     /// When the database cannot be opened or migrated, or the HTTP client cannot be built.
     pub async fn open(settings: &Settings) -> anyhow::Result<Self> {
         let stores = Stores::open(&settings.db).await?;
-        let lookup = Arc::new(LookupService::new(
+        let mut lookup = LookupService::new(
             Fetcher::new(settings.fetcher.clone())?,
             stores.snapshots,
             Arc::clone(stores.accounts.ledger()),
             settings.lookup,
-        ));
+        );
+        if let Some(links) = &settings.link_resolver {
+            lookup = lookup.with_link_resolver(LinkResolver::new(links.clone())?);
+        }
+        let lookup = Arc::new(lookup);
         let domain = settings.fetcher.domain.clone();
         let api = Api::new(
             Arc::clone(&lookup),

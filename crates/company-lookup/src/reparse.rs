@@ -1,6 +1,6 @@
 //! Parsing every stored page again, so that a parser fix reaches stored records without fetching.
 
-use page_scraper::{ScrapeError, parse_page};
+use page_scraper::{ScrapeError, is_url_shortener, parse_page};
 use page_url::PageUrl;
 use snapshot_cache::{CacheError, SnapshotStore};
 
@@ -20,7 +20,9 @@ pub struct ReparseSummary {
 
 /// Parses every page kept in `store` again with the current parser ([`parse_page`], on tokio's blocking
 /// pool) and replaces each snapshot's record unless a newer fetch replaced it meanwhile. Each page is parsed on
-/// the network its URL names ([`PageUrl::domain`]). `on_failure` hears of each page the parser refused.
+/// the network its URL names ([`PageUrl::domain`]). A `domain` found by following a shortened website link
+/// (see [`crate::LookupService::with_link_resolver`]) is kept while the website is the same link: nothing is
+/// fetched. `on_failure` hears of each page the parser refused.
 ///
 /// # Errors
 /// [`CacheError`] when the store fails; what was replaced before stays replaced.
@@ -44,7 +46,8 @@ pub async fn reparse_stored(
             .await
             .map_err(|error| CacheError(Box::new(error)))?;
             match parsed {
-                (page, Ok(record)) => {
+                (page, Ok(mut record)) => {
+                    keep_followed_domain(store, &page.url, &mut record).await?;
                     summary.reparsed += 1;
                     if store
                         .replace_record(&page.url, page.fetched_at, &record)
@@ -60,4 +63,25 @@ pub async fn reparse_stored(
             }
         }
     }
+}
+
+/// Keeps the stored record's `domain` when the website is the same shortened link (that domain came from
+/// following it, which parsing cannot do).
+async fn keep_followed_domain(
+    store: &dyn SnapshotStore,
+    url: &PageUrl,
+    record: &mut company_model::CompanyRecord,
+) -> Result<(), CacheError> {
+    let Some(website) = record.website.as_deref().filter(|w| is_url_shortener(w)) else {
+        return Ok(());
+    };
+    let stored = store
+        .fresh_many(std::slice::from_ref(url), jiff::Timestamp::MIN)
+        .await?
+        .remove(url)
+        .and_then(|snapshot| snapshot.record.to_record().ok());
+    if let Some(stored) = stored.filter(|s| s.website.as_deref() == Some(website)) {
+        record.domain = stored.domain;
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@ use company_model::{
     UnresolvedCode, UnresolvedUrl,
 };
 use credit_ledger::{Charge, Credits, Ledger, LedgerError, Reservation, price_per_company};
-use page_scraper::{Fetcher, ScrapeError};
+use page_scraper::{Fetcher, LinkResolver, ScrapeError, is_url_shortener, registrable_domain};
 use page_url::PageUrl;
 use snapshot_cache::{Snapshot, SnapshotStore};
 use tracing::{Instrument, debug, warn};
@@ -113,6 +113,7 @@ pub struct LookupService {
     ledger: Arc<dyn Ledger>,
     settings: LookupSettings,
     live_limit: Option<LiveLookupLimit>,
+    links: Option<LinkResolver>,
 }
 
 /// Releases a hold that was neither settled nor released, e.g. when the caller disconnected and the request
@@ -159,7 +160,18 @@ impl LookupService {
             ledger,
             settings,
             live_limit: settings.live_lookups_per_account.map(LiveLookupLimit::new),
+            links: None,
         }
+    }
+
+    /// Follows shortened website links with `resolver`: a page fetched live whose website is on a URL shortener
+    /// (`goo.gle`, `bit.ly`, ...) gets the registrable domain of where the link lands as its `domain`, so a CRM
+    /// can match it; `website` stays as the page shows it. The result is stored with the snapshot, so a stored
+    /// answer never follows the link again. When the link cannot be followed, `domain` stays the shortener's.
+    #[must_use]
+    pub fn with_link_resolver(mut self, resolver: LinkResolver) -> Self {
+        self.links = Some(resolver);
+        self
     }
 
     /// The settings in force.
@@ -393,9 +405,16 @@ impl LookupService {
             .round(jiff::Unit::Millisecond)
             .unwrap_or_else(|_| jiff::Timestamp::now());
         let page_gzip = scraped.page_gzip;
+        let mut record = scraped.record;
+        if let Some(domain) = self
+            .landing_domain(record.website.as_deref(), deadline)
+            .await
+        {
+            record.domain = Some(domain);
+        }
         let snapshot = Snapshot {
             url: scraped.final_url,
-            record: RecordJson::from_record(&scraped.record),
+            record: RecordJson::from_record(&record),
             fetched_at,
         };
         if let Err(error) = self
@@ -409,6 +428,29 @@ impl LookupService {
         PageOutcome::Found {
             snapshot: Box::new(snapshot),
             source: RecordSource::Live,
+        }
+    }
+}
+
+impl LookupService {
+    /// The registrable domain of where a shortened website link lands, within the live deadline; `None` when
+    /// the website is not on a shortener, no resolver is set, or the link cannot be followed.
+    async fn landing_domain(
+        &self,
+        website: Option<&str>,
+        deadline: tokio::time::Instant,
+    ) -> Option<String> {
+        let (resolver, website) = (self.links.as_ref()?, website?);
+        if !is_url_shortener(website) {
+            return None;
+        }
+        match tokio::time::timeout_at(deadline, resolver.landing(website)).await {
+            Ok(Ok(landing)) => registrable_domain(landing.as_str()),
+            Ok(Err(error)) => {
+                debug!(%error, website, "the website's shortened link was not followed");
+                None
+            }
+            Err(_) => None,
         }
     }
 }

@@ -46,13 +46,19 @@ macro_rules! selectors {
 mod error;
 #[cfg(feature = "fetch")]
 mod fetch;
+mod links;
 mod numbers;
 mod parse;
+#[cfg(feature = "fetch")]
+mod resolve;
 mod sections;
 
 pub use company_model::CompanyRecord;
 pub use error::ScrapeError;
 #[cfg(feature = "fetch")]
 pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, ScrapedPage};
+pub use links::{URL_SHORTENERS, is_url_shortener, registrable_domain};
 pub use numbers::parse_count;
 pub use parse::{FieldSource, ParsedPage, parse_page, parse_page_explained};
+#[cfg(feature = "fetch")]
+pub use resolve::{LinkResolver, LinkResolverSettings, ResolveError};

@@ -7,6 +7,7 @@ use page_url::{NetworkDomain, PageUrl};
 use scraper::{ElementRef, Html, Selector};
 use serde_json::Value;
 
+use crate::links::registrable_domain;
 use crate::{ScrapeError, numbers::parse_count, sections};
 
 /// Parses one page into a record.
@@ -962,42 +963,9 @@ fn path_of(url: &str) -> String {
         .to_owned()
 }
 
-/// The registrable domain (public-suffix aware) of a website URL: `http://www.arcom.com.br/x` → `arcom.com.br`.
-fn registrable_domain(website: &str) -> Option<String> {
-    let with_scheme = if website.contains("://") {
-        website.to_owned()
-    } else {
-        format!("http://{website}")
-    };
-    let host = url::Url::parse(&with_scheme)
-        .ok()?
-        .host_str()?
-        .to_ascii_lowercase();
-    let domain = psl::domain_str(&host)?;
-    Some(domain.to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn domains_are_registrable() {
-        for (website, expected) in [
-            ("http://www.audiense.com", Some("audiense.com")),
-            ("https://goo.gle/3DLEokh", Some("goo.gle")),
-            ("http://www.arcom.com.br", Some("arcom.com.br")),
-            ("https://shop.example.co.uk/path", Some("example.co.uk")),
-            ("www.example.org", Some("example.org")),
-            ("not a url", None),
-        ] {
-            assert_eq!(
-                registrable_domain(website).as_deref(),
-                expected,
-                "{website}"
-            );
-        }
-    }
 
     #[test]
     fn specialties_split_like_the_page_lists_them() {

@@ -1,6 +1,7 @@
 //! Golden tests: the captured pages in `tests/fixtures/` against their hand-checked records.
 
 mod drift;
+mod resolve;
 
 use std::path::PathBuf;
 
