@@ -54,6 +54,18 @@ async fn world() -> World {
     }
 }
 
+impl World {
+    /// The API over this world's lookup, checking keys with `authenticator`.
+    fn api(&self, authenticator: Arc<dyn Authenticator>) -> Api {
+        Api::new(
+            Arc::clone(&self.lookup),
+            authenticator,
+            NetworkDomain::default(),
+            ApiSettings::default(),
+        )
+    }
+}
+
 /// Sends a request; returns the status, the headers and the body as JSON.
 async fn send(api: &Api, request: http::Request<Full<Bytes>>) -> (u16, http::HeaderMap, Value) {
     let response = api.handle(request).await;
@@ -88,12 +100,7 @@ const GOOGLE: &str = r#"{"liUrls": ["https://www.linkedin.com/company/google"]}"
 #[tokio::test]
 async fn keys_billing_and_errors_over_the_real_parts() {
     let world = world().await;
-    let api = Api::new(
-        world.lookup.clone(),
-        world.keys.clone(),
-        NetworkDomain::default(),
-        ApiSettings::default(),
-    );
+    let api = world.api(world.keys.clone());
     let (status, headers, body) = send(&api, post(None, GOOGLE)).await;
     assert_eq!(
         (status, &body["error"]),
@@ -144,12 +151,7 @@ impl Authenticator for NobodyMayCall {
 #[tokio::test]
 async fn the_authenticator_passed_in_decides_and_a_missing_key_never_reaches_it() {
     let world = world().await;
-    let api = Api::new(
-        world.lookup.clone(),
-        Arc::new(NobodyMayCall),
-        NetworkDomain::default(),
-        ApiSettings::default(),
-    );
+    let api = world.api(Arc::new(NobodyMayCall));
     let (status, _, body) = send(&api, post(Some("cdk_anything"), GOOGLE)).await;
     assert_eq!(
         (status, &body["error"]),
@@ -165,12 +167,7 @@ async fn the_authenticator_passed_in_decides_and_a_missing_key_never_reaches_it(
 #[tokio::test]
 async fn the_openapi_document_states_the_owners_bounds_and_prices() {
     let world = world().await;
-    let api = Api::new(
-        world.lookup.clone(),
-        world.keys.clone(),
-        NetworkDomain::default(),
-        ApiSettings::default(),
-    );
+    let api = world.api(world.keys.clone());
     let request = http::Request::get("/openapi.json")
         .body(Full::new(Bytes::new()))
         .expect("a request");
