@@ -9,10 +9,12 @@
 //!   unknown prefix still costs one argon2 verification, so timing does not tell which prefixes exist.
 //! - [`ApiKey`] never prints its secret in `Debug` or `Display`.
 //!
-//! [`KeyStore`] is the backend-neutral interface; [`SqliteKeyStore`] the embedded backend.
+//! [`KeyStore`] is the backend-neutral interface; `SqliteKeyStore` the embedded backend (feature `sqlite`, the
+//! default), `PgKeyStore` the backend for several servers on one PostgreSQL database (feature `postgres`).
 //! Not here: accounts and credits (`credit-ledger`), HTTP headers.
 //!
 //! ```
+//! # #[cfg(feature = "sqlite")]
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use std::sync::Arc;
 //! use api_keys::{ApiKeys, SqliteKeyStore};
@@ -29,10 +31,16 @@
 #![deny(missing_docs)]
 
 mod key;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod verify;
 
 pub use key::{ApiKey, KEY_PREFIX};
+#[cfg(feature = "postgres")]
+pub use postgres::PgKeyStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteKeyStore;
 pub use verify::{ApiKeys, VerifiedKey};
 

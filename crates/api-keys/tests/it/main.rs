@@ -1,9 +1,10 @@
-//! Keys on a real SQLite file: storage holds no secret, verification, revocation across two "servers".
+//! Keys on both engines, a real SQLite file and a real PostgreSQL database: storage holds no secret,
+//! verification, revocation across two "servers" on one database, listing and finding.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_keys::{ApiKey, ApiKeys, KeyError, SqliteKeyStore};
+use api_keys::{ApiKey, ApiKeys, KeyError, KeyStore, PgKeyStore, SqliteKeyStore};
 use company_model::AccountId;
 
 #[tokio::test]
@@ -31,15 +32,52 @@ async fn the_database_never_holds_the_full_key() {
     }
 }
 
+/// A database of either engine; each [`Engine::store`] is another server's connection to it.
+enum Engine {
+    Sqlite(tempfile::TempDir),
+    Postgres(pg_test::TestDatabase),
+}
+
+impl Engine {
+    /// One database of each engine.
+    async fn both() -> [Engine; 2] {
+        [
+            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
+            Engine::Postgres(pg_test::TestDatabase::create().await),
+        ]
+    }
+
+    async fn store(&self) -> Arc<dyn KeyStore> {
+        match self {
+            Engine::Sqlite(dir) => Arc::new(
+                SqliteKeyStore::open(&dir.path().join("k.db"))
+                    .await
+                    .expect("opens"),
+            ),
+            Engine::Postgres(database) => Arc::new(
+                PgKeyStore::with_pool(
+                    pg_pool::PgPool::connect(&database.url)
+                        .await
+                        .expect("connects"),
+                )
+                .await
+                .expect("migrates"),
+            ),
+        }
+    }
+}
+
 #[tokio::test]
 async fn verification_and_revocation_reach_another_server_within_the_interval() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("k.db");
+    for engine in Engine::both().await {
+        revocation_reaches_another_server(&engine).await;
+    }
+}
+
+async fn revocation_reaches_another_server(engine: &Engine) {
     let interval = Duration::from_millis(300);
-    let server_a = ApiKeys::new(Arc::new(SqliteKeyStore::open(&path).await.expect("opens")))
-        .with_revalidate_after(interval);
-    let server_b = ApiKeys::new(Arc::new(SqliteKeyStore::open(&path).await.expect("opens")))
-        .with_revalidate_after(interval);
+    let server_a = ApiKeys::new(engine.store().await).with_revalidate_after(interval);
+    let server_b = ApiKeys::new(engine.store().await).with_revalidate_after(interval);
     let (key, record) = server_a.create(AccountId(1), None).await.expect("created");
 
     let verified = server_b.verify(key.expose()).await.expect("valid on b");
@@ -88,12 +126,13 @@ async fn verification_and_revocation_reach_another_server_within_the_interval() 
 
 #[tokio::test]
 async fn keys_are_found_by_id_prefix_or_masked_form_and_listed_per_account() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let keys = ApiKeys::new(Arc::new(
-        SqliteKeyStore::open(&dir.path().join("k.db"))
-            .await
-            .expect("opens"),
-    ));
+    for engine in Engine::both().await {
+        finding_and_listing(&engine).await;
+    }
+}
+
+async fn finding_and_listing(engine: &Engine) {
+    let keys = ApiKeys::new(engine.store().await);
     let (_, mine) = keys
         .create(AccountId(1), Some("mine"))
         .await
@@ -125,4 +164,24 @@ async fn keys_are_found_by_id_prefix_or_masked_form_and_listed_per_account() {
             .expect("read"),
         Some(mine)
     );
+}
+
+#[tokio::test]
+async fn postgres_holds_no_key_in_any_recoverable_form() {
+    // Kept to the end: dropping it drops the database.
+    let engine = Engine::Postgres(pg_test::TestDatabase::create().await);
+    let keys = ApiKeys::new(engine.store().await);
+    let (key, _) = keys
+        .create(AccountId(3), Some("ci"))
+        .await
+        .expect("created");
+    let secret_part = &key.expose()[12..key.expose().len() - 4];
+    for record in keys.list().await.expect("listed") {
+        let stored = format!(
+            "{} {} {} {:?}",
+            record.prefix, record.suffix, record.hash, record.name
+        );
+        assert!(!stored.contains(secret_part), "{stored}");
+        assert!(record.hash.starts_with("$argon2id$"));
+    }
 }

@@ -1,0 +1,146 @@
+use std::time::SystemTime;
+
+use company_model::AccountId;
+use pg_pool::PgPool;
+use pg_pool::tokio_postgres::Row;
+
+use crate::{KeyError, KeyId, KeyRecord, KeyStore, NewKey};
+
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE api_keys (
+        id BIGSERIAL PRIMARY KEY,
+        account_id BIGINT NOT NULL,
+        name TEXT,
+        prefix TEXT NOT NULL,          -- first 12 characters, to find the row
+        suffix TEXT NOT NULL,          -- last 4 characters, to recognise it in lists
+        hash TEXT NOT NULL,            -- argon2id PHC string of the whole key
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        last_used_at TIMESTAMPTZ,
+        revoked_at TIMESTAMPTZ
+    );
+    CREATE INDEX api_keys_prefix ON api_keys (prefix);
+"];
+
+const COLUMNS: &str =
+    "id, account_id, name, prefix, suffix, hash, created_at, last_used_at, revoked_at";
+
+/// Keys in a PostgreSQL database (table `api_keys`), shared by every server on it.
+#[derive(Clone, Debug)]
+pub struct PgKeyStore {
+    pool: PgPool,
+}
+
+fn backend(error: impl std::error::Error + Send + Sync + 'static) -> KeyError {
+    KeyError::Backend(Box::new(error))
+}
+
+fn timestamp(at: SystemTime) -> jiff::Timestamp {
+    jiff::Timestamp::try_from(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+}
+
+fn key_row(row: &Row) -> KeyRecord {
+    KeyRecord {
+        id: KeyId(row.get(0)),
+        account: AccountId(row.get(1)),
+        name: row.get(2),
+        prefix: row.get(3),
+        suffix: row.get(4),
+        hash: row.get(5),
+        created_at: timestamp(row.get(6)),
+        last_used_at: row.get::<_, Option<SystemTime>>(7).map(timestamp),
+        revoked_at: row.get::<_, Option<SystemTime>>(8).map(timestamp),
+    }
+}
+
+impl PgKeyStore {
+    /// Uses a pool on the database (the service opens one and shares it between its stores) and migrates the
+    /// table.
+    ///
+    /// # Errors
+    /// [`KeyError::Backend`] when the table cannot be migrated.
+    pub async fn with_pool(pool: PgPool) -> Result<Self, KeyError> {
+        pool.migrate("api-keys", MIGRATIONS)
+            .await
+            .map_err(backend)?;
+        Ok(Self { pool })
+    }
+
+    async fn query(
+        &self,
+        sql: &str,
+        params: &[&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<KeyRecord>, KeyError> {
+        let client = self.pool.client().await.map_err(backend)?;
+        let statement = client.prepare_cached(sql).await.map_err(backend)?;
+        let rows = client.query(&statement, params).await.map_err(backend)?;
+        Ok(rows.iter().map(key_row).collect())
+    }
+
+    async fn execute(
+        &self,
+        sql: &str,
+        params: &[&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<u64, KeyError> {
+        let client = self.pool.client().await.map_err(backend)?;
+        let statement = client.prepare_cached(sql).await.map_err(backend)?;
+        client.execute(&statement, params).await.map_err(backend)
+    }
+}
+
+#[async_trait::async_trait]
+impl KeyStore for PgKeyStore {
+    async fn insert(&self, key: NewKey) -> Result<KeyRecord, KeyError> {
+        let sql = format!(
+            "INSERT INTO api_keys (account_id, name, prefix, suffix, hash) VALUES ($1, $2, $3, $4, $5)
+             RETURNING {COLUMNS}"
+        );
+        self.query(
+            &sql,
+            &[
+                &key.account.0,
+                &key.name,
+                &key.prefix,
+                &key.suffix,
+                &key.hash,
+            ],
+        )
+        .await?
+        .pop()
+        .ok_or_else(|| KeyError::Backend("INSERT … RETURNING returned no row".into()))
+    }
+
+    async fn by_prefix(&self, prefix: &str) -> Result<Vec<KeyRecord>, KeyError> {
+        let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE prefix = $1");
+        self.query(&sql, &[&prefix]).await
+    }
+
+    async fn by_id(&self, id: KeyId) -> Result<Option<KeyRecord>, KeyError> {
+        let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1");
+        Ok(self.query(&sql, &[&id.0]).await?.pop())
+    }
+
+    async fn list(&self) -> Result<Vec<KeyRecord>, KeyError> {
+        let sql = format!("SELECT {COLUMNS} FROM api_keys ORDER BY id");
+        self.query(&sql, &[]).await
+    }
+
+    async fn revoke(&self, id: KeyId) -> Result<bool, KeyError> {
+        let changed = self
+            .execute(
+                "UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL",
+                &[&id.0],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+
+    async fn touch(&self, id: KeyId, at: jiff::Timestamp) -> Result<(), KeyError> {
+        let at = SystemTime::from(at);
+        self.execute(
+            "UPDATE api_keys SET last_used_at = $1 WHERE id = $2",
+            &[&at, &id.0],
+        )
+        .await
+        .map(|_| ())
+    }
+}
