@@ -8,12 +8,15 @@
 //!    transaction.
 //!
 //! A hold never touches the balance, so a crash between the steps loses nothing: [`Ledger::release_stale`]
-//! drops holds left by a stopped server (a backend that stores holds; [`SqliteLedger`] keeps them in memory). Prices are in [`price_per_company`] (spec 4.3, 4.4, 8).
+//! drops holds left by a stopped server (a backend that stores holds; `SqliteLedger` keeps them in memory). Prices are in [`price_per_company`] (spec 4.3, 4.4, 8).
 //!
-//! [`Ledger`] is the backend-neutral interface; [`SqliteLedger`] the embedded backend.
+//! [`Ledger`] is the backend-neutral interface; `SqliteLedger` the embedded backend (feature `sqlite`, the
+//! default; holds in the serving process's memory), `PgLedger` the backend for several servers on one
+//! PostgreSQL database (feature `postgres`; holds are rows every server counts).
 //! Not here: who may spend (API keys), what a request returned.
 //!
 //! ```
+//! # #[cfg(feature = "sqlite")]
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use credit_ledger::{Charge, Credits, Ledger, SqliteLedger};
 //! let dir = tempfile::tempdir()?;
@@ -28,11 +31,17 @@
 #![deny(missing_docs)]
 
 mod credits;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use company_model::AccountId;
 use company_model::FreshnessWindow;
 pub use credits::{Credits, CreditsError};
+#[cfg(feature = "postgres")]
+pub use postgres::PgLedger;
+#[cfg(feature = "sqlite")]
 pub use sqlite::{BALANCE_REUSE, SqliteLedger};
 
 /// The price of one company returned from a live fetch (spec 4.3, 8): 1 credit.
@@ -149,7 +158,7 @@ pub enum LedgerError {
 
 /// Where accounts, holds and ledger rows live. Every method is atomic; implementations must be safe to share
 /// between tasks, and say which processes may share their database (a backend for several servers keeps holds
-/// where every server sees them; [`SqliteLedger`] keeps them in the one serving process).
+/// where every server sees them; `SqliteLedger` keeps them in the one serving process).
 #[async_trait::async_trait]
 pub trait Ledger: Send + Sync + std::fmt::Debug {
     /// The account called `name`, created with a zero balance if it does not exist.

@@ -1,8 +1,9 @@
-//! The SQLite ledger on a real file, including concurrent holds on one account.
+//! The ledger on both engines, a real SQLite file and a real PostgreSQL database, including concurrent holds
+//! on one account; and what only the SQLite backend does (group commit, holds in memory).
 
 use std::sync::Arc;
 
-use credit_ledger::{Charge, Credits, EntryKind, Ledger, LedgerError, SqliteLedger};
+use credit_ledger::{Charge, Credits, EntryKind, Ledger, LedgerError, PgLedger, SqliteLedger};
 
 fn credits(text: &str) -> Credits {
     Credits::parse(text).expect("valid amount")
@@ -16,9 +17,49 @@ async fn ledger() -> (tempfile::TempDir, SqliteLedger) {
     (dir, ledger)
 }
 
+/// A database of either engine; dropping it removes it.
+enum Engine {
+    Sqlite(tempfile::TempDir),
+    Postgres(pg_test::TestDatabase),
+}
+
+impl Engine {
+    async fn both() -> [Engine; 2] {
+        [
+            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
+            Engine::Postgres(pg_test::TestDatabase::create().await),
+        ]
+    }
+
+    /// A ledger on the database; the database lives as long as the returned ledger's engine value.
+    async fn ledger(&self) -> Arc<dyn Ledger> {
+        match self {
+            Engine::Sqlite(dir) => Arc::new(
+                SqliteLedger::open(&dir.path().join("l.db"))
+                    .await
+                    .expect("opens"),
+            ),
+            Engine::Postgres(database) => Arc::new(
+                PgLedger::with_pool(
+                    pg_pool::PgPool::connect(&database.url)
+                        .await
+                        .expect("connects"),
+                )
+                .await
+                .expect("migrates"),
+            ),
+        }
+    }
+}
+
 #[tokio::test]
 async fn reserve_settle_and_the_ledger_rows() {
-    let (_dir, ledger) = ledger().await;
+    for engine in Engine::both().await {
+        reserve_settle_and_the_ledger_rows_on(engine.ledger().await).await;
+    }
+}
+
+async fn reserve_settle_and_the_ledger_rows_on(ledger: Arc<dyn Ledger>) {
     let account = ledger.ensure_account("acme").await.expect("account");
     assert_eq!(
         ledger
@@ -86,7 +127,12 @@ async fn reserve_settle_and_the_ledger_rows() {
 
 #[tokio::test]
 async fn a_charge_cannot_exceed_its_hold() {
-    let (_dir, ledger) = ledger().await;
+    for engine in Engine::both().await {
+        a_charge_cannot_exceed_its_hold_on(engine.ledger().await).await;
+    }
+}
+
+async fn a_charge_cannot_exceed_its_hold_on(ledger: Arc<dyn Ledger>) {
     let account = ledger.ensure_account("acme").await.expect("account");
     ledger
         .grant(account.id, credits("5"), "")
@@ -128,7 +174,12 @@ async fn a_charge_cannot_exceed_its_hold() {
 
 #[tokio::test]
 async fn concurrent_holds_never_overdraw() {
-    let (_dir, ledger) = ledger().await;
+    for engine in Engine::both().await {
+        concurrent_holds_never_overdraw_on(engine.ledger().await).await;
+    }
+}
+
+async fn concurrent_holds_never_overdraw_on(ledger: Arc<dyn Ledger>) {
     let ledger = Arc::new(ledger);
     let account = ledger.ensure_account("acme").await.expect("account");
     ledger
@@ -261,7 +312,12 @@ async fn a_charge_that_cannot_be_written_is_not_charged_and_frees_its_hold() {
 /// What the dashboard's ledger pages and usage chart read: pages by id, and per-day totals split live/stored.
 #[tokio::test]
 async fn entries_page_by_id_and_usage_adds_up_per_day() {
-    let (_dir, ledger) = ledger().await;
+    for engine in Engine::both().await {
+        entries_page_by_id_and_usage_adds_up_per_day_on(engine.ledger().await).await;
+    }
+}
+
+async fn entries_page_by_id_and_usage_adds_up_per_day_on(ledger: Arc<dyn Ledger>) {
     let account = ledger.ensure_account("acme").await.expect("account");
     let other = ledger.ensure_account("other").await.expect("account");
     for id in [account.id, other.id] {

@@ -1,0 +1,414 @@
+use std::time::SystemTime;
+
+use pg_pool::PgPool;
+use pg_pool::tokio_postgres::Row;
+
+use crate::{
+    Account, AccountId, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry, LedgerError,
+    Reservation, UsageCounts,
+};
+
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE accounts (
+        id BIGSERIAL PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        balance_millis BIGINT NOT NULL DEFAULT 0,   -- settled balance in thousandths of a credit
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    -- Holds of requests in flight on every server: a reserve counts them all.
+    CREATE TABLE credit_holds (
+        id BIGSERIAL PRIMARY KEY,
+        account_id BIGINT NOT NULL REFERENCES accounts (id),
+        amount_millis BIGINT NOT NULL CHECK (amount_millis >= 0),
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE INDEX credit_holds_account ON credit_holds (account_id);
+    CREATE INDEX credit_holds_created ON credit_holds (created_at);
+    CREATE TABLE ledger_entries (
+        id BIGSERIAL PRIMARY KEY,
+        account_id BIGINT NOT NULL REFERENCES accounts (id),
+        at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        kind TEXT NOT NULL CHECK (kind IN ('grant', 'charge')),
+        delta_millis BIGINT NOT NULL,
+        balance_after_millis BIGINT NOT NULL,
+        key_id BIGINT,
+        urls_requested BIGINT,
+        urls_returned BIGINT,
+        live BOOLEAN,
+        note TEXT
+    );
+    CREATE INDEX ledger_entries_account ON ledger_entries (account_id, id);
+"];
+
+const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at";
+
+/// Accounts, credit holds and ledger rows in a PostgreSQL database (tables `accounts`, `credit_holds`,
+/// `ledger_entries`), shared by every server on it.
+///
+/// Holds are rows, so a reserve on one server counts the holds of requests in flight on every other. A reserve
+/// locks the account's row (`SELECT … FOR UPDATE`), sums its holds and adds its own in one transaction, and a
+/// settle deletes its hold, charges the balance and writes the ledger row in one transaction under the same
+/// lock: concurrent requests on one account, on any number of servers, never overdraw it, and a charge is
+/// written once or not at all.
+#[derive(Clone, Debug)]
+pub struct PgLedger {
+    pool: PgPool,
+}
+
+fn backend(error: impl std::error::Error + Send + Sync + 'static) -> LedgerError {
+    LedgerError::Backend(Box::new(error))
+}
+
+fn timestamp(at: SystemTime) -> jiff::Timestamp {
+    jiff::Timestamp::try_from(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+}
+
+fn account_row(row: &Row) -> Account {
+    Account {
+        id: AccountId(row.get(0)),
+        name: row.get(1),
+        balance: Credits::from_millis(row.get(2)),
+        created_at: timestamp(row.get(3)),
+    }
+}
+
+fn count(value: i64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+impl PgLedger {
+    /// Uses a pool on the database (the service opens one and shares it between its stores) and migrates the
+    /// tables.
+    ///
+    /// # Errors
+    /// [`LedgerError::Backend`] when the tables cannot be migrated.
+    pub async fn with_pool(pool: PgPool) -> Result<Self, LedgerError> {
+        pool.migrate("credit-ledger", MIGRATIONS)
+            .await
+            .map_err(backend)?;
+        Ok(Self { pool })
+    }
+
+    async fn client(&self) -> Result<pg_pool::Object, LedgerError> {
+        self.pool.client().await.map_err(backend)
+    }
+
+    async fn one_account(
+        &self,
+        sql: &str,
+        key: &(dyn pg_pool::tokio_postgres::types::ToSql + Sync),
+    ) -> Result<Option<Account>, LedgerError> {
+        let client = self.client().await?;
+        let row = client.query_opt(sql, &[key]).await.map_err(backend)?;
+        Ok(row.as_ref().map(account_row))
+    }
+}
+
+#[async_trait::async_trait]
+impl Ledger for PgLedger {
+    async fn ensure_account(&self, name: &str) -> Result<Account, LedgerError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO accounts (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+                &[&name],
+            )
+            .await
+            .map_err(backend)?;
+        let row = client
+            .query_one(
+                &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE name = $1"),
+                &[&name],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(account_row(&row))
+    }
+
+    async fn account_by_name(&self, name: &str) -> Result<Option<Account>, LedgerError> {
+        self.one_account(
+            &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE name = $1"),
+            &name,
+        )
+        .await
+    }
+
+    async fn account(&self, id: AccountId) -> Result<Option<Account>, LedgerError> {
+        self.one_account(
+            &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE id = $1"),
+            &id.0,
+        )
+        .await
+    }
+
+    async fn accounts(&self) -> Result<Vec<Account>, LedgerError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!("SELECT {ACCOUNT_COLUMNS} FROM accounts ORDER BY name"),
+                &[],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows.iter().map(account_row).collect())
+    }
+
+    async fn grant(
+        &self,
+        account: AccountId,
+        amount: Credits,
+        note: &str,
+    ) -> Result<Credits, LedgerError> {
+        if amount.millis() <= 0 {
+            return Err(LedgerError::InvalidAmount(format!(
+                "a grant must be positive, not {amount}"
+            )));
+        }
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        let balance: i64 = transaction
+            .query_opt(
+                "UPDATE accounts SET balance_millis = balance_millis + $1 WHERE id = $2 RETURNING balance_millis",
+                &[&amount.millis(), &account.0],
+            )
+            .await
+            .map_err(backend)?
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))?
+            .get(0);
+        transaction
+            .execute(
+                "INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, note)
+                 VALUES ($1, 'grant', $2, $3, $4)",
+                &[&account.0, &amount.millis(), &balance, &note],
+            )
+            .await
+            .map_err(backend)?;
+        transaction.commit().await.map_err(backend)?;
+        Ok(Credits::from_millis(balance))
+    }
+
+    async fn reserve(
+        &self,
+        account: AccountId,
+        amount: Credits,
+    ) -> Result<Reservation, LedgerError> {
+        if amount.millis() < 0 {
+            return Err(LedgerError::InvalidAmount(format!(
+                "a hold cannot be negative: {amount}"
+            )));
+        }
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        // The account's row lock orders every reserve and settle of the account, on every server.
+        let balance: i64 = transaction
+            .query_opt(
+                "SELECT balance_millis FROM accounts WHERE id = $1 FOR UPDATE",
+                &[&account.0],
+            )
+            .await
+            .map_err(backend)?
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))?
+            .get(0);
+        let held: i64 = transaction
+            .query_one(
+                "SELECT coalesce(sum(amount_millis), 0)::BIGINT FROM credit_holds WHERE account_id = $1",
+                &[&account.0],
+            )
+            .await
+            .map_err(backend)?
+            .get(0);
+        let available = balance - held;
+        if available < amount.millis() {
+            return Err(LedgerError::InsufficientCredits {
+                available: Credits::from_millis(available),
+                required: amount,
+            });
+        }
+        let id: i64 = transaction
+            .query_one(
+                "INSERT INTO credit_holds (account_id, amount_millis) VALUES ($1, $2) RETURNING id",
+                &[&account.0, &amount.millis()],
+            )
+            .await
+            .map_err(backend)?
+            .get(0);
+        transaction.commit().await.map_err(backend)?;
+        Ok(Reservation {
+            id,
+            account,
+            amount,
+        })
+    }
+
+    async fn settle(
+        &self,
+        reservation: Reservation,
+        charge: Charge,
+    ) -> Result<Credits, LedgerError> {
+        if charge.amount.millis() < 0 || charge.amount > reservation.amount {
+            return Err(LedgerError::InvalidAmount(format!(
+                "a charge of {} does not fit its hold of {}",
+                charge.amount, reservation.amount
+            )));
+        }
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        let account: i64 = transaction
+            .query_opt(
+                "SELECT account_id FROM accounts a JOIN credit_holds h ON h.account_id = a.id
+                 WHERE h.id = $1 FOR UPDATE OF a",
+                &[&reservation.id],
+            )
+            .await
+            .map_err(backend)?
+            .ok_or(LedgerError::ReservationGone(reservation.id))?
+            .get(0);
+        let deleted = transaction
+            .execute("DELETE FROM credit_holds WHERE id = $1", &[&reservation.id])
+            .await
+            .map_err(backend)?;
+        if deleted == 0 {
+            return Err(LedgerError::ReservationGone(reservation.id));
+        }
+        let balance: i64 = transaction
+            .query_one(
+                "UPDATE accounts SET balance_millis = balance_millis - $1 WHERE id = $2 RETURNING balance_millis",
+                &[&charge.amount.millis(), &account],
+            )
+            .await
+            .map_err(backend)?
+            .get(0);
+        transaction
+            .execute(
+                "INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, key_id,
+                                             urls_requested, urls_returned, live)
+                 VALUES ($1, 'charge', $2, $3, $4, $5, $6, $7)",
+                &[
+                    &account,
+                    &-charge.amount.millis(),
+                    &balance,
+                    &charge.key_id,
+                    &i64::from(charge.urls_requested),
+                    &i64::from(charge.urls_returned),
+                    &charge.live,
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        transaction.commit().await.map_err(backend)?;
+        Ok(Credits::from_millis(balance))
+    }
+
+    async fn release(&self, reservation: Reservation) -> Result<(), LedgerError> {
+        let client = self.client().await?;
+        let deleted = client
+            .execute("DELETE FROM credit_holds WHERE id = $1", &[&reservation.id])
+            .await
+            .map_err(backend)?;
+        if deleted == 0 {
+            return Err(LedgerError::ReservationGone(reservation.id));
+        }
+        Ok(())
+    }
+
+    async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError> {
+        let client = self.client().await?;
+        let cutoff = SystemTime::from(made_before);
+        client
+            .execute("DELETE FROM credit_holds WHERE created_at < $1", &[&cutoff])
+            .await
+            .map_err(backend)
+    }
+
+    async fn entries(
+        &self,
+        account: AccountId,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<LedgerEntry>, LedgerError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT id, account_id, at, kind, delta_millis, balance_after_millis, key_id,
+                        urls_requested, urls_returned, live, note
+                 FROM ledger_entries WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+                &[&account.0, &before.unwrap_or(i64::MAX), &i64::from(limit)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let kind = if row.get::<_, String>(3) == "grant" {
+                    EntryKind::Grant
+                } else {
+                    EntryKind::Charge
+                };
+                let delta = Credits::from_millis(row.get(4));
+                LedgerEntry {
+                    id: row.get(0),
+                    account: AccountId(row.get(1)),
+                    at: timestamp(row.get(2)),
+                    kind,
+                    delta,
+                    balance_after: Credits::from_millis(row.get(5)),
+                    charge: (kind == EntryKind::Charge).then(|| Charge {
+                        amount: Credits::from_millis(-delta.millis()),
+                        key_id: row.get(6),
+                        urls_requested: count(row.get::<_, Option<i64>>(7).unwrap_or_default()),
+                        urls_returned: count(row.get::<_, Option<i64>>(8).unwrap_or_default()),
+                        live: row.get::<_, Option<bool>>(9).unwrap_or_default(),
+                    }),
+                    note: row.get(10),
+                }
+            })
+            .collect())
+    }
+
+    async fn daily_usage(
+        &self,
+        account: AccountId,
+        since: jiff::Timestamp,
+    ) -> Result<Vec<DailyUsage>, LedgerError> {
+        let client = self.client().await?;
+        let since = SystemTime::from(since);
+        let rows = client
+            .query(
+                "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, coalesce(live, false), count(*),
+                        coalesce(sum(coalesce(urls_returned, 0)), 0)::BIGINT,
+                        coalesce(sum(greatest(coalesce(urls_requested, 0) - coalesce(urls_returned, 0), 0)), 0)::BIGINT,
+                        coalesce(-sum(delta_millis), 0)::BIGINT
+                 FROM ledger_entries
+                 WHERE account_id = $1 AND kind = 'charge' AND at >= $2
+                 GROUP BY day, coalesce(live, false) ORDER BY day",
+                &[&account.0, &since],
+            )
+            .await
+            .map_err(backend)?;
+        let mut days: Vec<DailyUsage> = Vec::new();
+        for row in rows {
+            let day: jiff::civil::Date = row.get::<_, String>(0).parse().map_err(backend)?;
+            let counts = UsageCounts {
+                requests: u64::try_from(row.get::<_, i64>(2)).unwrap_or_default(),
+                returned: u64::try_from(row.get::<_, i64>(3)).unwrap_or_default(),
+                unresolved: u64::try_from(row.get::<_, i64>(4)).unwrap_or_default(),
+                credits: Credits::from_millis(row.get(5)),
+            };
+            if days.last().is_none_or(|last| last.day != day) {
+                days.push(DailyUsage {
+                    day,
+                    live: UsageCounts::default(),
+                    stored: UsageCounts::default(),
+                });
+            }
+            if let Some(last) = days.last_mut() {
+                *(if row.get::<_, bool>(1) {
+                    &mut last.live
+                } else {
+                    &mut last.stored
+                }) = counts;
+            }
+        }
+        Ok(days)
+    }
+}
