@@ -9,10 +9,13 @@
 //!   [`SIGN_IN_REFILL`]).
 //! - [`Users::invite`] makes a one-time link for a new user; [`Users::accept_invitation`] sets its password.
 //!
-//! [`UserStore`] is the backend-neutral interface; [`SqliteUserStore`] the embedded backend.
+//! [`UserStore`] is the backend-neutral interface; `SqliteUserStore` the embedded backend (feature `sqlite`,
+//! the default), `PgUserStore` the backend for several servers on one PostgreSQL database (feature
+//! `postgres`).
 //! Not here: API keys (`api-keys`), credits (`credit-ledger`), HTML and cookies (the server binary).
 //!
 //! ```
+//! # #[cfg(feature = "sqlite")]
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use std::sync::Arc;
 //! use company_model::AccountId;
@@ -28,10 +31,16 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod users;
 
 pub use company_model::AccountId;
+#[cfg(feature = "postgres")]
+pub use postgres::PgUserStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteUserStore;
 pub use users::{
     INVITATION_LIFETIME, MIN_PASSWORD_CHARS, SESSION_LIFETIME, SIGN_IN_BURST, SIGN_IN_REFILL,

@@ -1,9 +1,11 @@
-//! Dashboard users on a real SQLite file: passwords and tokens never stored in clear, sessions, throttling,
-//! invitations used once.
+//! Dashboard users on both engines, a real SQLite file and a real PostgreSQL database: passwords and tokens
+//! never stored in clear, sessions (across servers on one database), throttling, invitations used once.
 
 use std::sync::Arc;
 
-use dashboard_auth::{AccountId, AuthError, SIGN_IN_BURST, SqliteUserStore, UserStore, Users};
+use dashboard_auth::{
+    AccountId, AuthError, PgUserStore, SIGN_IN_BURST, SqliteUserStore, UserStore, Users,
+};
 
 const PASSWORD: &str = "correct horse battery staple";
 
@@ -12,6 +14,68 @@ async fn users(dir: &tempfile::TempDir) -> Users {
         .await
         .expect("opens");
     Users::new(Arc::new(store))
+}
+
+/// A database of either engine; each [`Engine::store`] is another server's connection to it.
+enum Engine {
+    Sqlite(tempfile::TempDir),
+    Postgres(pg_test::TestDatabase),
+}
+
+impl Engine {
+    async fn both() -> [Engine; 2] {
+        [
+            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
+            Engine::Postgres(pg_test::TestDatabase::create().await),
+        ]
+    }
+
+    async fn store(&self) -> Arc<dyn UserStore> {
+        match self {
+            Engine::Sqlite(dir) => Arc::new(
+                SqliteUserStore::open(&dir.path().join("users.db"))
+                    .await
+                    .expect("opens"),
+            ),
+            Engine::Postgres(database) => Arc::new(
+                PgUserStore::with_pool(
+                    pg_pool::PgPool::connect(&database.url)
+                        .await
+                        .expect("connects"),
+                )
+                .await
+                .expect("migrates"),
+            ),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_session_made_on_one_server_works_on_another() {
+    for engine in Engine::both().await {
+        let (server_a, server_b) = (
+            Users::new(engine.store().await),
+            Users::new(engine.store().await),
+        );
+        server_a
+            .create("ada@example.com", PASSWORD, AccountId(1), false)
+            .await
+            .expect("created");
+        let (token, session) = server_a
+            .sign_in("ada@example.com", PASSWORD)
+            .await
+            .expect("signs in");
+        let seen = server_b.session(token.expose()).await.expect("reads");
+        assert_eq!(seen.map(|(s, _)| s.csrf_token), Some(session.csrf_token));
+        server_b.sign_out(token.expose()).await.expect("signs out");
+        assert!(
+            server_a
+                .session(token.expose())
+                .await
+                .expect("reads")
+                .is_none()
+        );
+    }
 }
 
 fn file_contains(dir: &tempfile::TempDir, needle: &str) -> bool {
@@ -62,8 +126,15 @@ async fn a_user_signs_in_and_out_and_nothing_secret_is_stored() {
 
 #[tokio::test]
 async fn wrong_passwords_unknown_emails_and_bad_input_are_refused() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let users = users(&dir).await;
+    for engine in Engine::both().await {
+        wrong_passwords_unknown_emails_and_bad_input_are_refused_on(Users::new(
+            engine.store().await,
+        ))
+        .await;
+    }
+}
+
+async fn wrong_passwords_unknown_emails_and_bad_input_are_refused_on(users: Users) {
     users
         .create("ada@example.com", PASSWORD, AccountId(1), false)
         .await
