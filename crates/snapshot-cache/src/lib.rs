@@ -4,10 +4,13 @@
 //! fetched inside the window (spec 1.3, 3). Snapshots are keyed by the normalized URL a caller asked for and by
 //! the URL the page resolved to, so `/company/1441` and `/company/google` share one snapshot once seen.
 //!
-//! [`SnapshotStore`] is the backend-neutral interface; [`SqliteSnapshotStore`] the embedded backend.
+//! [`SnapshotStore`] is the backend-neutral interface; `SqliteSnapshotStore` the embedded backend (feature
+//! `sqlite`, the default), `PgSnapshotStore` the backend for several servers on one PostgreSQL database
+//! (feature `postgres`).
 //! Not here: deciding whether to fetch, fetching, pricing.
 //!
 //! ```
+//! # #[cfg(feature = "sqlite")]
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use snapshot_cache::{Snapshot, SnapshotStore, SqliteSnapshotStore};
 //! use page_url::{NetworkDomain, PageUrl};
@@ -27,7 +30,11 @@
 #![deny(missing_docs)]
 
 mod hot;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
 mod sqlite;
+mod stored;
 
 use std::collections::HashMap;
 
@@ -35,6 +42,9 @@ use company_model::{CompanyRecord, RecordJson};
 use page_url::PageUrl;
 
 pub use hot::HOT_REUSE;
+#[cfg(feature = "postgres")]
+pub use postgres::PgSnapshotStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteSnapshotStore;
 
 /// One page's record as fetched at one time.

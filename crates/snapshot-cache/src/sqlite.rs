@@ -4,20 +4,11 @@ use std::path::Path;
 use page_url::PageUrl;
 use sqlite_pool::{SqlitePool, rusqlite};
 
-use std::io::Read;
-
-use company_model::{CompanyRecord, RECORD_FORMAT, RecordJson};
+use company_model::{CompanyRecord, RECORD_FORMAT};
 
 use crate::hot::HotSnapshots;
+use crate::stored::{gunzip, stored_record};
 use crate::{CacheError, Snapshot, SnapshotStore, StoredPage};
-
-/// The HTML of a kept page (invalid UTF-8 replaced, as the parser read it when it was fetched).
-fn gunzip(bytes: &[u8]) -> std::io::Result<String> {
-    let mut html = Vec::new();
-    flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut html)?;
-    Ok(String::from_utf8(html)
-        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned()))
-}
 
 const MIGRATIONS: &[&str] = &["
     CREATE TABLE snapshots (
@@ -36,16 +27,6 @@ const MIGRATIONS: &[&str] = &["
     -- company_model::RECORD_FORMAT of `record`: rows in an older shape are converted when read.
     ALTER TABLE snapshots ADD COLUMN record_format INTEGER NOT NULL DEFAULT 1;
 "];
-
-/// A stored record as it can be answered: as kept when in today's shape, else converted through the record type.
-fn stored_record(text: String, format: u32) -> Result<RecordJson, String> {
-    if format == RECORD_FORMAT {
-        RecordJson::from_stored(text).map_err(|e| e.to_string())
-    } else {
-        let record: CompanyRecord = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-        Ok(RecordJson::from_record(&record))
-    }
-}
 
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).
 ///

@@ -1,9 +1,46 @@
-//! The SQLite snapshot store on a real file.
+//! The snapshot store on both engines, a real SQLite file and a real PostgreSQL database; and what only the
+//! SQLite backend has (damaged rows and older record shapes in a file written by hand).
+
+use std::sync::Arc;
 
 use company_model::{CompanyRecord, RecordJson};
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
-use snapshot_cache::{Snapshot, SnapshotStore, SqliteSnapshotStore};
+use snapshot_cache::{PgSnapshotStore, Snapshot, SnapshotStore, SqliteSnapshotStore};
+
+/// A database of either engine; each [`Engine::store`] is another process's connection to it.
+enum Engine {
+    Sqlite(tempfile::TempDir),
+    Postgres(pg_test::TestDatabase),
+}
+
+impl Engine {
+    async fn both() -> [Engine; 2] {
+        [
+            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
+            Engine::Postgres(pg_test::TestDatabase::create().await),
+        ]
+    }
+
+    async fn store(&self) -> Arc<dyn SnapshotStore> {
+        match self {
+            Engine::Sqlite(dir) => Arc::new(
+                SqliteSnapshotStore::open(&dir.path().join("s.db"))
+                    .await
+                    .expect("opens"),
+            ),
+            Engine::Postgres(database) => Arc::new(
+                PgSnapshotStore::with_pool(
+                    pg_pool::PgPool::connect(&database.url)
+                        .await
+                        .expect("connects"),
+                )
+                .await
+                .expect("migrates"),
+            ),
+        }
+    }
+}
 
 fn url(text: &str) -> PageUrl {
     PageUrl::parse_submitted(text, &NetworkDomain::default()).expect("valid URL")
@@ -34,10 +71,13 @@ fn gzip(parts: &[&[u8]]) -> Vec<u8> {
 
 #[tokio::test]
 async fn windows_aliases_and_replacement() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = SqliteSnapshotStore::open(&dir.path().join("s.db"))
-        .await
-        .expect("opens");
+    for engine in Engine::both().await {
+        windows_aliases_and_replacement_on(&engine).await;
+    }
+}
+
+async fn windows_aliases_and_replacement_on(engine: &Engine) {
+    let store = engine.store().await;
     let (by_id, google, other) = (
         url("https://www.linkedin.com/company/1441"),
         url("https://www.linkedin.com/company/google"),
@@ -104,11 +144,9 @@ async fn windows_aliases_and_replacement() {
         .expect("read");
     assert_eq!(found[&by_id], new);
 
-    // Survives reopening the file.
+    // Survives reopening the database.
     drop(store);
-    let reopened = SqliteSnapshotStore::open(&dir.path().join("s.db"))
-        .await
-        .expect("reopens");
+    let reopened = engine.store().await;
     let found = reopened
         .fresh_many(std::slice::from_ref(&google), since_two_hours)
         .await
@@ -118,10 +156,12 @@ async fn windows_aliases_and_replacement() {
 
 #[tokio::test]
 async fn kept_pages_can_be_parsed_again() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = SqliteSnapshotStore::open(&dir.path().join("s.db"))
-        .await
-        .expect("opens");
+    for engine in Engine::both().await {
+        kept_pages_can_be_parsed_again_on(engine.store().await).await;
+    }
+}
+
+async fn kept_pages_can_be_parsed_again_on(store: Arc<dyn SnapshotStore>) {
     let now = Timestamp::now()
         .round(jiff::Unit::Millisecond)
         .expect("rounds");
@@ -231,10 +271,15 @@ async fn damaged_records_are_refetched_and_older_shapes_converted() {
 
 #[tokio::test]
 async fn changes_by_another_process_are_served_within_the_reuse_time() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("cache.db");
-    let server = SqliteSnapshotStore::open(&path).await.expect("opens");
-    let reparse = SqliteSnapshotStore::open(&path).await.expect("opens");
+    for engine in Engine::both().await {
+        changes_by_another_process_on(engine.store().await, engine.store().await).await;
+    }
+}
+
+async fn changes_by_another_process_on(
+    server: Arc<dyn SnapshotStore>,
+    reparse: Arc<dyn SnapshotStore>,
+) {
     let page = url("https://www.linkedin.com/company/google");
     let now = Timestamp::now()
         .round(jiff::Unit::Millisecond)
@@ -246,8 +291,8 @@ async fn changes_by_another_process_are_served_within_the_reuse_time() {
     };
     server.put(&snapshot, &[], None).await.expect("stored");
     let since = now - SignedDuration::from_secs(1);
-    let read = |store: &SqliteSnapshotStore| {
-        let store = store.clone();
+    let read = |store: &Arc<dyn SnapshotStore>| {
+        let store = Arc::clone(store);
         let page = page.clone();
         async move {
             store

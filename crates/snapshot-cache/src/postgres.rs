@@ -1,0 +1,212 @@
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use company_model::{CompanyRecord, RECORD_FORMAT};
+use page_url::PageUrl;
+use pg_pool::PgPool;
+
+use crate::hot::HotSnapshots;
+use crate::stored::{gunzip, stored_record};
+use crate::{CacheError, Snapshot, SnapshotStore, StoredPage};
+
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE snapshots (
+        url TEXT PRIMARY KEY,             -- canonical URL the page resolved to
+        record TEXT NOT NULL,             -- the CompanyRecord as JSON
+        record_format INTEGER NOT NULL,   -- company_model::RECORD_FORMAT of `record`
+        fetched_at TIMESTAMPTZ NOT NULL,
+        page_gzip BYTEA                   -- the fetched HTML, gzip-compressed, for reparsing
+    );
+    CREATE TABLE snapshot_aliases (
+        alias TEXT PRIMARY KEY,           -- a normalized URL that led to the snapshot (its own URL included)
+        url TEXT NOT NULL REFERENCES snapshots (url) ON DELETE CASCADE
+    );
+    CREATE INDEX snapshot_aliases_url ON snapshot_aliases (url);
+"];
+
+/// Snapshots in a PostgreSQL database (tables `snapshots` and `snapshot_aliases`), shared by every server on
+/// it: a page one server fetched answers stored requests on all.
+///
+/// As with SQLite, snapshots read or written through this value are reused from memory for
+/// [`crate::HOT_REUSE`]; a snapshot another server writes is seen within that.
+#[derive(Clone, Debug)]
+pub struct PgSnapshotStore {
+    pool: PgPool,
+    hot: std::sync::Arc<HotSnapshots>,
+}
+
+fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
+    CacheError(Box::new(error))
+}
+
+fn timestamp(at: SystemTime) -> jiff::Timestamp {
+    jiff::Timestamp::try_from(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+}
+
+/// `RECORD_FORMAT` as the column holds it.
+fn format_column() -> i32 {
+    i32::try_from(RECORD_FORMAT).unwrap_or(i32::MAX)
+}
+
+impl PgSnapshotStore {
+    /// Uses a pool on the database (the service opens one and shares it between its stores) and migrates the
+    /// tables.
+    ///
+    /// # Errors
+    /// [`CacheError`] when the tables cannot be migrated.
+    pub async fn with_pool(pool: PgPool) -> Result<Self, CacheError> {
+        pool.migrate("snapshot-cache", MIGRATIONS)
+            .await
+            .map_err(backend)?;
+        Ok(Self {
+            pool,
+            hot: std::sync::Arc::default(),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl SnapshotStore for PgSnapshotStore {
+    async fn fresh_many(
+        &self,
+        urls: &[PageUrl],
+        fetched_since: jiff::Timestamp,
+    ) -> Result<HashMap<PageUrl, Snapshot>, CacheError> {
+        let mut found = HashMap::with_capacity(urls.len());
+        let mut cold = Vec::new();
+        for url in urls {
+            match self.hot.get(url, fetched_since) {
+                Some(snapshot) => {
+                    found.insert(url.clone(), snapshot);
+                }
+                None => cold.push(url),
+            }
+        }
+        if cold.is_empty() {
+            return Ok(found);
+        }
+        let aliases: Vec<&str> = cold.iter().map(|u| u.as_str()).collect();
+        let since = SystemTime::from(fetched_since);
+        let client = self.pool.client().await.map_err(backend)?;
+        let statement = client
+            .prepare_cached(
+                "SELECT a.alias, s.url, s.record, s.fetched_at, s.record_format
+                 FROM snapshot_aliases a JOIN snapshots s ON s.url = a.url
+                 WHERE a.alias = ANY($1) AND s.fetched_at >= $2",
+            )
+            .await
+            .map_err(backend)?;
+        let rows = client
+            .query(&statement, &[&aliases, &since])
+            .await
+            .map_err(backend)?;
+        let by_text: HashMap<&str, &PageUrl> = cold.iter().map(|u| (u.as_str(), *u)).collect();
+        for row in rows {
+            let alias: &str = row.get(0);
+            let Some(&key) = by_text.get(alias) else {
+                continue;
+            };
+            let url: &str = row.get(1);
+            let format = u32::try_from(row.get::<_, i32>(4)).unwrap_or(0);
+            let record = match stored_record(row.get(2), format) {
+                Ok(record) => record,
+                Err(error) => {
+                    tracing::warn!(%url, %error, "a stored record is damaged; the page will be fetched again");
+                    continue;
+                }
+            };
+            let snapshot = Snapshot {
+                url: PageUrl::from_canonical(url).map_err(backend)?,
+                record,
+                fetched_at: timestamp(row.get(3)),
+            };
+            self.hot.keep(key, &snapshot);
+            found.insert(key.clone(), snapshot);
+        }
+        Ok(found)
+    }
+
+    async fn put(
+        &self,
+        snapshot: &Snapshot,
+        aliases: &[PageUrl],
+        page_gzip: Option<&[u8]>,
+    ) -> Result<(), CacheError> {
+        let url = snapshot.url.as_str();
+        let fetched_at = SystemTime::from(snapshot.fetched_at);
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let transaction = client.transaction().await.map_err(backend)?;
+        // Keep the newer snapshot when two fetches of one page finish out of order (on any server).
+        transaction
+            .execute(
+                "INSERT INTO snapshots (url, record, record_format, fetched_at, page_gzip)
+                 VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (url) DO UPDATE SET record = excluded.record, record_format = excluded.record_format,
+                                                 fetched_at = excluded.fetched_at, page_gzip = excluded.page_gzip
+                 WHERE excluded.fetched_at >= snapshots.fetched_at",
+                &[&url, &snapshot.record.as_str(), &format_column(), &fetched_at, &page_gzip],
+            )
+            .await
+            .map_err(backend)?;
+        let mut alias_texts: Vec<&str> = aliases.iter().map(PageUrl::as_str).collect();
+        alias_texts.push(url);
+        transaction
+            .execute(
+                "INSERT INTO snapshot_aliases (alias, url) SELECT unnest($1::TEXT[]), $2
+                 ON CONFLICT (alias) DO UPDATE SET url = excluded.url",
+                &[&alias_texts, &url],
+            )
+            .await
+            .map_err(backend)?;
+        transaction.commit().await.map_err(backend)?;
+        self.hot.stored(aliases, snapshot);
+        Ok(())
+    }
+
+    async fn stored_pages(
+        &self,
+        after: Option<&PageUrl>,
+        limit: u32,
+    ) -> Result<Vec<StoredPage>, CacheError> {
+        let after = after.map_or("", PageUrl::as_str);
+        let client = self.pool.client().await.map_err(backend)?;
+        let rows = client
+            .query(
+                "SELECT url, page_gzip, fetched_at FROM snapshots
+                 WHERE url > $1 AND page_gzip IS NOT NULL ORDER BY url LIMIT $2",
+                &[&after, &i64::from(limit)],
+            )
+            .await
+            .map_err(backend)?;
+        rows.iter()
+            .map(|row| {
+                Ok(StoredPage {
+                    url: PageUrl::from_canonical(row.get(0)).map_err(backend)?,
+                    html: gunzip(row.get(1)).map_err(backend)?,
+                    fetched_at: timestamp(row.get(2)),
+                })
+            })
+            .collect()
+    }
+
+    async fn replace_record(
+        &self,
+        url: &PageUrl,
+        fetched_at: jiff::Timestamp,
+        record: &CompanyRecord,
+    ) -> Result<bool, CacheError> {
+        let record = serde_json::to_string(record).map_err(backend)?;
+        let fetched_at = SystemTime::from(fetched_at);
+        let client = self.pool.client().await.map_err(backend)?;
+        let changed = client
+            .execute(
+                "UPDATE snapshots SET record = $1, record_format = $4 WHERE url = $2 AND fetched_at = $3",
+                &[&record, &url.as_str(), &fetched_at, &format_column()],
+            )
+            .await
+            .map_err(backend)?;
+        // Rare (a reparse), so forgetting every kept snapshot is simpler than finding the ones of this page.
+        self.hot.clear();
+        Ok(changed > 0)
+    }
+}
