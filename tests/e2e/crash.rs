@@ -74,13 +74,7 @@ async fn a_server_killed_mid_load_restarts_clean_and_loses_nothing() {
     });
 
     // A second server on the same file is refused while this one runs.
-    let refused = cli_fails(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--db",
-        &db.display().to_string(),
-    ]);
+    let refused = cli_fails(&["serve", "--listen", "127.0.0.1:0", "--db", &db]);
     assert!(refused.contains("another company-data server"), "{refused}");
 
     let conn = rusqlite::Connection::open(&db).expect("open");
@@ -89,11 +83,11 @@ async fn a_server_killed_mid_load_restarts_clean_and_loses_nothing() {
         .expect("check");
     assert_eq!(integrity, "ok");
     let balance = query_i64(
-        &db,
+        std::path::Path::new(&db),
         "SELECT balance_millis FROM accounts WHERE name = 'acme'",
     );
     let ledger = query_i64(
-        &db,
+        std::path::Path::new(&db),
         "SELECT sum(delta_millis) FROM ledger_entries WHERE account_id = (SELECT id FROM accounts WHERE name = 'acme')",
     );
     assert_eq!(balance, ledger, "the ledger sums to the balance");

@@ -13,6 +13,7 @@ mod freshness;
 mod limits;
 mod links;
 mod openapi;
+mod postgres;
 mod requests;
 mod unresolved;
 

@@ -126,8 +126,8 @@ pub struct Service {
     running: Running,
     /// `http://127.0.0.1:<port>`.
     pub base: String,
-    /// The database file.
-    pub db: PathBuf,
+    /// The database as `--db` takes it: the SQLite file's path, or the PostgreSQL URL.
+    pub db: String,
     /// What the server printed on stdout.
     stdout: Arc<Mutex<String>>,
     /// Every line the server logged on stderr so far.
@@ -149,6 +149,8 @@ pub struct ServiceOptions<'a> {
     pub dir: Option<Arc<tempfile::TempDir>>,
     /// Another `company-data` build to run (benchmarks); [`binary`] otherwise. Implies `real_process`.
     pub binary: Option<PathBuf>,
+    /// A PostgreSQL database (`postgres://…`) instead of a new SQLite file in the server's folder.
+    pub database_url: Option<String>,
     /// Run the real binary as a process of its own, for tests that read its output, set its environment or kill
     /// it; otherwise the server runs in this process ([`company_data::Server`], as `serve` runs it), on a
     /// runtime of its own.
@@ -157,7 +159,7 @@ pub struct ServiceOptions<'a> {
 
 impl ServiceOptions<'_> {
     /// `serve` and its flags: a free loopback port, the origin, the live time-out, the database, the extra flags.
-    fn serve_args(&self, db: &Path) -> Vec<String> {
+    fn serve_args(&self, db: &str) -> Vec<String> {
         let mut argv: Vec<String> = [
             "serve",
             "--listen",
@@ -170,7 +172,7 @@ impl ServiceOptions<'_> {
         ]
         .map(str::to_owned)
         .into();
-        argv.push(db.display().to_string());
+        argv.push(db.to_owned());
         argv.extend(self.args.iter().map(|a| (*a).to_owned()));
         argv
     }
@@ -195,6 +197,7 @@ impl Default for ServiceOptions<'_> {
             args: Vec::new(),
             dir: None,
             binary: None,
+            database_url: None,
             real_process: false,
         }
     }
@@ -207,7 +210,10 @@ impl Service {
             .dir
             .clone()
             .unwrap_or_else(|| Arc::new(tempfile::tempdir().expect("temp dir")));
-        let db = dir.path().join("company-data.db");
+        let db = options
+            .database_url
+            .clone()
+            .unwrap_or_else(|| dir.path().join("company-data.db").display().to_string());
         if options.real_process || options.binary.is_some() {
             Self::start_process(options, dir, db)
         } else {
@@ -219,7 +225,7 @@ impl Service {
     fn start_in_process(
         options: &ServiceOptions<'_>,
         dir: Arc<tempfile::TempDir>,
-        db: PathBuf,
+        db: String,
     ) -> Self {
         use clap::Parser;
         /// `serve`'s flags.
@@ -285,11 +291,7 @@ impl Service {
     }
 
     /// The real binary, as a process of its own.
-    fn start_process(
-        options: ServiceOptions<'_>,
-        dir: Arc<tempfile::TempDir>,
-        db: PathBuf,
-    ) -> Self {
+    fn start_process(options: ServiceOptions<'_>, dir: Arc<tempfile::TempDir>, db: String) -> Self {
         let mut child = Command::new(options.binary.as_deref().unwrap_or_else(|| binary()))
             .args(options.serve_args(&db))
             .envs(options.env)
@@ -369,7 +371,7 @@ impl Service {
             "keys",
             "create",
             "--db",
-            &self.db.display().to_string(),
+            &self.db,
             "--account",
             account,
             "--credits",
@@ -410,8 +412,7 @@ impl Service {
     /// `company-data <args> --db <this db>`.
     pub fn cli(&self, args: &[&str]) -> String {
         let mut all: Vec<&str> = args.to_vec();
-        let db = self.db.display().to_string();
-        all.extend(["--db", &db]);
+        all.extend(["--db", &self.db]);
         cli(&all)
     }
 

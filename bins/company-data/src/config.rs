@@ -3,7 +3,6 @@
 //! business of the crate it is handed to.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
@@ -18,9 +17,17 @@ use crate::Settings;
 /// `--db`: the database.
 #[derive(Args, Clone, Debug)]
 pub struct DbArg {
-    /// The SQLite database file.
-    #[arg(long, env = "COMPANY_DATA_DB", default_value = "company-data.db")]
-    pub db: PathBuf,
+    /// The database: a SQLite file (the embedded default, one server), or a PostgreSQL URL
+    /// `postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=require]` that any number of servers share.
+    #[arg(long, env = "COMPANY_DATA_DB", default_value = "company-data.db", value_parser = parse_database)]
+    pub db: crate::Database,
+}
+
+fn parse_database(text: &str) -> Result<crate::Database, String> {
+    if text.trim().is_empty() {
+        return Err("give a SQLite file or a postgres:// URL".to_owned());
+    }
+    Ok(crate::Database::parse(text.trim()))
 }
 
 impl DbArg {

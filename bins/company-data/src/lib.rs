@@ -6,29 +6,72 @@
 
 pub mod config;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use accounts::{Accounts, CreatedKey};
 use anyhow::Context;
-use api_keys::{ApiKeys, SqliteKeyStore};
+use api_keys::{ApiKeys, KeyStore, PgKeyStore, SqliteKeyStore};
 use company_lookup::{LookupService, LookupSettings};
-use credit_ledger::{Ledger, SqliteLedger};
+use credit_ledger::{Ledger, PgLedger, SqliteLedger};
 use dashboard::{Dashboard, DashboardSettings};
-use dashboard_auth::{SqliteUserStore, Users};
+use dashboard_auth::{PgUserStore, SqliteUserStore, UserStore, Users};
 use http::Request;
 use http_api::{Api, ApiSettings, KeyRate};
 use http_serve::ConnectionLimits;
 use page_scraper::{Fetcher, FetcherSettings, LinkResolver, LinkResolverSettings};
-use snapshot_cache::SqliteSnapshotStore;
+use pg_pool::PgPool;
+use snapshot_cache::{PgSnapshotStore, SnapshotStore, SqliteSnapshotStore};
 use sqlite_pool::{ServerLock, SqlitePool};
+
+/// Where the stores live.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Database {
+    /// One SQLite file, served by one server at a time (the embedded default).
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, `postgres://USER@HOST:PORT/DB`, shared by any number of servers.
+    Postgres(String),
+}
+
+impl Database {
+    /// A `postgres://` (or `postgresql://`) URL, else a SQLite file path.
+    pub fn parse(text: &str) -> Self {
+        if pg_pool::is_postgres_url(text) {
+            Self::Postgres(text.to_owned())
+        } else {
+            Self::Sqlite(PathBuf::from(text))
+        }
+    }
+}
+
+impl std::fmt::Display for Database {
+    /// The file, or the URL without its password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Sqlite(path) => write!(f, "{}", path.display()),
+            Self::Postgres(url) => match (url.find("://"), url.rfind('@')) {
+                (Some(scheme), Some(at)) if url[scheme..at].contains(':') => {
+                    let user_end = scheme + 3 + url[scheme + 3..at].find(':').unwrap_or(0);
+                    write!(f, "{}:***{}", &url[..user_end], &url[at..])
+                }
+                _ => f.write_str(url),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Database({self})")
+    }
+}
 
 /// Everything `serve` needs to know.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// The SQLite file.
-    pub db: PathBuf,
+    /// Where the stores live.
+    pub db: Database,
     /// Where live pages come from and how they are fetched (origin, network domain, limits, retries).
     pub fetcher: FetcherSettings,
     /// The lookup's knobs: live time-out, per-account cap on live lookups.
@@ -49,26 +92,49 @@ pub struct Stores {
     /// Accounts, keys and sign-ins.
     pub accounts: Arc<Accounts>,
     /// Snapshots of pages and their records.
-    pub snapshots: Arc<SqliteSnapshotStore>,
+    pub snapshots: Arc<dyn SnapshotStore>,
 }
 
+/// The four stores of one database, whichever its engine.
+type StoreParts = (
+    Arc<dyn Ledger>,
+    Arc<dyn KeyStore>,
+    Arc<dyn UserStore>,
+    Arc<dyn SnapshotStore>,
+);
+
 impl Stores {
-    /// Opens (and migrates) every store on the SQLite file `db`.
+    /// Opens (and migrates) every store on the database: the SQLite file, or the PostgreSQL database.
     ///
     /// # Errors
-    /// When the file cannot be opened or migrated.
-    pub async fn open(db: &Path) -> anyhow::Result<Self> {
-        let pool = SqlitePool::open(db).await?;
-        let ledger: Arc<dyn Ledger> = Arc::new(SqliteLedger::with_pool(pool.clone()).await?);
-        let keys = Arc::new(ApiKeys::new(Arc::new(
-            SqliteKeyStore::with_pool(pool.clone()).await?,
-        )));
-        let users = Arc::new(Users::new(Arc::new(
-            SqliteUserStore::with_pool(pool.clone()).await?,
-        )));
-        let snapshots = Arc::new(SqliteSnapshotStore::with_pool(pool).await?);
+    /// When the database cannot be opened or migrated.
+    pub async fn open(db: &Database) -> anyhow::Result<Self> {
+        let (ledger, keys, users, snapshots): StoreParts = match db {
+            Database::Sqlite(path) => {
+                let pool = SqlitePool::open(path).await?;
+                (
+                    Arc::new(SqliteLedger::with_pool(pool.clone()).await?),
+                    Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?),
+                    Arc::new(SqliteUserStore::with_pool(pool.clone()).await?),
+                    Arc::new(SqliteSnapshotStore::with_pool(pool).await?),
+                )
+            }
+            Database::Postgres(url) => {
+                let pool = PgPool::connect(url).await?;
+                (
+                    Arc::new(PgLedger::with_pool(pool.clone()).await?),
+                    Arc::new(PgKeyStore::with_pool(pool.clone()).await?),
+                    Arc::new(PgUserStore::with_pool(pool.clone()).await?),
+                    Arc::new(PgSnapshotStore::with_pool(pool).await?),
+                )
+            }
+        };
         Ok(Self {
-            accounts: Arc::new(Accounts::new(ledger, keys, users)),
+            accounts: Arc::new(Accounts::new(
+                ledger,
+                Arc::new(ApiKeys::new(keys)),
+                Arc::new(Users::new(users)),
+            )),
             snapshots,
         })
     }
@@ -168,24 +234,30 @@ impl App {
 pub struct Server {
     app: Arc<App>,
     first_key: Option<CreatedKey>,
-    /// Held while the server lives: no other process serves its SQLite file.
-    _lock: ServerLock,
+    /// On SQLite, held while the server lives: no other process serves its file.
+    _lock: Option<ServerLock>,
 }
 
 impl Server {
-    /// Claims the database file ([`ServerLock`]), opens the parts, makes the first account and key on an
-    /// empty database, frees the credit holds a stopped server left (no other server can own them while the
-    /// lock is held), and starts the upkeep.
+    /// Opens the parts, makes the first account and key on an empty database, and starts the upkeep. On
+    /// SQLite it first claims the file ([`ServerLock`]) and then frees every credit hold a stopped server left
+    /// (no other server can own them while the lock is held); on PostgreSQL other servers' holds are theirs,
+    /// and the upkeep frees those of stopped servers once they are older than any request can run.
     ///
     /// # Errors
-    /// When another server serves the file, or the database cannot be opened.
+    /// When another server serves the SQLite file, or the database cannot be opened.
     pub async fn start(settings: &Settings) -> anyhow::Result<Self> {
-        let lock = ServerLock::acquire(&settings.db).context("use another --db")?;
+        let lock = match &settings.db {
+            Database::Sqlite(path) => Some(ServerLock::acquire(path).context("use another --db")?),
+            Database::Postgres(_) => None,
+        };
         let app = Arc::new(App::open(settings).await.context("starting the service")?);
         let first_key = app.accounts.first_start().await?;
-        let released = app.lookup.release_all_holds().await?;
-        if released > 0 {
-            tracing::warn!(released, "released credit holds left by a stopped server");
+        if lock.is_some() {
+            let released = app.lookup.release_all_holds().await?;
+            if released > 0 {
+                tracing::warn!(released, "released credit holds left by a stopped server");
+            }
         }
         app.spawn_upkeep();
         Ok(Self {

@@ -31,7 +31,7 @@ pub struct PgKeyStore {
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> KeyError {
-    KeyError::Backend(Box::new(error))
+    KeyError::Backend(pg_pool::boxed_error(error))
 }
 
 fn timestamp(at: SystemTime) -> jiff::Timestamp {

@@ -56,7 +56,7 @@ pub struct PgLedger {
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> LedgerError {
-    LedgerError::Backend(Box::new(error))
+    LedgerError::Backend(pg_pool::boxed_error(error))
 }
 
 fn timestamp(at: SystemTime) -> jiff::Timestamp {

@@ -41,7 +41,7 @@ pub struct PgUserStore {
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> AuthError {
-    AuthError::Backend(Box::new(error))
+    AuthError::Backend(pg_pool::boxed_error(error))
 }
 
 fn timestamp(at: SystemTime) -> jiff::Timestamp {

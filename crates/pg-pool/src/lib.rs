@@ -36,8 +36,8 @@ pub enum PgError {
     /// No connection could be had: the server is down or unreachable, the pool is exhausted, or TLS failed.
     #[error("the database is unavailable: {0}")]
     Unavailable(String),
-    /// A statement failed.
-    #[error("a database statement failed: {0}")]
+    /// A statement failed; the message is the server's (`duplicate key value violates …`).
+    #[error("a database statement failed: {}", statement_detail(.0))]
     Statement(#[from] tokio_postgres::Error),
     /// The database holds a newer schema than this program knows.
     #[error(
@@ -52,6 +52,27 @@ pub enum PgError {
         /// The version this program knows.
         known: usize,
     },
+}
+
+/// The server's own message for a statement it refused, else the driver's.
+fn statement_detail(error: &tokio_postgres::Error) -> String {
+    error.as_db_error().map_or_else(
+        || error.to_string(),
+        |db| format!("{} ({})", db.message(), db.code().code()),
+    )
+}
+
+/// A store's backend error, boxed, with a driver error turned into [`PgError::Statement`] so that its message
+/// says what the server refused (the driver's own says only "db error").
+pub fn boxed_error<E>(error: E) -> Box<dyn std::error::Error + Send + Sync>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error);
+    match boxed.downcast::<tokio_postgres::Error>() {
+        Ok(driver) => Box::new(PgError::Statement(*driver)),
+        Err(other) => other,
+    }
 }
 
 impl PgError {

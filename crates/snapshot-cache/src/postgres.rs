@@ -36,7 +36,7 @@ pub struct PgSnapshotStore {
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
-    CacheError(Box::new(error))
+    CacheError(pg_pool::boxed_error(error))
 }
 
 fn timestamp(at: SystemTime) -> jiff::Timestamp {
@@ -148,8 +148,11 @@ impl SnapshotStore for PgSnapshotStore {
             )
             .await
             .map_err(backend)?;
+        // One row per alias: a page asked for by its own URL is its own alias once.
         let mut alias_texts: Vec<&str> = aliases.iter().map(PageUrl::as_str).collect();
         alias_texts.push(url);
+        alias_texts.sort_unstable();
+        alias_texts.dedup();
         transaction
             .execute(
                 "INSERT INTO snapshot_aliases (alias, url) SELECT unnest($1::TEXT[]), $2

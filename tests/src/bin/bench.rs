@@ -340,7 +340,7 @@ async fn stored_path(plan: Plan, release: &Path) -> Result<Value, Error> {
     let baseline_url = bare_hyper(headers, stored_bytes.clone()).await?;
     let baseline = load_figures(&baseline_url, &key, &body, plan, None)?;
 
-    let (with_auth, without_auth) = auth_cost(&db, &key, &body, plan).await?;
+    let (with_auth, without_auth) = auth_cost(Path::new(&db), &key, &body, plan).await?;
 
     Ok(json!({
         "response_bytes": stored_bytes.len(),
@@ -373,7 +373,7 @@ impl http_api::Authenticator for UncheckedKey {
 /// keys with the service's `ApiKeys`, one accepting the key unchecked. Each is served on a runtime of its own
 /// (two workers, as the service's), so the load generator's waiting never runs on the servers' threads.
 async fn auth_cost(db: &Path, key: &str, body: &str, plan: Plan) -> Result<(Value, Value), Error> {
-    let stores = company_data::Stores::open(db).await?;
+    let stores = company_data::Stores::open(&company_data::Database::Sqlite(db.to_owned())).await?;
     let keys = std::sync::Arc::clone(stores.accounts.keys());
     let verified = keys.verify(key).await?;
     let fetcher = page_scraper::Fetcher::new(page_scraper::FetcherSettings::new(

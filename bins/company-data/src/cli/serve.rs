@@ -29,7 +29,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             )
         })?;
     let address = listener.local_addr()?;
-    tracing::info!(%address, db = %settings.db.display(), origin = ?settings.fetcher.origin, "listening");
+    tracing::info!(%address, db = %settings.db, origin = ?settings.fetcher.origin, "listening");
     eprintln!("company-data listening on http://{address}");
     server.serve(listener, shutdown_signal()).await?;
     Ok(())

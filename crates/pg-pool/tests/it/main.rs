@@ -1,0 +1,77 @@
+//! Pools and migrations on a real PostgreSQL database.
+
+use pg_pool::{PgError, PgPool};
+use pg_test::TestDatabase;
+
+const STEPS: &[&str] = &[
+    "CREATE TABLE notes (id BIGSERIAL PRIMARY KEY, text TEXT NOT NULL)",
+    "ALTER TABLE notes ADD COLUMN at TIMESTAMPTZ NOT NULL DEFAULT now()",
+];
+
+#[tokio::test]
+async fn servers_starting_at_once_migrate_once() {
+    let database = TestDatabase::create().await;
+    let pools = futures::future::join_all((0..3).map(|_| PgPool::connect(&database.url))).await;
+    let pools: Vec<PgPool> = pools.into_iter().map(|p| p.expect("connects")).collect();
+    let migrated = futures::future::join_all(pools.iter().map(|p| p.migrate("notes", STEPS))).await;
+    assert!(migrated.iter().all(Result::is_ok), "{migrated:?}");
+    let client = pools[0].client().await.expect("a connection");
+    let version: i64 = client
+        .query_one(
+            "SELECT version FROM schema_versions WHERE component = 'notes'",
+            &[],
+        )
+        .await
+        .expect("recorded")
+        .get(0);
+    assert_eq!(version, 2);
+    // Again: nothing to do.
+    pools[1].migrate("notes", STEPS).await.expect("idempotent");
+}
+
+#[tokio::test]
+async fn a_schema_newer_than_the_program_is_refused() {
+    let database = TestDatabase::create().await;
+    let pool = PgPool::connect(&database.url).await.expect("connects");
+    pool.migrate("notes", STEPS).await.expect("migrates");
+    let refused = pool.migrate("notes", &STEPS[..1]).await.expect_err("newer");
+    assert!(
+        matches!(
+            refused,
+            PgError::SchemaNewer {
+                found: 2,
+                known: 1,
+                ..
+            }
+        ),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains("run the newer program"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_statement_says_what_the_server_said() {
+    let database = TestDatabase::create().await;
+    let pool = PgPool::connect(&database.url).await.expect("connects");
+    let client = pool.client().await.expect("a connection");
+    let driver = client
+        .batch_execute("SELECT * FROM no_such_table")
+        .await
+        .expect_err("refused");
+    let message = pg_pool::boxed_error(driver).to_string();
+    assert!(
+        message.contains("relation \"no_such_table\" does not exist"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_unavailable() {
+    let refused = PgPool::connect("postgres://postgres@127.0.0.1:1/none")
+        .await
+        .expect_err("nothing listens on port 1");
+    assert!(refused.is_unavailable(), "{refused}");
+}
