@@ -116,3 +116,66 @@ async fn a_key_revoked_on_one_server_is_refused_by_every_server_within_seconds()
         );
     }
 }
+
+#[tokio::test]
+async fn the_database_going_away_is_a_503_and_the_service_resumes_when_it_returns() {
+    let database = TestDatabase::create().await;
+    let service = Service::start(on(&database, None));
+    let key = service.key("acme", "10");
+    assert_eq!(
+        service
+            .post(&key, &json!({ "liUrls": [GOOGLE] }))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(service.get("/healthz").await.status, 200);
+
+    // The database goes away: new connections refused, the server's connections ended.
+    let name = database.name().to_owned();
+    database
+        .admin(&format!(
+            "ALTER DATABASE {name} ALLOW_CONNECTIONS false;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"
+        ))
+        .await;
+    let down = service.post(&key, &json!({ "liUrls": [GOOGLE] })).await;
+    assert_eq!(
+        (down.status, &down.json["error"]),
+        (503, &json!("database_unavailable")),
+        "{}",
+        down.json
+    );
+    assert_eq!(down.header("retry-after"), Some("5"));
+    assert!(
+        !down.json["message"].to_string().contains("SQL"),
+        "{}",
+        down.json
+    );
+    let health = service.get("/healthz").await;
+    assert_eq!(
+        (health.status, &health.json["status"]),
+        (503, &json!("unavailable"))
+    );
+
+    // It comes back: the service resumes by itself.
+    database
+        .admin(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
+        .await;
+    let mut status = 0;
+    for _ in 0..50 {
+        status = service
+            .post(&key, &json!({ "liUrls": [GOOGLE] }))
+            .await
+            .status;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(status, 200, "the service did not resume");
+    assert_eq!(service.get("/healthz").await.status, 200);
+    // Nothing was charged for the refused request, and no hold was left.
+    let shown = service.cli(&["credits", "show", "--account", "acme"]);
+    assert!(shown.starts_with("acme: 8 credits"), "{shown}");
+}

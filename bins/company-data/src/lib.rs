@@ -179,6 +179,9 @@ impl App {
                 body_timeout: settings.connections.body_timeout,
             },
         );
+        api.set_health_check(Arc::new(DatabaseHealth(Arc::clone(
+            stores.accounts.ledger(),
+        ))));
         let dashboard = Dashboard::new(
             Arc::clone(&stores.accounts),
             Arc::clone(&lookup),
@@ -225,6 +228,21 @@ impl App {
                 }
             }
         })
+    }
+}
+
+/// `/healthz`'s question: does the database answer a read.
+#[derive(Debug)]
+struct DatabaseHealth(Arc<dyn Ledger>);
+
+#[async_trait::async_trait]
+impl http_api::HealthCheck for DatabaseHealth {
+    async fn check(&self) -> Result<(), String> {
+        self.0
+            .account(accounts::AccountId(0))
+            .await
+            .map(drop)
+            .map_err(|_| "the database does not answer".to_owned())
     }
 }
 

@@ -101,8 +101,25 @@ impl ApiError {
             Self::Lookup(LookupError::TimedOut { .. }) => "live_lookup_timed_out",
             Self::NotFound => "not_found",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
+            Self::Key(_) | Self::Lookup(_) if self.database_unavailable() => "database_unavailable",
             Self::Key(_) | Self::Lookup(_) => "service_unavailable",
         }
+    }
+
+    /// Whether a store failed because its database cannot be reached (down, restarting, out of connections),
+    /// as opposed to refusing a statement.
+    fn database_unavailable(&self) -> bool {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(error) = source {
+            if error
+                .downcast_ref::<pg_pool::PgError>()
+                .is_some_and(pg_pool::PgError::is_unavailable)
+            {
+                return true;
+            }
+            source = error.source();
+        }
+        false
     }
 
     /// What went wrong and how to fix it, for the body's `message`.
@@ -173,6 +190,11 @@ impl ApiError {
                 .to_owned(),
             Self::MethodNotAllowed { allow } => {
                 format!("This endpoint does not take that method. Use {allow}.")
+            }
+            Self::Key(_) | Self::Lookup(_) if self.database_unavailable() => {
+                "The database is unavailable (down or restarting). Nothing was charged. Retry after the \
+                 Retry-After header's seconds; the service resumes by itself when the database is back."
+                    .to_owned()
             }
             Self::Key(_) | Self::Lookup(_) => "The service could not complete the request because a store \
                                                is unavailable. Nothing was charged. Retry in a moment."

@@ -8,7 +8,8 @@
 //!   then [`company_lookup::LookupService::run`], with the charge in `X-Credits-Charged` and
 //!   `X-Credits-Remaining`;
 //! - `GET /openapi.json`: the OpenAPI 3.1 document of the API as configured ([`openapi_document`]);
-//! - `GET /healthz`: liveness.
+//! - `GET /healthz`: whether the service can serve: 200, or 503 when its [`HealthCheck`] fails (the database
+//!   is down).
 //!
 //! Every failure is an [`ApiError`], and [`ApiError::into_response`] is the one place where failures become
 //! HTTP statuses and `{error, message, status_code}` bodies. Serving connections is `http-serve`'s job; the
@@ -38,4 +39,4 @@ mod routes;
 pub use auth::{Authenticator, CredentialsError, KeyRate, presented_key};
 pub use error::ApiError;
 pub use openapi::{openapi_document, url_pattern};
-pub use routes::{Api, ApiSettings, strip_path_prefix};
+pub use routes::{Api, ApiSettings, HealthCheck, strip_path_prefix};

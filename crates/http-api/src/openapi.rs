@@ -94,7 +94,11 @@ pub fn openapi_document(
                             "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
                         },
-                        "503": error_response("A store is unavailable; nothing was charged. Retry."),
+                        "503": {
+                            "description": "`database_unavailable`: the database is down or restarting; `service_unavailable`: another store failed. Nothing was charged. Retry.",
+                            "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+                        },
                         "504": error_response("No URL resolved and a live lookup timed out; nothing was charged."),
                     }
                 }
@@ -110,11 +114,21 @@ pub fn openapi_document(
             "/healthz": {
                 "get": {
                     "operationId": "getHealth",
-                    "summary": "Liveness",
+                    "summary": "Health",
                     "security": [],
-                    "responses": {"200": {"description": "The server is up.", "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}
-                    }}}}}
+                    "responses": {
+                        "200": {"description": "The server is up and its database answers.", "content": {"application/json": {"schema": {
+                            "type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}
+                        }}}},
+                        "503": {
+                            "description": "The server cannot serve requests: its database does not answer.",
+                            "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+                            "content": {"application/json": {"schema": {
+                                "type": "object", "required": ["status", "message"],
+                                "properties": {"status": {"const": "unavailable"}, "message": {"type": "string"}}
+                            }}}
+                        }
+                    }
                 }
             }
         },

@@ -49,6 +49,15 @@ struct Inner {
     key_limiter: Option<KeyLimiter>,
     /// `/openapi.json`, serialized once.
     openapi: Bytes,
+    /// What `/healthz` asks, once set.
+    health: std::sync::OnceLock<Arc<dyn HealthCheck>>,
+}
+
+/// What `GET /healthz` asks besides "the process answers": typically whether the database answers.
+#[async_trait::async_trait]
+pub trait HealthCheck: Send + Sync + std::fmt::Debug {
+    /// `Err` with a short reason when the service cannot serve requests (`/healthz` then answers 503).
+    async fn check(&self) -> Result<(), String>;
 }
 
 impl Api {
@@ -75,7 +84,14 @@ impl Api {
             key_limiter: settings.key_rate.and_then(KeyRate::limiter),
             settings,
             openapi,
+            health: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Makes `/healthz` ask `check` (once; later calls change nothing). Without one, `/healthz` says only that
+    /// the process answers.
+    pub fn set_health_check(&self, check: Arc<dyn HealthCheck>) {
+        let _ = self.0.health.set(check);
     }
 
     /// The OpenAPI 3.1 document this API serves at `/openapi.json`, as JSON text.
@@ -109,12 +125,31 @@ impl Api {
                 self.openapi(),
                 "application/json",
             )),
-            "/healthz" if read_only => Ok(json_response(
-                StatusCode::OK,
-                &serde_json::json!({"status": "ok"}),
-            )),
+            "/healthz" if read_only => Ok(self.health().await),
             "/openapi.json" | "/healthz" => Err(ApiError::MethodNotAllowed { allow: "GET, HEAD" }),
             _ => Err(ApiError::NotFound),
+        }
+    }
+
+    /// `GET /healthz`: 200 `{"status": "ok"}`, or 503 `{"status": "unavailable", "message": …}` with
+    /// `Retry-After` when the health check fails.
+    async fn health(&self) -> Response {
+        let checked = match self.0.health.get() {
+            Some(check) => check.check().await,
+            None => Ok(()),
+        };
+        match checked {
+            Ok(()) => json_response(StatusCode::OK, &serde_json::json!({"status": "ok"})),
+            Err(reason) => {
+                let mut response = json_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &serde_json::json!({"status": "unavailable", "message": reason}),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(5u64));
+                response
+            }
         }
     }
 

@@ -32,6 +32,23 @@ pub struct TestDatabase {
 }
 
 impl TestDatabase {
+    /// The database's name, `cd_test_<random>`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs `sql` as the server's admin, e.g. to take the database away from its clients in a fault test.
+    pub async fn admin(&self, sql: &str) {
+        let (client, connection) = tokio_postgres::connect(&self.admin, tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("the test database server refused: {e}"));
+        tokio::spawn(connection);
+        client
+            .batch_execute(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
     /// A new empty database, `cd_test_<random>`.
     pub async fn create() -> Self {
         let admin = server();
