@@ -179,3 +179,29 @@ async fn the_database_going_away_is_a_503_and_the_service_resumes_when_it_return
     let shown = service.cli(&["credits", "show", "--account", "acme"]);
     assert!(shown.starts_with("acme: 8 credits"), "{shown}");
 }
+
+#[tokio::test]
+async fn the_same_page_asked_of_three_servers_at_once_is_fetched_once() {
+    let database = TestDatabase::create().await;
+    let origin = TestOrigin::start().await;
+    let servers: Vec<Service> = (0..3)
+        .map(|_| Service::start(on(&database, Some(&origin))))
+        .collect();
+    let key = servers[0].key("acme", "10");
+    let body = json!({ "liUrls": ["https://www.linkedin.com/company/p77"] });
+    let replies = join_all(servers.iter().map(|server| server.post(&key, &body))).await;
+    for reply in &replies {
+        assert_eq!(reply.status, 200, "{}", reply.json);
+        assert_eq!(reply.json["results"][0]["source"], "live");
+    }
+    assert_eq!(
+        origin.hits("/company/p77"),
+        1,
+        "one server fetched, the others waited for its snapshot"
+    );
+    let fetched: Vec<&serde_json::Value> = replies
+        .iter()
+        .map(|r| &r.json["results"][0]["fetched_at"])
+        .collect();
+    assert!(fetched.iter().all(|f| *f == fetched[0]), "{fetched:?}");
+}

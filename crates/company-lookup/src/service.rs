@@ -116,6 +116,19 @@ pub struct LookupService {
     links: Option<LinkResolver>,
 }
 
+/// How often a lookup waiting for another server's fetch of the same page looks for its snapshot.
+const CLAIM_POLL: Duration = Duration::from_millis(100);
+
+/// Who fetches a page that several servers were asked for at once.
+enum Claim {
+    /// This server: it holds the claim.
+    Fetch,
+    /// This server, without a claim (the store could not be asked, or waiting would pass the deadline).
+    Unshared,
+    /// Another server did: its snapshot, fetched after this lookup started.
+    Fetched(Box<Snapshot>),
+}
+
 /// Releases a hold that was neither settled nor released, e.g. when the caller disconnected and the request
 /// future was dropped mid-way.
 struct HoldGuard {
@@ -379,6 +392,63 @@ impl LookupService {
     async fn fetch_live(&self, url: &PageUrl) -> PageOutcome {
         let timeout = self.settings.live_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
+        let started = jiff::Timestamp::now();
+        // Another server on the same database may be fetching this page: then its snapshot is the answer.
+        let claimed = match self.claim_or_wait(url, started, deadline).await {
+            Claim::Fetch => true,
+            Claim::Unshared => false,
+            Claim::Fetched(snapshot) => {
+                return PageOutcome::Found {
+                    snapshot,
+                    source: RecordSource::Live,
+                };
+            }
+        };
+        let outcome = self.fetch_and_store(url, deadline).await;
+        if claimed && let Err(error) = self.snapshots.release_fetch(url).await {
+            // The claim lapses by itself at the live time-out.
+            warn!(%error, "could not release a fetch claim");
+        }
+        outcome
+    }
+
+    /// Claims the fetch of `url` for this server, or waits for the server that holds the claim to store its
+    /// snapshot; fetches anyway when that server's fetch ends without one or the claim cannot be asked for.
+    async fn claim_or_wait(
+        &self,
+        url: &PageUrl,
+        started: jiff::Timestamp,
+        deadline: tokio::time::Instant,
+    ) -> Claim {
+        let until = started
+            + jiff::SignedDuration::try_from(self.settings.live_timeout)
+                .unwrap_or(jiff::SignedDuration::from_secs(25));
+        loop {
+            match self.snapshots.claim_fetch(url, until).await {
+                Ok(true) => return Claim::Fetch,
+                Ok(false) => {}
+                Err(error) => {
+                    warn!(%error, "could not claim a fetch; fetching anyway");
+                    return Claim::Unshared;
+                }
+            }
+            if tokio::time::Instant::now() + CLAIM_POLL >= deadline {
+                return Claim::Unshared;
+            }
+            tokio::time::sleep(CLAIM_POLL).await;
+            if let Ok(mut found) = self
+                .snapshots
+                .fresh_many(std::slice::from_ref(url), started)
+                .await
+                && let Some(snapshot) = found.remove(url)
+            {
+                return Claim::Fetched(Box::new(snapshot));
+            }
+        }
+    }
+
+    async fn fetch_and_store(&self, url: &PageUrl, deadline: tokio::time::Instant) -> PageOutcome {
+        let timeout = self.settings.live_timeout;
         let scraped = match tokio::time::timeout_at(deadline, self.fetcher.scrape(url, deadline))
             .await
         {

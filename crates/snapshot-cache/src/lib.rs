@@ -117,4 +117,19 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
         fetched_at: jiff::Timestamp,
         record: &CompanyRecord,
     ) -> Result<bool, CacheError>;
+
+    /// Claims the fetch of `url` until `until`, so that of several servers asked for the same page at once, one
+    /// fetches it and the others wait for its snapshot: `true` when the caller should fetch (nobody holds an
+    /// unexpired claim), `false` when another server is fetching it. A store that one process uses (SQLite)
+    /// always answers `true`: the fetcher's own single-flight covers that process.
+    async fn claim_fetch(&self, url: &PageUrl, until: jiff::Timestamp) -> Result<bool, CacheError> {
+        let _ = (url, until);
+        Ok(true)
+    }
+
+    /// Gives up a claim made by [`SnapshotStore::claim_fetch`] (the fetch ended, stored or failed).
+    async fn release_fetch(&self, url: &PageUrl) -> Result<(), CacheError> {
+        let _ = url;
+        Ok(())
+    }
 }

@@ -22,6 +22,12 @@ const MIGRATIONS: &[&str] = &["
         url TEXT NOT NULL REFERENCES snapshots (url) ON DELETE CASCADE
     );
     CREATE INDEX snapshot_aliases_url ON snapshot_aliases (url);
+", "
+    -- Which server is fetching a page now, so that the others wait for its snapshot instead of fetching too.
+    CREATE TABLE fetch_claims (
+        url TEXT PRIMARY KEY,             -- the requested page's normalized URL
+        until TIMESTAMPTZ NOT NULL        -- the claim lapses then, should its server die
+    );
 "];
 
 /// Snapshots in a PostgreSQL database (tables `snapshots` and `snapshot_aliases`), shared by every server on
@@ -211,5 +217,30 @@ impl SnapshotStore for PgSnapshotStore {
         // Rare (a reparse), so forgetting every kept snapshot is simpler than finding the ones of this page.
         self.hot.clear();
         Ok(changed > 0)
+    }
+
+    async fn claim_fetch(&self, url: &PageUrl, until: jiff::Timestamp) -> Result<bool, CacheError> {
+        let until = SystemTime::from(until);
+        let client = self.pool.client().await.map_err(backend)?;
+        // A row comes back when the claim is new, or replaces one that lapsed.
+        let claimed = client
+            .query_opt(
+                "INSERT INTO fetch_claims (url, until) VALUES ($1, $2)
+                 ON CONFLICT (url) DO UPDATE SET until = excluded.until WHERE fetch_claims.until < now()
+                 RETURNING url",
+                &[&url.as_str(), &until],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(claimed.is_some())
+    }
+
+    async fn release_fetch(&self, url: &PageUrl) -> Result<(), CacheError> {
+        let client = self.pool.client().await.map_err(backend)?;
+        client
+            .execute("DELETE FROM fetch_claims WHERE url = $1", &[&url.as_str()])
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 }

@@ -316,3 +316,23 @@ async fn changes_by_another_process_on(
     tokio::time::sleep(snapshot_cache::HOT_REUSE).await;
     assert_eq!(read(&server).await, named("After"));
 }
+
+#[tokio::test]
+async fn one_server_at_a_time_claims_a_page_on_a_shared_database() {
+    let page = url("https://www.linkedin.com/company/google");
+    let later = Timestamp::now() + SignedDuration::from_secs(30);
+    let earlier = Timestamp::now() - SignedDuration::from_secs(1);
+    let [sqlite, postgres] = Engine::both().await;
+    // One process per SQLite file: every claim is granted (the fetcher's own single-flight covers it).
+    let store = sqlite.store().await;
+    assert!(store.claim_fetch(&page, later).await.expect("claims"));
+    assert!(store.claim_fetch(&page, later).await.expect("claims"));
+    // PostgreSQL: one server claims, another is told to wait, until the claim is released or lapses.
+    let (a, b) = (postgres.store().await, postgres.store().await);
+    assert!(a.claim_fetch(&page, later).await.expect("claims"));
+    assert!(!b.claim_fetch(&page, later).await.expect("asks"));
+    a.release_fetch(&page).await.expect("releases");
+    assert!(b.claim_fetch(&page, earlier).await.expect("claims"));
+    // b's claim lapsed already (it ran until a moment ago): a may take it over.
+    assert!(a.claim_fetch(&page, later).await.expect("claims"));
+}
