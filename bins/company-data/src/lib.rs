@@ -212,18 +212,21 @@ impl App {
         }
     }
 
-    /// Runs the periodic upkeep until the process ends: every minute, frees credit holds older than any
-    /// request can run and deletes expired dashboard sessions and invitations.
+    /// Runs the periodic upkeep until the process ends: every 10 s, frees credit holds older than any request
+    /// can run (a stopped server's, on a shared database); every minute, deletes expired dashboard sessions and
+    /// invitations.
     pub fn spawn_upkeep(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let app = Arc::clone(self);
         tokio::spawn(async move {
-            let mut every_minute = tokio::time::interval(Duration::from_mins(1));
-            loop {
-                every_minute.tick().await;
+            let mut every_ten_seconds = tokio::time::interval(Duration::from_secs(10));
+            for tick in 0u64.. {
+                every_ten_seconds.tick().await;
                 if let Err(error) = app.lookup.release_stale_holds().await {
                     tracing::warn!(%error, "stale-hold sweep failed");
                 }
-                if let Err(error) = app.accounts.users().delete_expired().await {
+                if tick % 6 == 0
+                    && let Err(error) = app.accounts.users().delete_expired().await
+                {
                     tracing::warn!(%error, "expired-session sweep failed");
                 }
             }

@@ -192,10 +192,12 @@ impl LookupService {
         self.settings
     }
 
-    /// The longest one request can hold credits: the live time-out and a minute for storing and settling.
-    /// A hold older than this belongs to no running request.
+    /// The longest one request can hold credits: the live time-out (every live fetch, and any wait for another
+    /// server's fetch of the same page, ends by then) and 15 s for storing and settling. A hold older than this
+    /// belongs to no running request: with the sweep every 10 s, the holds of a server that died are freed within
+    /// 50 s at the default 25 s time-out.
     pub fn longest_request(&self) -> Duration {
-        self.settings.live_timeout + Duration::from_mins(1)
+        self.settings.live_timeout + Duration::from_secs(15)
     }
 
     /// Frees credit holds older than [`LookupService::longest_request`] (a safety net while serving; run it
