@@ -50,13 +50,7 @@ impl std::fmt::Display for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Sqlite(path) => write!(f, "{}", path.display()),
-            Self::Postgres(url) => match (url.find("://"), url.rfind('@')) {
-                (Some(scheme), Some(at)) if url[scheme..at].contains(':') => {
-                    let user_end = scheme + 3 + url[scheme + 3..at].find(':').unwrap_or(0);
-                    write!(f, "{}:***{}", &url[..user_end], &url[at..])
-                }
-                _ => f.write_str(url),
-            },
+            Self::Postgres(url) => f.write_str(&pg_pool::redacted(url)),
         }
     }
 }
@@ -326,4 +320,24 @@ pub async fn serve(
         async move { app.handle(request).await }
     };
     http_serve::serve(listener, limits, handler, shutdown).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_is_a_file_or_a_url_and_never_shows_its_password() {
+        assert_eq!(
+            Database::parse("company-data.db"),
+            Database::Sqlite(PathBuf::from("company-data.db"))
+        );
+        let url = Database::parse("postgresql://cd:secret@db.internal:5432/cd?sslmode=require");
+        assert!(matches!(url, Database::Postgres(_)));
+        let shown = format!("{url} {url:?}");
+        assert!(
+            !shown.contains("secret") && shown.contains("cd:***@db.internal"),
+            "{shown}"
+        );
+    }
 }

@@ -219,8 +219,8 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, PgError> {
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
-/// The URL with any password replaced, for messages.
-fn redacted(url: &str) -> String {
+/// The URL with any password replaced by `***`, for messages and logs.
+pub fn redacted(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme_end), Some(at)) if at > scheme_end => {
             let userinfo = &url[scheme_end + 3..at];
