@@ -5,6 +5,8 @@
 //! When no server answers on the default address, the local cluster is started (`pg_ctlcluster`), and on a
 //! machine without PostgreSQL, Debian's `postgresql` package is installed first (as root, as CI runs) with
 //! trust authentication on loopback, so that the README's one test command passes on a fresh machine.
+//!
+//! [`Engine`] gives a store's tests one database of each engine, for checks that run on both.
 #![deny(missing_docs)]
 #![allow(clippy::missing_panics_doc)]
 // test support: a failed set-up is a failed test
@@ -90,6 +92,26 @@ impl Drop for TestDatabase {
         if !matches!(dropped, Ok(Some(()))) {
             eprintln!("could not drop the test database {}", self.name);
         }
+    }
+}
+
+/// A database of either engine for a store's tests that run on both: a temporary folder for a SQLite file, or
+/// a [`TestDatabase`]. Dropping it removes it.
+#[derive(Debug)]
+pub enum Engine {
+    /// A temporary folder for a SQLite file.
+    Sqlite(tempfile::TempDir),
+    /// A private PostgreSQL database.
+    Postgres(TestDatabase),
+}
+
+impl Engine {
+    /// One database of each engine, SQLite first.
+    pub async fn both() -> [Engine; 2] {
+        [
+            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
+            Engine::Postgres(TestDatabase::create().await),
+        ]
     }
 }
 

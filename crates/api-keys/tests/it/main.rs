@@ -2,6 +2,8 @@
 //! verification, revocation across two "servers" on one database, listing and finding.
 
 use std::sync::Arc;
+
+use pg_test::Engine;
 use std::time::Duration;
 
 use api_keys::{ApiKey, ApiKeys, KeyError, KeyStore, PgKeyStore, SqliteKeyStore};
@@ -32,38 +34,23 @@ async fn the_database_never_holds_the_full_key() {
     }
 }
 
-/// A database of either engine; each [`Engine::store`] is another server's connection to it.
-enum Engine {
-    Sqlite(tempfile::TempDir),
-    Postgres(pg_test::TestDatabase),
-}
-
-impl Engine {
-    /// One database of each engine.
-    async fn both() -> [Engine; 2] {
-        [
-            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
-            Engine::Postgres(pg_test::TestDatabase::create().await),
-        ]
-    }
-
-    async fn store(&self) -> Arc<dyn KeyStore> {
-        match self {
-            Engine::Sqlite(dir) => Arc::new(
-                SqliteKeyStore::open(&dir.path().join("k.db"))
-                    .await
-                    .expect("opens"),
-            ),
-            Engine::Postgres(database) => Arc::new(
-                PgKeyStore::with_pool(
-                    pg_pool::PgPool::connect(&database.url)
-                        .await
-                        .expect("connects"),
-                )
+/// A key store on the engine's database; each call is another server's connection to it.
+async fn store(engine: &Engine) -> Arc<dyn KeyStore> {
+    match engine {
+        Engine::Sqlite(dir) => Arc::new(
+            SqliteKeyStore::open(&dir.path().join("k.db"))
                 .await
-                .expect("migrates"),
-            ),
-        }
+                .expect("opens"),
+        ),
+        Engine::Postgres(database) => Arc::new(
+            PgKeyStore::with_pool(
+                pg_pool::PgPool::connect(&database.url)
+                    .await
+                    .expect("connects"),
+            )
+            .await
+            .expect("migrates"),
+        ),
     }
 }
 
@@ -76,8 +63,8 @@ async fn verification_and_revocation_reach_another_server_within_the_interval() 
 
 async fn revocation_reaches_another_server(engine: &Engine) {
     let interval = Duration::from_millis(300);
-    let server_a = ApiKeys::new(engine.store().await).with_revalidate_after(interval);
-    let server_b = ApiKeys::new(engine.store().await).with_revalidate_after(interval);
+    let server_a = ApiKeys::new(store(engine).await).with_revalidate_after(interval);
+    let server_b = ApiKeys::new(store(engine).await).with_revalidate_after(interval);
     let (key, record) = server_a.create(AccountId(1), None).await.expect("created");
 
     let verified = server_b.verify(key.expose()).await.expect("valid on b");
@@ -132,7 +119,7 @@ async fn keys_are_found_by_id_prefix_or_masked_form_and_listed_per_account() {
 }
 
 async fn finding_and_listing(engine: &Engine) {
-    let keys = ApiKeys::new(engine.store().await);
+    let keys = ApiKeys::new(store(engine).await);
     let (_, mine) = keys
         .create(AccountId(1), Some("mine"))
         .await
@@ -170,7 +157,7 @@ async fn finding_and_listing(engine: &Engine) {
 async fn postgres_holds_no_key_in_any_recoverable_form() {
     // Kept to the end: dropping it drops the database.
     let engine = Engine::Postgres(pg_test::TestDatabase::create().await);
-    let keys = ApiKeys::new(engine.store().await);
+    let keys = ApiKeys::new(store(&engine).await);
     let (key, _) = keys
         .create(AccountId(3), Some("ci"))
         .await

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use pg_test::Engine;
+
 use credit_ledger::{Charge, Credits, EntryKind, Ledger, LedgerError, PgLedger, SqliteLedger};
 
 fn credits(text: &str) -> Credits {
@@ -17,45 +19,30 @@ async fn ledger() -> (tempfile::TempDir, SqliteLedger) {
     (dir, ledger)
 }
 
-/// A database of either engine; dropping it removes it.
-enum Engine {
-    Sqlite(tempfile::TempDir),
-    Postgres(pg_test::TestDatabase),
-}
-
-impl Engine {
-    async fn both() -> [Engine; 2] {
-        [
-            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
-            Engine::Postgres(pg_test::TestDatabase::create().await),
-        ]
-    }
-
-    /// A ledger on the database; the database lives as long as the returned ledger's engine value.
-    async fn ledger(&self) -> Arc<dyn Ledger> {
-        match self {
-            Engine::Sqlite(dir) => Arc::new(
-                SqliteLedger::open(&dir.path().join("l.db"))
-                    .await
-                    .expect("opens"),
-            ),
-            Engine::Postgres(database) => Arc::new(
-                PgLedger::with_pool(
-                    pg_pool::PgPool::connect(&database.url)
-                        .await
-                        .expect("connects"),
-                )
+/// A ledger on the engine's database.
+async fn ledger_on(engine: &Engine) -> Arc<dyn Ledger> {
+    match engine {
+        Engine::Sqlite(dir) => Arc::new(
+            SqliteLedger::open(&dir.path().join("l.db"))
                 .await
-                .expect("migrates"),
-            ),
-        }
+                .expect("opens"),
+        ),
+        Engine::Postgres(database) => Arc::new(
+            PgLedger::with_pool(
+                pg_pool::PgPool::connect(&database.url)
+                    .await
+                    .expect("connects"),
+            )
+            .await
+            .expect("migrates"),
+        ),
     }
 }
 
 #[tokio::test]
 async fn reserve_settle_and_the_ledger_rows() {
     for engine in Engine::both().await {
-        reserve_settle_and_the_ledger_rows_on(engine.ledger().await).await;
+        reserve_settle_and_the_ledger_rows_on(ledger_on(&engine).await).await;
     }
 }
 
@@ -128,7 +115,7 @@ async fn reserve_settle_and_the_ledger_rows_on(ledger: Arc<dyn Ledger>) {
 #[tokio::test]
 async fn a_charge_cannot_exceed_its_hold() {
     for engine in Engine::both().await {
-        a_charge_cannot_exceed_its_hold_on(engine.ledger().await).await;
+        a_charge_cannot_exceed_its_hold_on(ledger_on(&engine).await).await;
     }
 }
 
@@ -175,7 +162,7 @@ async fn a_charge_cannot_exceed_its_hold_on(ledger: Arc<dyn Ledger>) {
 #[tokio::test]
 async fn concurrent_holds_never_overdraw() {
     for engine in Engine::both().await {
-        concurrent_holds_never_overdraw_on(engine.ledger().await).await;
+        concurrent_holds_never_overdraw_on(ledger_on(&engine).await).await;
     }
 }
 
@@ -313,7 +300,7 @@ async fn a_charge_that_cannot_be_written_is_not_charged_and_frees_its_hold() {
 #[tokio::test]
 async fn entries_page_by_id_and_usage_adds_up_per_day() {
     for engine in Engine::both().await {
-        entries_page_by_id_and_usage_adds_up_per_day_on(engine.ledger().await).await;
+        entries_page_by_id_and_usage_adds_up_per_day_on(ledger_on(&engine).await).await;
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use pg_test::Engine;
+
 use dashboard_auth::{
     AccountId, AuthError, PgUserStore, SIGN_IN_BURST, SqliteUserStore, UserStore, Users,
 };
@@ -16,37 +18,23 @@ async fn users(dir: &tempfile::TempDir) -> Users {
     Users::new(Arc::new(store))
 }
 
-/// A database of either engine; each [`Engine::store`] is another server's connection to it.
-enum Engine {
-    Sqlite(tempfile::TempDir),
-    Postgres(pg_test::TestDatabase),
-}
-
-impl Engine {
-    async fn both() -> [Engine; 2] {
-        [
-            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
-            Engine::Postgres(pg_test::TestDatabase::create().await),
-        ]
-    }
-
-    async fn store(&self) -> Arc<dyn UserStore> {
-        match self {
-            Engine::Sqlite(dir) => Arc::new(
-                SqliteUserStore::open(&dir.path().join("users.db"))
-                    .await
-                    .expect("opens"),
-            ),
-            Engine::Postgres(database) => Arc::new(
-                PgUserStore::with_pool(
-                    pg_pool::PgPool::connect(&database.url)
-                        .await
-                        .expect("connects"),
-                )
+/// A user store on the engine's database; each call is another server's connection to it.
+async fn store(engine: &Engine) -> Arc<dyn UserStore> {
+    match engine {
+        Engine::Sqlite(dir) => Arc::new(
+            SqliteUserStore::open(&dir.path().join("users.db"))
                 .await
-                .expect("migrates"),
-            ),
-        }
+                .expect("opens"),
+        ),
+        Engine::Postgres(database) => Arc::new(
+            PgUserStore::with_pool(
+                pg_pool::PgPool::connect(&database.url)
+                    .await
+                    .expect("connects"),
+            )
+            .await
+            .expect("migrates"),
+        ),
     }
 }
 
@@ -54,8 +42,8 @@ impl Engine {
 async fn a_session_made_on_one_server_works_on_another() {
     for engine in Engine::both().await {
         let (server_a, server_b) = (
-            Users::new(engine.store().await),
-            Users::new(engine.store().await),
+            Users::new(store(&engine).await),
+            Users::new(store(&engine).await),
         );
         server_a
             .create("ada@example.com", PASSWORD, AccountId(1), false)
@@ -128,7 +116,7 @@ async fn a_user_signs_in_and_out_and_nothing_secret_is_stored() {
 async fn wrong_passwords_unknown_emails_and_bad_input_are_refused() {
     for engine in Engine::both().await {
         wrong_passwords_unknown_emails_and_bad_input_are_refused_on(Users::new(
-            engine.store().await,
+            store(&engine).await,
         ))
         .await;
     }

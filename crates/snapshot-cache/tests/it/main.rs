@@ -3,42 +3,30 @@
 
 use std::sync::Arc;
 
+use pg_test::Engine;
+
 use company_model::{CompanyRecord, RecordJson};
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
 use snapshot_cache::{PgSnapshotStore, Snapshot, SnapshotStore, SqliteSnapshotStore};
 
-/// A database of either engine; each [`Engine::store`] is another process's connection to it.
-enum Engine {
-    Sqlite(tempfile::TempDir),
-    Postgres(pg_test::TestDatabase),
-}
-
-impl Engine {
-    async fn both() -> [Engine; 2] {
-        [
-            Engine::Sqlite(tempfile::tempdir().expect("temp dir")),
-            Engine::Postgres(pg_test::TestDatabase::create().await),
-        ]
-    }
-
-    async fn store(&self) -> Arc<dyn SnapshotStore> {
-        match self {
-            Engine::Sqlite(dir) => Arc::new(
-                SqliteSnapshotStore::open(&dir.path().join("s.db"))
-                    .await
-                    .expect("opens"),
-            ),
-            Engine::Postgres(database) => Arc::new(
-                PgSnapshotStore::with_pool(
-                    pg_pool::PgPool::connect(&database.url)
-                        .await
-                        .expect("connects"),
-                )
+/// A snapshot store on the engine's database; each call is another process's connection to it.
+async fn open_store(engine: &Engine) -> Arc<dyn SnapshotStore> {
+    match engine {
+        Engine::Sqlite(dir) => Arc::new(
+            SqliteSnapshotStore::open(&dir.path().join("s.db"))
                 .await
-                .expect("migrates"),
-            ),
-        }
+                .expect("opens"),
+        ),
+        Engine::Postgres(database) => Arc::new(
+            PgSnapshotStore::with_pool(
+                pg_pool::PgPool::connect(&database.url)
+                    .await
+                    .expect("connects"),
+            )
+            .await
+            .expect("migrates"),
+        ),
     }
 }
 
@@ -77,7 +65,7 @@ async fn windows_aliases_and_replacement() {
 }
 
 async fn windows_aliases_and_replacement_on(engine: &Engine) {
-    let store = engine.store().await;
+    let store = open_store(engine).await;
     let (by_id, google, other) = (
         url("https://www.linkedin.com/company/1441"),
         url("https://www.linkedin.com/company/google"),
@@ -146,7 +134,7 @@ async fn windows_aliases_and_replacement_on(engine: &Engine) {
 
     // Survives reopening the database.
     drop(store);
-    let reopened = engine.store().await;
+    let reopened = open_store(engine).await;
     let found = reopened
         .fresh_many(std::slice::from_ref(&google), since_two_hours)
         .await
@@ -157,7 +145,7 @@ async fn windows_aliases_and_replacement_on(engine: &Engine) {
 #[tokio::test]
 async fn kept_pages_can_be_parsed_again() {
     for engine in Engine::both().await {
-        kept_pages_can_be_parsed_again_on(engine.store().await).await;
+        kept_pages_can_be_parsed_again_on(open_store(&engine).await).await;
     }
 }
 
@@ -273,7 +261,7 @@ async fn damaged_records_are_refetched_and_older_shapes_converted() {
 #[tokio::test]
 async fn changes_by_another_process_are_served_within_the_reuse_time() {
     for engine in Engine::both().await {
-        changes_by_another_process_on(engine.store().await, engine.store().await).await;
+        changes_by_another_process_on(open_store(&engine).await, open_store(&engine).await).await;
     }
 }
 
@@ -324,11 +312,11 @@ async fn one_server_at_a_time_claims_a_page_on_a_shared_database() {
     let earlier = Timestamp::now() - SignedDuration::from_secs(1);
     let [sqlite, postgres] = Engine::both().await;
     // One process per SQLite file: every claim is granted (the fetcher's own single-flight covers it).
-    let store = sqlite.store().await;
+    let store = open_store(&sqlite).await;
     assert!(store.claim_fetch(&page, later).await.expect("claims"));
     assert!(store.claim_fetch(&page, later).await.expect("claims"));
     // PostgreSQL: one server claims, another is told to wait, until the claim is released or lapses.
-    let (a, b) = (postgres.store().await, postgres.store().await);
+    let (a, b) = (open_store(&postgres).await, open_store(&postgres).await);
     assert!(a.claim_fetch(&page, later).await.expect("claims"));
     assert!(!b.claim_fetch(&page, later).await.expect("asks"));
     a.release_fetch(&page).await.expect("releases");
