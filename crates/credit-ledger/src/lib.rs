@@ -232,3 +232,30 @@ pub struct UsageCounts {
     /// Credits charged.
     pub credits: Credits,
 }
+
+/// Days of usage from per-day, per-kind rows ordered by day: `(day as YYYY-MM-DD, live, counts)`. Both backends'
+/// `daily_usage` queries end here.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn usage_days(
+    rows: impl IntoIterator<Item = (String, bool, UsageCounts)>,
+) -> Result<Vec<DailyUsage>, LedgerError> {
+    let mut days: Vec<DailyUsage> = Vec::new();
+    for (day, live, counts) in rows {
+        let day: jiff::civil::Date = day.parse().map_err(|e| LedgerError::Backend(Box::new(e)))?;
+        if days.last().is_none_or(|last| last.day != day) {
+            days.push(DailyUsage {
+                day,
+                live: UsageCounts::default(),
+                stored: UsageCounts::default(),
+            });
+        }
+        if let Some(last) = days.last_mut() {
+            *(if live {
+                &mut last.live
+            } else {
+                &mut last.stored
+            }) = counts;
+        }
+    }
+    Ok(days)
+}

@@ -385,30 +385,17 @@ impl Ledger for PgLedger {
             )
             .await
             .map_err(backend)?;
-        let mut days: Vec<DailyUsage> = Vec::new();
-        for row in rows {
-            let day: jiff::civil::Date = row.get::<_, String>(0).parse().map_err(backend)?;
-            let counts = UsageCounts {
-                requests: u64::try_from(row.get::<_, i64>(2)).unwrap_or_default(),
-                returned: u64::try_from(row.get::<_, i64>(3)).unwrap_or_default(),
-                unresolved: u64::try_from(row.get::<_, i64>(4)).unwrap_or_default(),
-                credits: Credits::from_millis(row.get(5)),
-            };
-            if days.last().is_none_or(|last| last.day != day) {
-                days.push(DailyUsage {
-                    day,
-                    live: UsageCounts::default(),
-                    stored: UsageCounts::default(),
-                });
-            }
-            if let Some(last) = days.last_mut() {
-                *(if row.get::<_, bool>(1) {
-                    &mut last.live
-                } else {
-                    &mut last.stored
-                }) = counts;
-            }
-        }
-        Ok(days)
+        crate::usage_days(rows.iter().map(|row| {
+            (
+                row.get::<_, String>(0),
+                row.get::<_, bool>(1),
+                UsageCounts {
+                    requests: u64::try_from(row.get::<_, i64>(2)).unwrap_or_default(),
+                    returned: u64::try_from(row.get::<_, i64>(3)).unwrap_or_default(),
+                    unresolved: u64::try_from(row.get::<_, i64>(4)).unwrap_or_default(),
+                    credits: Credits::from_millis(row.get(5)),
+                },
+            )
+        }))
     }
 }

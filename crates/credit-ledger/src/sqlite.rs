@@ -481,25 +481,7 @@ impl Ledger for SqliteLedger {
             })
             .await
             .map_err(backend)?;
-        let mut days: Vec<DailyUsage> = Vec::new();
-        for (day, live, counts) in rows {
-            let day: jiff::civil::Date = day.parse().map_err(backend)?;
-            if days.last().is_none_or(|last| last.day != day) {
-                days.push(DailyUsage {
-                    day,
-                    live: UsageCounts::default(),
-                    stored: UsageCounts::default(),
-                });
-            }
-            if let Some(last) = days.last_mut() {
-                *(if live {
-                    &mut last.live
-                } else {
-                    &mut last.stored
-                }) = counts;
-            }
-        }
-        Ok(days)
+        crate::usage_days(rows)
     }
 }
 

@@ -37,6 +37,29 @@ impl HotSnapshots {
     }
 
     /// The kept snapshot for `alias`, if it was read recently and was fetched at or after `since`.
+    /// The snapshots of `urls` kept here and fetched at or after `fetched_since`, and the URLs to read from the
+    /// database.
+    pub(crate) fn split<'u>(
+        &self,
+        urls: &'u [PageUrl],
+        fetched_since: jiff::Timestamp,
+    ) -> (
+        std::collections::HashMap<PageUrl, Snapshot>,
+        Vec<&'u PageUrl>,
+    ) {
+        let mut found = std::collections::HashMap::with_capacity(urls.len());
+        let mut cold = Vec::new();
+        for url in urls {
+            match self.get(url, fetched_since) {
+                Some(snapshot) => {
+                    found.insert(url.clone(), snapshot);
+                }
+                None => cold.push(url),
+            }
+        }
+        (found, cold)
+    }
+
     pub(crate) fn get(&self, alias: &PageUrl, since: jiff::Timestamp) -> Option<Snapshot> {
         let hot = self.lock();
         let (snapshot, kept_at) = hot.by_alias.get(alias)?;

@@ -78,16 +78,7 @@ impl SnapshotStore for PgSnapshotStore {
         urls: &[PageUrl],
         fetched_since: jiff::Timestamp,
     ) -> Result<HashMap<PageUrl, Snapshot>, CacheError> {
-        let mut found = HashMap::with_capacity(urls.len());
-        let mut cold = Vec::new();
-        for url in urls {
-            match self.hot.get(url, fetched_since) {
-                Some(snapshot) => {
-                    found.insert(url.clone(), snapshot);
-                }
-                None => cold.push(url),
-            }
-        }
+        let (mut found, cold) = self.hot.split(urls, fetched_since);
         if cold.is_empty() {
             return Ok(found);
         }
