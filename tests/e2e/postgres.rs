@@ -22,6 +22,13 @@ fn on(database: &TestDatabase, origin: Option<&TestOrigin>) -> ServiceOptions<'s
     options
 }
 
+/// Three servers on one database.
+fn three_servers(database: &TestDatabase, origin: Option<&TestOrigin>) -> Vec<Service> {
+    (0..3)
+        .map(|_| Service::start(on(database, origin)))
+        .collect()
+}
+
 #[tokio::test]
 async fn one_server_on_postgres_serves_bills_and_keeps_snapshots() {
     let database = TestDatabase::create().await;
@@ -58,9 +65,7 @@ async fn one_server_on_postgres_serves_bills_and_keeps_snapshots() {
 async fn three_servers_on_one_database_never_overspend_an_account() {
     let database = TestDatabase::create().await;
     let origin = TestOrigin::start().await;
-    let servers: Vec<Service> = (0..3)
-        .map(|_| Service::start(on(&database, Some(&origin))))
-        .collect();
+    let servers = three_servers(&database, Some(&origin));
     let key = servers[0].key("acme", "10");
     // 30 requests for 30 different pages, one credit each, spread over the three servers at once: the account
     // can pay for 10.
@@ -91,9 +96,7 @@ async fn three_servers_on_one_database_never_overspend_an_account() {
 #[tokio::test]
 async fn a_key_revoked_on_one_server_is_refused_by_every_server_within_seconds() {
     let database = TestDatabase::create().await;
-    let servers: Vec<Service> = (0..3)
-        .map(|_| Service::start(on(&database, None)))
-        .collect();
+    let servers = three_servers(&database, None);
     let key = servers[0].key("acme", "10");
     for server in &servers {
         assert_eq!(
@@ -178,15 +181,14 @@ async fn the_database_going_away_is_a_503_and_the_service_resumes_when_it_return
     // Nothing was charged for the refused request, and no hold was left.
     let shown = service.cli(&["credits", "show", "--account", "acme"]);
     assert!(shown.starts_with("acme: 8 credits"), "{shown}");
+    assert_eq!(service.available_credits(&key).await, "8");
 }
 
 #[tokio::test]
 async fn the_same_page_asked_of_three_servers_at_once_is_fetched_once() {
     let database = TestDatabase::create().await;
     let origin = TestOrigin::start().await;
-    let servers: Vec<Service> = (0..3)
-        .map(|_| Service::start(on(&database, Some(&origin))))
-        .collect();
+    let servers = three_servers(&database, Some(&origin));
     let key = servers[0].key("acme", "10");
     let body = json!({ "liUrls": ["https://www.linkedin.com/company/p77"] });
     let replies = join_all(servers.iter().map(|server| server.post(&key, &body))).await;

@@ -123,7 +123,7 @@ pub(crate) fn lookup_refusal(error: LookupError) -> Result<String, PageError> {
 }
 
 /// The sentence with its first letter in upper case.
-fn capitalized(sentence: &str) -> String {
+pub(crate) fn capitalized(sentence: &str) -> String {
     let mut chars = sentence.chars();
     chars.next().map_or_else(String::new, |first| {
         first.to_uppercase().chain(chars).collect::<String>()

@@ -1,13 +1,13 @@
 //! Admin (`/dashboard/admin`): every account, granting credits, inviting people. Admins only.
 
 use accounts::AccountId;
-use credit_ledger::{Credits, CreditsError};
+use credit_ledger::Credits;
 use dashboard_auth::User;
 use http::{Request, StatusCode};
 use maud::{Markup, html};
 
 use crate::Parts;
-use crate::error::{Page, refusal};
+use crate::error::{Page, capitalized, refusal};
 use crate::layout::{csrf, layout, time};
 use crate::respond::{html, read_session_form};
 use crate::visitor::Visitor;
@@ -54,7 +54,7 @@ where
     let notice = match (account, amount) {
         (None, _) => Notice::Error("Pick an account.".to_owned()),
         (_, None) => Notice::Error("Write an amount above zero, e.g. 100 or 0.5.".to_owned()),
-        (_, Some(Err(error))) => Notice::Error(capital(&error)),
+        (_, Some(Err(error))) => Notice::Error(capitalized(&error.to_string())),
         (Some(account), Some(Ok(amount))) => {
             match parts.accounts.grant(account, amount, note).await {
                 Ok(balance) => Notice::Ok(format!(
@@ -89,14 +89,6 @@ where
         Err(refused) => Notice::Error(refusal(refused)?),
     };
     page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
-}
-
-fn capital(error: &CreditsError) -> String {
-    let text = error.to_string();
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_uppercase().chain(chars).collect()
-    })
 }
 
 fn admin_markup(visitor: &Visitor, users: &[User], notice: Option<&Notice>) -> Markup {
