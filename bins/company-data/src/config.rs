@@ -60,6 +60,11 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
     #[command(flatten)]
     db: DbArg,
+    /// This server's name among the servers on one PostgreSQL database, unique among them and the same across
+    /// its restarts: its credit holds carry it, so a restart frees them at once. Default: the host's name and
+    /// the `--listen` port, e.g. `web-1:8080` (with port 0, a name of this process alone).
+    #[arg(long, env = "COMPANY_DATA_SERVER_NAME")]
+    server_name: Option<String>,
     /// Where live pages come from: an http(s) base URL (the page's path is appended) or a folder of captured
     /// pages laid out as `DIR/<company|school|showcase>/<slug>.html`.
     #[arg(
@@ -214,5 +219,30 @@ fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
             max_connections: args.max_connections as usize,
         },
         secure_cookies: args.secure_cookies,
+        server_name: args
+            .server_name
+            .clone()
+            .unwrap_or_else(|| match args.listen.port() {
+                // A port picked at start says nothing stable: a name no other server has, freed by the sweep only.
+                0 => format!(
+                    "{}:0-{}-{}",
+                    host_name(),
+                    std::process::id(),
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |since| since.as_nanos())
+                ),
+                port => format!("{}:{port}", host_name()),
+            }),
     })
+}
+
+/// The machine's host name (Linux: `/proc/sys/kernel/hostname`; else `$HOSTNAME`), or `localhost`.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
 }

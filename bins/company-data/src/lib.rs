@@ -78,6 +78,9 @@ pub struct Settings {
     pub connections: ConnectionLimits,
     /// Always mark dashboard cookies `Secure`.
     pub secure_cookies: bool,
+    /// This server's name among the servers on one database, stable across its restarts: its credit holds carry
+    /// it, so a restart frees them at once.
+    pub server_name: String,
 }
 
 /// The stores of one database.
@@ -103,6 +106,14 @@ impl Stores {
     /// # Errors
     /// When the database cannot be opened or migrated.
     pub async fn open(db: &Database) -> anyhow::Result<Self> {
+        Self::open_as(db, "").await
+    }
+
+    /// [`Stores::open`] for a server called `server` (see [`Settings::server_name`]).
+    ///
+    /// # Errors
+    /// When the database cannot be opened or migrated.
+    pub async fn open_as(db: &Database, server: &str) -> anyhow::Result<Self> {
         let (ledger, keys, users, snapshots): StoreParts = match db {
             Database::Sqlite(path) => {
                 let pool = SqlitePool::open(path).await?;
@@ -116,7 +127,7 @@ impl Stores {
             Database::Postgres(url) => {
                 let pool = PgPool::connect(url).await?;
                 (
-                    Arc::new(PgLedger::with_pool(pool.clone()).await?),
+                    Arc::new(PgLedger::with_pool(pool.clone()).await?.for_server(server)),
                     Arc::new(PgKeyStore::with_pool(pool.clone()).await?),
                     Arc::new(PgUserStore::with_pool(pool.clone()).await?),
                     Arc::new(PgSnapshotStore::with_pool(pool).await?),
@@ -152,7 +163,7 @@ impl App {
     /// # Errors
     /// When the database cannot be opened or migrated, or the HTTP client cannot be built.
     pub async fn open(settings: &Settings) -> anyhow::Result<Self> {
-        let stores = Stores::open(&settings.db).await?;
+        let stores = Stores::open_as(&settings.db, &settings.server_name).await?;
         let mut lookup = LookupService::new(
             Fetcher::new(settings.fetcher.clone())?,
             stores.snapshots,
@@ -254,10 +265,10 @@ pub struct Server {
 }
 
 impl Server {
-    /// Opens the parts, makes the first account and key on an empty database, and starts the upkeep. On
-    /// SQLite it first claims the file ([`ServerLock`]) and then frees every credit hold a stopped server left
-    /// (no other server can own them while the lock is held); on PostgreSQL other servers' holds are theirs,
-    /// and the upkeep frees those of stopped servers once they are older than any request can run.
+    /// Opens the parts, makes the first account and key on an empty database, frees the credit holds this server
+    /// left if it stopped mid-request, and starts the upkeep. On SQLite it first claims the file ([`ServerLock`]),
+    /// so every hold is its own; on PostgreSQL its own are those tagged with [`Settings::server_name`], and the
+    /// upkeep frees those of servers that do not come back once they are older than any request can run.
     ///
     /// # Errors
     /// When another server serves the SQLite file, or the database cannot be opened.
@@ -268,11 +279,13 @@ impl Server {
         };
         let app = Arc::new(App::open(settings).await.context("starting the service")?);
         let first_key = app.accounts.first_start().await?;
-        if lock.is_some() {
-            let released = app.lookup.release_all_holds().await?;
-            if released > 0 {
-                tracing::warn!(released, "released credit holds left by a stopped server");
-            }
+        let released = app.lookup.release_own_holds().await?;
+        if released > 0 {
+            tracing::warn!(
+                released,
+                server = settings.server_name,
+                "released the credit holds this server left when it stopped"
+            );
         }
         app.spawn_upkeep();
         Ok(Self {

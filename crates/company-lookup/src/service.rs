@@ -214,15 +214,14 @@ impl LookupService {
         Ok(self.ledger.release_stale(cutoff).await?)
     }
 
-    /// Frees every credit hold. Only for a process that knows no other process serves its ledger (at start,
-    /// under `sqlite_pool::ServerLock`): then every hold was left by a server that stopped mid-request.
+    /// Frees the credit holds this server left when it stopped mid-request ([`Ledger::release_own`]: on SQLite
+    /// every hold, on a shared database those tagged with this server's name). Run it at start, before serving.
     /// Returns how many.
     ///
     /// # Errors
     /// [`LookupError::Ledger`] when the ledger fails.
-    pub async fn release_all_holds(&self) -> Result<u64, LookupError> {
-        let now = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1);
-        Ok(self.ledger.release_stale(now).await?)
+    pub async fn release_own_holds(&self) -> Result<u64, LookupError> {
+        Ok(self.ledger.release_own().await?)
     }
 
     /// Serves one request; see the crate docs for the steps.
@@ -245,14 +244,32 @@ impl LookupService {
             .collect();
         let price = price_per_company(request.window);
         let required = price.times(distinct.len() as u32);
+        let mut outcomes = self.stored(&distinct, request).await;
+        if outcomes.len() == distinct.len() {
+            // Every answer is known before billing: check and charge in one step, no hold.
+            let (response, charge) = answer(caller, request, &outcomes, price);
+            let remaining = self
+                .ledger
+                .charge(caller.account, required, charge.clone())
+                .await?;
+            return Ok(LookupOutcome {
+                response,
+                charged: charge.amount,
+                remaining,
+            });
+        }
+
         let hold = self.ledger.reserve(caller.account, required).await?;
         let mut guard = HoldGuard {
             ledger: Arc::clone(&self.ledger),
             hold: Some(hold),
         };
-
-        let outcomes = match self.resolve(caller.account, &distinct, request).await {
-            Ok(outcomes) => outcomes,
+        let missing: Vec<&PageUrl> = distinct
+            .iter()
+            .filter(|u| !outcomes.contains_key(*u))
+            .collect();
+        match self.live(caller.account, missing).await {
+            Ok(live) => outcomes.extend(live),
             Err(refused) => {
                 // Free the hold now rather than from the guard's background task, so that a retry sees the credits.
                 if let Some(hold) = guard.take()
@@ -262,8 +279,8 @@ impl LookupService {
                 }
                 return Err(refused);
             }
-        };
-
+        }
+        let (response, charge) = answer(caller, request, &outcomes, price);
         let resolved = outcomes
             .values()
             .filter(|o| matches!(o, PageOutcome::Found { .. }))
@@ -280,39 +297,6 @@ impl LookupService {
                 )
             })
             .count();
-        let charge = Charge {
-            amount: price.times(resolved as u32),
-            key_id: caller.key_id,
-            urls_requested: request.urls.len() as u32,
-            urls_returned: 0,
-            live: request.window.is_live(),
-        };
-        let mut results = Vec::new();
-        let mut unresolved = Vec::new();
-        let missing = PageOutcome::Failed {
-            code: UnresolvedCode::FetchFailed,
-            message: "The page was not looked up. Retry.".to_owned(),
-        };
-        for url in &request.urls {
-            // `resolve` answers every distinct page; `missing` only guards against a future change breaking that.
-            match outcomes.get(&url.page).unwrap_or(&missing) {
-                PageOutcome::Found { snapshot, source } => results.push(CompanyResult {
-                    original_li_url: url.original.clone(),
-                    record: snapshot.record.clone(),
-                    source: *source,
-                    fetched_at: snapshot.fetched_at,
-                }),
-                PageOutcome::Failed { code, message } => unresolved.push(UnresolvedUrl {
-                    original_li_url: url.original.clone(),
-                    error: *code,
-                    message: message.clone(),
-                }),
-            }
-        }
-        let charge = Charge {
-            urls_returned: results.len() as u32,
-            ..charge
-        };
         // The guard was made with the hold and nothing took it since; the error arm cannot happen.
         let hold = guard.take().ok_or(LedgerError::ReservationGone(0))?;
         let remaining = self.ledger.settle(hold, charge.clone()).await?;
@@ -323,72 +307,67 @@ impl LookupService {
             });
         }
         Ok(LookupOutcome {
-            response: CompanyDataResponse {
-                message: "Success".to_owned(),
-                status_code: 200,
-                results,
-                unresolved,
-            },
+            response,
             charged: charge.amount,
             remaining,
         })
     }
 
-    /// Answers every distinct page: stored snapshots inside the window first, then live fetches, concurrently,
-    /// once the account's live-lookup cap admits them.
-    async fn resolve(
+    /// The pages that have a stored snapshot inside the request's freshness window (none for a live request).
+    async fn stored(
         &self,
-        account: AccountId,
         distinct: &[PageUrl],
         request: &CompanyRequest,
-    ) -> Result<HashMap<PageUrl, PageOutcome>, LookupError> {
+    ) -> HashMap<PageUrl, PageOutcome> {
         let mut outcomes = HashMap::with_capacity(distinct.len());
-        if !request.window.is_live() {
-            let window = jiff::SignedDuration::try_from(request.window.duration())
-                .unwrap_or(jiff::SignedDuration::ZERO);
-            let since = jiff::Timestamp::now() - window;
-            match self.snapshots.fresh_many(distinct, since).await {
-                Ok(found) => {
-                    for (url, snapshot) in found {
-                        outcomes.insert(
-                            url,
-                            PageOutcome::Found {
-                                snapshot: Box::new(snapshot),
-                                source: RecordSource::Stored,
-                            },
-                        );
-                    }
-                }
-                // A broken cache must not fail the request: fetch everything live instead.
-                Err(error) => warn!(%error, "snapshot lookup failed; fetching live"),
-            }
+        if request.window.is_live() {
+            return outcomes;
         }
-        let missing: Vec<&PageUrl> = distinct
-            .iter()
-            .filter(|u| !outcomes.contains_key(*u))
-            .collect();
+        let window = jiff::SignedDuration::try_from(request.window.duration())
+            .unwrap_or(jiff::SignedDuration::ZERO);
+        let since = jiff::Timestamp::now() - window;
+        match self.snapshots.fresh_many(distinct, since).await {
+            Ok(found) => {
+                for (url, snapshot) in found {
+                    outcomes.insert(
+                        url,
+                        PageOutcome::Found {
+                            snapshot: Box::new(snapshot),
+                            source: RecordSource::Stored,
+                        },
+                    );
+                }
+            }
+            // A broken cache must not fail the request: fetch everything live instead.
+            Err(error) => warn!(%error, "snapshot lookup failed; fetching live"),
+        }
+        outcomes
+    }
+
+    /// Looks up `missing` live, concurrently, once the account's live-lookup cap admits them.
+    async fn live(
+        &self,
+        account: AccountId,
+        missing: Vec<&PageUrl>,
+    ) -> Result<Vec<(PageUrl, PageOutcome)>, LookupError> {
         let deadline = tokio::time::Instant::now() + self.settings.live_timeout;
         // Held until every live lookup of this request has ended (or the request is dropped).
         let _permit = match &self.live_limit {
-            Some(limit) if !missing.is_empty() => Some(
-                limit
-                    .try_admit(account, missing.len(), deadline)
-                    .map_err(|refused| LookupError::TooManyLiveLookups {
-                        in_flight: refused.in_flight,
-                        needed: missing.len(),
-                        limit: refused.limit,
-                        retry_after: refused.retry_after,
-                    })?,
-            ),
-            _ => None,
+            Some(limit) => Some(limit.try_admit(account, missing.len(), deadline).map_err(
+                |refused| LookupError::TooManyLiveLookups {
+                    in_flight: refused.in_flight,
+                    needed: missing.len(),
+                    limit: refused.limit,
+                    retry_after: refused.retry_after,
+                },
+            )?),
+            None => None,
         };
-        let live = futures::future::join_all(missing.into_iter().map(|url| {
+        Ok(futures::future::join_all(missing.into_iter().map(|url| {
             let span = tracing::debug_span!("live_lookup", url = %url);
             async move { (url.clone(), self.fetch_live(url).await) }.instrument(span)
         }))
-        .await;
-        outcomes.extend(live);
-        Ok(outcomes)
+        .await)
     }
 
     async fn fetch_live(&self, url: &PageUrl) -> PageOutcome {
@@ -525,6 +504,56 @@ impl LookupService {
             Err(_) => None,
         }
     }
+}
+
+/// The 200 body, every requested URL in order with its page's outcome, and what it costs: `price` for each page
+/// found (a URL repeated in the request is one page, charged once).
+fn answer(
+    caller: Caller,
+    request: &CompanyRequest,
+    outcomes: &HashMap<PageUrl, PageOutcome>,
+    price: Credits,
+) -> (CompanyDataResponse, Charge) {
+    let resolved = outcomes
+        .values()
+        .filter(|o| matches!(o, PageOutcome::Found { .. }))
+        .count();
+    let missing = PageOutcome::Failed {
+        code: UnresolvedCode::FetchFailed,
+        message: "The page was not looked up. Retry.".to_owned(),
+    };
+    let mut results = Vec::new();
+    let mut unresolved = Vec::new();
+    for url in &request.urls {
+        // Every distinct page has an outcome; `missing` only guards against a future change breaking that.
+        match outcomes.get(&url.page).unwrap_or(&missing) {
+            PageOutcome::Found { snapshot, source } => results.push(CompanyResult {
+                original_li_url: url.original.clone(),
+                record: snapshot.record.clone(),
+                source: *source,
+                fetched_at: snapshot.fetched_at,
+            }),
+            PageOutcome::Failed { code, message } => unresolved.push(UnresolvedUrl {
+                original_li_url: url.original.clone(),
+                error: *code,
+                message: message.clone(),
+            }),
+        }
+    }
+    let charge = Charge {
+        amount: price.times(resolved as u32),
+        key_id: caller.key_id,
+        urls_requested: request.urls.len() as u32,
+        urls_returned: results.len() as u32,
+        live: request.window.is_live(),
+    };
+    let response = CompanyDataResponse {
+        message: "Success".to_owned(),
+        status_code: 200,
+        results,
+        unresolved,
+    };
+    (response, charge)
 }
 
 /// The `unresolved` message: what happened and what the caller can do.

@@ -7,8 +7,10 @@
 //! 2. [`Ledger::settle`] charges what was actually returned, writes the ledger row and frees the hold, in one
 //!    transaction.
 //!
-//! A hold never touches the balance, so a crash between the steps loses nothing: [`Ledger::release_stale`]
-//! drops holds left by a stopped server (a backend that stores holds; `SqliteLedger` keeps them in memory). Prices are in [`price_per_company`] (spec 4.3, 4.4, 8).
+//! A hold never touches the balance, so a crash between the steps loses nothing: [`Ledger::release_own`] frees a
+//! restarted server's holds at once, [`Ledger::release_stale`] those of a server that does not come back (a
+//! backend that stores holds; `SqliteLedger` keeps them in memory). A request whose answers are all known before
+//! it is billed takes both steps at once ([`Ledger::charge`]). Prices are in [`price_per_company`] (spec 4.3, 4.4, 8).
 //!
 //! [`Ledger`] is the backend-neutral interface; `SqliteLedger` the embedded backend (feature `sqlite`, the
 //! default; holds in the serving process's memory), `PgLedger` the backend for several servers on one
@@ -189,10 +191,30 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         reservation: Reservation,
         charge: Charge,
     ) -> Result<Credits, LedgerError>;
+    /// Charges at once, without a hold, for a request whose answers are all known before it is billed (every
+    /// page from a stored snapshot): when the balance minus every hold covers `required` (what the request could
+    /// have cost), takes `charge.amount` (at most `required`) and writes the `charge` row in one atomic step;
+    /// otherwise [`LedgerError::InsufficientCredits`] and nothing changes. The same rules as [`Ledger::reserve`]
+    /// then [`Ledger::settle`], which is what this default does; a backend on a shared database does it in one
+    /// round trip. Returns the new balance.
+    async fn charge(
+        &self,
+        account: AccountId,
+        required: Credits,
+        charge: Charge,
+    ) -> Result<Credits, LedgerError> {
+        check_charge(required, &charge)?;
+        let hold = self.reserve(account, required).await?;
+        self.settle(hold, charge).await
+    }
     /// Frees a hold without charging or writing a row (the request failed before it did anything).
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError>;
     /// Frees holds made before `made_before` (left by a server that stopped mid-request); returns how many.
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError>;
+    /// Frees the holds this server made before it started (it stopped mid-request): on a backend only one server
+    /// uses, every hold; on a shared one, the holds tagged with this server's name. Call it at start; returns how
+    /// many.
+    async fn release_own(&self) -> Result<u64, LedgerError>;
     /// Up to `limit` ledger rows of an account, newest first; with `before`, only rows whose id is below it (the
     /// next page after a page whose last row had that id).
     async fn entries(
@@ -207,6 +229,18 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         account: AccountId,
         since: jiff::Timestamp,
     ) -> Result<Vec<DailyUsage>, LedgerError>;
+}
+
+/// [`LedgerError::InvalidAmount`] unless `charge` is between zero and `most` (its hold, or what an immediate
+/// charge was checked against).
+pub(crate) fn check_charge(most: Credits, charge: &Charge) -> Result<(), LedgerError> {
+    if charge.amount.millis() < 0 || charge.amount > most {
+        return Err(LedgerError::InvalidAmount(format!(
+            "a charge of {} does not fit the {most} it was checked against",
+            charge.amount
+        )));
+    }
+    Ok(())
 }
 
 /// One UTC day of an account's charges, split by live and stored requests.

@@ -38,6 +38,15 @@ const MIGRATIONS: &[&str] = &["
         note TEXT
     );
     CREATE INDEX ledger_entries_account ON ledger_entries (account_id, id);
+", "
+    -- The sum of an account's holds, kept on its row so that one statement can check and change it: a reserve,
+    -- a settle and an immediate charge each take one round trip.
+    ALTER TABLE accounts ADD COLUMN held_millis BIGINT NOT NULL DEFAULT 0;
+    UPDATE accounts a SET held_millis =
+        coalesce((SELECT sum(amount_millis) FROM credit_holds h WHERE h.account_id = a.id), 0);
+    -- Which server made a hold, so that a restarted server frees its own at once.
+    ALTER TABLE credit_holds ADD COLUMN server TEXT NOT NULL DEFAULT '';
+    CREATE INDEX credit_holds_server ON credit_holds (server);
 "];
 
 const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at";
@@ -45,14 +54,23 @@ const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at";
 /// Accounts, credit holds and ledger rows in a PostgreSQL database (tables `accounts`, `credit_holds`,
 /// `ledger_entries`), shared by every server on it.
 ///
-/// Holds are rows, so a reserve on one server counts the holds of requests in flight on every other. A reserve
-/// locks the account's row (`SELECT … FOR UPDATE`), sums its holds and adds its own in one transaction, and a
-/// settle deletes its hold, charges the balance and writes the ledger row in one transaction under the same
-/// lock: concurrent requests on one account, on any number of servers, never overdraw it, and a charge is
-/// written once or not at all.
+/// Holds are rows, so a reserve on one server counts the holds of requests in flight on every other; their sum
+/// is kept on the account's row (`held_millis`). Every billing step is one statement, so one round trip:
+/// - a reserve raises `held_millis` only where `balance_millis - held_millis` covers the amount, and inserts
+///   the hold;
+/// - a settle deletes the hold, lowers `held_millis` and the balance, and writes the ledger row;
+/// - [`Ledger::charge`] (every answer known before billing) checks and charges without a hold.
+///
+/// The update of the account's row is the lock: PostgreSQL re-checks the condition on the newest row when two
+/// statements meet, so concurrent requests on one account, on any number of servers, never overdraw it, and a
+/// charge is written once or not at all (a hold is deleted by exactly one settle, release or sweep).
+///
+/// Each hold records the server that made it ([`PgLedger::for_server`]), so a restarted server frees its own at
+/// once ([`Ledger::release_own`]); a server that never comes back has its holds freed by the stale sweep.
 #[derive(Clone, Debug)]
 pub struct PgLedger {
     pool: PgPool,
+    server: String,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> LedgerError {
@@ -86,11 +104,52 @@ impl PgLedger {
         pool.migrate("credit-ledger", MIGRATIONS)
             .await
             .map_err(backend)?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            server: String::new(),
+        })
+    }
+
+    /// Tags the holds this ledger makes with `server`, a name unique among the servers on the database and
+    /// stable across restarts of the same server (e.g. host and port). Without it holds carry an empty name,
+    /// and [`Ledger::release_own`] frees nothing.
+    #[must_use]
+    pub fn for_server(mut self, server: &str) -> Self {
+        self.server = server.to_owned();
+        self
     }
 
     async fn client(&self) -> Result<pg_pool::Object, LedgerError> {
         self.pool.client().await.map_err(backend)
+    }
+
+    /// Deletes the holds that match `condition` (on `$1`) and takes them off their accounts' `held_millis`, in
+    /// one statement; returns how many.
+    async fn free_holds(
+        &self,
+        condition: &str,
+        value: &(dyn pg_pool::tokio_postgres::types::ToSql + Sync),
+    ) -> Result<u64, LedgerError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                &format!(
+                    "WITH freed AS (
+                         DELETE FROM credit_holds WHERE {condition} RETURNING account_id, amount_millis
+                     ), per_account AS (
+                         SELECT account_id, sum(amount_millis) AS millis, count(*) AS holds
+                         FROM freed GROUP BY account_id
+                     ), lowered AS (
+                         UPDATE accounts SET held_millis = held_millis - per_account.millis
+                         FROM per_account WHERE accounts.id = per_account.account_id
+                     )
+                     SELECT coalesce(sum(holds), 0)::BIGINT FROM per_account"
+                ),
+                &[value],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or_default())
     }
 
     async fn one_account(
@@ -197,47 +256,35 @@ impl Ledger for PgLedger {
                 "a hold cannot be negative: {amount}"
             )));
         }
-        let mut client = self.client().await?;
-        let transaction = client.transaction().await.map_err(backend)?;
-        // The account's row lock orders every reserve and settle of the account, on every server.
-        let balance: i64 = transaction
+        let client = self.client().await?;
+        // The last column reads the row as it was before this statement: what was available when refused.
+        let row = client
             .query_opt(
-                "SELECT balance_millis FROM accounts WHERE id = $1 FOR UPDATE",
-                &[&account.0],
+                "WITH held AS (
+                     UPDATE accounts SET held_millis = held_millis + $2
+                     WHERE id = $1 AND balance_millis - held_millis >= $2
+                     RETURNING id
+                 ), hold AS (
+                     INSERT INTO credit_holds (account_id, amount_millis, server)
+                     SELECT id, $2, $3::TEXT FROM held RETURNING id
+                 )
+                 SELECT (SELECT id FROM hold), balance_millis - held_millis FROM accounts WHERE id = $1",
+                &[&account.0, &amount.millis(), &self.server],
             )
             .await
             .map_err(backend)?
-            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))?
-            .get(0);
-        let held: i64 = transaction
-            .query_one(
-                "SELECT coalesce(sum(amount_millis), 0)::BIGINT FROM credit_holds WHERE account_id = $1",
-                &[&account.0],
-            )
-            .await
-            .map_err(backend)?
-            .get(0);
-        let available = balance - held;
-        if available < amount.millis() {
-            return Err(LedgerError::InsufficientCredits {
-                available: Credits::from_millis(available),
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))?;
+        match row.get::<_, Option<i64>>(0) {
+            Some(id) => Ok(Reservation {
+                id,
+                account,
+                amount,
+            }),
+            None => Err(LedgerError::InsufficientCredits {
+                available: Credits::from_millis(row.get(1)),
                 required: amount,
-            });
+            }),
         }
-        let id: i64 = transaction
-            .query_one(
-                "INSERT INTO credit_holds (account_id, amount_millis) VALUES ($1, $2) RETURNING id",
-                &[&account.0, &amount.millis()],
-            )
-            .await
-            .map_err(backend)?
-            .get(0);
-        transaction.commit().await.map_err(backend)?;
-        Ok(Reservation {
-            id,
-            account,
-            amount,
-        })
     }
 
     async fn settle(
@@ -245,48 +292,27 @@ impl Ledger for PgLedger {
         reservation: Reservation,
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
-        if charge.amount.millis() < 0 || charge.amount > reservation.amount {
-            return Err(LedgerError::InvalidAmount(format!(
-                "a charge of {} does not fit its hold of {}",
-                charge.amount, reservation.amount
-            )));
-        }
-        let mut client = self.client().await?;
-        let transaction = client.transaction().await.map_err(backend)?;
-        let account: i64 = transaction
+        crate::check_charge(reservation.amount, &charge)?;
+        let client = self.client().await?;
+        let row = client
             .query_opt(
-                "SELECT account_id FROM accounts a JOIN credit_holds h ON h.account_id = a.id
-                 WHERE h.id = $1 FOR UPDATE OF a",
-                &[&reservation.id],
-            )
-            .await
-            .map_err(backend)?
-            .ok_or(LedgerError::ReservationGone(reservation.id))?
-            .get(0);
-        let deleted = transaction
-            .execute("DELETE FROM credit_holds WHERE id = $1", &[&reservation.id])
-            .await
-            .map_err(backend)?;
-        if deleted == 0 {
-            return Err(LedgerError::ReservationGone(reservation.id));
-        }
-        let balance: i64 = transaction
-            .query_one(
-                "UPDATE accounts SET balance_millis = balance_millis - $1 WHERE id = $2 RETURNING balance_millis",
-                &[&charge.amount.millis(), &account],
-            )
-            .await
-            .map_err(backend)?
-            .get(0);
-        transaction
-            .execute(
-                "INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, key_id,
-                                             urls_requested, urls_returned, live)
-                 VALUES ($1, 'charge', $2, $3, $4, $5, $6, $7)",
+                "WITH hold AS (
+                     DELETE FROM credit_holds WHERE id = $1 RETURNING account_id, amount_millis
+                 ), charged AS (
+                     UPDATE accounts SET balance_millis = balance_millis - $2,
+                                         held_millis = held_millis - hold.amount_millis
+                     FROM hold WHERE accounts.id = hold.account_id
+                     RETURNING accounts.id, balance_millis
+                 ), entry AS (
+                     INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, key_id,
+                                                 urls_requested, urls_returned, live)
+                     SELECT id, 'charge', -$2, balance_millis, $3::BIGINT, $4::BIGINT, $5::BIGINT, $6::BOOLEAN
+                     FROM charged
+                 )
+                 SELECT balance_millis FROM charged",
                 &[
-                    &account,
-                    &-charge.amount.millis(),
-                    &balance,
+                    &reservation.id,
+                    &charge.amount.millis(),
                     &charge.key_id,
                     &i64::from(charge.urls_requested),
                     &i64::from(charge.urls_returned),
@@ -294,30 +320,73 @@ impl Ledger for PgLedger {
                 ],
             )
             .await
-            .map_err(backend)?;
-        transaction.commit().await.map_err(backend)?;
-        Ok(Credits::from_millis(balance))
+            .map_err(backend)?
+            .ok_or(LedgerError::ReservationGone(reservation.id))?;
+        Ok(Credits::from_millis(row.get(0)))
+    }
+
+    async fn charge(
+        &self,
+        account: AccountId,
+        required: Credits,
+        charge: Charge,
+    ) -> Result<Credits, LedgerError> {
+        crate::check_charge(required, &charge)?;
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "WITH charged AS (
+                     UPDATE accounts SET balance_millis = balance_millis - $2
+                     WHERE id = $1 AND balance_millis - held_millis >= $3
+                     RETURNING id, balance_millis
+                 ), entry AS (
+                     INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, key_id,
+                                                 urls_requested, urls_returned, live)
+                     SELECT id, 'charge', -$2, balance_millis, $4::BIGINT, $5::BIGINT, $6::BIGINT, $7::BOOLEAN
+                     FROM charged
+                 )
+                 SELECT (SELECT balance_millis FROM charged), balance_millis - held_millis
+                 FROM accounts WHERE id = $1",
+                &[
+                    &account.0,
+                    &charge.amount.millis(),
+                    &required.millis(),
+                    &charge.key_id,
+                    &i64::from(charge.urls_requested),
+                    &i64::from(charge.urls_returned),
+                    &charge.live,
+                ],
+            )
+            .await
+            .map_err(backend)?
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))?;
+        match row.get::<_, Option<i64>>(0) {
+            Some(balance) => Ok(Credits::from_millis(balance)),
+            None => Err(LedgerError::InsufficientCredits {
+                available: Credits::from_millis(row.get(1)),
+                required,
+            }),
+        }
     }
 
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError> {
-        let client = self.client().await?;
-        let deleted = client
-            .execute("DELETE FROM credit_holds WHERE id = $1", &[&reservation.id])
-            .await
-            .map_err(backend)?;
-        if deleted == 0 {
+        let freed = self.free_holds("id = $1", &reservation.id).await?;
+        if freed == 0 {
             return Err(LedgerError::ReservationGone(reservation.id));
         }
         Ok(())
     }
 
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError> {
-        let client = self.client().await?;
-        let cutoff = SystemTime::from(made_before);
-        client
-            .execute("DELETE FROM credit_holds WHERE created_at < $1", &[&cutoff])
+        self.free_holds("created_at < $1", &SystemTime::from(made_before))
             .await
-            .map_err(backend)
+    }
+
+    async fn release_own(&self) -> Result<u64, LedgerError> {
+        if self.server.is_empty() {
+            return Ok(0);
+        }
+        self.free_holds("server = $1", &self.server).await
     }
 
     async fn entries(

@@ -404,3 +404,160 @@ async fn entries_page_by_id_and_usage_adds_up_per_day_on(ledger: Arc<dyn Ledger>
             .is_empty()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn immediate_charges_and_holds_together_never_overdraw() {
+    for engine in Engine::both().await {
+        immediate_charges_and_holds_together_never_overdraw_on(ledger_on(&engine).await).await;
+    }
+}
+
+/// Half the requests pay at once (a stored answer), half through a hold (a live one); 7.5 credits pay for
+/// exactly 15 of 40 half-credit requests, whichever way each pays.
+async fn immediate_charges_and_holds_together_never_overdraw_on(ledger: Arc<dyn Ledger>) {
+    let account = ledger.ensure_account("acme").await.expect("account");
+    ledger
+        .grant(account.id, credits("7.5"), "")
+        .await
+        .expect("grant");
+    let half = credits("0.5");
+    let charge = Charge {
+        amount: half,
+        urls_requested: 1,
+        urls_returned: 1,
+        ..Charge::default()
+    };
+    let tasks = (0..40).map(|n| {
+        let (ledger, charge) = (Arc::clone(&ledger), charge.clone());
+        tokio::spawn(async move {
+            let paid = if n % 2 == 0 {
+                ledger.charge(account.id, half, charge).await
+            } else {
+                match ledger.reserve(account.id, half).await {
+                    Ok(hold) => ledger.settle(hold, charge).await,
+                    Err(refused) => Err(refused),
+                }
+            };
+            match paid {
+                Ok(_) => Ok(true),
+                Err(LedgerError::InsufficientCredits { .. }) => Ok(false),
+                Err(other) => Err(other),
+            }
+        })
+    });
+    let paid = futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|o| o.expect("task").expect("no store error"))
+        .filter(|&p| p)
+        .count();
+    assert_eq!(paid, 15);
+    let entries = ledger.entries(account.id, None, 100).await.expect("rows");
+    let balance = ledger
+        .account(account.id)
+        .await
+        .expect("read")
+        .expect("exists")
+        .balance;
+    assert_eq!(balance, Credits::ZERO);
+    assert_eq!(
+        entries.iter().map(|e| e.delta.millis()).sum::<i64>(),
+        0,
+        "the ledger sums to the balance"
+    );
+
+    // A charge checks what the request could have cost, not what it returned; a refusal changes nothing.
+    ledger
+        .grant(account.id, credits("1"), "")
+        .await
+        .expect("grant");
+    let hold = ledger
+        .reserve(account.id, credits("0.6"))
+        .await
+        .expect("hold");
+    match ledger
+        .charge(account.id, credits("0.5"), Charge::default())
+        .await
+    {
+        Err(LedgerError::InsufficientCredits {
+            available,
+            required,
+        }) => assert_eq!((available, required), (credits("0.4"), credits("0.5"))),
+        other => panic!("a held credit was spent: {other:?}"),
+    }
+    assert!(matches!(
+        ledger
+            .charge(
+                account.id,
+                credits("0.2"),
+                Charge {
+                    amount: credits("0.3"),
+                    ..Charge::default()
+                }
+            )
+            .await,
+        Err(LedgerError::InvalidAmount(_))
+    ));
+    ledger.release(hold).await.expect("released");
+    assert_eq!(
+        ledger
+            .charge(
+                account.id,
+                credits("1"),
+                Charge {
+                    amount: credits("0.5"),
+                    ..Charge::default()
+                }
+            )
+            .await
+            .expect("covered once the hold is gone"),
+        credits("0.5")
+    );
+}
+
+#[tokio::test]
+async fn a_restarted_server_frees_its_own_holds_and_no_other() {
+    let database = pg_test::TestDatabase::create().await;
+    let open = |server: &'static str| {
+        let url = database.url.clone();
+        async move {
+            let pool = pg_pool::PgPool::connect(&url).await.expect("connects");
+            PgLedger::with_pool(pool)
+                .await
+                .expect("migrates")
+                .for_server(server)
+        }
+    };
+    let (first, second) = (open("host-a:8080").await, open("host-b:8080").await);
+    let account = first.ensure_account("acme").await.expect("account");
+    first
+        .grant(account.id, credits("3"), "")
+        .await
+        .expect("grant");
+    let _lost = first.reserve(account.id, credits("1")).await.expect("hold");
+    let kept = second
+        .reserve(account.id, credits("1"))
+        .await
+        .expect("hold");
+
+    // host-a restarts: its hold goes, host-b's stays and can still be settled.
+    let restarted = open("host-a:8080").await;
+    assert_eq!(restarted.release_own().await.expect("released"), 1);
+    assert_eq!(restarted.release_own().await.expect("nothing left"), 0);
+    let after = second
+        .settle(
+            kept,
+            Charge {
+                amount: credits("1"),
+                ..Charge::default()
+            },
+        )
+        .await
+        .expect("host-b's hold is still held");
+    assert_eq!(after, credits("2"));
+    let hold = restarted
+        .reserve(account.id, credits("2"))
+        .await
+        .expect("both credits are free again");
+    restarted.release(hold).await.expect("released");
+}
