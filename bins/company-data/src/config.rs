@@ -237,11 +237,10 @@ fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
     })
 }
 
-/// The machine's host name (Linux: `/proc/sys/kernel/hostname`; else `$HOSTNAME`), or `localhost`.
+/// The machine's host name (Linux: `/proc/sys/kernel/hostname`), or `localhost` (give `--server-name` there).
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
         .map(|name| name.trim().to_owned())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".to_owned())

@@ -22,6 +22,7 @@ use http_api::{Api, ApiSettings, KeyRate};
 use http_serve::ConnectionLimits;
 use page_scraper::{Fetcher, FetcherSettings, LinkResolver, LinkResolverSettings};
 use pg_pool::PgPool;
+use shared_limits::{LimitStore, MemoryLimits, PgLimits};
 use snapshot_cache::{PgSnapshotStore, SnapshotStore, SqliteSnapshotStore};
 use sqlite_pool::{ServerLock, SqlitePool};
 
@@ -90,14 +91,18 @@ pub struct Stores {
     pub accounts: Arc<Accounts>,
     /// Snapshots of pages and their records.
     pub snapshots: Arc<dyn SnapshotStore>,
+    /// Where the origin's pace, the per-key rate and the per-account cap on live lookups are counted: this
+    /// process's memory on SQLite (one server), the database on PostgreSQL (totals for every server on it).
+    pub limits: Arc<dyn LimitStore>,
 }
 
-/// The four stores of one database, whichever its engine.
+/// The stores of one database, whichever its engine.
 type StoreParts = (
     Arc<dyn Ledger>,
     Arc<dyn KeyStore>,
     Arc<dyn UserStore>,
     Arc<dyn SnapshotStore>,
+    Arc<dyn LimitStore>,
 );
 
 impl Stores {
@@ -114,7 +119,7 @@ impl Stores {
     /// # Errors
     /// When the database cannot be opened or migrated.
     pub async fn open_as(db: &Database, server: &str) -> anyhow::Result<Self> {
-        let (ledger, keys, users, snapshots): StoreParts = match db {
+        let (ledger, keys, users, snapshots, limits): StoreParts = match db {
             Database::Sqlite(path) => {
                 let pool = SqlitePool::open(path).await?;
                 (
@@ -122,6 +127,7 @@ impl Stores {
                     Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?),
                     Arc::new(SqliteUserStore::with_pool(pool.clone()).await?),
                     Arc::new(SqliteSnapshotStore::with_pool(pool).await?),
+                    Arc::new(MemoryLimits::new()),
                 )
             }
             Database::Postgres(url) => {
@@ -130,7 +136,8 @@ impl Stores {
                     Arc::new(PgLedger::with_pool(pool.clone()).await?.for_server(server)),
                     Arc::new(PgKeyStore::with_pool(pool.clone()).await?),
                     Arc::new(PgUserStore::with_pool(pool.clone()).await?),
-                    Arc::new(PgSnapshotStore::with_pool(pool).await?),
+                    Arc::new(PgSnapshotStore::with_pool(pool.clone()).await?),
+                    Arc::new(PgLimits::with_pool(pool).await?),
                 )
             }
         };
@@ -141,6 +148,7 @@ impl Stores {
                 Arc::new(Users::new(users)),
             )),
             snapshots,
+            limits,
         })
     }
 }
@@ -165,17 +173,18 @@ impl App {
     pub async fn open(settings: &Settings) -> anyhow::Result<Self> {
         let stores = Stores::open_as(&settings.db, &settings.server_name).await?;
         let mut lookup = LookupService::new(
-            Fetcher::new(settings.fetcher.clone())?,
+            Fetcher::with_limits(settings.fetcher.clone(), Arc::clone(&stores.limits))?,
             stores.snapshots,
             Arc::clone(stores.accounts.ledger()),
             settings.lookup,
-        );
+        )
+        .with_limits(Arc::clone(&stores.limits));
         if let Some(links) = &settings.link_resolver {
             lookup = lookup.with_link_resolver(LinkResolver::new(links.clone())?);
         }
         let lookup = Arc::new(lookup);
         let domain = settings.fetcher.domain.clone();
-        let api = Api::new(
+        let api = Api::with_limits(
             Arc::clone(&lookup),
             Arc::clone(stores.accounts.keys()) as Arc<dyn http_api::Authenticator>,
             domain.clone(),
@@ -183,6 +192,7 @@ impl App {
                 key_rate: settings.key_rate,
                 body_timeout: settings.connections.body_timeout,
             },
+            stores.limits,
         );
         api.set_health_check(Arc::new(DatabaseHealth(Arc::clone(
             stores.accounts.ledger(),

@@ -19,7 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP service.
-    Serve(company_data::config::ServeArgs),
+    Serve(Box<company_data::config::ServeArgs>),
     /// Create, list and revoke API keys.
     #[command(subcommand)]
     Keys(cli::keys::KeysCommand),
@@ -46,7 +46,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => cli::serve::run(args).await,
+            Command::Serve(args) => cli::serve::run(*args).await,
             Command::Keys(command) => cli::keys::run(command).await,
             Command::Credits(command) => cli::credits::run(command).await,
             Command::Accounts(command) => cli::accounts::run(command).await,

@@ -12,7 +12,7 @@ use page_url::PageUrl;
 use snapshot_cache::{Snapshot, SnapshotStore};
 use tracing::{Instrument, debug, warn};
 
-use crate::live_limit::LiveLookupLimit;
+use shared_limits::{Cap, LimitStore, MemoryLimits};
 
 /// Who is asking: the account billed and the key used (kept in the ledger row).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,8 +28,8 @@ pub struct Caller {
 pub struct LookupSettings {
     /// How long one live lookup (fetch and parse) may take before it is abandoned. Spec 8: 25 s.
     pub live_timeout: Duration,
-    /// The most live lookups one account may have in flight at once, over all its requests in this process;
-    /// `None` for no cap. A request that would go over it gets [`LookupError::TooManyLiveLookups`], unless the
+    /// The most live lookups one account may have in flight at once, over all its requests (in this process, or
+    /// on every server sharing [`LookupService::with_limits`]'s store); `None` for no cap. A request that would go over it gets [`LookupError::TooManyLiveLookups`], unless the
     /// account has nothing else in flight (so a request larger than the cap still runs on its own).
     pub live_lookups_per_account: Option<usize>,
 }
@@ -112,7 +112,7 @@ pub struct LookupService {
     snapshots: Arc<dyn SnapshotStore>,
     ledger: Arc<dyn Ledger>,
     settings: LookupSettings,
-    live_limit: Option<LiveLookupLimit>,
+    live_cap: Option<Cap>,
     links: Option<LinkResolver>,
 }
 
@@ -172,9 +172,17 @@ impl LookupService {
             snapshots,
             ledger,
             settings,
-            live_limit: settings.live_lookups_per_account.map(LiveLookupLimit::new),
+            live_cap: live_cap(settings, Arc::new(MemoryLimits::new())),
             links: None,
         }
+    }
+
+    /// Counts the per-account cap on live lookups in `limits` (cap `live:<account id>`): on a store several
+    /// servers share, the cap is a total for the deployment. Without it the cap is counted in this process.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Arc<dyn LimitStore>) -> Self {
+        self.live_cap = live_cap(self.settings, limits);
+        self
     }
 
     /// Follows shortened website links with `resolver`: a page fetched live whose website is on a URL shortener
@@ -350,24 +358,34 @@ impl LookupService {
         account: AccountId,
         missing: Vec<&PageUrl>,
     ) -> Result<Vec<(PageUrl, PageOutcome)>, LookupError> {
-        let deadline = tokio::time::Instant::now() + self.settings.live_timeout;
-        // Held until every live lookup of this request has ended (or the request is dropped).
-        let _permit = match &self.live_limit {
-            Some(limit) => Some(limit.try_admit(account, missing.len(), deadline).map_err(
-                |refused| LookupError::TooManyLiveLookups {
-                    in_flight: refused.in_flight,
-                    needed: missing.len(),
-                    limit: refused.limit,
+        let needed = missing.len();
+        // Every live lookup of this request ends by the live time-out: the admission lasts no longer.
+        let permit = match &self.live_cap {
+            Some(cap) => Some(
+                cap.admit(
+                    &format!("live:{}", account.0),
+                    u32::try_from(needed).unwrap_or(u32::MAX),
+                    self.settings.live_timeout,
+                )
+                .await
+                .map_err(|refused| LookupError::TooManyLiveLookups {
+                    in_flight: refused.in_flight as usize,
+                    needed,
+                    limit: refused.most as usize,
                     retry_after: refused.retry_after,
-                },
-            )?),
+                })?,
+            ),
             None => None,
         };
-        Ok(futures::future::join_all(missing.into_iter().map(|url| {
+        let outcomes = futures::future::join_all(missing.into_iter().map(|url| {
             let span = tracing::debug_span!("live_lookup", url = %url);
             async move { (url.clone(), self.fetch_live(url).await) }.instrument(span)
         }))
-        .await)
+        .await;
+        if let Some(permit) = permit {
+            permit.leave().await;
+        }
+        Ok(outcomes)
     }
 
     async fn fetch_live(&self, url: &PageUrl) -> PageOutcome {
@@ -504,6 +522,13 @@ impl LookupService {
             Err(_) => None,
         }
     }
+}
+
+/// The per-account cap of `settings`, counted in `limits`.
+fn live_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Option<Cap> {
+    settings
+        .live_lookups_per_account
+        .map(|most| Cap::new(limits, u32::try_from(most).unwrap_or(u32::MAX)))
 }
 
 /// The 200 body, every requested URL in order with its page's outcome, and what it costs: `price` for each page

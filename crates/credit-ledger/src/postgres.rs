@@ -115,7 +115,7 @@ impl PgLedger {
     /// and [`Ledger::release_own`] frees nothing.
     #[must_use]
     pub fn for_server(mut self, server: &str) -> Self {
-        self.server = server.to_owned();
+        server.clone_into(&mut self.server);
         self
     }
 

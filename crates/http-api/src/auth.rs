@@ -1,7 +1,5 @@
 //! Who is calling: the API key from the request's headers (spec 5.1), its verification, and the per-key rate.
 
-use std::time::Duration;
-
 use api_keys::{ApiKeys, KeyError, VerifiedKey};
 use http::HeaderMap;
 
@@ -84,39 +82,6 @@ impl Authenticator for ApiKeys {
     }
 }
 
-/// How many requests each API key may make: `per_second` on average, `burst` at once (GCRA, in this
-/// process's memory).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct KeyRate {
-    /// Requests per second, on average; above zero.
-    pub per_second: f64,
-    /// Requests at once before the rate applies; at least 1.
-    pub burst: u32,
-}
-
-pub(crate) type KeyLimiter = governor::DefaultKeyedRateLimiter<i64>;
-
-impl KeyRate {
-    /// The limiter, or `None` when the rate is not a positive number.
-    pub(crate) fn limiter(self) -> Option<KeyLimiter> {
-        if !(self.per_second.is_finite() && self.per_second > 0.0) {
-            return None;
-        }
-        let quota = governor::Quota::with_period(Duration::from_secs_f64(1.0 / self.per_second))?
-            .allow_burst(std::num::NonZeroU32::new(self.burst.max(1))?);
-        Some(governor::RateLimiter::keyed(quota))
-    }
-}
-
-/// `Err(wait)` when the key is over its rate.
-pub(crate) fn check_rate(limiter: &KeyLimiter, key_id: i64) -> Result<(), Duration> {
-    limiter.check_key(&key_id).map_err(|not_until| {
-        not_until.wait_time_from(governor::clock::Clock::now(
-            &governor::clock::DefaultClock::default(),
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,31 +128,6 @@ mod tests {
             ),
         ] {
             assert_eq!(presented_key(&headers(pairs)), Err(expected), "{pairs:?}");
-        }
-    }
-
-    #[test]
-    fn a_key_over_its_rate_waits() {
-        let limiter = KeyRate {
-            per_second: 1.0,
-            burst: 2,
-        }
-        .limiter()
-        .expect("a rate");
-        assert_eq!(check_rate(&limiter, 7), Ok(()));
-        assert_eq!(check_rate(&limiter, 7), Ok(()));
-        let wait = check_rate(&limiter, 7).expect_err("over the burst");
-        assert!(
-            wait > Duration::ZERO && wait <= Duration::from_secs(1),
-            "{wait:?}"
-        );
-        assert_eq!(check_rate(&limiter, 8), Ok(()), "keys are counted apart");
-        for no_rate in [0.0, -1.0, f64::NAN] {
-            let rate = KeyRate {
-                per_second: no_rate,
-                burst: 1,
-            };
-            assert!(rate.limiter().is_none(), "{no_rate}");
         }
     }
 }

@@ -36,7 +36,9 @@ mod error;
 mod openapi;
 mod routes;
 
-pub use auth::{Authenticator, CredentialsError, KeyRate, presented_key};
+pub use auth::{Authenticator, CredentialsError, presented_key};
 pub use error::ApiError;
 pub use openapi::{openapi_document, url_pattern};
 pub use routes::{Api, ApiSettings, HealthCheck, strip_path_prefix};
+/// How many requests each API key may make: `per_second` on average, `burst` at once (GCRA).
+pub use shared_limits::Rate as KeyRate;

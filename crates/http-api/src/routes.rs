@@ -11,14 +11,18 @@ use http_body_util::Full;
 use http_serve::Response;
 use page_url::NetworkDomain;
 
-use crate::auth::{Authenticator, KeyLimiter, KeyRate, check_rate, presented_key};
+use shared_limits::{LimitStore, MemoryLimits, RateGate};
+
+use crate::KeyRate;
+use crate::auth::{Authenticator, presented_key};
 use crate::error::ApiError;
 use crate::openapi::openapi_document;
 
 /// What the API needs to know besides its parts.
 #[derive(Clone, Copy, Debug)]
 pub struct ApiSettings {
-    /// The rate each API key may send requests at; `None` for no limit. Default: 10 per second, 20 at once.
+    /// The rate each API key may send requests at (counted per key id, in the store given to
+    /// [`Api::with_limits`]); `None` for no limit. Default: 10 per second, 20 at once.
     pub key_rate: Option<KeyRate>,
     /// Time for a request's body to arrive (408 after it). Default 30 s.
     pub body_timeout: Duration,
@@ -46,7 +50,7 @@ struct Inner {
     authenticator: Arc<dyn Authenticator>,
     domain: NetworkDomain,
     settings: ApiSettings,
-    key_limiter: Option<KeyLimiter>,
+    key_rate: Option<RateGate>,
     /// `/openapi.json`, serialized once.
     openapi: Bytes,
     /// What `/healthz` asks, once set.
@@ -61,12 +65,31 @@ pub trait HealthCheck: Send + Sync + std::fmt::Debug {
 }
 
 impl Api {
-    /// The API over a lookup service, checking keys with `authenticator`, accepting page URLs on `domain`.
+    /// The API over a lookup service, checking keys with `authenticator`, accepting page URLs on `domain`; the
+    /// per-key rate counted in this process.
     pub fn new(
         lookup: Arc<LookupService>,
         authenticator: Arc<dyn Authenticator>,
         domain: NetworkDomain,
         settings: ApiSettings,
+    ) -> Self {
+        Self::with_limits(
+            lookup,
+            authenticator,
+            domain,
+            settings,
+            Arc::new(MemoryLimits::new()),
+        )
+    }
+
+    /// [`Api::new`] with the per-key rate counted in `limits` (bucket `key:<key id>`): on a store several
+    /// servers share, each key's rate is a total for the deployment.
+    pub fn with_limits(
+        lookup: Arc<LookupService>,
+        authenticator: Arc<dyn Authenticator>,
+        domain: NetworkDomain,
+        settings: ApiSettings,
+        limits: Arc<dyn LimitStore>,
     ) -> Self {
         let document = openapi_document(
             &domain,
@@ -81,7 +104,9 @@ impl Api {
             lookup,
             authenticator,
             domain,
-            key_limiter: settings.key_rate.and_then(KeyRate::limiter),
+            key_rate: settings
+                .key_rate
+                .and_then(|rate| RateGate::new(limits, rate)),
             settings,
             openapi,
             health: std::sync::OnceLock::new(),
@@ -181,8 +206,9 @@ impl Api {
     async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
         let key = presented_key(headers)?;
         let verified = self.0.authenticator.authenticate(&key).await?;
-        if let Some(limiter) = &self.0.key_limiter {
-            check_rate(limiter, verified.key_id.0)
+        if let Some(gate) = &self.0.key_rate {
+            gate.check(&format!("key:{}", verified.key_id.0))
+                .await
                 .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
         }
         Ok(Caller {

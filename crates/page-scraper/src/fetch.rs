@@ -12,6 +12,7 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, Shared, WeakShared};
 use page_url::{NetworkDomain, PageUrl};
 use rand::Rng;
+use shared_limits::{LimitStore, MemoryLimits, Pacer};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use url::Url;
@@ -94,7 +95,8 @@ pub struct FetcherSettings {
     pub max_page_bytes: usize,
     /// Requests to the origin in flight at once.
     pub max_concurrency: usize,
-    /// Request starts per second, spread evenly; `None` for no pacing.
+    /// Request starts per second, spread evenly; `None` for no pacing. With [`Fetcher::with_limits`] on a shared
+    /// store, for every server together.
     pub rate_per_second: Option<f64>,
     /// Attempts per page, the first included. Retries happen only on blocks, the sign-in wall, server errors
     /// and connection failures, and only while the caller's deadline leaves time.
@@ -232,28 +234,6 @@ impl Parsers {
     }
 }
 
-/// Spreads request starts evenly: each start takes the next free slot `1/rate` after the previous one.
-#[derive(Debug)]
-struct Pacer {
-    interval: Duration,
-    next_slot: Mutex<Instant>,
-}
-
-impl Pacer {
-    async fn wait(&self) {
-        let slot = {
-            let mut next = self
-                .next_slot
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let slot = (*next).max(Instant::now());
-            *next = slot + self.interval;
-            slot
-        };
-        tokio::time::sleep_until(slot).await;
-    }
-}
-
 /// One failed attempt, with the wait the origin asked for.
 struct Failure {
     error: ScrapeError,
@@ -275,7 +255,19 @@ impl Fetcher {
     ///
     /// # Errors
     /// [`OriginError::BadProxy`] or [`OriginError::Client`].
-    pub fn new(mut settings: FetcherSettings) -> Result<Self, OriginError> {
+    pub fn new(settings: FetcherSettings) -> Result<Self, OriginError> {
+        Self::with_limits(settings, Arc::new(MemoryLimits::new()))
+    }
+
+    /// [`Fetcher::new`] with [`FetcherSettings::rate_per_second`] counted in `limits` (pace `origin`): on a
+    /// store several servers share, the rate is their total.
+    ///
+    /// # Errors
+    /// [`OriginError::BadProxy`] or [`OriginError::Client`].
+    pub fn with_limits(
+        mut settings: FetcherSettings,
+        limits: Arc<dyn LimitStore>,
+    ) -> Result<Self, OriginError> {
         if settings.user_agents.is_empty() {
             settings.user_agents =
                 FetcherSettings::new(settings.origin.clone(), settings.domain.clone()).user_agents;
@@ -331,11 +323,7 @@ impl Fetcher {
         };
         let pacer = settings
             .rate_per_second
-            .filter(|rate| rate.is_finite() && *rate > 0.0)
-            .map(|rate| Pacer {
-                interval: Duration::from_secs_f64(1.0 / rate),
-                next_slot: Mutex::new(Instant::now()),
-            });
+            .and_then(|rate| Pacer::new(limits, "origin", rate));
         Ok(Self {
             inner: Arc::new(Inner {
                 permits: Semaphore::new(settings.max_concurrency),

@@ -1,0 +1,184 @@
+//! Rates and caps counted for a whole deployment: by one process on its own, or by every server on one
+//! PostgreSQL database together.
+//!
+//! Three kinds of limit, each a question a [`LimitStore`] answers atomically:
+//! - a **rate** that refuses ([`LimitStore::take`]): GCRA, `per_second` on average and `burst` at once.
+//!   [`RateGate`] asks for tokens in leases, so a shared store is asked once per lease rather than once per
+//!   request, and gives back what a lease did not use;
+//! - a **pace** that never refuses but spaces starts evenly ([`LimitStore::next_start`]); [`Pacer`] waits for
+//!   its slot;
+//! - a **cap** on units in flight at once ([`LimitStore::admit`], [`LimitStore::leave`]); [`Cap`] hands out a
+//!   [`Permit`] that leaves when dropped. An admission lasts at most the time it was admitted for, so the units
+//!   of a process that died stop counting by themselves.
+//!
+//! Backends: [`MemoryLimits`] counts for the one process (the embedded default, on SQLite); `PgLimits`
+//! (feature `postgres`) counts in tables of the PostgreSQL database every server shares, with the database's
+//! clock, so servers whose clocks differ still agree.
+//!
+//! When a shared store cannot be asked, the helpers let the request through and log a warning: a limit is not
+//! worth an outage, and a request that needs the database fails on its own when the database is away.
+//!
+//! Not here: which limits a service has or their values (the API's per-key rate, the fetcher's origin pace, the
+//! lookup's per-account cap on live lookups are set where they are used), nor what a refusal answers.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use std::sync::Arc;
+//! use shared_limits::{MemoryLimits, Rate, RateGate};
+//! let gate = RateGate::new(Arc::new(MemoryLimits::new()), Rate { per_second: 1.0, burst: 2 }).unwrap();
+//! assert!(gate.check("key:7").await.is_ok());
+//! assert!(gate.check("key:7").await.is_ok());
+//! let wait = gate.check("key:7").await.unwrap_err(); // over the burst: about a second to wait
+//! assert!(wait.as_secs_f64() <= 1.0);
+//! # });
+//! ```
+#![deny(missing_docs)]
+
+mod helpers;
+mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+
+use std::time::Duration;
+
+pub use helpers::{Cap, Pacer, Permit, RateGate};
+pub use memory::MemoryLimits;
+#[cfg(feature = "postgres")]
+pub use postgres::PgLimits;
+
+/// A rate: `per_second` on average, `burst` at once before the average applies (GCRA).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    /// Events per second, on average; a positive, finite number (fractions allowed).
+    pub per_second: f64,
+    /// Events at once before the rate applies; at least 1 (0 counts as 1).
+    pub burst: u32,
+}
+
+impl Rate {
+    /// The time one event is worth, in whole microseconds (at least 1); `None` when `per_second` is not a
+    /// positive, finite number.
+    pub fn interval(self) -> Option<Duration> {
+        (self.per_second.is_finite() && self.per_second > 0.0)
+            .then(|| Duration::from_micros(((1e6 / self.per_second).round() as u64).max(1)))
+    }
+
+    /// `burst`, at least 1.
+    pub fn burst(self) -> u32 {
+        self.burst.max(1)
+    }
+}
+
+/// What [`LimitStore::take`] gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// This many tokens, at least 1 and at most the number asked for.
+    Granted(u32),
+    /// None: the next token is free after this long.
+    Wait(Duration),
+}
+
+/// What [`LimitStore::admit`] answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Admitted; give the ticket to [`LimitStore::leave`] when done.
+    Admitted(Ticket),
+    /// Refused: the cap is reached.
+    AtCap {
+        /// Units in flight now, under this cap.
+        in_flight: u32,
+        /// When the earliest admission in flight lapses (an upper bound on the wait for room).
+        retry_after: Duration,
+    },
+}
+
+/// An admission's id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ticket(pub i64);
+
+/// Why a store could not answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LimitError {
+    /// The backend failed; its error is the source.
+    #[error("the limit store failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Where limits are counted. Every method is atomic among all the processes that share the store. Names are
+/// free text chosen by the caller (e.g. `key:42`, `origin`, `live:7`); rates, paces and caps have separate
+/// names.
+#[async_trait::async_trait]
+pub trait LimitStore: Send + Sync + std::fmt::Debug {
+    /// Takes up to `wanted` (at least 1) tokens of the bucket `name` filling at `rate`: as many as are there,
+    /// or the wait for the next one. A rate whose [`Rate::interval`] is `None` grants everything asked.
+    async fn take(&self, name: &str, rate: Rate, wanted: u32) -> Result<Taken, LimitError>;
+    /// Puts back `tokens` taken from `name` and not used.
+    async fn give_back(&self, name: &str, rate: Rate, tokens: u32) -> Result<(), LimitError>;
+    /// Books the next start of the pace `name`, one every `interval`: how long from now until it.
+    async fn next_start(&self, name: &str, interval: Duration) -> Result<Duration, LimitError>;
+    /// Admits `units` under the cap `name` of `most` units in flight at once, for at most `lasting`. A
+    /// request larger than the cap is admitted when nothing else is in flight under it, so it can run alone.
+    async fn admit(
+        &self,
+        name: &str,
+        units: u32,
+        most: u32,
+        lasting: Duration,
+    ) -> Result<Admission, LimitError>;
+    /// Ends an admission (one that lapsed already is no error).
+    async fn leave(&self, ticket: Ticket) -> Result<(), LimitError>;
+    /// True when other processes count in the same store (then asking costs a round trip, and
+    /// [`RateGate`] takes tokens in leases).
+    fn is_shared(&self) -> bool;
+}
+
+/// GCRA in whole microseconds, the one rule both backends follow (`PgLimits` runs the same steps in SQL):
+/// from the bucket's theoretical arrival time `tat` at `now`, the new `tat` and what was taken.
+fn gcra(tat: i64, now: i64, interval: i64, burst: u32, wanted: u32) -> (i64, Taken) {
+    let tat = tat.max(now);
+    let room = (i64::from(burst) * interval - (tat - now)) / interval;
+    let granted = room.min(i64::from(wanted.max(1)));
+    if granted >= 1 {
+        (
+            tat + granted * interval,
+            Taken::Granted(u32::try_from(granted).unwrap_or(1)),
+        )
+    } else {
+        let wait = tat + interval - i64::from(burst) * interval - now;
+        (
+            tat,
+            Taken::Wait(Duration::from_micros(u64::try_from(wait).unwrap_or(0))),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gcra_grants_the_burst_then_one_per_interval() {
+        let (tat, taken) = gcra(0, 1_000, 100, 3, 5);
+        assert_eq!(taken, Taken::Granted(3), "a full bucket gives its burst");
+        let (tat, taken) = gcra(tat, 1_000, 100, 3, 1);
+        assert_eq!(taken, Taken::Wait(Duration::from_micros(100)));
+        let (_, taken) = gcra(tat, 1_100, 100, 3, 5);
+        assert_eq!(taken, Taken::Granted(1), "one interval later, one token");
+        assert_eq!(
+            Rate {
+                per_second: 4.0,
+                burst: 0
+            }
+            .interval(),
+            Some(Duration::from_millis(250))
+        );
+        for no_rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let rate = Rate {
+                per_second: no_rate,
+                burst: 1,
+            };
+            assert_eq!(rate.interval(), None, "{no_rate}");
+        }
+    }
+}

@@ -1,0 +1,206 @@
+use std::time::Duration;
+
+use pg_pool::PgPool;
+
+use crate::{Admission, LimitError, LimitStore, Rate, Taken, Ticket};
+
+/// Tables `limit_buckets` (a theoretical arrival time per rate or pace) and `limit_admissions` (units in flight
+/// per cap), and the functions that change them in one round trip each. Times are the database's clock in
+/// microseconds, so every server reads the same one. `limit_take` is [`crate::gcra`] in SQL.
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE limit_buckets (
+        name TEXT PRIMARY KEY,
+        tat_us BIGINT NOT NULL
+    );
+    CREATE TABLE limit_admissions (
+        id BIGSERIAL PRIMARY KEY,
+        name TEXT NOT NULL,
+        units INT NOT NULL,
+        lapses_at TIMESTAMPTZ NOT NULL
+    );
+    CREATE INDEX limit_admissions_name ON limit_admissions (name);
+
+    CREATE FUNCTION limit_now_us() RETURNS BIGINT LANGUAGE sql VOLATILE AS
+        $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT $$;
+
+    CREATE FUNCTION limit_take(p_name TEXT, p_interval_us BIGINT, p_burst INT, p_wanted INT,
+                               OUT granted INT, OUT wait_us BIGINT)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        now_us BIGINT := limit_now_us();
+        tat BIGINT;
+    BEGIN
+        INSERT INTO limit_buckets (name, tat_us) VALUES (p_name, now_us) ON CONFLICT (name) DO NOTHING;
+        SELECT greatest(b.tat_us, now_us) INTO tat FROM limit_buckets b WHERE b.name = p_name FOR UPDATE;
+        granted := least(p_wanted::BIGINT, (p_burst * p_interval_us - (tat - now_us)) / p_interval_us);
+        IF granted >= 1 THEN
+            UPDATE limit_buckets SET tat_us = tat + granted * p_interval_us WHERE name = p_name;
+            wait_us := 0;
+        ELSE
+            granted := 0;
+            wait_us := tat + p_interval_us - p_burst * p_interval_us - now_us;
+        END IF;
+    END $$;
+
+    CREATE FUNCTION limit_next_start(p_name TEXT, p_interval_us BIGINT) RETURNS BIGINT
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        now_us BIGINT := limit_now_us();
+        slot BIGINT;
+    BEGIN
+        INSERT INTO limit_buckets AS b (name, tat_us) VALUES (p_name, now_us + p_interval_us)
+        ON CONFLICT (name) DO UPDATE SET tat_us = greatest(b.tat_us, now_us) + p_interval_us
+        RETURNING b.tat_us - p_interval_us INTO slot;
+        RETURN slot - now_us;
+    END $$;
+
+    CREATE FUNCTION limit_admit(p_name TEXT, p_units INT, p_most INT, p_lasting_us BIGINT,
+                                OUT ticket BIGINT, OUT in_flight BIGINT, OUT retry_us BIGINT)
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        -- One admission at a time per cap name, on every server; the lock ends with the statement.
+        PERFORM pg_advisory_xact_lock(hashtextextended('shared-limits ' || p_name, 0));
+        DELETE FROM limit_admissions WHERE name = p_name AND lapses_at <= clock_timestamp();
+        SELECT coalesce(sum(units), 0),
+               coalesce((extract(epoch FROM min(lapses_at) - clock_timestamp()) * 1000000)::BIGINT, 0)
+        INTO in_flight, retry_us
+        FROM limit_admissions WHERE name = p_name;
+        IF in_flight > 0 AND in_flight + p_units > p_most THEN
+            ticket := NULL;
+        ELSE
+            INSERT INTO limit_admissions (name, units, lapses_at)
+            VALUES (p_name, p_units, clock_timestamp() + p_lasting_us * interval '1 microsecond')
+            RETURNING id INTO ticket;
+        END IF;
+    END $$;
+"];
+
+/// Limits counted in the PostgreSQL database every server shares (tables `limit_buckets`, `limit_admissions`):
+/// each question is one statement, so one round trip, atomic among all servers. An admission of a server that
+/// died stops counting at its end time.
+#[derive(Clone, Debug)]
+pub struct PgLimits {
+    pool: PgPool,
+}
+
+fn backend(error: impl std::error::Error + Send + Sync + 'static) -> LimitError {
+    LimitError::Backend(pg_pool::boxed_error(error))
+}
+
+fn micros(duration: Duration) -> i64 {
+    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn duration(micros: i64) -> Duration {
+    Duration::from_micros(u64::try_from(micros).unwrap_or(0))
+}
+
+impl PgLimits {
+    /// Uses a pool on the database (the service shares one between its stores) and migrates the tables.
+    ///
+    /// # Errors
+    /// [`LimitError::Backend`] when the tables cannot be migrated.
+    pub async fn with_pool(pool: PgPool) -> Result<Self, LimitError> {
+        pool.migrate("shared-limits", MIGRATIONS)
+            .await
+            .map_err(backend)?;
+        Ok(Self { pool })
+    }
+
+    async fn client(&self) -> Result<pg_pool::Object, LimitError> {
+        self.pool.client().await.map_err(backend)
+    }
+}
+
+#[async_trait::async_trait]
+impl LimitStore for PgLimits {
+    async fn take(&self, name: &str, rate: Rate, wanted: u32) -> Result<Taken, LimitError> {
+        let Some(interval) = rate.interval() else {
+            return Ok(Taken::Granted(wanted.max(1)));
+        };
+        let burst = i32::try_from(rate.burst()).unwrap_or(i32::MAX);
+        let wanted = i32::try_from(wanted.max(1)).unwrap_or(i32::MAX);
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT granted, wait_us FROM limit_take($1, $2, $3, $4)",
+                &[&name, &micros(interval), &burst, &wanted],
+            )
+            .await
+            .map_err(backend)?;
+        let granted: i32 = row.get(0);
+        Ok(match u32::try_from(granted) {
+            Ok(granted) if granted >= 1 => Taken::Granted(granted),
+            _ => Taken::Wait(duration(row.get(1))),
+        })
+    }
+
+    async fn give_back(&self, name: &str, rate: Rate, tokens: u32) -> Result<(), LimitError> {
+        let Some(interval) = rate.interval() else {
+            return Ok(());
+        };
+        self.client()
+            .await?
+            .execute(
+                "UPDATE limit_buckets SET tat_us = tat_us - $2 WHERE name = $1",
+                &[&name, &(i64::from(tokens) * micros(interval))],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn next_start(&self, name: &str, interval: Duration) -> Result<Duration, LimitError> {
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT limit_next_start($1, $2)",
+                &[&name, &micros(interval)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(duration(row.get(0)))
+    }
+
+    async fn admit(
+        &self,
+        name: &str,
+        units: u32,
+        most: u32,
+        lasting: Duration,
+    ) -> Result<Admission, LimitError> {
+        let units = i32::try_from(units).unwrap_or(i32::MAX);
+        let most = i32::try_from(most).unwrap_or(i32::MAX);
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT ticket, in_flight, retry_us FROM limit_admit($1, $2, $3, $4)",
+                &[&name, &units, &most, &micros(lasting)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(match row.get::<_, Option<i64>>(0) {
+            Some(ticket) => Admission::Admitted(Ticket(ticket)),
+            None => Admission::AtCap {
+                in_flight: u32::try_from(row.get::<_, i64>(1)).unwrap_or(u32::MAX),
+                retry_after: duration(row.get(2)),
+            },
+        })
+    }
+
+    async fn leave(&self, ticket: Ticket) -> Result<(), LimitError> {
+        self.client()
+            .await?
+            .execute("DELETE FROM limit_admissions WHERE id = $1", &[&ticket.0])
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+}
