@@ -207,3 +207,300 @@ async fn the_same_page_asked_of_three_servers_at_once_is_fetched_once() {
         .collect();
     assert!(fetched.iter().all(|f| *f == fetched[0]), "{fetched:?}");
 }
+
+/// Three servers on one database with these extra flags.
+fn three_servers_with(
+    database: &TestDatabase,
+    origin: &TestOrigin,
+    args: &[&'static str],
+) -> Vec<Service> {
+    (0..3)
+        .map(|_| {
+            let mut options = on(database, Some(origin));
+            if args.contains(&"--key-rate") {
+                options.args.clear(); // the rate these tests set instead of none
+            }
+            options.args.extend_from_slice(args);
+            Service::start(options)
+        })
+        .collect()
+}
+
+fn pages(range: std::ops::Range<usize>) -> serde_json::Value {
+    let urls: Vec<String> = range
+        .map(|n| format!("https://www.linkedin.com/company/p{n}"))
+        .collect();
+    json!({ "liUrls": urls })
+}
+
+#[tokio::test]
+async fn the_origin_rate_is_a_total_for_three_servers() {
+    let database = TestDatabase::create().await;
+    let origin = TestOrigin::start().await;
+    let servers = three_servers_with(&database, &origin, &["--origin-rate", "10"]);
+    let key = servers[0].key("acme", "100");
+    // Ten different pages to each server at once: 30 starts at 10 a second in all take 2.9 s; had each server
+    // its own 10 a second, 0.9 s.
+    let batches: Vec<serde_json::Value> = (0..3).map(|n| pages(n * 10..n * 10 + 10)).collect();
+    let replies = join_all(
+        servers
+            .iter()
+            .zip(&batches)
+            .map(|(server, batch)| server.post(&key, batch)),
+    )
+    .await;
+    for reply in &replies {
+        assert_eq!(reply.status, 200, "{}", reply.json);
+        assert_eq!(reply.json["results"].as_array().map(Vec::len), Some(10));
+    }
+    let arrivals = origin.arrivals();
+    assert_eq!(arrivals.len(), 30);
+    let span = arrivals[29] - arrivals[0];
+    assert!(
+        span >= Duration::from_millis(2_600),
+        "30 starts at 10/s in all took {span:?}"
+    );
+    for second in arrivals.windows(11) {
+        let took = second[10] - second[0];
+        assert!(
+            took >= Duration::from_millis(900),
+            "11 starts within {took:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_key_rate_is_a_total_for_three_servers() {
+    let database = TestDatabase::create().await;
+    let origin = TestOrigin::start().await;
+    let servers = three_servers_with(
+        &database,
+        &origin,
+        &["--key-rate", "20", "--key-burst", "10"],
+    );
+    let key = servers[0].key("acme", "1000");
+    let stored = json!({ "liUrls": [GOOGLE], "maxAgeHours": 24 });
+    assert_eq!(servers[0].post(&key, &stored).await.status, 200);
+    tokio::time::sleep(Duration::from_secs(1)).await; // the burst fills again
+
+    let run_for = Duration::from_secs(2);
+    let started = std::time::Instant::now();
+    let clients = servers.iter().map(|server| {
+        let (key, stored) = (key.clone(), stored.clone());
+        async move {
+            let (mut served, mut limited) = (0u32, 0u32);
+            while started.elapsed() < run_for {
+                let reply = server.post(&key, &stored).await;
+                match reply.status {
+                    200 => served += 1,
+                    429 => {
+                        assert_eq!(reply.json["error"], "rate_limited", "{}", reply.json);
+                        assert!(reply.header("retry-after").is_some());
+                        limited += 1;
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    other => panic!("{other}: {}", reply.json),
+                }
+            }
+            (served, limited)
+        }
+    });
+    let counts = join_all(clients).await;
+    let served: u32 = counts.iter().map(|(s, _)| s).sum();
+    assert!(
+        counts.iter().all(|(_, limited)| *limited > 0),
+        "every server refused some: {counts:?}"
+    );
+    // 10 at once and 20 a second for 2 s, for the three servers together (each alone would allow 3 times that).
+    let allowed = 10.0 + 20.0 * run_for.as_secs_f64();
+    let ratio = f64::from(served) / allowed;
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "{served} served, {allowed} allowed: {counts:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_live_lookup_cap_counts_an_accounts_lookups_on_every_server() {
+    let database = TestDatabase::create().await;
+    let origin = TestOrigin::start().await;
+    let servers = three_servers_with(&database, &origin, &["--account-live-lookups", "3"]);
+    let key = servers[0].key("acme", "100");
+    // Three live lookups in flight on the first server (each page takes 300 ms) ...
+    let three = pages(0..3);
+    let busy = servers[0].post(&key, &three);
+    let refused = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        servers[1].post(&key, &pages(3..4)).await
+    };
+    let (busy, refused) = tokio::join!(busy, refused);
+    assert_eq!(busy.status, 200, "{}", busy.json);
+    // ... so the second refuses a fourth.
+    assert_eq!(
+        (refused.status, &refused.json["error"]),
+        (429, &json!("too_many_live_lookups")),
+        "{}",
+        refused.json
+    );
+    assert!(refused.header("retry-after").is_some());
+    // Once they ended, another server admits it.
+    let admitted = servers[2].post(&key, &pages(3..4)).await;
+    assert_eq!(admitted.status, 200, "{}", admitted.json);
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_batch_charges_nothing_and_frees_its_holds_when_it_restarts() {
+    let database = TestDatabase::create().await;
+    let origin = TestOrigin::start().await;
+    let mut options = on(&database, Some(&origin));
+    options.real_process = true;
+    options
+        .args
+        .extend_from_slice(&["--origin-rate", "10", "--server-name", "web-1"]);
+    let mut killed = Service::start(options.clone());
+    let other = Service::start(on(&database, Some(&origin)));
+    let key = other.key("acme", "100");
+
+    // A 40-page batch takes 4 s at 10 a second; the server is killed a second in.
+    let batch = tests::client()
+        .post(format!("{}/v1/network/company-data", killed.base))
+        .header("x-api-key", &key)
+        .header("content-type", "application/json")
+        .body(pages(0..40).to_string())
+        .send();
+    let kill = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let pid = killed.pid();
+        std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .expect("kill runs");
+    };
+    let (reply, ()) = tokio::join!(batch, kill);
+    assert!(reply.is_err(), "the batch had no answer: {reply:?}");
+    // Its hold of 40 credits is still counted; the other server keeps serving.
+    assert_eq!(other.available_credits(&key).await, "60");
+    assert_eq!(
+        other.post(&key, &pages(100..101)).await.status,
+        200,
+        "the other server serves on"
+    );
+
+    // Restarted under the same name, it frees its holds at once.
+    killed.kill();
+    let restarted = Service::start(options);
+    assert_eq!(restarted.available_credits(&key).await, "99");
+    let ledger = database.connect().await;
+    let charged: Vec<i64> = ledger
+        .query(
+            "SELECT urls_returned FROM ledger_entries WHERE kind = 'charge' ORDER BY id",
+            &[],
+        )
+        .await
+        .expect("ledger rows")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(
+        charged,
+        vec![1],
+        "only the other server's request was charged"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
+    let database = TestDatabase::create().await;
+    let origin = TestOrigin::start().await;
+    let servers: Vec<Service> = (0..2)
+        .map(|_| Service::start(on(&database, Some(&origin))))
+        .collect();
+    let key = servers[0].key("acme", "1000");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let next_page = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Four clients per server, half asking for new pages live, half for a stored one.
+    let clients = (0..8).map(|n| {
+        let (server, key) = (&servers[n % 2], key.clone());
+        let (stop, next_page) = (
+            std::sync::Arc::clone(&stop),
+            std::sync::Arc::clone(&next_page),
+        );
+        async move {
+            let mut statuses = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let body = if n % 4 < 2 {
+                    let page = next_page.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    pages(page..page + 1)
+                } else {
+                    json!({ "liUrls": [GOOGLE], "maxAgeHours": 24 })
+                };
+                let reply = server.post(&key, &body).await;
+                if reply.status == 503 {
+                    assert_eq!(
+                        reply.json["error"], "database_unavailable",
+                        "{}",
+                        reply.json
+                    );
+                    assert!(reply.header("retry-after").is_some());
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                statuses.push(reply.status);
+            }
+            statuses
+        }
+    });
+    let name = database.name().to_owned();
+    let outage = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        database
+            .admin(&format!(
+                "ALTER DATABASE {name} ALLOW_CONNECTIONS false;
+                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"
+            ))
+            .await;
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        database
+            .admin(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
+            .await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    };
+    let (statuses, ()) = tokio::join!(join_all(clients), outage);
+    let statuses: Vec<u16> = statuses.into_iter().flatten().collect();
+    let served = statuses.iter().filter(|s| **s == 200).count();
+    let unavailable = statuses.iter().filter(|s| **s == 503).count();
+    assert_eq!(
+        served + unavailable,
+        statuses.len(),
+        "only 200 and 503: {statuses:?}"
+    );
+    assert!(unavailable > 0, "the outage was seen");
+    assert!(
+        statuses.iter().rev().take(8).all(|s| *s == 200),
+        "service resumed: {statuses:?}"
+    );
+
+    // Every 200 is one charge row, the rows add up to the balance, and no hold is left once the holds of requests
+    // cut off by the outage are released (within a second of the database returning).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let ledger = database.connect().await;
+    let row = ledger
+        .query_one(
+            "SELECT (SELECT count(*) FROM ledger_entries e WHERE e.account_id = a.id AND kind = 'charge'),
+                    (SELECT sum(delta_millis) FROM ledger_entries e WHERE e.account_id = a.id)::BIGINT,
+                    balance_millis, held_millis, (SELECT count(*) FROM credit_holds)
+             FROM accounts a WHERE name = 'acme'",
+            &[],
+        )
+        .await
+        .expect("the ledger");
+    let (charges, sum, balance, held, holds): (i64, i64, i64, i64, i64) =
+        (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+    assert_eq!(
+        usize::try_from(charges).ok(),
+        Some(served),
+        "one charge per served request"
+    );
+    assert_eq!(sum, balance, "the ledger sums to the balance");
+    assert_eq!((held, holds), (0, 0), "no hold left behind");
+}

@@ -136,6 +136,7 @@ pub struct Service {
 }
 
 /// How to start a [`Service`].
+#[derive(Clone)]
 pub struct ServiceOptions<'a> {
     /// `--origin`.
     pub origin: String,
@@ -597,7 +598,7 @@ pub enum Behaviour {
 pub struct TestOrigin {
     /// `http://127.0.0.1:<port>`.
     pub base: String,
-    hits: Arc<Mutex<HashMap<String, usize>>>,
+    hits: Arc<Mutex<Hits>>,
     slowest: Arc<Mutex<Duration>>,
     abandoned: Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
@@ -673,7 +674,7 @@ impl TestOrigin {
     /// An origin with these routes; `/company/p<N>` paths are added (Google after 300 ms ± 50 ms).
     pub async fn with_routes(routes: HashMap<String, Behaviour>) -> Self {
         let routes = Arc::new(routes);
-        let hits = Arc::new(Mutex::new(HashMap::new()));
+        let hits = Arc::new(Mutex::new(Hits::default()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -717,7 +718,12 @@ impl TestOrigin {
 
     /// Requests received for any path so far.
     pub fn hits_total(&self) -> usize {
-        self.hits.lock().expect("hits lock").values().sum()
+        self.hits.lock().expect("hits lock").per_path.values().sum()
+    }
+
+    /// When each request so far arrived, in order.
+    pub fn arrivals(&self) -> Vec<std::time::Instant> {
+        self.hits.lock().expect("hits lock").arrivals.clone()
     }
 
     /// Requests received for `path` so far (counted when the request arrives, before any delay).
@@ -725,6 +731,7 @@ impl TestOrigin {
         self.hits
             .lock()
             .expect("hits lock")
+            .per_path
             .get(path)
             .copied()
             .unwrap_or(0)
@@ -763,10 +770,17 @@ fn gzipped(file: &'static str) -> Arc<Vec<u8>> {
 }
 
 /// Reads one request head and answers it (one request per connection: `Connection: close`).
+/// What a [`TestOrigin`] was asked.
+#[derive(Default)]
+struct Hits {
+    per_path: HashMap<String, usize>,
+    arrivals: Vec<std::time::Instant>,
+}
+
 async fn serve_one(
     mut stream: tokio::net::TcpStream,
     routes: &HashMap<String, Behaviour>,
-    hits: &Mutex<HashMap<String, usize>>,
+    hits: &Mutex<Hits>,
     abandoned: &std::sync::atomic::AtomicUsize,
 ) -> std::io::Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -784,7 +798,8 @@ async fn serve_one(
     let path = target.split('?').next().unwrap_or("/").to_owned();
     let count = {
         let mut hits = hits.lock().expect("hits lock");
-        let count = hits.entry(path.clone()).or_insert(0);
+        hits.arrivals.push(std::time::Instant::now());
+        let count = hits.per_path.entry(path.clone()).or_insert(0);
         *count += 1;
         *count
     };

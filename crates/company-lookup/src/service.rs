@@ -307,7 +307,20 @@ impl LookupService {
             .count();
         // The guard was made with the hold and nothing took it since; the error arm cannot happen.
         let hold = guard.take().ok_or(LedgerError::ReservationGone(0))?;
-        let remaining = self.ledger.settle(hold, charge.clone()).await?;
+        let (id, account, amount) = (hold.id, hold.account, hold.amount);
+        let remaining = match self.ledger.settle(hold, charge.clone()).await {
+            Ok(remaining) => remaining,
+            Err(error) => {
+                // Nothing was charged (or, if the store committed before it failed to answer, the hold is gone
+                // and releasing it finds nothing): free the hold as soon as the store answers again.
+                self.release_when_possible(Reservation {
+                    id,
+                    account,
+                    amount,
+                });
+                return Err(error.into());
+            }
+        };
         if resolved == 0 && timed_out > 0 {
             return Err(LookupError::TimedOut {
                 timed_out,
@@ -350,6 +363,32 @@ impl LookupService {
             Err(error) => warn!(%error, "snapshot lookup failed; fetching live"),
         }
         outcomes
+    }
+
+    /// Releases `hold` in the background, retrying every second while the store fails, until the hold could
+    /// belong to no running request any more (then the stale sweep frees it).
+    fn release_when_possible(&self, hold: Reservation) {
+        let ledger = Arc::clone(&self.ledger);
+        let give_up = tokio::time::Instant::now() + self.longest_request();
+        tokio::spawn(async move {
+            let mut hold = hold;
+            loop {
+                let (id, account, amount) = (hold.id, hold.account, hold.amount);
+                match ledger.release(hold).await {
+                    Ok(()) | Err(LedgerError::ReservationGone(_)) => return,
+                    Err(error) if tokio::time::Instant::now() >= give_up => {
+                        warn!(%error, "could not release a credit hold; the stale sweep will");
+                        return;
+                    }
+                    Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+                }
+                hold = Reservation {
+                    id,
+                    account,
+                    amount,
+                };
+            }
+        });
     }
 
     /// Looks up `missing` live, concurrently, once the account's live-lookup cap admits them.

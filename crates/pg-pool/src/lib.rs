@@ -81,7 +81,14 @@ impl PgError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             Self::Unavailable(_) => true,
-            Self::Statement(error) => error.is_closed() || error.code().is_none(),
+            Self::Statement(error) => {
+                error.is_closed()
+                    || error.code().is_none_or(|code| {
+                        // Connection exceptions, and the server shutting down, restarting or full.
+                        code.code().starts_with("08")
+                            || matches!(code.code(), "57P01" | "57P02" | "57P03" | "53300")
+                    })
+            }
             _ => false,
         }
     }

@@ -16,6 +16,7 @@
 
 use std::process::Command;
 use std::sync::OnceLock;
+pub use tokio_postgres;
 
 use rand::Rng;
 
@@ -49,6 +50,15 @@ impl TestDatabase {
             .batch_execute(sql)
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    /// A connection to this database, as its owner, for a test to read what the service wrote.
+    pub async fn connect(&self) -> tokio_postgres::Client {
+        let (client, connection) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("the test database refused: {e}"));
+        tokio::spawn(connection);
+        client
     }
 
     /// A new empty database, `cd_test_<random>`.
