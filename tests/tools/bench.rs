@@ -45,6 +45,13 @@ fn the_quick_benchmark_reports_every_figure() {
         "/batches/live_batch/peak_rss_mb",
         "/batches/growth/1/stored_ms/median",
         "/batches/growth/200/live_ms/median",
+        "/postgres/sqlite_one/full/requests_per_second/median",
+        "/postgres/postgres_one/full/requests_per_second/median",
+        "/postgres/postgres_one/half/figures/p99_ms/median",
+        "/postgres/postgres_three/full/requests_per_second/median",
+        "/postgres/postgres_stored_batch/p50_ms/median",
+        "/postgres/round_trips/stored",
+        "/postgres/round_trips/live",
         "/parsing/parse_page/median",
         "/parsing/html5ever_tokenizer/median",
         "/parsing/beautifulsoup_lxml/median",
@@ -59,7 +66,7 @@ fn the_quick_benchmark_reports_every_figure() {
     }
     let text = std::fs::read_to_string(&markdown).expect("the report written");
     for section in [
-        "## 1.", "## 2.", "## 3.", "## 4.", "## 5.", "## 6.", "## 7.",
+        "## 1.", "## 2.", "## 3.", "## 4.", "## 5.", "## 6.", "## 7.", "## 8.",
     ] {
         assert!(text.contains(section), "{section} missing from the report");
     }

@@ -29,8 +29,9 @@ pub struct LookupSettings {
     /// How long one live lookup (fetch and parse) may take before it is abandoned. Spec 8: 25 s.
     pub live_timeout: Duration,
     /// The most live lookups one account may have in flight at once, over all its requests (in this process, or
-    /// on every server sharing [`LookupService::with_limits`]'s store); `None` for no cap. A request that would go over it gets [`LookupError::TooManyLiveLookups`], unless the
-    /// account has nothing else in flight (so a request larger than the cap still runs on its own).
+    /// on every server sharing [`LookupService::with_limits`]'s store); `None` for no cap. A request that would
+    /// go over it gets [`LookupError::TooManyLiveLookups`], unless the account has nothing else in flight (so a
+    /// request larger than the cap still runs on its own).
     pub live_lookups_per_account: Option<usize>,
 }
 

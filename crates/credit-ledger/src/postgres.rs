@@ -130,8 +130,8 @@ impl PgLedger {
         condition: &str,
         value: &(dyn pg_pool::tokio_postgres::types::ToSql + Sync),
     ) -> Result<u64, LedgerError> {
-        let client = self.client().await?;
-        let row = client
+        let row = self
+            .pool
             .query_one(
                 &format!(
                     "WITH freed AS (
@@ -157,8 +157,7 @@ impl PgLedger {
         sql: &str,
         key: &(dyn pg_pool::tokio_postgres::types::ToSql + Sync),
     ) -> Result<Option<Account>, LedgerError> {
-        let client = self.client().await?;
-        let row = client.query_opt(sql, &[key]).await.map_err(backend)?;
+        let row = self.pool.query_opt(sql, &[key]).await.map_err(backend)?;
         Ok(row.as_ref().map(account_row))
     }
 }
@@ -256,9 +255,9 @@ impl Ledger for PgLedger {
                 "a hold cannot be negative: {amount}"
             )));
         }
-        let client = self.client().await?;
         // The last column reads the row as it was before this statement: what was available when refused.
-        let row = client
+        let row = self
+            .pool
             .query_opt(
                 "WITH held AS (
                      UPDATE accounts SET held_millis = held_millis + $2
@@ -293,8 +292,8 @@ impl Ledger for PgLedger {
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
         crate::check_charge(reservation.amount, &charge)?;
-        let client = self.client().await?;
-        let row = client
+        let row = self
+            .pool
             .query_opt(
                 "WITH hold AS (
                      DELETE FROM credit_holds WHERE id = $1 RETURNING account_id, amount_millis
@@ -332,8 +331,8 @@ impl Ledger for PgLedger {
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
         crate::check_charge(required, &charge)?;
-        let client = self.client().await?;
-        let row = client
+        let row = self
+            .pool
             .query_opt(
                 "WITH charged AS (
                      UPDATE accounts SET balance_millis = balance_millis - $2

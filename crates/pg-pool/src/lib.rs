@@ -155,6 +155,50 @@ impl PgPool {
             .map_err(|e| PgError::Unavailable(e.to_string()))
     }
 
+    /// Runs one statement on a pooled connection and returns its row, if any. The statement is prepared once per
+    /// connection and kept (`prepare_cached`), so every later call on that connection is one round trip; an
+    /// unprepared statement would cost two (parse, then execute).
+    ///
+    /// # Errors
+    /// [`PgError::Unavailable`], or [`PgError::Statement`] when the database refuses or fails the statement.
+    pub async fn query_opt(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Option<tokio_postgres::Row>, PgError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql).await?;
+        Ok(client.query_opt(&statement, params).await?)
+    }
+
+    /// [`PgPool::query_opt`] for a statement that returns exactly one row.
+    ///
+    /// # Errors
+    /// As [`PgError::Statement`] when it returns none or several.
+    pub async fn query_one(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<tokio_postgres::Row, PgError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql).await?;
+        Ok(client.query_one(&statement, params).await?)
+    }
+
+    /// [`PgPool::query_opt`] for a statement whose rows are not read: how many it changed.
+    ///
+    /// # Errors
+    /// As [`PgPool::query_opt`].
+    pub async fn execute(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<u64, PgError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql).await?;
+        Ok(client.execute(&statement, params).await?)
+    }
+
     /// Brings `component`'s tables to the last of `migrations`, applying the steps not yet applied, in one
     /// transaction under an advisory lock (servers starting at once wait for each other and apply each step once).
     ///

@@ -41,7 +41,7 @@ mod postgres;
 
 use std::time::Duration;
 
-pub use helpers::{Cap, Pacer, Permit, RateGate};
+pub use helpers::{AtCap, Cap, Pacer, Permit, RateGate};
 pub use memory::MemoryLimits;
 #[cfg(feature = "postgres")]
 pub use postgres::PgLimits;

@@ -106,10 +106,6 @@ impl PgLimits {
             .map_err(backend)?;
         Ok(Self { pool })
     }
-
-    async fn client(&self) -> Result<pg_pool::Object, LimitError> {
-        self.pool.client().await.map_err(backend)
-    }
 }
 
 #[async_trait::async_trait]
@@ -121,8 +117,7 @@ impl LimitStore for PgLimits {
         let burst = i32::try_from(rate.burst()).unwrap_or(i32::MAX);
         let wanted = i32::try_from(wanted.max(1)).unwrap_or(i32::MAX);
         let row = self
-            .client()
-            .await?
+            .pool
             .query_one(
                 "SELECT granted, wait_us FROM limit_take($1, $2, $3, $4)",
                 &[&name, &micros(interval), &burst, &wanted],
@@ -140,8 +135,7 @@ impl LimitStore for PgLimits {
         let Some(interval) = rate.interval() else {
             return Ok(());
         };
-        self.client()
-            .await?
+        self.pool
             .execute(
                 "UPDATE limit_buckets SET tat_us = tat_us - $2 WHERE name = $1",
                 &[&name, &(i64::from(tokens) * micros(interval))],
@@ -153,8 +147,7 @@ impl LimitStore for PgLimits {
 
     async fn next_start(&self, name: &str, interval: Duration) -> Result<Duration, LimitError> {
         let row = self
-            .client()
-            .await?
+            .pool
             .query_one(
                 "SELECT limit_next_start($1, $2)",
                 &[&name, &micros(interval)],
@@ -174,8 +167,7 @@ impl LimitStore for PgLimits {
         let units = i32::try_from(units).unwrap_or(i32::MAX);
         let most = i32::try_from(most).unwrap_or(i32::MAX);
         let row = self
-            .client()
-            .await?
+            .pool
             .query_one(
                 "SELECT ticket, in_flight, retry_us FROM limit_admit($1, $2, $3, $4)",
                 &[&name, &units, &most, &micros(lasting)],
@@ -192,8 +184,7 @@ impl LimitStore for PgLimits {
     }
 
     async fn leave(&self, ticket: Ticket) -> Result<(), LimitError> {
-        self.client()
-            .await?
+        self.pool
             .execute("DELETE FROM limit_admissions WHERE id = $1", &[&ticket.0])
             .await
             .map_err(backend)?;

@@ -131,34 +131,36 @@ impl SnapshotStore for PgSnapshotStore {
     ) -> Result<(), CacheError> {
         let url = snapshot.url.as_str();
         let fetched_at = SystemTime::from(snapshot.fetched_at);
-        let mut client = self.pool.client().await.map_err(backend)?;
-        let transaction = client.transaction().await.map_err(backend)?;
-        // Keep the newer snapshot when two fetches of one page finish out of order (on any server).
-        transaction
-            .execute(
-                "INSERT INTO snapshots (url, record, record_format, fetched_at, page_gzip)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (url) DO UPDATE SET record = excluded.record, record_format = excluded.record_format,
-                                                 fetched_at = excluded.fetched_at, page_gzip = excluded.page_gzip
-                 WHERE excluded.fetched_at >= snapshots.fetched_at",
-                &[&url, &snapshot.record.as_str(), &format_column(), &fetched_at, &page_gzip],
-            )
-            .await
-            .map_err(backend)?;
         // One row per alias: a page asked for by its own URL is its own alias once.
         let mut alias_texts: Vec<&str> = aliases.iter().map(PageUrl::as_str).collect();
         alias_texts.push(url);
         alias_texts.sort_unstable();
         alias_texts.dedup();
-        transaction
+        // One statement (one round trip): the snapshot, keeping the newer one when two fetches of one page finish
+        // out of order (on any server), and its aliases.
+        self.pool
             .execute(
-                "INSERT INTO snapshot_aliases (alias, url) SELECT unnest($1::TEXT[]), $2
+                "WITH snapshot AS (
+                     INSERT INTO snapshots (url, record, record_format, fetched_at, page_gzip)
+                     VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (url) DO UPDATE SET record = excluded.record,
+                         record_format = excluded.record_format, fetched_at = excluded.fetched_at,
+                         page_gzip = excluded.page_gzip
+                     WHERE excluded.fetched_at >= snapshots.fetched_at
+                 )
+                 INSERT INTO snapshot_aliases (alias, url) SELECT unnest($6::TEXT[]), $1
                  ON CONFLICT (alias) DO UPDATE SET url = excluded.url",
-                &[&alias_texts, &url],
+                &[
+                    &url,
+                    &snapshot.record.as_str(),
+                    &format_column(),
+                    &fetched_at,
+                    &page_gzip,
+                    &alias_texts,
+                ],
             )
             .await
             .map_err(backend)?;
-        transaction.commit().await.map_err(backend)?;
         self.hot.stored(aliases, snapshot);
         Ok(())
     }
@@ -212,9 +214,9 @@ impl SnapshotStore for PgSnapshotStore {
 
     async fn claim_fetch(&self, url: &PageUrl, until: jiff::Timestamp) -> Result<bool, CacheError> {
         let until = SystemTime::from(until);
-        let client = self.pool.client().await.map_err(backend)?;
         // A row comes back when the claim is new, or replaces one that lapsed.
-        let claimed = client
+        let claimed = self
+            .pool
             .query_opt(
                 "INSERT INTO fetch_claims (url, until) VALUES ($1, $2)
                  ON CONFLICT (url) DO UPDATE SET until = excluded.until WHERE fetch_claims.until < now()
@@ -227,8 +229,7 @@ impl SnapshotStore for PgSnapshotStore {
     }
 
     async fn release_fetch(&self, url: &PageUrl) -> Result<(), CacheError> {
-        let client = self.pool.client().await.map_err(backend)?;
-        client
+        self.pool
             .execute("DELETE FROM fetch_claims WHERE url = $1", &[&url.as_str()])
             .await
             .map_err(backend)?;

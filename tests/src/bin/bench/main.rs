@@ -1,6 +1,7 @@
 //! `just bench`: the service measured side by side with this machine's limit and with typical peers, in one run.
 //! Writes `docs/benchmarks.md` and `target/bench.json` (`--out`, `--json` to change; `--quick` for a run under a
-//! minute that only proves the harness works; `--profile-live N` for N live batches alone, to profile).
+//! minute that only proves the harness works; `--profile-live N` for N live batches alone, to profile;
+//! `--round-trips` for the database round trips of section 8 alone).
 //!
 //! 1. Stored path: single-URL requests with `maxAgeHours: 24` on a warm snapshot, driven by `oha` over loopback,
 //!    versus a bare hyper server returning the same response bytes; then the service at half its throughput.
@@ -11,10 +12,15 @@
 //!    with an authenticator that accepts the key unchecked (no build of the service can skip the check).
 //! 6. Peak RSS of the server during 1 and 3.
 //! 7. Cost growth: one request of 1, 10, 50, 200 URLs, stored and live.
+//! 8. PostgreSQL: the stored path with one and three servers on one database beside SQLite with one (oha and the
+//!    servers pinned to separate cores with `taskset`), database round trips per stored and live request, and the
+//!    200-URL stored batch ([`postgres`]).
 //!
 //! Tools (installed into `target/tools/` on first use): oha from crates.io; beautifulsoup4, lxml and selectolax
 //! from PyPI in a venv.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark reports on stdout
+
+mod postgres;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -175,17 +181,61 @@ fn oha_run(
     seconds: u32,
     rate: Option<f64>,
 ) -> Result<Load, Error> {
-    let mut command = Command::new(oha());
+    let output = oha_command(url, key, body, seconds, rate, &Pinning::default()).output()?;
+    oha_load(&output)
+}
+
+/// Where the load generator runs, and with how many connections.
+#[derive(Clone, Debug)]
+struct Pinning {
+    /// `taskset -c` CPUs for oha; `None` for anywhere.
+    cpus: Option<String>,
+    /// Connections oha keeps open.
+    connections: u32,
+}
+
+impl Default for Pinning {
+    fn default() -> Self {
+        Self {
+            cpus: None,
+            connections: 32,
+        }
+    }
+}
+
+/// The oha command line for one run.
+fn oha_command(
+    url: &str,
+    key: &str,
+    body: &str,
+    seconds: u32,
+    rate: Option<f64>,
+    pinning: &Pinning,
+) -> Command {
+    let mut command = match &pinning.cpus {
+        Some(cpus) => {
+            let mut taskset = Command::new("taskset");
+            taskset.args(["-c", cpus]).arg(oha());
+            taskset
+        }
+        None => Command::new(oha()),
+    };
     command
         .args(["--no-tui", "--output-format", "json", "-z"])
         .arg(format!("{seconds}s"))
-        .args(["-c", "32", "-m", "POST", "-T", "application/json"])
+        .args(["-c", &pinning.connections.to_string()])
+        .args(["-m", "POST", "-T", "application/json"])
         .args(["-H", &format!("authorization: Bearer {key}")])
         .args(["-d", body]);
     if let Some(rate) = rate {
         command.args(["-q", &format!("{rate:.0}"), "--latency-correction"]);
     }
-    let output = command.arg(url).output()?;
+    command.arg(url);
+    command
+}
+
+/// The figures of one finished oha run; an error unless every answer was a 200.
+fn oha_load(output: &std::process::Output) -> Result<Load, Error> {
     if !output.status.success() {
         return Err(format!("oha failed: {}", String::from_utf8_lossy(&output.stderr)).into());
     }
@@ -805,6 +855,74 @@ fn markdown(report: &Value, plan: Plan) -> String {
         verdict(stored_per_url.last() <= stored_per_url.first().map(|v| v * 1.5).as_ref()),
         live_200 / live_1,
     );
+    out += &postgres_markdown(&report["postgres"], &report["stored_path"]);
+    out
+}
+
+#[allow(clippy::format_push_string)] // a report, built once
+fn postgres_markdown(pg: &Value, stored: &Value) -> String {
+    let head = "| figure | median | min | max |\n|---|---|---|---|\n";
+    let pinned = match (
+        pg["pinning"]["load"].as_str(),
+        pg["pinning"]["servers"].as_str(),
+    ) {
+        (Some(load), Some(servers)) => {
+            format!("oha pinned to CPU {load}, the servers to CPUs {servers}")
+        }
+        _ => "unpinned (one core)".to_owned(),
+    };
+    let mut out = format!(
+        "\n## 8. Several servers on one PostgreSQL database\n\nThe stored path as in 1, {pinned} (`taskset`); \
+         the three servers get one oha each, the 32 connections shared out, figures summed (requests/s) or the worst \
+         of the three (latency). PostgreSQL on loopback, unpinned.\n\n{head}"
+    );
+    for (label, figures) in [
+        ("SQLite, 1 server", &pg["sqlite_one"]),
+        ("PostgreSQL, 1 server", &pg["postgres_one"]),
+        ("PostgreSQL, 3 servers", &pg["postgres_three"]),
+    ] {
+        out += &row(
+            &format!("{label}: requests/s"),
+            &figures["full"]["requests_per_second"],
+            0,
+        );
+        out += &row(&format!("{label}: p99 ms"), &figures["full"]["p99_ms"], 2);
+        out += &row(
+            &format!(
+                "{label}: p99 ms at half load ({:.0} req/s)",
+                figures["half"]["rate"].as_f64().unwrap_or(f64::NAN)
+            ),
+            &figures["half"]["figures"]["p99_ms"],
+            2,
+        );
+    }
+    let sqlite_unpinned = median(&stored["service"]["requests_per_second"]);
+    let one = median(&pg["postgres_one"]["full"]["requests_per_second"]);
+    let three = median(&pg["postgres_three"]["full"]["requests_per_second"]);
+    let half_p99 = median(&pg["postgres_one"]["half"]["figures"]["p99_ms"]);
+    let trips = &pg["round_trips"];
+    let stored_trips = trips["stored"].as_f64().unwrap_or(f64::NAN);
+    out += &format!(
+        "\nPostgreSQL, 1 server / SQLite (pinned): **{:.2}**; 3 servers / 1: **{:.2}** (the servers share the cores \
+         left after oha, so this is what the database sustains, not more machines). SQLite unpinned in 1: {sqlite_unpinned:.0} \
+         req/s. PostgreSQL p99 at half load: **{half_p99:.2} ms** (target < 5 ms: {}).\n\n",
+        one / median(&pg["sqlite_one"]["full"]["requests_per_second"]),
+        three / one,
+        verdict(half_p99 < 5.0),
+    );
+    out += &format!(
+        "Database round trips per request (client `Sync` and `Query` messages counted by a proxy; {} stored \
+         requests on a warm snapshot, {} live requests of new pages): stored **{stored_trips:.2}** (target ≤ 2: \
+         {}), live **{:.2}**. The key's row is re-read every 2 s and the upkeep sweeps every 10 s, which the \
+         figures include.\n\n",
+        trips["stored_requests"],
+        trips["live_requests"],
+        verdict(stored_trips <= 2.0),
+        trips["live"].as_f64().unwrap_or(f64::NAN),
+    );
+    out += &format!("200-URL stored batch on PostgreSQL, one server:\n\n{head}");
+    out += &row("p50 ms", &pg["postgres_stored_batch"]["p50_ms"], 1);
+    out += &row("p99 ms", &pg["postgres_stored_batch"]["p99_ms"], 1);
     out
 }
 
@@ -844,6 +962,11 @@ async fn main() -> Result<(), Error> {
             .ok_or("--profile-live takes a number of batches")?;
         return profile_live(batches).await;
     }
+    if args.iter().any(|a| a == "--round-trips") {
+        let release = build_service("company-data");
+        println!("{:#}", postgres::round_trips_alone(&release).await?);
+        return Ok(());
+    }
     let started = Instant::now();
     // Tools first, so that their one-time installs are not timed.
     oha();
@@ -857,6 +980,7 @@ async fn main() -> Result<(), Error> {
     let batches = batches(plan, &release).await?;
     eprintln!("4: parsing");
     let parsing = parsing(plan)?;
+    let postgres = postgres::postgres(plan, &release).await?;
     let report = json!({
         "date": today(),
         "quick": quick,
@@ -864,6 +988,7 @@ async fn main() -> Result<(), Error> {
         "stored_path": stored,
         "batches": batches,
         "parsing": parsing,
+        "postgres": postgres,
         "harness_seconds": started.elapsed().as_secs_f64(),
     });
     if let Some(parent) = json_out.parent() {
