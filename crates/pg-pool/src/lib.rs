@@ -185,6 +185,20 @@ impl PgPool {
         Ok(client.query_one(&statement, params).await?)
     }
 
+    /// [`PgPool::query_opt`] for a statement that returns any number of rows.
+    ///
+    /// # Errors
+    /// As [`PgPool::query_opt`].
+    pub async fn query(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>, PgError> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql).await?;
+        Ok(client.query(&statement, params).await?)
+    }
+
     /// [`PgPool::query_opt`] for a statement whose rows are not read: how many it changed.
     ///
     /// # Errors

@@ -499,6 +499,16 @@ async fn immediate_charges_and_holds_together_never_overdraw_on(ledger: Arc<dyn 
         Err(LedgerError::InvalidAmount(_))
     ));
     ledger.release(hold).await.expect("released");
+    assert!(matches!(
+        ledger
+            .charge(
+                credit_ledger::AccountId(account.id.0 + 1_000),
+                credits("0.5"),
+                Charge::default()
+            )
+            .await,
+        Err(LedgerError::UnknownAccount(_))
+    ));
     assert_eq!(
         ledger
             .charge(
