@@ -611,6 +611,7 @@ fn answer(
         urls_requested: request.urls.len() as u32,
         urls_returned: results.len() as u32,
         live: request.window.is_live(),
+        reference: None,
     };
     let response = CompanyDataResponse {
         message: "Success".to_owned(),

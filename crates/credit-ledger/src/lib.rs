@@ -100,6 +100,11 @@ pub struct Charge {
     pub urls_returned: u32,
     /// True for a live (zero window) request, false for stored.
     pub live: bool,
+    /// A name for what is paid, unique per account (e.g. `job:12:lease:345`), for work that may be billed again
+    /// after a crash: the ledger charges a reference once. A second [`Ledger::settle`] or [`Ledger::charge`]
+    /// with a reference the account's ledger already holds charges nothing, writes no row, frees its hold and
+    /// returns the balance; `None` (every synchronous request) is never matched.
+    pub reference: Option<String>,
 }
 
 /// One ledger row.

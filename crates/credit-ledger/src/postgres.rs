@@ -75,6 +75,44 @@ const MIGRATIONS: &[&str] = &["
             RETURN NEXT;
         END LOOP;
     END $$;
+", "
+    -- What a charge paid for, when the caller names it (Charge::reference): charged once per account.
+    ALTER TABLE ledger_entries ADD COLUMN reference TEXT;
+    CREATE UNIQUE INDEX ledger_entries_reference ON ledger_entries (account_id, reference)
+        WHERE reference IS NOT NULL;
+    DROP FUNCTION ledger_charge_batch(BIGINT[], BIGINT[], BIGINT[], BIGINT[], BIGINT[], BIGINT[], BOOLEAN[]);
+    -- As before, and a charge whose reference the account already paid charges nothing and answers the balance.
+    CREATE FUNCTION ledger_charge_batch(p_accounts BIGINT[], p_required BIGINT[], p_amounts BIGINT[],
+                                        p_keys BIGINT[], p_requested BIGINT[], p_returned BIGINT[],
+                                        p_live BOOLEAN[], p_references TEXT[],
+                                        OUT balance BIGINT, OUT available BIGINT)
+    RETURNS SETOF RECORD LANGUAGE plpgsql AS $$
+    BEGIN
+        FOR i IN 1 .. coalesce(array_length(p_accounts, 1), 0) LOOP
+            IF p_references[i] IS NOT NULL AND EXISTS (
+                SELECT 1 FROM ledger_entries WHERE account_id = p_accounts[i] AND reference = p_references[i]
+            ) THEN
+                SELECT balance_millis INTO balance FROM accounts WHERE id = p_accounts[i];
+                available := NULL;
+                RETURN NEXT;
+                CONTINUE;
+            END IF;
+            UPDATE accounts SET balance_millis = balance_millis - p_amounts[i]
+            WHERE id = p_accounts[i] AND balance_millis - held_millis >= p_required[i]
+            RETURNING balance_millis INTO balance;
+            IF FOUND THEN
+                INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, key_id,
+                                            urls_requested, urls_returned, live, reference)
+                VALUES (p_accounts[i], 'charge', -p_amounts[i], balance, p_keys[i], p_requested[i],
+                        p_returned[i], p_live[i], p_references[i]);
+                available := NULL;
+            ELSE
+                balance := NULL;
+                SELECT balance_millis - held_millis INTO available FROM accounts WHERE id = p_accounts[i];
+            END IF;
+            RETURN NEXT;
+        END LOOP;
+    END $$;
 "];
 
 const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at";
@@ -149,11 +187,22 @@ async fn write_charges(
         let returned = column(&|p| i64::from(p.charge.urls_returned));
         let keys: Vec<Option<i64>> = batch.iter().map(|p| p.charge.key_id).collect();
         let live: Vec<bool> = batch.iter().map(|p| p.charge.live).collect();
+        let references: Vec<Option<&str>> = batch
+            .iter()
+            .map(|p| p.charge.reference.as_deref())
+            .collect();
         let written = pool
             .query(
-                "SELECT balance, available FROM ledger_charge_batch($1, $2, $3, $4, $5, $6, $7)",
+                "SELECT balance, available FROM ledger_charge_batch($1, $2, $3, $4, $5, $6, $7, $8)",
                 &[
-                    &accounts, &required, &amounts, &keys, &requested, &returned, &live,
+                    &accounts,
+                    &required,
+                    &amounts,
+                    &keys,
+                    &requested,
+                    &returned,
+                    &live,
+                    &references,
                 ],
             )
             .await;
@@ -424,16 +473,22 @@ impl Ledger for PgLedger {
             .query_opt(
                 "WITH hold AS (
                      DELETE FROM credit_holds WHERE id = $1 RETURNING account_id, amount_millis
+                 ), paid_before AS (
+                     SELECT 1 FROM ledger_entries e JOIN hold ON e.account_id = hold.account_id
+                     WHERE e.reference = $7::TEXT
                  ), charged AS (
-                     UPDATE accounts SET balance_millis = balance_millis - $2,
-                                         held_millis = held_millis - hold.amount_millis
+                     UPDATE accounts SET
+                         balance_millis = balance_millis
+                             - CASE WHEN EXISTS (SELECT 1 FROM paid_before) THEN 0 ELSE $2::BIGINT END,
+                         held_millis = held_millis - hold.amount_millis
                      FROM hold WHERE accounts.id = hold.account_id
                      RETURNING accounts.id, balance_millis
                  ), entry AS (
                      INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, key_id,
-                                                 urls_requested, urls_returned, live)
-                     SELECT id, 'charge', -$2, balance_millis, $3::BIGINT, $4::BIGINT, $5::BIGINT, $6::BOOLEAN
-                     FROM charged
+                                                 urls_requested, urls_returned, live, reference)
+                     SELECT id, 'charge', -$2, balance_millis, $3::BIGINT, $4::BIGINT, $5::BIGINT, $6::BOOLEAN,
+                            $7::TEXT
+                     FROM charged WHERE NOT EXISTS (SELECT 1 FROM paid_before)
                  )
                  SELECT balance_millis FROM charged",
                 &[
@@ -443,6 +498,7 @@ impl Ledger for PgLedger {
                     &i64::from(charge.urls_requested),
                     &i64::from(charge.urls_returned),
                     &charge.live,
+                    &charge.reference,
                 ],
             )
             .await
@@ -501,7 +557,7 @@ impl Ledger for PgLedger {
         let rows = client
             .query(
                 "SELECT id, account_id, at, kind, delta_millis, balance_after_millis, key_id,
-                        urls_requested, urls_returned, live, note
+                        urls_requested, urls_returned, live, note, reference
                  FROM ledger_entries WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
                 &[&account.0, &before.unwrap_or(i64::MAX), &i64::from(limit)],
             )
@@ -529,6 +585,7 @@ impl Ledger for PgLedger {
                         urls_requested: count(row.get::<_, Option<i64>>(7).unwrap_or_default()),
                         urls_returned: count(row.get::<_, Option<i64>>(8).unwrap_or_default()),
                         live: row.get::<_, Option<bool>>(9).unwrap_or_default(),
+                        reference: row.get(11),
                     }),
                     note: row.get(10),
                 }

@@ -42,6 +42,11 @@ const MIGRATIONS: &[&str] = &["
 ", "
     -- Holds now live in the serving process's memory (see SqliteLedger); a crash can no longer leave any behind.
     DROP TABLE credit_holds;
+", "
+    -- What a charge paid for, when the caller names it (Charge::reference): charged once per account.
+    ALTER TABLE ledger_entries ADD COLUMN reference TEXT;
+    CREATE UNIQUE INDEX ledger_entries_reference ON ledger_entries (account_id, reference)
+        WHERE reference IS NOT NULL;
 "];
 
 /// Accounts and ledger rows in the service's SQLite file (tables `accounts`, `ledger_entries`); credit holds in
@@ -422,7 +427,7 @@ impl Ledger for SqliteLedger {
             .run(move |conn| {
                 conn.prepare_cached(
                     "SELECT id, account_id, at_ms, kind, delta_millis, balance_after_millis, key_id,
-                            urls_requested, urls_returned, live, note
+                            urls_requested, urls_returned, live, note, reference
                      FROM ledger_entries WHERE account_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
                 )?
                 .query_map(params![account.0, before.unwrap_or(i64::MAX), limit], |row| {
@@ -442,6 +447,7 @@ impl Ledger for SqliteLedger {
                                 urls_requested: row.get::<_, Option<u32>>(7)?.unwrap_or_default(),
                                 urls_returned: row.get::<_, Option<u32>>(8)?.unwrap_or_default(),
                                 live: row.get::<_, Option<bool>>(9)?.unwrap_or_default(),
+                                reference: row.get(11)?,
                             })
                         }).transpose()?,
                         note: row.get(10)?,
@@ -570,6 +576,20 @@ fn write_charges_once(
             outcomes.push(Err(Refusal::ReservationGone));
             continue;
         }
+        if let Some(reference) = &charge.reference {
+            // Paid before (e.g. by a run that stopped before it recorded what it did): nothing more to charge.
+            let paid: Option<i64> = tx
+                .prepare_cached(
+                    "SELECT balance_millis FROM accounts WHERE id = ?1 AND EXISTS (
+                         SELECT 1 FROM ledger_entries WHERE account_id = ?1 AND reference = ?2)",
+                )?
+                .query_row(params![account.0, reference], |r| r.get(0))
+                .optional()?;
+            if let Some(balance) = paid {
+                outcomes.push(Ok(balance));
+                continue;
+            }
+        }
         let balance: i64 = tx
             .prepare_cached(
                 "UPDATE accounts SET balance_millis = balance_millis - ?1 WHERE id = ?2 RETURNING balance_millis",
@@ -577,8 +597,8 @@ fn write_charges_once(
             .query_row(params![charge.amount.millis(), account.0], |r| r.get(0))?;
         tx.prepare_cached(
             "INSERT INTO ledger_entries (account_id, at_ms, kind, delta_millis, balance_after_millis,
-                                         key_id, urls_requested, urls_returned, live)
-             VALUES (?1, ?2, 'charge', ?3, ?4, ?5, ?6, ?7, ?8)",
+                                         key_id, urls_requested, urls_returned, live, reference)
+             VALUES (?1, ?2, 'charge', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?
         .execute(params![
             account.0,
@@ -588,7 +608,8 @@ fn write_charges_once(
             charge.key_id,
             charge.urls_requested,
             charge.urls_returned,
-            charge.live
+            charge.live,
+            charge.reference
         ])?;
         outcomes.push(Ok(balance));
     }

@@ -93,6 +93,7 @@ async fn reserve_settle_and_the_ledger_rows_on(ledger: Arc<dyn Ledger>) {
         urls_requested: 3,
         urls_returned: 2,
         live: true,
+        reference: None,
     };
     assert_eq!(
         ledger.settle(hold, charge.clone()).await.expect("settled"),
@@ -330,6 +331,7 @@ async fn entries_page_by_id_and_usage_adds_up_per_day_on(ledger: Arc<dyn Ledger>
             urls_requested: requested,
             urls_returned: returned,
             live,
+            reference: None,
         };
         ledger.settle(hold, charge).await.expect("settled");
     }
@@ -343,6 +345,7 @@ async fn entries_page_by_id_and_usage_adds_up_per_day_on(ledger: Arc<dyn Ledger>
                 urls_returned: 1,
                 live: true,
                 key_id: None,
+                reference: None,
             },
         )
         .await
@@ -570,4 +573,81 @@ async fn a_restarted_server_frees_its_own_holds_and_no_other() {
         .await
         .expect("both credits are free again");
     restarted.release(hold).await.expect("released");
+}
+
+#[tokio::test]
+async fn a_reference_is_charged_once() {
+    for engine in Engine::both().await {
+        a_reference_is_charged_once_on(ledger_on(&engine).await).await;
+    }
+}
+
+/// A job that stopped after it paid and runs its work again names the same reference: whether the second
+/// payment is a settle or an immediate charge, nothing more is taken, its hold is freed and no row is added.
+/// Another account may use the same reference; a charge without one is never matched.
+async fn a_reference_is_charged_once_on(ledger: Arc<dyn Ledger>) {
+    let acme = ledger.ensure_account("acme").await.expect("account");
+    let other = ledger.ensure_account("other").await.expect("account");
+    for account in [acme.id, other.id] {
+        ledger
+            .grant(account, credits("10"), "")
+            .await
+            .expect("grant");
+    }
+    let charge = Charge {
+        amount: credits("2"),
+        urls_requested: 4,
+        urls_returned: 2,
+        reference: Some("job:1:lease:1".to_owned()),
+        ..Charge::default()
+    };
+    let hold = ledger.reserve(acme.id, credits("4")).await.expect("hold");
+    assert_eq!(
+        ledger.settle(hold, charge.clone()).await.expect("settles"),
+        credits("8")
+    );
+    let again = ledger.reserve(acme.id, credits("4")).await.expect("hold");
+    assert_eq!(
+        ledger.settle(again, charge.clone()).await.expect("settles"),
+        credits("8")
+    );
+    assert_eq!(
+        ledger
+            .charge(acme.id, credits("4"), charge.clone())
+            .await
+            .expect("charges"),
+        credits("8")
+    );
+    // The holds of the repeats are gone: the whole balance can be held again.
+    let all = ledger
+        .reserve(acme.id, credits("8"))
+        .await
+        .expect("nothing else held");
+    ledger.release(all).await.expect("released");
+    let rows = ledger.entries(acme.id, None, 10).await.expect("rows");
+    let charges: Vec<_> = rows.iter().filter_map(|row| row.charge.as_ref()).collect();
+    assert_eq!(charges.len(), 1, "{rows:?}");
+    assert_eq!(charges[0].reference.as_deref(), Some("job:1:lease:1"));
+
+    assert_eq!(
+        ledger
+            .charge(other.id, credits("4"), charge.clone())
+            .await
+            .expect("charges"),
+        credits("8"),
+        "the same reference on another account is another payment"
+    );
+    let unnamed = Charge {
+        reference: None,
+        ..charge
+    };
+    for expected in ["6", "4"] {
+        assert_eq!(
+            ledger
+                .charge(acme.id, credits("4"), unnamed.clone())
+                .await
+                .expect("charges"),
+            credits(expected)
+        );
+    }
 }
