@@ -7,7 +7,9 @@ use company_model::{
     UnresolvedCode, UnresolvedUrl,
 };
 use credit_ledger::{Charge, Credits, Ledger, LedgerError, Reservation, price_per_company};
-use page_scraper::{Fetcher, LinkResolver, ScrapeError, is_url_shortener, registrable_domain};
+use page_scraper::{
+    Fetcher, LinkResolver, Priority, ScrapeError, is_url_shortener, registrable_domain,
+};
 use page_url::PageUrl;
 use snapshot_cache::{Snapshot, SnapshotStore};
 use tracing::{Instrument, debug, warn};
@@ -91,6 +93,13 @@ pub enum LookupError {
     /// failed (nothing was charged).
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+}
+
+/// A request served, with what [`LookupService::run`] needs to tell a time-out from an answer.
+struct Served {
+    outcome: LookupOutcome,
+    resolved: usize,
+    timed_out: usize,
 }
 
 /// How one distinct page was answered.
@@ -244,6 +253,46 @@ impl LookupService {
         caller: Caller,
         request: &CompanyRequest,
     ) -> Result<LookupOutcome, LookupError> {
+        let served = self
+            .serve(caller, request, Priority::Interactive, None)
+            .await?;
+        if served.resolved == 0 && served.timed_out > 0 {
+            return Err(LookupError::TimedOut {
+                timed_out: served.timed_out,
+                timeout: self.settings.live_timeout,
+            });
+        }
+        Ok(served.outcome)
+    }
+
+    /// Serves one part of a bulk job as [`LookupService::run`] serves a request, with three differences: live
+    /// fetches go to the origin after interactive ones ([`Priority::Background`]); the charge names `reference`
+    /// ([`Charge::reference`]), so running the same part again after a crash charges nothing more; and a part
+    /// where nothing resolved because lookups timed out is an answer (each URL unresolved with `timed_out`), not
+    /// an error.
+    ///
+    /// # Errors
+    /// [`LookupError::Ledger`] with [`LedgerError::InsufficientCredits`] and [`LookupError::TooManyLiveLookups`]
+    /// (nothing fetched or charged), [`LookupError::Ledger`] when the billing store fails.
+    pub async fn run_bulk(
+        &self,
+        caller: Caller,
+        request: &CompanyRequest,
+        reference: String,
+    ) -> Result<LookupOutcome, LookupError> {
+        Ok(self
+            .serve(caller, request, Priority::Background, Some(reference))
+            .await?
+            .outcome)
+    }
+
+    async fn serve(
+        &self,
+        caller: Caller,
+        request: &CompanyRequest,
+        priority: Priority,
+        reference: Option<String>,
+    ) -> Result<Served, LookupError> {
         let mut seen = std::collections::HashSet::with_capacity(request.urls.len());
         let distinct: Vec<PageUrl> = request
             .urls
@@ -256,15 +305,19 @@ impl LookupService {
         let mut outcomes = self.stored(&distinct, request).await;
         if outcomes.len() == distinct.len() {
             // Every answer is known before billing: check and charge in one step, no hold.
-            let (response, charge) = answer(caller, request, &outcomes, price);
+            let (response, charge) = answer(caller, request, &outcomes, price, reference);
             let remaining = self
                 .ledger
                 .charge(caller.account, required, charge.clone())
                 .await?;
-            return Ok(LookupOutcome {
-                response,
-                charged: charge.amount,
-                remaining,
+            return Ok(Served {
+                resolved: outcomes.len(),
+                timed_out: 0,
+                outcome: LookupOutcome {
+                    response,
+                    charged: charge.amount,
+                    remaining,
+                },
             });
         }
 
@@ -277,7 +330,7 @@ impl LookupService {
             .iter()
             .filter(|u| !outcomes.contains_key(*u))
             .collect();
-        match self.live(caller.account, missing).await {
+        match self.live(caller.account, missing, priority).await {
             Ok(live) => outcomes.extend(live),
             Err(refused) => {
                 // Free the hold now rather than from the guard's background task, so that a retry sees the credits.
@@ -289,7 +342,7 @@ impl LookupService {
                 return Err(refused);
             }
         }
-        let (response, charge) = answer(caller, request, &outcomes, price);
+        let (response, charge) = answer(caller, request, &outcomes, price, reference);
         let resolved = outcomes
             .values()
             .filter(|o| matches!(o, PageOutcome::Found { .. }))
@@ -322,16 +375,14 @@ impl LookupService {
                 return Err(error.into());
             }
         };
-        if resolved == 0 && timed_out > 0 {
-            return Err(LookupError::TimedOut {
-                timed_out,
-                timeout: self.settings.live_timeout,
-            });
-        }
-        Ok(LookupOutcome {
-            response,
-            charged: charge.amount,
-            remaining,
+        Ok(Served {
+            resolved,
+            timed_out,
+            outcome: LookupOutcome {
+                response,
+                charged: charge.amount,
+                remaining,
+            },
         })
     }
 
@@ -397,6 +448,7 @@ impl LookupService {
         &self,
         account: AccountId,
         missing: Vec<&PageUrl>,
+        priority: Priority,
     ) -> Result<Vec<(PageUrl, PageOutcome)>, LookupError> {
         let needed = missing.len();
         // Every live lookup of this request ends by the live time-out: the admission lasts no longer.
@@ -419,7 +471,7 @@ impl LookupService {
         };
         let outcomes = futures::future::join_all(missing.into_iter().map(|url| {
             let span = tracing::debug_span!("live_lookup", url = %url);
-            async move { (url.clone(), self.fetch_live(url).await) }.instrument(span)
+            async move { (url.clone(), self.fetch_live(url, priority).await) }.instrument(span)
         }))
         .await;
         if let Some(permit) = permit {
@@ -428,7 +480,7 @@ impl LookupService {
         Ok(outcomes)
     }
 
-    async fn fetch_live(&self, url: &PageUrl) -> PageOutcome {
+    async fn fetch_live(&self, url: &PageUrl, priority: Priority) -> PageOutcome {
         let timeout = self.settings.live_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
         let started = jiff::Timestamp::now();
@@ -443,7 +495,7 @@ impl LookupService {
                 };
             }
         };
-        let outcome = self.fetch_and_store(url, deadline).await;
+        let outcome = self.fetch_and_store(url, deadline, priority).await;
         if claimed && let Err(error) = self.snapshots.release_fetch(url).await {
             // The claim lapses by itself at the live time-out.
             warn!(%error, "could not release a fetch claim");
@@ -486,10 +538,18 @@ impl LookupService {
         }
     }
 
-    async fn fetch_and_store(&self, url: &PageUrl, deadline: tokio::time::Instant) -> PageOutcome {
+    async fn fetch_and_store(
+        &self,
+        url: &PageUrl,
+        deadline: tokio::time::Instant,
+        priority: Priority,
+    ) -> PageOutcome {
         let timeout = self.settings.live_timeout;
-        let scraped = match tokio::time::timeout_at(deadline, self.fetcher.scrape(url, deadline))
-            .await
+        let scraped = match tokio::time::timeout_at(
+            deadline,
+            self.fetcher.scrape_as(url, deadline, priority),
+        )
+        .await
         {
             Ok(Ok(scraped)) => scraped,
             Ok(Err(error)) => {
@@ -578,6 +638,7 @@ fn answer(
     request: &CompanyRequest,
     outcomes: &HashMap<PageUrl, PageOutcome>,
     price: Credits,
+    reference: Option<String>,
 ) -> (CompanyDataResponse, Charge) {
     let resolved = outcomes
         .values()
@@ -611,7 +672,7 @@ fn answer(
         urls_requested: request.urls.len() as u32,
         urls_returned: results.len() as u32,
         live: request.window.is_live(),
-        reference: None,
+        reference,
     };
     let response = CompanyDataResponse {
         message: "Success".to_owned(),

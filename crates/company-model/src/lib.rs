@@ -34,7 +34,7 @@ pub use record::{
 pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
 pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS,
-    MAX_BODY_BYTES, MAX_URLS, SubmittedUrl,
+    MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, SubmittedUrl,
 };
 
 /// The id of a customer account: the owner of API keys and of a credit balance.

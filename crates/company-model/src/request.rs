@@ -10,6 +10,10 @@ use crate::Problem;
 
 /// Most URLs one request may carry (spec 8).
 pub const MAX_URLS: usize = 200;
+/// Most URLs one bulk job may carry (`POST /v1/network/company-data/jobs`).
+pub const MAX_JOB_URLS: usize = 100_000;
+/// Largest body of a bulk job's request, in bytes (16 MiB: 100,000 URLs of up to ~160 bytes each).
+pub const MAX_JOB_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// Largest `maxAgeHours` (spec 2.1).
 pub const MAX_AGE_HOURS: f64 = 24.0;
 /// Largest `maxAgeSeconds` (spec 2.1).
@@ -146,6 +150,36 @@ impl CompanyRequest {
     /// # Errors
     /// [`InvalidRequest`] naming every problem found, not just the first.
     pub fn from_json(body: &[u8], domain: &NetworkDomain) -> Result<Self, InvalidRequest> {
+        Self::from_json_up_to(
+            body,
+            domain,
+            MAX_URLS,
+            &format!(
+                "split the URLs into requests of at most {MAX_URLS}, or send them all as one bulk job \
+                 (POST /v1/network/company-data/jobs, up to {MAX_JOB_URLS})"
+            ),
+        )
+    }
+
+    /// Validates a bulk job's body: the rules of [`CompanyRequest::from_json`] with up to [`MAX_JOB_URLS`] URLs.
+    ///
+    /// # Errors
+    /// [`InvalidRequest`] naming every problem found, not just the first.
+    pub fn from_job_json(body: &[u8], domain: &NetworkDomain) -> Result<Self, InvalidRequest> {
+        Self::from_json_up_to(
+            body,
+            domain,
+            MAX_JOB_URLS,
+            &format!("split the URLs into jobs of at most {MAX_JOB_URLS}"),
+        )
+    }
+
+    fn from_json_up_to(
+        body: &[u8],
+        domain: &NetworkDomain,
+        most: usize,
+        split: &str,
+    ) -> Result<Self, InvalidRequest> {
         const EXAMPLE: &str =
             r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"]}"#;
         let one = |reason: String, fix: &str| InvalidRequest {
@@ -181,7 +215,7 @@ impl CompanyRequest {
                 });
             }
         }
-        let urls = validate_urls(&object, domain, &mut problems);
+        let urls = validate_urls(&object, domain, (most, split), &mut problems);
         let hours = validate_number(&object, "maxAgeHours", MAX_AGE_HOURS, &mut problems);
         let seconds = validate_number(&object, "maxAgeSeconds", MAX_AGE_SECONDS, &mut problems);
         if !problems.is_empty() {
@@ -259,9 +293,11 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
+/// The URLs of `liUrls`; `(most, split)` is the most it may hold and the advice when it holds more.
 fn validate_urls(
     object: &Map<String, Value>,
     domain: &NetworkDomain,
+    (most, split): (usize, &str),
     problems: &mut Vec<Problem>,
 ) -> Vec<SubmittedUrl> {
     let mut problem = |pointer: String, index, value, reason: String, fix: String| {
@@ -279,7 +315,7 @@ fn validate_urls(
             None,
             None,
             "the required property `liUrls` is missing".into(),
-            r#"add "liUrls": an array of 1 to 200 page URLs"#.into(),
+            format!(r#"add "liUrls": an array of 1 to {most} page URLs"#),
         );
         return Vec::new();
     };
@@ -302,16 +338,16 @@ fn validate_urls(
             "send at least one page URL".into(),
         );
     }
-    if items.len() > MAX_URLS {
+    if items.len() > most {
         problem(
             "/liUrls".into(),
             None,
             None,
             format!(
-                "`liUrls` has {} items, over the limit of {MAX_URLS}",
+                "`liUrls` has {} items, over the limit of {most}",
                 items.len()
             ),
-            format!("split the URLs into requests of at most {MAX_URLS}"),
+            split.to_owned(),
         );
     }
     let mut urls = Vec::with_capacity(items.len());

@@ -157,6 +157,18 @@ struct Body {
 type ScrapeFuture = BoxFuture<'static, Result<ScrapedPage, ScrapeError>>;
 type SharedScrape = Shared<ScrapeFuture>;
 
+/// Who a fetch is for, which decides who goes first when the origin's limits are reached.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Priority {
+    /// A caller is waiting for the answer (a synchronous request): first to the origin.
+    #[default]
+    Interactive,
+    /// Bulk work that can wait: it uses what interactive fetches leave. It holds at most three quarters of
+    /// [`FetcherSettings::max_concurrency`] (all of it when that is 1), and books one start at a time with the
+    /// pace, so an interactive fetch waits behind at most one background start.
+    Background,
+}
+
 /// Fetches pages from one origin. Cheap to clone; clones share connections, limits and fetches in flight.
 #[derive(Clone, Debug)]
 pub struct Fetcher {
@@ -171,6 +183,11 @@ struct Inner {
     /// Which route and user agent to use; advanced when the site blocks.
     route: AtomicUsize,
     permits: Semaphore,
+    /// What background fetches may hold of `permits`: all but a quarter, so interactive fetches always find some.
+    background_permits: Semaphore,
+    /// Held by a background fetch while it books its start with the pacer, so at most one background start is
+    /// ever booked ahead of an interactive one.
+    background_booking: tokio::sync::Mutex<()>,
     parsers: Parsers,
     pacer: Option<Pacer>,
     in_flight: Mutex<HashMap<PageUrl, WeakShared<ScrapeFuture>>>,
@@ -324,9 +341,12 @@ impl Fetcher {
         let pacer = settings
             .rate_per_second
             .and_then(|rate| Pacer::new(limits, "origin", rate));
+        let reserved = settings.max_concurrency / 4;
         Ok(Self {
             inner: Arc::new(Inner {
                 permits: Semaphore::new(settings.max_concurrency),
+                background_permits: Semaphore::new((settings.max_concurrency - reserved).max(1)),
+                background_booking: tokio::sync::Mutex::new(()),
                 parsers: Parsers::start(
                     std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
                 ),
@@ -355,6 +375,20 @@ impl Fetcher {
         url: &PageUrl,
         deadline: Instant,
     ) -> Result<ScrapedPage, ScrapeError> {
+        self.scrape_as(url, deadline, Priority::Interactive).await
+    }
+
+    /// [`Fetcher::scrape`] at a [`Priority`]. A page already being fetched is shared whatever the priority of
+    /// its first caller.
+    ///
+    /// # Errors
+    /// The [`ScrapeError`] of the last attempt.
+    pub async fn scrape_as(
+        &self,
+        url: &PageUrl,
+        deadline: Instant,
+        priority: Priority,
+    ) -> Result<ScrapedPage, ScrapeError> {
         let shared = {
             let mut in_flight = self
                 .inner
@@ -367,7 +401,7 @@ impl Fetcher {
                 let inner = Arc::clone(&self.inner);
                 let page = url.clone();
                 let fetch: SharedScrape = async move {
-                    let result = inner.scrape_with_retries(&page, deadline).await;
+                    let result = inner.scrape_with_retries(&page, deadline, priority).await;
                     inner
                         .in_flight
                         .lock()
@@ -415,6 +449,7 @@ impl Inner {
         &self,
         url: &PageUrl,
         deadline: Instant,
+        priority: Priority,
     ) -> Result<ScrapedPage, ScrapeError> {
         let attempts = match self.settings.origin {
             Origin::Http(_) => self.settings.max_attempts,
@@ -423,7 +458,7 @@ impl Inner {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let failure = match self.attempt(url).await {
+            let failure = match self.attempt(url, priority).await {
                 Ok(page) => return Ok(page),
                 Err(failure) => failure,
             };
@@ -458,15 +493,24 @@ impl Inner {
 
     /// One fetch and parse (the parse on a parser thread: a page is a few hundred KB of HTML). Bodies wait for a
     /// parser as they arrived (compressed, when the origin compressed them).
-    async fn attempt(&self, url: &PageUrl) -> Result<ScrapedPage, Failure> {
+    async fn attempt(&self, url: &PageUrl, priority: Priority) -> Result<ScrapedPage, Failure> {
+        let shut_down = |_| ScrapeError::Fetch("the fetcher is shut down".into());
         let (fetched_url, body) = {
-            let _permit = self
-                .permits
-                .acquire()
-                .await
-                .map_err(|_| ScrapeError::Fetch("the fetcher is shut down".into()))?;
+            let _background = match priority {
+                Priority::Interactive => None,
+                Priority::Background => {
+                    Some(self.background_permits.acquire().await.map_err(shut_down)?)
+                }
+            };
+            let _permit = self.permits.acquire().await.map_err(shut_down)?;
             if let Some(pacer) = &self.pacer {
-                pacer.wait().await;
+                match priority {
+                    Priority::Interactive => pacer.wait().await,
+                    Priority::Background => {
+                        let _booking = self.background_booking.lock().await;
+                        pacer.wait().await;
+                    }
+                }
             }
             self.fetch_once(url).await?
         };

@@ -56,7 +56,7 @@ mod sections;
 pub use company_model::CompanyRecord;
 pub use error::ScrapeError;
 #[cfg(feature = "fetch")]
-pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, ScrapedPage};
+pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, Priority, ScrapedPage};
 pub use links::{URL_SHORTENERS, is_url_shortener, registrable_domain};
 pub use numbers::parse_count;
 pub use parse::{FieldSource, ParsedPage, parse_page, parse_page_explained};
