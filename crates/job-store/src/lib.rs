@@ -1,0 +1,361 @@
+//! Bulk jobs' durable state: each job's inputs in order, its distinct pages, who is working on which pages
+//! (leases), and each page's answer.
+//!
+//! A job is a list of submitted URLs (up to [`company_model::MAX_JOB_URLS`]). URLs that normalize to the same
+//! page share one *job page*, so a page is looked up and paid for once however often the list names it. Work
+//! is handed out in *leases*: a few pages of one job, for a while. A lease that ends without its answers being
+//! recorded (its server stopped) is handed out again **whole, under the same id**, so whoever runs it again
+//! can name the same charge reference and pay nothing twice. Jobs are handed out fairly: the account whose
+//! work was leased longest ago goes first, then its job leased longest ago.
+//!
+//! [`JobStore`] is the backend-neutral interface; `SqliteJobStore` the embedded backend (feature `sqlite`, the
+//! default), `PgJobStore` the backend for several servers on one PostgreSQL database (feature `postgres`; leases
+//! are taken with `FOR UPDATE SKIP LOCKED`, so servers never take the same pages).
+//!
+//! Not here: looking pages up, billing, deciding when a job pauses (the bulk-jobs service does; this crate
+//! records it).
+#![deny(missing_docs)]
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+use std::time::Duration;
+
+use company_model::{AccountId, FreshnessWindow, RecordJson, RecordSource, UnresolvedCode};
+use page_url::PageUrl;
+
+#[cfg(feature = "postgres")]
+pub use postgres::PgJobStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteJobStore;
+
+/// A job's id, unique in its database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobId(pub i64);
+
+impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Where a job is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobStatus {
+    /// Accepted; no page leased yet.
+    Queued,
+    /// Pages are being looked up.
+    Running,
+    /// Waiting for something outside the service (see [`Job::paused_reason`]); resumes by itself.
+    Paused,
+    /// Every page has an answer.
+    Done,
+    /// Cancelled by its account: nothing more is leased.
+    Cancelled,
+}
+
+impl JobStatus {
+    /// The status as the API writes it: `queued`, `running`, `paused`, `done`, `cancelled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Paused => "paused",
+            JobStatus::Done => "done",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status written by [`JobStatus::as_str`].
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            JobStatus::Queued,
+            JobStatus::Running,
+            JobStatus::Paused,
+            JobStatus::Done,
+            JobStatus::Cancelled,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
+    }
+
+    /// True for `done` and `cancelled`: nothing more will happen.
+    pub fn is_final(self) -> bool {
+        matches!(self, JobStatus::Done | JobStatus::Cancelled)
+    }
+}
+
+/// A job to create.
+#[derive(Clone, Debug)]
+pub struct NewJob {
+    /// The account that pays.
+    pub account: AccountId,
+    /// The API key that created it, kept in the ledger rows of its charges.
+    pub key_id: Option<i64>,
+    /// The freshness window every page is looked up with.
+    pub window: FreshnessWindow,
+    /// The submitted URLs in input order, `(as sent, normalized)`; at least one.
+    pub urls: Vec<(String, PageUrl)>,
+}
+
+/// A job and its counts. Counts of *inputs* (positions) and of distinct *pages* differ when the list names a page
+/// more than once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// Its id.
+    pub id: JobId,
+    /// The account that pays.
+    pub account: AccountId,
+    /// The API key that created it.
+    pub key_id: Option<i64>,
+    /// Where it is.
+    pub status: JobStatus,
+    /// Why it is paused, e.g. `insufficient_credits`; `None` unless paused.
+    pub paused_reason: Option<String>,
+    /// Its freshness window.
+    pub window: FreshnessWindow,
+    /// Inputs (submitted URLs).
+    pub total: u64,
+    /// Inputs answered, resolved or not.
+    pub done: u64,
+    /// Inputs answered with a record.
+    pub resolved: u64,
+    /// Inputs answered without one.
+    pub unresolved: u64,
+    /// Distinct pages.
+    pub pages: u64,
+    /// Distinct pages answered.
+    pub pages_done: u64,
+    /// Credits charged so far, in thousandths of a credit.
+    pub charged_millis: i64,
+    /// When it was created.
+    pub created_at: jiff::Timestamp,
+    /// When its first pages were leased.
+    pub started_at: Option<jiff::Timestamp>,
+    /// When it became `done` or `cancelled`.
+    pub finished_at: Option<jiff::Timestamp>,
+}
+
+/// Pages of one job handed to one worker for a while.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// Its id: the same when an abandoned lease is handed out again, so it can name the charge of its pages.
+    pub id: i64,
+    /// The job.
+    pub job: JobId,
+    /// The job's account.
+    pub account: AccountId,
+    /// The job's API key.
+    pub key_id: Option<i64>,
+    /// The job's freshness window.
+    pub window: FreshnessWindow,
+    /// The pages, distinct, in the order the job first named them.
+    pub pages: Vec<PageUrl>,
+}
+
+/// How one page was answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// A record.
+    Found {
+        /// The record as JSON.
+        record: RecordJson,
+        /// Fetched for this job, or a stored snapshot.
+        source: RecordSource,
+        /// When the page was fetched from the network.
+        fetched_at: jiff::Timestamp,
+    },
+    /// No record.
+    Unresolved {
+        /// Why, as the synchronous endpoint's code.
+        code: UnresolvedCode,
+        /// What happened and what to do.
+        message: String,
+    },
+}
+
+/// One input position of a job, with its page's answer when there is one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputRow {
+    /// 0-based position in the submitted list.
+    pub position: u64,
+    /// The URL exactly as submitted.
+    pub original: String,
+    /// The answer of its page; `None` while the page is not done.
+    pub answer: Option<Answer>,
+}
+
+/// Why a job store operation failed: the backend's error.
+#[derive(Debug, thiserror::Error)]
+#[error("the job store failed: {0}")]
+pub struct JobStoreError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
+
+/// Where jobs live. Every method is atomic and safe to call from several tasks; on a backend for several
+/// servers, from several servers.
+#[async_trait::async_trait]
+pub trait JobStore: Send + Sync + std::fmt::Debug {
+    /// Stores a new `queued` job with its inputs and distinct pages.
+    async fn create(&self, job: NewJob) -> Result<Job, JobStoreError>;
+    /// The job `id` if it belongs to `account`.
+    async fn job(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError>;
+    /// Up to `limit` jobs of `account`, newest first; with `before`, only older than that job (the next page).
+    async fn jobs(
+        &self,
+        account: AccountId,
+        before: Option<JobId>,
+        limit: u32,
+    ) -> Result<Vec<Job>, JobStoreError>;
+    /// Cancels the job unless it is already `done` or `cancelled`; returns it as it now is (`None` if it is not
+    /// the account's). Leases in flight may still record their answers; no page is leased again.
+    async fn cancel(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError>;
+    /// Hands out up to `most` pages for `lasting`, to `server`: an abandoned lease (whole, same id) if a
+    /// `queued` or `running` job has one, else pages not yet leased of the job whose account was served longest
+    /// ago. The job becomes `running`. `None` when there is no work.
+    async fn lease(
+        &self,
+        server: &str,
+        most: usize,
+        lasting: Duration,
+    ) -> Result<Option<Lease>, JobStoreError>;
+    /// Returns a lease's pages unanswered, for a lease whose work did not start or charged nothing: the lease ends
+    /// and its pages can be leased again under a new id.
+    async fn give_back(&self, lease: i64) -> Result<(), JobStoreError>;
+    /// Records the answers of a lease's pages and what was charged for them, and ends the lease; a job whose
+    /// every page is answered becomes `done`. Returns false, recording nothing, when the lease has already
+    /// ended (another worker recorded the same pages first). Pages of the lease without an answer go back
+    /// unleased.
+    async fn finish(
+        &self,
+        lease: i64,
+        answers: Vec<(PageUrl, Answer)>,
+        charged_millis: i64,
+    ) -> Result<bool, JobStoreError>;
+    /// Pauses a `queued` or `running` job with a reason (e.g. `insufficient_credits`).
+    async fn pause(&self, id: JobId, reason: &str) -> Result<(), JobStoreError>;
+    /// Paused jobs, `(job, account)`, oldest first.
+    async fn paused(&self) -> Result<Vec<(JobId, AccountId)>, JobStoreError>;
+    /// Puts a `paused` job back to `running`.
+    async fn resume(&self, id: JobId) -> Result<(), JobStoreError>;
+    /// Ends the leases `server` holds, so their pages are handed out again at once (same lease ids): call it when
+    /// the server starts, since a server that stopped left its leases unfinished. Returns how many.
+    async fn release_own(&self, server: &str) -> Result<u64, JobStoreError>;
+    /// Up to `limit` input positions of the job from `from` on, in order, with their answers so far.
+    async fn inputs(
+        &self,
+        id: JobId,
+        from: u64,
+        limit: u32,
+    ) -> Result<Vec<InputRow>, JobStoreError>;
+    /// Deletes jobs that finished before `finished_before`, with their inputs and answers; returns how many.
+    async fn purge(&self, finished_before: jiff::Timestamp) -> Result<u64, JobStoreError>;
+}
+
+/// The distinct pages of a job's inputs in first-seen order, with how many inputs name each, and each input's
+/// page number (its index in the first list).
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn distinct_pages(urls: &[(String, PageUrl)]) -> (Vec<(&PageUrl, i64)>, Vec<i64>) {
+    let mut numbers: std::collections::HashMap<&PageUrl, usize> =
+        std::collections::HashMap::with_capacity(urls.len());
+    let mut pages: Vec<(&PageUrl, i64)> = Vec::new();
+    let mut page_of = Vec::with_capacity(urls.len());
+    for (_, page) in urls {
+        let number = *numbers.entry(page).or_insert_with(|| {
+            pages.push((page, 0));
+            pages.len() - 1
+        });
+        pages[number].1 += 1;
+        page_of.push(number as i64);
+    }
+    (pages, page_of)
+}
+
+/// An answer as the columns both backends store: `(found, record, source, fetched_at_ms, code, message)`.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) type AnswerColumns = (
+    bool,
+    Option<String>,
+    Option<&'static str>,
+    Option<i64>,
+    Option<&'static str>,
+    Option<String>,
+);
+
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn answer_columns(answer: &Answer) -> AnswerColumns {
+    match answer {
+        Answer::Found {
+            record,
+            source,
+            fetched_at,
+        } => (
+            true,
+            Some(record.as_str().to_owned()),
+            Some(match source {
+                RecordSource::Live => "live",
+                RecordSource::Stored => "stored",
+            }),
+            Some(fetched_at.as_millisecond()),
+            None,
+            None,
+        ),
+        Answer::Unresolved { code, message } => (
+            false,
+            None,
+            None,
+            None,
+            Some(code.as_str()),
+            Some(message.clone()),
+        ),
+    }
+}
+
+/// The answer stored as [`answer_columns`] wrote it; `None` for a page not done (or a row that cannot be read,
+/// which is then reported as not done rather than as a wrong answer).
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn answer_from_columns(
+    done: bool,
+    found: Option<bool>,
+    record: Option<String>,
+    source: Option<&str>,
+    fetched_at_ms: Option<i64>,
+    code: Option<&str>,
+    message: Option<String>,
+) -> Option<Answer> {
+    if !done {
+        return None;
+    }
+    if found? {
+        Some(Answer::Found {
+            record: RecordJson::from_stored(record?).ok()?,
+            source: if source? == "live" {
+                RecordSource::Live
+            } else {
+                RecordSource::Stored
+            },
+            fetched_at: jiff::Timestamp::from_millisecond(fetched_at_ms?).ok()?,
+        })
+    } else {
+        let code = code?;
+        Some(Answer::Unresolved {
+            code: UnresolvedCode::ALL
+                .into_iter()
+                .find(|c| c.as_str() == code)
+                .unwrap_or(UnresolvedCode::FetchFailed),
+            message: message.unwrap_or_default(),
+        })
+    }
+}
+
+/// The window as stored: whole milliseconds.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn window_millis(window: FreshnessWindow) -> i64 {
+    i64::try_from(window.duration().as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The window stored by [`window_millis`].
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn window_from_millis(millis: i64) -> FreshnessWindow {
+    FreshnessWindow::from_seconds(millis.max(0) as f64 / 1000.0).unwrap_or(FreshnessWindow::LIVE)
+}
