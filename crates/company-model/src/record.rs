@@ -276,6 +276,71 @@ pub struct Update {
     pub other: OpenMembers,
 }
 
+impl CompanyRecord {
+    /// The names of [`CompanyRecord::flat`]'s columns, in order: the record's scalar members by their JSON names,
+    /// `specialties` joined, and the headquarters' parts as `headquarters_<part>`. A CSV of records (bulk job
+    /// results, `company-data enrich`) uses these as its header.
+    pub const FLAT_COLUMNS: [&'static str; 23] = [
+        "company_name",
+        "company_id",
+        "final_li_url",
+        "domain",
+        "website",
+        "logo",
+        "banner_img",
+        "description",
+        "slogan",
+        "industries",
+        "type",
+        "founded",
+        "company_size",
+        "employee_count_on_li",
+        "follower_count",
+        "job_count",
+        "specialties",
+        "headquarters_full_address",
+        "headquarters_street",
+        "headquarters_locality",
+        "headquarters_region",
+        "headquarters_postal_code",
+        "headquarters_country",
+    ];
+
+    /// The record as one row of [`CompanyRecord::FLAT_COLUMNS`]: numbers in decimal, `specialties` joined with
+    /// `"; "`, an absent value as an empty string. Lists of objects (locations, updates, employees, ...) are left
+    /// out: a row has no place for them.
+    pub fn flat(&self) -> [String; 23] {
+        let text = |value: &Option<String>| value.clone().unwrap_or_default();
+        let number = |value: Option<u64>| value.map(|n| n.to_string()).unwrap_or_default();
+        let hq = self.headquarters.clone().unwrap_or_default();
+        [
+            text(&self.company_name),
+            number(self.company_id),
+            text(&self.final_li_url),
+            text(&self.domain),
+            text(&self.website),
+            text(&self.logo),
+            text(&self.banner_img),
+            text(&self.description),
+            text(&self.slogan),
+            text(&self.industries),
+            text(&self.company_type),
+            self.founded.map(|n| n.to_string()).unwrap_or_default(),
+            text(&self.company_size),
+            number(self.employee_count_on_li),
+            number(self.follower_count),
+            number(self.job_count),
+            self.specialties.join("; "),
+            text(&hq.full_address),
+            text(&hq.street),
+            text(&hq.locality),
+            text(&hq.region),
+            text(&hq.postal_code),
+            text(&hq.country),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -266,7 +266,7 @@ pub(crate) fn distinct_pages(urls: &[(String, PageUrl)]) -> (Vec<(&PageUrl, i64)
             pages.len() - 1
         });
         pages[number].1 += 1;
-        page_of.push(number as i64);
+        page_of.push(crate::int(number));
     }
     (pages, page_of)
 }
@@ -358,4 +358,9 @@ pub(crate) fn window_millis(window: FreshnessWindow) -> i64 {
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn window_from_millis(millis: i64) -> FreshnessWindow {
     FreshnessWindow::from_seconds(millis.max(0) as f64 / 1000.0).unwrap_or(FreshnessWindow::LIVE)
+}
+
+/// A count or index as the stores' integer columns hold it.
+pub(crate) fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }

@@ -158,8 +158,8 @@ impl JobStore for PgJobStore {
                     &job.account.0,
                     &job.key_id,
                     &window_millis(job.window),
-                    &(job.urls.len() as i64),
-                    &(pages.len() as i64),
+                    &(crate::int(job.urls.len())),
+                    &(crate::int(pages.len())),
                 ],
             )
             .await
@@ -167,7 +167,7 @@ impl JobStore for PgJobStore {
             .get(0);
         for (first, chunk) in pages.chunks(ROWS_PER_INSERT).enumerate() {
             let numbers: Vec<i64> = (0..chunk.len())
-                .map(|n| (first * ROWS_PER_INSERT + n) as i64)
+                .map(|n| crate::int(first * ROWS_PER_INSERT + n))
                 .collect();
             let urls: Vec<&str> = chunk.iter().map(|(page, _)| page.as_str()).collect();
             let inputs: Vec<i64> = chunk.iter().map(|(_, inputs)| *inputs).collect();
@@ -181,7 +181,7 @@ impl JobStore for PgJobStore {
         }
         for (first, chunk) in job.urls.chunks(ROWS_PER_INSERT).enumerate() {
             let start = first * ROWS_PER_INSERT;
-            let positions: Vec<i64> = (0..chunk.len()).map(|n| (start + n) as i64).collect();
+            let positions: Vec<i64> = (0..chunk.len()).map(|n| crate::int(start + n)).collect();
             let originals: Vec<&str> = chunk
                 .iter()
                 .map(|(original, _)| original.as_str())
@@ -309,7 +309,7 @@ impl JobStore for PgJobStore {
                     "UPDATE job_pages SET lease_id = $1 WHERE job_id = $2 AND page_no IN (
                          SELECT page_no FROM job_pages WHERE job_id = $2 AND NOT done AND lease_id IS NULL
                          ORDER BY page_no LIMIT $3 FOR UPDATE SKIP LOCKED)",
-                    &[&lease, &job_id, &(most as i64)],
+                    &[&lease, &job_id, &(crate::int(most))],
                 )
                 .await
                 .map_err(backend)?;

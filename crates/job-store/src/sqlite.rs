@@ -152,7 +152,7 @@ impl SqliteJobStore {
 
 /// A lease's rows turned into a [`Lease`]; pages that no longer parse are left out (they stay leased and are
 /// answered by nobody, which cannot happen for pages this store wrote).
-fn lease_of(id: i64, job: &Job, pages: Vec<String>) -> Lease {
+fn lease_of(id: i64, job: &Job, pages: &[String]) -> Lease {
     Lease {
         id,
         job: job.id,
@@ -180,8 +180,8 @@ impl JobStore for SqliteJobStore {
                         job.account.0,
                         job.key_id,
                         window_millis(job.window),
-                        job.urls.len() as i64,
-                        pages.len() as i64,
+                        crate::int(job.urls.len()),
+                        crate::int(pages.len()),
                         now_ms()
                     ],
                     |r| r.get(0),
@@ -191,7 +191,7 @@ impl JobStore for SqliteJobStore {
                         "INSERT INTO job_pages (job_id, page_no, page, inputs) VALUES (?1, ?2, ?3, ?4)",
                     )?;
                     for (number, (page, inputs)) in pages.iter().enumerate() {
-                        insert.execute(params![id, number as i64, page.as_str(), inputs])?;
+                        insert.execute(params![id, crate::int(number), page.as_str(), inputs])?;
                     }
                     let mut insert = tx.prepare_cached(
                         "INSERT INTO job_inputs (job_id, position, original, page_no) VALUES (?1, ?2, ?3, ?4)",
@@ -199,7 +199,7 @@ impl JobStore for SqliteJobStore {
                     for (position, ((original, _), page_no)) in
                         job.urls.iter().zip(&page_of).enumerate()
                     {
-                        insert.execute(params![id, position as i64, original, page_no])?;
+                        insert.execute(params![id, crate::int(position), original, page_no])?;
                     }
                 }
                 let created = read_job(&tx, id)?;
@@ -314,7 +314,7 @@ impl JobStore for SqliteJobStore {
                         "UPDATE job_pages SET lease_id = ?1 WHERE job_id = ?2 AND page_no IN (
                              SELECT page_no FROM job_pages WHERE job_id = ?2 AND done = 0 AND lease_id IS NULL
                              ORDER BY page_no LIMIT ?3)",
-                        params![lease, job_id, most as i64],
+                        params![lease, job_id, crate::int(most)],
                     )?;
                     (lease, job_id, lease_pages(&tx, lease)?)
                 };
@@ -326,7 +326,7 @@ impl JobStore for SqliteJobStore {
                 )?;
                 let job = read_job(&tx, job_id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
                 tx.commit()?;
-                Ok(Some(lease_of(lease, &job, pages)))
+                Ok(Some(lease_of(lease, &job, &pages)))
             })
             .await
             .map_err(backend)

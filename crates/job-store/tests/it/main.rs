@@ -53,7 +53,7 @@ fn found(name: &str) -> Answer {
     }
 }
 
-const MINUTE: Duration = Duration::from_secs(60);
+const MINUTE: Duration = Duration::from_mins(1);
 
 #[tokio::test]
 async fn a_job_is_leased_answered_and_read_back_in_input_order() {
@@ -74,7 +74,7 @@ async fn a_job_is_leased_answered_and_read_back_in_input_order() {
             .expect("created");
         assert_eq!(job.status, JobStatus::Queued);
         assert_eq!((job.total, job.pages, job.done), (4, 2, 0));
-        assert_eq!(job.window.seconds(), 6.0 * 3600.0);
+        assert_eq!(job.window.duration(), Duration::from_hours(6));
         assert!(
             store
                 .job(AccountId(2), job.id)

@@ -1,0 +1,515 @@
+//! Bulk jobs: a list of up to [`company_model::MAX_JOB_URLS`] page URLs, looked up in the background and read
+//! back in input order while it runs and after.
+//!
+//! [`BulkJobs::submit`] stores the job ([`job_store`]); [`BulkJobs::start`] runs workers that lease a few pages at
+//! a time and serve each lease as one synchronous request would be served ([`LookupService::run_bulk`]): the same
+//! freshness rules, the same prices, each distinct page charged once when it resolves and never when it does not.
+//! What makes a job safe to stop anywhere:
+//! - a lease's charge names the lease (`job:<job>:lease:<lease>`, [`credit_ledger::Charge::reference`]) and a lease
+//!   whose server stopped is handed out again whole under the same id, so the pages it paid for are never paid
+//!   again, whichever server runs it next;
+//! - answers and the job's counts are written in one transaction when the lease ends.
+//!
+//! A job whose account cannot pay for its next page pauses (`insufficient_credits`) and resumes by itself within
+//! [`BulkSettings::resume_check`] of a grant; the ledger never lets the balance go below zero. Live fetches of jobs
+//! go to the origin after synchronous requests' ([`page_scraper`'s `Priority::Background`], through
+//! [`LookupService::run_bulk`]), and leases go to the account served longest ago, so a small job is not held
+//! behind a big one.
+//!
+//! [`output`] writes results as NDJSON lines or CSV rows, for the API, the dashboard and `company-data enrich`.
+//!
+//! Not here: HTTP, request validation (company-model), how pages are looked up or billed (company-lookup,
+//! credit-ledger).
+//!
+//! [`page_scraper`'s `Priority::Background`]: company_lookup::LookupService::run_bulk
+#![deny(missing_docs)]
+
+pub mod output;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use company_lookup::{Caller, LookupError, LookupService};
+use company_model::{CompanyDataResponse, CompanyRequest, SubmittedUrl};
+use credit_ledger::{Credits, Ledger, LedgerError, STORED_PRICE, price_per_company};
+pub use job_store::{Answer, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError};
+use job_store::{Lease, NewJob};
+use page_url::PageUrl;
+use tracing::{debug, warn};
+
+/// Knobs of the job runner.
+#[derive(Clone, Copy, Debug)]
+pub struct BulkSettings {
+    /// Leases worked on at once by this server.
+    pub workers: usize,
+    /// Pages in one lease: one billed request each.
+    pub pages_per_lease: usize,
+    /// How long finished jobs and their results are kept: 7 days by default.
+    pub retention: Duration,
+    /// How often an idle worker looks for work that another server's client submitted (work submitted to this
+    /// server wakes its workers at once).
+    pub idle_poll: Duration,
+    /// How often paused jobs are checked for credits granted since.
+    pub resume_check: Duration,
+}
+
+impl Default for BulkSettings {
+    fn default() -> Self {
+        Self {
+            workers: 4,
+            pages_per_lease: 25,
+            retention: Duration::from_hours(7 * 24),
+            idle_poll: Duration::from_secs(1),
+            resume_check: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Why a job operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BulkError {
+    /// The job store failed.
+    #[error(transparent)]
+    Store(#[from] JobStoreError),
+    /// The ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+/// A job as its account sees it: the stored job with its charge in credits and an estimate of when it ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobView {
+    /// The job.
+    pub job: Job,
+    /// Credits charged so far.
+    pub credits_charged: Credits,
+    /// While running, when the job should end at the pace of its pages so far.
+    pub estimated_finish_at: Option<jiff::Timestamp>,
+}
+
+impl JobView {
+    fn of(job: Job) -> Self {
+        let estimated_finish_at = estimate(&job, jiff::Timestamp::now());
+        Self {
+            credits_charged: Credits::from_millis(job.charged_millis),
+            estimated_finish_at,
+            job,
+        }
+    }
+
+    /// The job as the API answers it: `{id, status, paused_reason, total, done, resolved, unresolved,
+    /// credits_charged, max_age_seconds, created_at, started_at, finished_at, estimated_finish_at}`; times are
+    /// RFC 3339 or null, `credits_charged` a number of credits.
+    pub fn to_json(&self) -> serde_json::Value {
+        let job = &self.job;
+        let time = |t: Option<jiff::Timestamp>| t.map(|t| t.to_string());
+        serde_json::json!({
+            "id": job.id.to_string(),
+            "status": job.status.as_str(),
+            "paused_reason": job.paused_reason,
+            "total": job.total,
+            "done": job.done,
+            "resolved": job.resolved,
+            "unresolved": job.unresolved,
+            "credits_charged": self.credits_charged.as_f64(),
+            "max_age_seconds": job.window.seconds(),
+            "created_at": job.created_at.to_string(),
+            "started_at": time(job.started_at),
+            "finished_at": time(job.finished_at),
+            "estimated_finish_at": time(self.estimated_finish_at),
+        })
+    }
+}
+
+/// When a running job should end at its pace so far: pages answered per second since it started.
+fn estimate(job: &Job, now: jiff::Timestamp) -> Option<jiff::Timestamp> {
+    if job.status != JobStatus::Running || job.pages_done == 0 {
+        return None;
+    }
+    let elapsed = now.duration_since(job.started_at?).as_secs_f64().max(0.001);
+    let remaining = job.pages.saturating_sub(job.pages_done) as f64;
+    let seconds = remaining * elapsed / job.pages_done as f64;
+    now.checked_add(jiff::SignedDuration::try_from_secs_f64(seconds).ok()?)
+        .ok()
+}
+
+/// Bulk jobs over a job store, a lookup service and its ledger. Share it behind an `Arc`.
+#[derive(Debug)]
+pub struct BulkJobs {
+    store: Arc<dyn JobStore>,
+    lookup: Arc<LookupService>,
+    ledger: Arc<dyn Ledger>,
+    server: String,
+    settings: BulkSettings,
+    work_arrived: tokio::sync::Notify,
+}
+
+impl BulkJobs {
+    /// Jobs in `store`, looked up with `lookup` and checked for credits in `ledger` (the one `lookup` bills).
+    /// `server` names this server's leases (as the ledger's holds; unique per server on a shared database).
+    pub fn new(
+        store: Arc<dyn JobStore>,
+        lookup: Arc<LookupService>,
+        ledger: Arc<dyn Ledger>,
+        server: &str,
+        settings: BulkSettings,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            lookup,
+            ledger,
+            server: server.to_owned(),
+            settings,
+            work_arrived: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// Stores a job for a validated request ([`CompanyRequest::from_job_json`]); workers start on it at once.
+    ///
+    /// # Errors
+    /// [`BulkError::Store`].
+    pub async fn submit(
+        &self,
+        caller: Caller,
+        request: &CompanyRequest,
+    ) -> Result<JobView, BulkError> {
+        let job = self
+            .store
+            .create(NewJob {
+                account: caller.account,
+                key_id: caller.key_id,
+                window: request.window,
+                urls: request
+                    .urls
+                    .iter()
+                    .map(|u| (u.original.clone(), u.page.clone()))
+                    .collect(),
+            })
+            .await?;
+        self.work_arrived.notify_waiters();
+        Ok(JobView::of(job))
+    }
+
+    /// The job `id` of `account`.
+    ///
+    /// # Errors
+    /// [`BulkError::Store`].
+    pub async fn job(
+        &self,
+        account: company_model::AccountId,
+        id: JobId,
+    ) -> Result<Option<JobView>, BulkError> {
+        Ok(self.store.job(account, id).await?.map(JobView::of))
+    }
+
+    /// Up to `limit` jobs of `account`, newest first, older than `before` when given.
+    ///
+    /// # Errors
+    /// [`BulkError::Store`].
+    pub async fn jobs(
+        &self,
+        account: company_model::AccountId,
+        before: Option<JobId>,
+        limit: u32,
+    ) -> Result<Vec<JobView>, BulkError> {
+        Ok(self
+            .store
+            .jobs(account, before, limit)
+            .await?
+            .into_iter()
+            .map(JobView::of)
+            .collect())
+    }
+
+    /// Cancels the job: nothing more of it is fetched or charged (a lease already running ends and records
+    /// what it paid for). Returns the job as it now is; `None` when `account` has no such job.
+    ///
+    /// # Errors
+    /// [`BulkError::Store`].
+    pub async fn cancel(
+        &self,
+        account: company_model::AccountId,
+        id: JobId,
+    ) -> Result<Option<JobView>, BulkError> {
+        Ok(self.store.cancel(account, id).await?.map(JobView::of))
+    }
+
+    /// Up to `limit` input positions of the job from `from` on, with their answers so far; `None` when `account`
+    /// has no such job.
+    ///
+    /// # Errors
+    /// [`BulkError::Store`].
+    pub async fn inputs(
+        &self,
+        account: company_model::AccountId,
+        id: JobId,
+        from: u64,
+        limit: u32,
+    ) -> Result<Option<Vec<InputRow>>, BulkError> {
+        if self.store.job(account, id).await?.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(self.store.inputs(id, from, limit).await?))
+    }
+
+    /// Starts the runner: frees this server's leases left from before a restart, then runs
+    /// [`BulkSettings::workers`] workers, the paused-job check and the purge of old jobs until
+    /// [`Runner::stop`]. Needs a Tokio runtime.
+    pub fn start(self: &Arc<Self>) -> Runner {
+        let stopping = Arc::new(AtomicBool::new(false));
+        let mut tasks = Vec::new();
+        let this = Arc::clone(self);
+        let ready = Arc::new(tokio::sync::OnceCell::new());
+        for _ in 0..self.settings.workers.max(1) {
+            let (this, stopping, ready) =
+                (Arc::clone(&this), Arc::clone(&stopping), Arc::clone(&ready));
+            tasks.push(tokio::spawn(async move {
+                ready.get_or_init(|| this.release_own_leases()).await;
+                this.work_until(&stopping).await;
+            }));
+        }
+        let (this, flag) = (Arc::clone(self), Arc::clone(&stopping));
+        tasks.push(tokio::spawn(async move { this.look_after(&flag).await }));
+        Runner {
+            stopping,
+            jobs: Arc::clone(self),
+            tasks,
+        }
+    }
+
+    async fn release_own_leases(&self) {
+        match self.store.release_own(&self.server).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                leases = n,
+                "resuming job leases left by this server's last run"
+            ),
+            Err(error) => {
+                warn!(%error, "could not free this server's old job leases; they lapse by themselves");
+            }
+        }
+    }
+
+    /// How long a lease is given: the longest one request can take, and time to record its answers.
+    fn lease_time(&self) -> Duration {
+        self.lookup.longest_request() + Duration::from_secs(30)
+    }
+
+    async fn work_until(&self, stopping: &AtomicBool) {
+        let mut most = self.settings.pages_per_lease.max(1);
+        while !stopping.load(Ordering::Relaxed) {
+            let idle = match self.work_once(most).await {
+                Ok(Worked::Done) => {
+                    most = self.settings.pages_per_lease.max(1);
+                    false
+                }
+                Ok(Worked::Smaller(affordable)) => {
+                    most = affordable;
+                    false
+                }
+                Ok(Worked::Nothing) => true,
+                Ok(Worked::Wait(wait)) => {
+                    tokio::time::sleep(wait).await;
+                    false
+                }
+                Err(error) => {
+                    warn!(%error, "a bulk job worker failed; retrying");
+                    true
+                }
+            };
+            if idle {
+                let arrived = self.work_arrived.notified();
+                let _ = tokio::time::timeout(self.settings.idle_poll, arrived).await;
+            }
+        }
+    }
+
+    /// Takes one lease and serves it. Public for embedders that drive the work themselves (e.g. a command that
+    /// runs one job to its end without a server); [`BulkJobs::start`] calls it in a loop.
+    ///
+    /// # Errors
+    /// [`BulkError`] when a store fails; the lease then lapses and is run again under its id, paying nothing twice.
+    pub async fn work_once(&self, most: usize) -> Result<Worked, BulkError> {
+        let Some(lease) = self
+            .store
+            .lease(&self.server, most, self.lease_time())
+            .await?
+        else {
+            return Ok(Worked::Nothing);
+        };
+        self.serve(lease).await
+    }
+
+    async fn serve(&self, lease: Lease) -> Result<Worked, BulkError> {
+        let caller = Caller {
+            account: lease.account,
+            key_id: lease.key_id,
+        };
+        let request = CompanyRequest {
+            urls: lease
+                .pages
+                .iter()
+                .map(|page| SubmittedUrl {
+                    original: page.as_str().to_owned(),
+                    page: page.clone(),
+                })
+                .collect(),
+            window: lease.window,
+        };
+        let reference = format!("job:{}:lease:{}", lease.job, lease.id);
+        match self.lookup.run_bulk(caller, &request, reference).await {
+            Ok(outcome) => {
+                let answers = answers(&lease.pages, outcome.response);
+                let recorded = self
+                    .store
+                    .finish(lease.id, answers, outcome.charged.millis())
+                    .await?;
+                if !recorded {
+                    debug!(lease = lease.id, "another worker recorded this lease first");
+                }
+                Ok(Worked::Done)
+            }
+            Err(LookupError::Ledger(LedgerError::InsufficientCredits { available, .. })) => {
+                // Nothing was fetched or charged: the pages go back, and a lease the account can pay for is next.
+                self.store.give_back(lease.id).await?;
+                let price = price_per_company(lease.window);
+                let affordable =
+                    usize::try_from(available.millis() / price.millis().max(1)).unwrap_or(0);
+                let balance = self
+                    .ledger
+                    .account(lease.account)
+                    .await?
+                    .map_or(Credits::ZERO, |a| a.balance);
+                if affordable >= lease.pages.len() || (affordable == 0 && balance >= price) {
+                    // The credits are held by requests in flight, which may not spend them: wait for them to end.
+                    return Ok(Worked::Wait(Duration::from_millis(200)));
+                }
+                if affordable == 0 {
+                    self.store.pause(lease.job, "insufficient_credits").await?;
+                    return Ok(Worked::Done);
+                }
+                Ok(Worked::Smaller(affordable))
+            }
+            Err(LookupError::TooManyLiveLookups { retry_after, .. }) => {
+                self.store.give_back(lease.id).await?;
+                Ok(Worked::Wait(retry_after.min(Duration::from_secs(1))))
+            }
+            Err(LookupError::Ledger(error)) => Err(error.into()),
+            Err(other) => {
+                // run_bulk reports time-outs per URL; any other refusal charged nothing.
+                warn!(error = %other, "a job lease was refused");
+                self.store.give_back(lease.id).await?;
+                Ok(Worked::Wait(Duration::from_secs(1)))
+            }
+        }
+    }
+
+    /// Resumes paused jobs whose account can pay again and purges old jobs, until stopped.
+    async fn look_after(&self, stopping: &AtomicBool) {
+        let mut last_purge: Option<tokio::time::Instant> = None;
+        while !stopping.load(Ordering::Relaxed) {
+            if let Err(error) = self.resume_paid().await {
+                warn!(%error, "could not check paused jobs");
+            }
+            if last_purge.is_none_or(|at| at.elapsed() > Duration::from_hours(1)) {
+                let retention = jiff::SignedDuration::try_from(self.settings.retention)
+                    .unwrap_or(jiff::SignedDuration::MAX);
+                let cutoff = jiff::Timestamp::now()
+                    .checked_sub(retention)
+                    .unwrap_or(jiff::Timestamp::MIN);
+                match self.store.purge(cutoff).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(jobs = n, "purged finished jobs past their retention"),
+                    Err(error) => warn!(%error, "could not purge old jobs"),
+                }
+                last_purge = Some(tokio::time::Instant::now());
+            }
+            tokio::time::sleep(self.settings.resume_check).await;
+        }
+    }
+
+    /// Puts back to running the paused jobs whose account holds at least the smallest price again.
+    async fn resume_paid(&self) -> Result<(), BulkError> {
+        let mut resumed = false;
+        for (job, account) in self.store.paused().await? {
+            let balance = self
+                .ledger
+                .account(account)
+                .await?
+                .map_or(Credits::ZERO, |a| a.balance);
+            if balance >= STORED_PRICE {
+                self.store.resume(job).await?;
+                resumed = true;
+            }
+        }
+        if resumed {
+            self.work_arrived.notify_waiters();
+        }
+        Ok(())
+    }
+}
+
+/// What [`BulkJobs::work_once`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Worked {
+    /// Served a lease (or paused its job).
+    Done,
+    /// Gave a lease back because the account can pay for only this many pages: lease no more next time.
+    Smaller(usize),
+    /// Gave a lease back for now (the account's live lookups are at their cap): wait this long.
+    Wait(Duration),
+    /// No work.
+    Nothing,
+}
+
+/// The runner started by [`BulkJobs::start`].
+#[derive(Debug)]
+pub struct Runner {
+    stopping: Arc<AtomicBool>,
+    jobs: Arc<BulkJobs>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Runner {
+    /// Stops taking work and waits for the leases in flight to end (each within the live time-out).
+    pub async fn stop(self) {
+        self.stopping.store(true, Ordering::Relaxed);
+        self.jobs.work_arrived.notify_waiters();
+        for task in self.tasks {
+            let _ = tokio::time::timeout(self.jobs.lease_time(), task).await;
+        }
+    }
+}
+
+/// Each leased page's answer from the response of its request, whose URLs were the pages themselves.
+fn answers(pages: &[PageUrl], response: CompanyDataResponse) -> Vec<(PageUrl, Answer)> {
+    let mut by_url: std::collections::HashMap<String, Answer> = response
+        .results
+        .into_iter()
+        .map(|r| {
+            (
+                r.original_li_url,
+                Answer::Found {
+                    record: r.record,
+                    source: r.source,
+                    fetched_at: r.fetched_at,
+                },
+            )
+        })
+        .collect();
+    by_url.extend(response.unresolved.into_iter().map(|u| {
+        (
+            u.original_li_url,
+            Answer::Unresolved {
+                code: u.error,
+                message: u.message,
+            },
+        )
+    }));
+    pages
+        .iter()
+        .filter_map(|page| Some((page.clone(), by_url.remove(page.as_str())?)))
+        .collect()
+}
