@@ -10,6 +10,7 @@ mod dashboard;
 mod docs;
 mod faults;
 mod freshness;
+mod jobs;
 mod limits;
 mod links;
 mod openapi;

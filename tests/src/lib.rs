@@ -532,6 +532,11 @@ pub struct Reply {
 impl Reply {
     /// Reads a reqwest response.
     pub async fn from(response: reqwest::Response) -> Self {
+        Self::with_text(response).await.0
+    }
+
+    /// Reads a reqwest response, keeping the body's text too (for bodies that are not one JSON value).
+    pub async fn with_text(response: reqwest::Response) -> (Self, String) {
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -543,12 +548,13 @@ impl Reply {
                 )
             })
             .collect();
-        let bytes = response.bytes().await.expect("body");
-        Self {
+        let text = response.text().await.expect("body");
+        let reply = Self {
             status,
             headers,
-            json: serde_json::from_slice(&bytes).unwrap_or_default(),
-        }
+            json: serde_json::from_str(&text).unwrap_or_default(),
+        };
+        (reply, text)
     }
 
     /// A header's value.

@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use bulk_jobs::BulkSettings;
 use clap::Args;
 use company_lookup::LookupSettings;
 use http_api::KeyRate;
@@ -118,6 +119,13 @@ pub struct ServeArgs {
     /// that would go over it is answered 429 `too_many_live_lookups`, unless the account has nothing else in flight.
     #[arg(long, env = "COMPANY_DATA_ACCOUNT_LIVE_LOOKUPS", default_value_t = company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT)]
     account_live_lookups: usize,
+    /// Bulk job parts (of up to 25 pages each) this server works on at once. Jobs' live fetches go to the origin
+    /// after synchronous requests', within --origin-concurrency and --origin-rate.
+    #[arg(long, env = "COMPANY_DATA_JOB_WORKERS", default_value = "4", value_parser = clap::value_parser!(u32).range(1..=256))]
+    job_workers: u32,
+    /// Days a finished bulk job and its results are kept.
+    #[arg(long, env = "COMPANY_DATA_JOB_RETENTION_DAYS", default_value = "7", value_parser = clap::value_parser!(u32).range(1..=3650))]
+    job_retention_days: u32,
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     pub log: String,
@@ -219,6 +227,11 @@ fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
             max_connections: args.max_connections as usize,
         },
         secure_cookies: args.secure_cookies,
+        jobs: BulkSettings {
+            workers: args.job_workers as usize,
+            retention: Duration::from_hours(24 * u64::from(args.job_retention_days)),
+            ..BulkSettings::default()
+        },
         server_name: args
             .server_name
             .clone()

@@ -13,6 +13,7 @@ use std::time::Duration;
 use accounts::{Accounts, CreatedKey};
 use anyhow::Context;
 use api_keys::{ApiKeys, KeyStore, PgKeyStore, SqliteKeyStore};
+use bulk_jobs::{BulkJobs, BulkSettings, Runner};
 use company_lookup::{LookupService, LookupSettings};
 use credit_ledger::{Ledger, PgLedger, SqliteLedger};
 use dashboard::{Dashboard, DashboardSettings};
@@ -20,6 +21,7 @@ use dashboard_auth::{PgUserStore, SqliteUserStore, UserStore, Users};
 use http::Request;
 use http_api::{Api, ApiSettings, KeyRate};
 use http_serve::ConnectionLimits;
+use job_store::{JobStore, PgJobStore, SqliteJobStore};
 use page_scraper::{Fetcher, FetcherSettings, LinkResolver, LinkResolverSettings};
 use pg_pool::PgPool;
 use shared_limits::{LimitStore, MemoryLimits, PgLimits};
@@ -82,6 +84,8 @@ pub struct Settings {
     /// This server's name among the servers on one database, stable across its restarts: its credit holds carry
     /// it, so a restart frees them at once.
     pub server_name: String,
+    /// The bulk job runner's knobs.
+    pub jobs: BulkSettings,
 }
 
 /// The stores of one database.
@@ -94,6 +98,8 @@ pub struct Stores {
     /// Where the origin's pace, the per-key rate and the per-account cap on live lookups are counted: this
     /// process's memory on SQLite (one server), the database on PostgreSQL (totals for every server on it).
     pub limits: Arc<dyn LimitStore>,
+    /// Bulk jobs: their inputs, pages, leases and answers.
+    pub jobs: Arc<dyn JobStore>,
 }
 
 /// The stores of one database, whichever its engine.
@@ -103,6 +109,7 @@ type StoreParts = (
     Arc<dyn UserStore>,
     Arc<dyn SnapshotStore>,
     Arc<dyn LimitStore>,
+    Arc<dyn JobStore>,
 );
 
 impl Stores {
@@ -119,15 +126,16 @@ impl Stores {
     /// # Errors
     /// When the database cannot be opened or migrated.
     pub async fn open_as(db: &Database, server: &str) -> anyhow::Result<Self> {
-        let (ledger, keys, users, snapshots, limits): StoreParts = match db {
+        let (ledger, keys, users, snapshots, limits, jobs): StoreParts = match db {
             Database::Sqlite(path) => {
                 let pool = SqlitePool::open(path).await?;
                 (
                     Arc::new(SqliteLedger::with_pool(pool.clone()).await?),
                     Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?),
                     Arc::new(SqliteUserStore::with_pool(pool.clone()).await?),
-                    Arc::new(SqliteSnapshotStore::with_pool(pool).await?),
+                    Arc::new(SqliteSnapshotStore::with_pool(pool.clone()).await?),
                     Arc::new(MemoryLimits::new()),
+                    Arc::new(SqliteJobStore::with_pool(pool).await?),
                 )
             }
             Database::Postgres(url) => {
@@ -137,7 +145,8 @@ impl Stores {
                     Arc::new(PgKeyStore::with_pool(pool.clone()).await?),
                     Arc::new(PgUserStore::with_pool(pool.clone()).await?),
                     Arc::new(PgSnapshotStore::with_pool(pool.clone()).await?),
-                    Arc::new(PgLimits::with_pool(pool).await?),
+                    Arc::new(PgLimits::with_pool(pool.clone()).await?),
+                    Arc::new(PgJobStore::with_pool(pool).await?),
                 )
             }
         };
@@ -149,6 +158,7 @@ impl Stores {
             )),
             snapshots,
             limits,
+            jobs,
         })
     }
 }
@@ -160,6 +170,8 @@ pub struct App {
     pub accounts: Arc<Accounts>,
     /// The lookup every request runs.
     pub lookup: Arc<LookupService>,
+    /// Bulk jobs; [`Server::start`] starts their runner.
+    pub jobs: Arc<BulkJobs>,
     api: Api,
     dashboard: Dashboard,
     connections: ConnectionLimits,
@@ -183,6 +195,13 @@ impl App {
             lookup = lookup.with_link_resolver(LinkResolver::new(links.clone())?);
         }
         let lookup = Arc::new(lookup);
+        let jobs = BulkJobs::new(
+            stores.jobs,
+            Arc::clone(&lookup),
+            Arc::clone(stores.accounts.ledger()),
+            &settings.server_name,
+            settings.jobs,
+        );
         let domain = settings.fetcher.domain.clone();
         let api = Api::with_limits(
             Arc::clone(&lookup),
@@ -197,6 +216,7 @@ impl App {
         api.set_health_check(Arc::new(DatabaseHealth(Arc::clone(
             stores.accounts.ledger(),
         ))));
+        api.set_jobs(Arc::clone(&jobs));
         let dashboard = Dashboard::new(
             Arc::clone(&stores.accounts),
             Arc::clone(&lookup),
@@ -209,6 +229,7 @@ impl App {
         Ok(Self {
             accounts: stores.accounts,
             lookup,
+            jobs,
             api,
             dashboard,
             connections: settings.connections,
@@ -269,6 +290,7 @@ impl http_api::HealthCheck for DatabaseHealth {
 #[derive(Debug)]
 pub struct Server {
     app: Arc<App>,
+    runner: Runner,
     first_key: Option<CreatedKey>,
     /// On SQLite, held while the server lives: no other process serves its file.
     _lock: Option<ServerLock>,
@@ -276,7 +298,8 @@ pub struct Server {
 
 impl Server {
     /// Opens the parts, makes the first account and key on an empty database, frees the credit holds this server
-    /// left if it stopped mid-request, and starts the upkeep. On SQLite it first claims the file ([`ServerLock`]),
+    /// left if it stopped mid-request, and starts the upkeep and the bulk job runner (which first takes back the
+    /// job leases this server left). On SQLite it first claims the file ([`ServerLock`]),
     /// so every hold is its own; on PostgreSQL its own are those tagged with [`Settings::server_name`], and the
     /// upkeep frees those of servers that do not come back once they are older than any request can run.
     ///
@@ -298,8 +321,10 @@ impl Server {
             );
         }
         app.spawn_upkeep();
+        let runner = app.jobs.start();
         Ok(Self {
             app,
+            runner,
             first_key,
             _lock: lock,
         })
@@ -324,7 +349,10 @@ impl Server {
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> std::io::Result<()> {
-        serve(listener, Arc::clone(&self.app), shutdown).await
+        let served = serve(listener, Arc::clone(&self.app), shutdown).await;
+        // Leases in flight end and record their answers; the rest stay for the next start.
+        self.runner.stop().await;
+        served
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! An NDJSON line is the object the synchronous endpoint gives for that URL, with the input's 0-based `position`
 //! first: a record (`original_li_url`, the record's members, `source`, `fetched_at`) or an unresolved entry
-//! (`original_li_url`, `error`, `message`). A CSV row has [`CSV_COLUMNS`]: the position, the URL as submitted,
+//! (`original_li_url`, `error`, `message`). A CSV row has [`csv_columns`]: the position, the URL as submitted,
 //! `status` (`resolved` or `unresolved`), `error` and `message` for an unresolved one, `source` and `fetched_at`,
 //! then the record's scalar members ([`CompanyRecord::FLAT_COLUMNS`]).
 

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use api_keys::KeyError;
 use company_lookup::LookupError;
-use company_model::{ErrorBody, InvalidRequest, MAX_BODY_BYTES, MAX_URLS, Problem};
+use company_model::{
+    ErrorBody, InvalidRequest, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, Problem,
+};
 use credit_ledger::{LIVE_PRICE, LedgerError, STORED_PRICE};
 use http::{HeaderValue, StatusCode, header};
 use http_serve::{BodyError, Response};
@@ -47,6 +49,15 @@ pub enum ApiError {
     /// No such path (404).
     #[error("no such endpoint")]
     NotFound,
+    /// No job of the caller's account has that id (404).
+    #[error("no such job")]
+    JobNotFound,
+    /// A query parameter is not what the endpoint takes (400); the text names it and the fix.
+    #[error("invalid query: {0}")]
+    InvalidQuery(String),
+    /// The job store failed (503).
+    #[error(transparent)]
+    Jobs(#[from] bulk_jobs::BulkError),
     /// The path does not take this method (405).
     #[error("method not allowed")]
     MethodNotAllowed {
@@ -66,14 +77,16 @@ impl ApiError {
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Body(BodyError::TooLarge { .. }) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Body(BodyError::TimedOut) => StatusCode::REQUEST_TIMEOUT,
-            Self::Body(_) | Self::InvalidRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Body(_) | Self::InvalidRequest(_) | Self::InvalidQuery(_) => {
+                StatusCode::BAD_REQUEST
+            }
             Self::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits { .. })) => {
                 StatusCode::PAYMENT_REQUIRED
             }
             Self::Lookup(LookupError::TimedOut { .. }) => StatusCode::GATEWAY_TIMEOUT,
-            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::NotFound | Self::JobNotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Key(_) | Self::Lookup(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -100,9 +113,13 @@ impl ApiError {
             Self::Lookup(LookupError::TooManyLiveLookups { .. }) => "too_many_live_lookups",
             Self::Lookup(LookupError::TimedOut { .. }) => "live_lookup_timed_out",
             Self::NotFound => "not_found",
+            Self::JobNotFound => "job_not_found",
+            Self::InvalidQuery(_) => "invalid_query",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
-            Self::Key(_) | Self::Lookup(_) if self.database_unavailable() => "database_unavailable",
-            Self::Key(_) | Self::Lookup(_) => "service_unavailable",
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) if self.database_unavailable() => {
+                "database_unavailable"
+            }
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) => "service_unavailable",
         }
     }
 
@@ -148,9 +165,15 @@ impl ApiError {
             Self::UnsupportedMediaType => {
                 "The request body must be JSON. Send it with `Content-Type: application/json`.".to_owned()
             }
+            Self::Body(BodyError::TooLarge { limit }) if *limit == MAX_JOB_BODY_BYTES => format!(
+                "The request body is larger than {} MiB ({MAX_JOB_BODY_BYTES} bytes). Send at most \
+                 {MAX_JOB_URLS} URLs per job, without extra whitespace, and split larger lists into several jobs.",
+                MAX_JOB_BODY_BYTES / (1024 * 1024)
+            ),
             Self::Body(BodyError::TooLarge { .. }) => format!(
                 "The request body is larger than {} KB ({MAX_BODY_BYTES} bytes). Send at most {MAX_URLS} URLs \
-                 per request, without extra whitespace, and split larger lists.",
+                 per request, without extra whitespace, and split larger lists (or send them as one bulk job: \
+                 POST /v1/network/company-data/jobs).",
                 MAX_BODY_BYTES / 1024
             ),
             Self::Body(BodyError::TimedOut) => {
@@ -185,18 +208,22 @@ impl ApiError {
                 "No URL resolved: {timed_out}. Retry, split large live jobs into smaller requests, or send a \
                  freshness window (maxAgeHours) to accept stored snapshots."
             ),
-            Self::NotFound => "No such endpoint. The API is `POST /v1/network/company-data`; its description \
-                               is at `GET /openapi.json`."
+            Self::NotFound => "No such endpoint. The API is `POST /v1/network/company-data` and the jobs under \
+                               `/v1/network/company-data/jobs`; its description is at `GET /openapi.json`."
                 .to_owned(),
+            Self::JobNotFound => "This account has no job with that id (jobs are kept 7 days after they end). \
+                                  List the account's jobs with `GET /v1/network/company-data/jobs`."
+                .to_owned(),
+            Self::InvalidQuery(text) => format!("The query is not valid: {text}."),
             Self::MethodNotAllowed { allow } => {
                 format!("This endpoint does not take that method. Use {allow}.")
             }
-            Self::Key(_) | Self::Lookup(_) if self.database_unavailable() => {
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) if self.database_unavailable() => {
                 "The database is unavailable (down or restarting). Nothing was charged. Retry after the \
                  Retry-After header's seconds; the service resumes by itself when the database is back."
                     .to_owned()
             }
-            Self::Key(_) | Self::Lookup(_) => "The service could not complete the request because a store \
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) => "The service could not complete the request because a store \
                                                is unavailable. Nothing was charged. Retry in a moment."
                 .to_owned(),
         }

@@ -33,6 +33,7 @@
 
 mod auth;
 mod error;
+mod jobs;
 mod openapi;
 mod routes;
 

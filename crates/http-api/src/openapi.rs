@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use company_model::{
-    FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES, MAX_URLS, UnresolvedCode,
+    FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES,
+    MAX_JOB_URLS, MAX_URLS, UnresolvedCode,
 };
 use credit_ledger::{LIVE_PRICE, STORED_PRICE};
 use page_url::{MAX_URL_LEN, NetworkDomain};
@@ -19,6 +20,15 @@ pub fn url_pattern(domain: &NetworkDomain) -> String {
         r"^https://([a-z0-9-]+\.)?{}/(company|school|showcase)/.+",
         domain.as_str().replace('.', r"\.")
     )
+}
+
+/// `liUrls`: 1 to `most` page URLs of the spec's pattern.
+fn url_list(domain: &NetworkDomain, most: usize) -> Value {
+    json!({
+        "type": "array", "minItems": 1, "maxItems": most,
+        "description": "Company, school or showcase page URLs.",
+        "items": {"type": "string", "format": "uri", "maxLength": MAX_URL_LEN, "pattern": url_pattern(domain)}
+    })
 }
 
 fn error_response(description: &str) -> Value {
@@ -47,7 +57,7 @@ pub fn openapi_document(
     let max_window = FreshnessWindow::MAX;
     let credits_header = |description: &str| json!({"description": description, "schema": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$"}});
     let codes: Vec<&str> = UnresolvedCode::ALL.iter().map(|c| c.as_str()).collect();
-    json!({
+    let mut document = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "company-data",
@@ -145,11 +155,7 @@ pub fn openapi_document(
                     "additionalProperties": false,
                     "required": ["liUrls"],
                     "properties": {
-                        "liUrls": {
-                            "type": "array", "minItems": 1, "maxItems": MAX_URLS,
-                            "description": "Company, school or showcase page URLs.",
-                            "items": {"type": "string", "format": "uri", "maxLength": MAX_URL_LEN, "pattern": url_pattern(domain)}
-                        },
+                        "liUrls": url_list(domain, MAX_URLS),
                         "maxAgeHours": {"type": "number", "minimum": 0, "maximum": MAX_AGE_HOURS, "default": 0,
                                         "description": format!("Freshness window in hours; 0 fetches live; at most {max_window}.")},
                         "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": MAX_AGE_SECONDS,
@@ -268,5 +274,173 @@ pub fn openapi_document(
                 }
             }
         }
-    })
+    });
+    add_jobs(&mut document, domain);
+    document
+}
+
+/// The bulk jobs' operations and schemas (`/v1/network/company-data/jobs`, docs/api.md "Bulk jobs").
+fn add_jobs(document: &mut Value, domain: &NetworkDomain) {
+    let id = json!({"name": "id", "in": "path", "required": true, "description": "The job's id.",
+                    "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,18}$"}});
+    let job = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}});
+    let retry_after = json!({"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}});
+    let unavailable = json!({
+        "description": "`database_unavailable` or `service_unavailable`: a store failed. Retry.",
+        "headers": retry_after,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    });
+    let rate_limited = json!({
+        "description": "`rate_limited`: the key sent requests faster than its limit.",
+        "headers": retry_after,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    });
+    let paths = json!({
+        crate::jobs::JOBS_PATH: {
+            "post": {
+                "operationId": "createCompanyDataJob",
+                "summary": "Start a bulk job",
+                "description": format!("Looks up 1 to {MAX_JOB_URLS} page URLs in the background, priced as the synchronous endpoint: each distinct page that resolves is charged once ({LIVE_PRICE} live, {STORED_PRICE} with a freshness window), unresolved ones never. A job whose account runs out of credits pauses (`insufficient_credits`) and resumes by itself when credits are added."),
+                "tags": ["Company Data"],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}}}},
+                "responses": {
+                    "202": {"description": "Accepted; the job runs in the background.",
+                            "headers": {"Location": {"description": "The job's URL.", "schema": {"type": "string"}}},
+                            "content": job},
+                    "400": error_response("Invalid body or unsupported URL; `details` lists every problem."),
+                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                    "408": error_response("The request body did not arrive within the body time-out."),
+                    "413": error_response(&format!("Request body larger than {MAX_JOB_BODY_BYTES} bytes.")),
+                    "415": error_response("The body is not sent as `application/json`."),
+                    "429": rate_limited,
+                    "503": unavailable,
+                }
+            },
+            "get": {
+                "operationId": "listCompanyDataJobs",
+                "summary": "List the account's jobs, newest first",
+                "tags": ["Company Data"],
+                "parameters": [
+                    {"name": "before", "in": "query", "description": "Only jobs older than this job id (the next page).",
+                     "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
+                    {"name": "limit", "in": "query", "description": "Jobs per page.",
+                     "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}}
+                ],
+                "responses": {
+                    "200": {"description": "A page of jobs.", "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["jobs", "next"],
+                        "properties": {
+                            "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
+                            "next": {"type": ["string", "null"], "description": "The next page's path, or null on the last page."}
+                        }
+                    }}}},
+                    "400": error_response("`invalid_query`: `before` or `limit` is not a number in range."),
+                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                    "429": rate_limited,
+                    "503": unavailable,
+                }
+            }
+        },
+        format!("{}/{{id}}", crate::jobs::JOBS_PATH): {
+            "parameters": [id],
+            "get": {
+                "operationId": "getCompanyDataJob",
+                "summary": "A job's progress",
+                "tags": ["Company Data"],
+                "responses": {
+                    "200": {"description": "The job.", "content": job},
+                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                    "400": error_response("`invalid_query`: the id is not a whole number above 0."),
+                    "404": error_response("`job_not_found`: the account has no job with this id."),
+                    "429": rate_limited,
+                    "503": unavailable,
+                }
+            },
+            "delete": {
+                "operationId": "cancelCompanyDataJob",
+                "summary": "Cancel a job: nothing more is fetched or charged",
+                "tags": ["Company Data"],
+                "responses": {
+                    "200": {"description": "The job, `cancelled` (or as it was if it had already ended).", "content": job},
+                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                    "400": error_response("`invalid_query`: the id is not a whole number above 0."),
+                    "404": error_response("`job_not_found`: the account has no job with this id."),
+                    "429": rate_limited,
+                    "503": unavailable,
+                }
+            }
+        },
+        format!("{}/{{id}}/results", crate::jobs::JOBS_PATH): {
+            "parameters": [id],
+            "get": {
+                "operationId": "getCompanyDataJobResults",
+                "summary": "A job's results so far, in input order",
+                "description": "One NDJSON line (or CSV row with `Accept: text/csv`) per answered input position: the record or the unresolved entry the synchronous endpoint gives for that URL, with its 0-based `position`. Positions not answered yet are left out. Kept 7 days after the job ends.",
+                "tags": ["Company Data"],
+                "parameters": [
+                    {"name": "from", "in": "query", "description": "First input position (0-based).",
+                     "schema": {"type": "integer", "minimum": 0, "maximum": i64::MAX, "default": 0}},
+                    {"name": "limit", "in": "query", "description": "Input positions per page.",
+                     "schema": {"type": "integer", "minimum": 1, "maximum": crate::jobs::MOST_RESULTS_PER_PAGE,
+                                "default": crate::jobs::MOST_RESULTS_PER_PAGE}}
+                ],
+                "responses": {
+                    "200": {
+                        "description": "Results of the positions in the page that are answered.",
+                        "headers": {"Link": {"description": "`<…?from=N&limit=M>; rel=\"next\"` while positions remain after this page.", "schema": {"type": "string"}}},
+                        "content": {
+                            "application/x-ndjson": {"schema": {"type": "string"}},
+                            "text/csv": {"schema": {"type": "string"}}
+                        }
+                    },
+                    "400": error_response("`invalid_query`: the id, `from` or `limit` is not a number in range."),
+                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                    "404": error_response("`job_not_found`: the account has no job with this id."),
+                    "429": rate_limited,
+                    "503": unavailable,
+                }
+            }
+        }
+    });
+    let schemas = json!({
+        "JobRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["liUrls"],
+            "properties": {
+                "liUrls": url_list(domain, MAX_JOB_URLS),
+                "maxAgeHours": {"type": "number", "minimum": 0, "maximum": MAX_AGE_HOURS, "default": 0},
+                "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": MAX_AGE_SECONDS}
+            }
+        },
+        "Job": {
+            "type": "object",
+            "required": ["id", "status", "total", "done", "resolved", "unresolved", "credits_charged",
+                         "max_age_seconds", "created_at"],
+            "properties": {
+                "id": {"type": "string"},
+                "status": {"enum": ["queued", "running", "paused", "done", "cancelled"]},
+                "paused_reason": {"type": ["string", "null"], "description": "Why a paused job waits, e.g. `insufficient_credits`."},
+                "total": {"type": "integer", "minimum": 0, "description": "Input positions."},
+                "done": {"type": "integer", "minimum": 0, "description": "Positions answered."},
+                "resolved": {"type": "integer", "minimum": 0},
+                "unresolved": {"type": "integer", "minimum": 0},
+                "credits_charged": {"type": "number", "minimum": 0},
+                "max_age_seconds": {"type": "number", "minimum": 0},
+                "created_at": {"type": "string", "format": "date-time"},
+                "started_at": {"type": ["string", "null"], "format": "date-time"},
+                "finished_at": {"type": ["string", "null"], "format": "date-time"},
+                "estimated_finish_at": {"type": ["string", "null"], "format": "date-time",
+                                        "description": "While running: when it should end at its pace so far."}
+            }
+        }
+    });
+    for (section, added) in [("paths", paths), ("components/schemas", schemas)] {
+        let target = section
+            .split('/')
+            .try_fold(&mut *document, |value, key| value.get_mut(key));
+        if let (Some(Value::Object(target)), Value::Object(added)) = (target, added) {
+            target.extend(added);
+        }
+    }
 }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bulk_jobs::BulkJobs;
 use bytes::Bytes;
 use company_lookup::{Caller, LookupService};
 use company_model::{CompanyRequest, MAX_BODY_BYTES};
@@ -16,6 +17,7 @@ use shared_limits::{LimitStore, MemoryLimits, RateGate};
 use crate::KeyRate;
 use crate::auth::{Authenticator, presented_key};
 use crate::error::ApiError;
+use crate::jobs::JOBS_PATH;
 use crate::openapi::openapi_document;
 
 /// What the API needs to know besides its parts.
@@ -55,6 +57,8 @@ struct Inner {
     openapi: Bytes,
     /// What `/healthz` asks, once set.
     health: std::sync::OnceLock<Arc<dyn HealthCheck>>,
+    /// The bulk jobs behind `/v1/network/company-data/jobs`, once set.
+    jobs: std::sync::OnceLock<Arc<BulkJobs>>,
 }
 
 /// What `GET /healthz` asks besides "the process answers": typically whether the database answers.
@@ -110,7 +114,22 @@ impl Api {
             settings,
             openapi,
             health: std::sync::OnceLock::new(),
+            jobs: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Serves bulk jobs from `jobs` under `/v1/network/company-data/jobs` (once; later calls change nothing).
+    /// Without it those paths are 404.
+    pub fn set_jobs(&self, jobs: Arc<BulkJobs>) {
+        let _ = self.0.jobs.set(jobs);
+    }
+
+    pub(crate) fn body_timeout(&self) -> Duration {
+        self.0.settings.body_timeout
+    }
+
+    pub(crate) fn domain(&self) -> &NetworkDomain {
+        &self.0.domain
     }
 
     /// Makes `/healthz` ask `check` (once; later calls change nothing). Without one, `/healthz` says only that
@@ -152,6 +171,15 @@ impl Api {
             )),
             "/healthz" if read_only => Ok(self.health().await),
             "/openapi.json" | "/healthz" => Err(ApiError::MethodNotAllowed { allow: "GET, HEAD" }),
+            path if path.starts_with(JOBS_PATH) => match self.0.jobs.get() {
+                Some(jobs) => {
+                    let jobs = Arc::clone(jobs);
+                    self.jobs_route(&jobs, request)
+                        .await
+                        .unwrap_or(Err(ApiError::NotFound))
+                }
+                None => Err(ApiError::NotFound),
+            },
             _ => Err(ApiError::NotFound),
         }
     }
@@ -203,7 +231,7 @@ impl Api {
     }
 
     /// The caller of a key-bearing request: the key verified, then its request rate checked.
-    async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
         let key = presented_key(headers)?;
         let verified = self.0.authenticator.authenticate(&key).await?;
         if let Some(gate) = &self.0.key_rate {
@@ -245,7 +273,7 @@ pub fn strip_path_prefix<B>(request: &mut Request<B>, prefix: &str) -> bool {
 }
 
 /// `application/json`, with or without parameters, or any `application/*+json`.
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     let media_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -284,7 +312,11 @@ fn json_bytes_response(status: StatusCode, body: Result<Vec<u8>, serde_json::Err
     }
 }
 
-fn bytes_response(status: StatusCode, body: Bytes, content_type: &'static str) -> Response {
+pub(crate) fn bytes_response(
+    status: StatusCode,
+    body: Bytes,
+    content_type: &'static str,
+) -> Response {
     let mut response = Response::new(Full::new(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();

@@ -1,0 +1,299 @@
+//! Bulk jobs over loopback (docs/api.md, "Bulk jobs"): submit, progress, results in order as NDJSON and CSV,
+//! cancel, and a server killed mid-job that resumes without paying twice.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tests::{Reply, Service, ServiceOptions, TestOrigin, client};
+
+const JOBS: &str = "/v1/network/company-data/jobs";
+
+/// `count` URLs over `pages` distinct pages `/company/p<N>` (each named in three spellings), then a page the
+/// origin does not have.
+fn job_urls(count: usize, pages: usize) -> Vec<String> {
+    let mut urls: Vec<String> = (0..count - 1)
+        .map(|n| {
+            let page = n % pages;
+            match n / pages % 3 {
+                0 => format!("https://www.linkedin.com/company/p{page}"),
+                1 => format!("https://linkedin.com/company/p{page}/"),
+                _ => format!("https://www.linkedin.com/company/p{page}?trk=list"),
+            }
+        })
+        .collect();
+    urls.push("https://www.linkedin.com/company/nobody-here".to_owned());
+    urls
+}
+
+async fn send(
+    service: &Service,
+    method: reqwest::Method,
+    path: &str,
+    key: &str,
+    body: Option<&Value>,
+    accept: Option<&str>,
+) -> (Reply, String) {
+    let mut request = client()
+        .request(method, format!("{}{path}", service.base))
+        .header("x-api-key", key);
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    if let Some(accept) = accept {
+        request = request.header("accept", accept);
+    }
+    Reply::with_text(request.send().await.expect("request sent")).await
+}
+
+/// `GET path` with `key`, the body read as JSON.
+async fn get(service: &Service, key: &str, path: &str) -> Reply {
+    send(service, reqwest::Method::GET, path, key, None, None)
+        .await
+        .0
+}
+
+/// `DELETE path` with `key`: cancels a job.
+async fn cancel(service: &Service, key: &str, path: &str) -> Reply {
+    send(service, reqwest::Method::DELETE, path, key, None, None)
+        .await
+        .0
+}
+
+/// `POST` to the jobs collection.
+async fn submit(service: &Service, key: &str, body: &Value) -> Reply {
+    send(service, reqwest::Method::POST, JOBS, key, Some(body), None)
+        .await
+        .0
+}
+
+/// Polls the job until it is `status` (within `limit`), returning it.
+async fn wait_until(
+    service: &Service,
+    key: &str,
+    id: &str,
+    status: &str,
+    limit: Duration,
+) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let reply = get(service, key, &format!("{JOBS}/{id}")).await;
+        assert_eq!(reply.status, 200, "{}", reply.json);
+        if reply.json["status"] == status {
+            return reply.json;
+        }
+        assert!(started.elapsed() < limit, "the job is still {}", reply.json);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn balance(service: &Service, account: &str) -> String {
+    let shown = service.cli(&["credits", "show", "--account", account]);
+    shown.lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_job_runs_and_its_results_read_back_in_input_order() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--origin-concurrency", "64"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "1000");
+    let other = service.key("other", "1");
+    // 1,000 positions over 100 distinct pages and one that does not exist.
+    let urls = job_urls(1000, 100);
+    let created = submit(&service, &key, &json!({ "liUrls": urls })).await;
+    assert_eq!(created.status, 202, "{}", created.json);
+    let id = created.json["id"].as_str().expect("id").to_owned();
+    assert_eq!(
+        created.header("location"),
+        Some(format!("{JOBS}/{id}").as_str())
+    );
+    assert_eq!(created.json["total"], 1000);
+
+    let done = wait_until(&service, &key, &id, "done", Duration::from_mins(2)).await;
+    assert_eq!(
+        (
+            done["done"].as_u64(),
+            done["resolved"].as_u64(),
+            done["unresolved"].as_u64()
+        ),
+        (Some(1000), Some(999), Some(1))
+    );
+    // Each distinct page that resolved once, live: 100 credits; repeats and the missing page nothing.
+    assert_eq!(done["credits_charged"], 100.0);
+    assert_eq!(balance(&service, "acme"), "acme: 900 credits");
+    for page in [0, 57, 99] {
+        assert_eq!(
+            origin.hits(&format!("/company/p{page}")),
+            1,
+            "p{page} fetched once"
+        );
+    }
+
+    let (results, text) = send(
+        &service,
+        reqwest::Method::GET,
+        &format!("{JOBS}/{id}/results"),
+        &key,
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(results.status, 200);
+    assert_eq!(results.header("content-type"), Some("application/x-ndjson"));
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 1000);
+    for (position, (line, url)) in lines.iter().zip(&urls).enumerate() {
+        assert_eq!(line["position"], position);
+        assert_eq!(line["original_li_url"], url.as_str());
+    }
+    assert_eq!(lines[101]["company_name"], "Google");
+    assert_eq!(lines[999]["error"], "not_found");
+
+    let (page, text) = send(
+        &service,
+        reqwest::Method::GET,
+        &format!("{JOBS}/{id}/results?from=10&limit=5"),
+        &key,
+        None,
+        Some("text/csv"),
+    )
+    .await;
+    assert_eq!(page.header("content-type"), Some("text/csv; charset=utf-8"));
+    assert_eq!(
+        page.header("link"),
+        Some(format!("<{JOBS}/{id}/results?from=15&limit=5>; rel=\"next\"").as_str())
+    );
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().expect("header").clone();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    assert_eq!(rows.len(), 5);
+    let column = |name: &str| header.iter().position(|h| h == name).expect(name);
+    assert_eq!(&rows[0][column("position")], "10");
+    assert_eq!(&rows[0][column("company_name")], "Google");
+    assert_eq!(&rows[0][column("status")], "resolved");
+
+    let listed = get(&service, &key, JOBS).await;
+    assert_eq!(listed.json["jobs"][0]["id"], id.as_str());
+    assert_eq!(listed.json["next"], Value::Null);
+    // Another account sees no such job; a cancel of an ended job changes nothing.
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let (hidden, _) = send(
+            &service,
+            method,
+            &format!("{JOBS}/{id}"),
+            &other,
+            None,
+            None,
+        )
+        .await;
+        assert_eq!(
+            (hidden.status, hidden.json["error"].as_str()),
+            (404, Some("job_not_found"))
+        );
+    }
+    let ended = cancel(&service, &key, &format!("{JOBS}/{id}")).await;
+    assert_eq!(ended.json["status"], "done");
+
+    // Every problem of a list is reported at once, nothing is stored.
+    let invalid = submit(
+        &service,
+        &key,
+        &json!({"liUrls": ["https://example.com/x", "https://www.linkedin.com/company/a", 7]}),
+    )
+    .await;
+    assert_eq!(invalid.status, 400);
+    assert_eq!(invalid.json["details"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn a_cancelled_job_stops_fetching() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--origin-concurrency", "4", "--job-workers", "1"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "1000");
+    let urls = job_urls(400, 399);
+    let created = submit(&service, &key, &json!({ "liUrls": urls })).await;
+    let id = created.json["id"].as_str().expect("id").to_owned();
+    while origin.hits_total() < 5 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let cancelled = cancel(&service, &key, &format!("{JOBS}/{id}")).await;
+    assert_eq!(cancelled.json["status"], "cancelled");
+    // The part in flight ends (one worker: at most 25 pages), then nothing more reaches the origin.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let settled = origin.hits_total();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        origin.hits_total(),
+        settled,
+        "fetching went on after the cancel"
+    );
+    assert!(settled <= 30, "{settled} pages fetched");
+    let job = wait_until(&service, &key, &id, "cancelled", Duration::from_secs(5)).await;
+    assert!(job["done"].as_u64() < Some(400));
+    assert_eq!(
+        balance(&service, "acme"),
+        format!(
+            "acme: {} credits",
+            1000 - job["resolved"].as_u64().expect("count")
+        ),
+        "charged for what was fetched and nothing else"
+    );
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_job_resumes_it_and_charges_nothing_twice() {
+    let origin = TestOrigin::start().await;
+    let options = || ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--origin-concurrency", "16", "--server-name", "web-1"],
+        real_process: true,
+        ..ServiceOptions::default()
+    };
+    let mut service = Service::start(options());
+    let key = service.key("acme", "1000");
+    let urls = job_urls(600, 200);
+    let created = submit(&service, &key, &json!({ "liUrls": urls, "maxAgeHours": 1 })).await;
+    let id = created.json["id"].as_str().expect("id").to_owned();
+    // Killed while parts are in flight, some already paid and recorded.
+    loop {
+        let job = get(&service, &key, &format!("{JOBS}/{id}")).await;
+        if job.json["done"].as_u64() > Some(50) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    service.kill();
+    let restarted = Service::start(ServiceOptions {
+        dir: Some(service.dir()),
+        ..options()
+    });
+    let done = wait_until(&restarted, &key, &id, "done", Duration::from_mins(2)).await;
+    assert_eq!(
+        (done["resolved"].as_u64(), done["unresolved"].as_u64()),
+        (Some(599), Some(1))
+    );
+    // 200 distinct pages at the stored price, each paid once, whatever the kill interrupted.
+    assert_eq!(balance(&restarted, "acme"), "acme: 900 credits");
+    let (_, text) = send(
+        &restarted,
+        reqwest::Method::GET,
+        &format!("{JOBS}/{id}/results"),
+        &key,
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(text.lines().count(), 600);
+}
