@@ -13,8 +13,7 @@ use tests::{Service, ServiceOptions, run_setup, target_dir, workspace};
 
 /// The Schemathesis release the run is pinned to.
 const VERSION: &str = "4.32.5";
-/// Test cases per operation; the run must generate at least [`AT_LEAST`] in all.
-const MAX_EXAMPLES: &str = "1000";
+/// The run must generate at least this many test cases in all (per-phase counts are in tests/schemathesis.toml).
 const AT_LEAST: u64 = 1000;
 
 /// The `schemathesis` executable, installed into `target/tools/schemathesis-<version>` when missing.
@@ -59,7 +58,9 @@ async fn schemathesis_finds_nothing_in_a_thousand_generated_requests() {
         .arg("--no-color")
         .args(["run", &format!("{}/openapi.json", service.base)])
         .args(["--header", &format!("Authorization: Bearer {key}")])
-        .args(["--checks", "all", "--max-examples", MAX_EXAMPLES])
+        // All checks but "deleted resource still available": DELETE on a job cancels it, and the job and its
+        // results stay readable by design (docs/api.md, "Bulk jobs"); nothing is removed.
+        .args(["--checks", "all", "--exclude-checks", "use_after_free"])
         .args(["--seed", "1", "--output-truncate", "true"])
         .args(["--report", "junit", "--report-dir"])
         .arg(reports.path())
