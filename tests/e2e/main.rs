@@ -8,6 +8,7 @@ mod conformance;
 mod crash;
 mod dashboard;
 mod docs;
+mod enrich;
 mod faults;
 mod freshness;
 mod jobs;

@@ -330,6 +330,12 @@ impl Server {
         })
     }
 
+    /// Stops the bulk job runner (leases in flight end and record their answers) without having served: for a
+    /// command that used the parts in its own process.
+    pub async fn stop(self) {
+        self.runner.stop().await;
+    }
+
     /// The key made on a first start (to show once), if this start made one.
     pub fn first_key(&self) -> Option<&CreatedKey> {
         self.first_key.as_ref()

@@ -29,6 +29,9 @@ enum Command {
     /// Create and list dashboard sign-ins (email and password).
     #[command(subcommand)]
     Accounts(cli::accounts::AccountsCommand),
+    /// Look up a whole list (CSV, NDJSON or URLs one per line) as one bulk job and write each row's result beside
+    /// its own columns; on a server (--server, --key) or here on --db.
+    Enrich(Box<cli::enrich::EnrichArgs>),
     /// Print the record parsed from a saved page (no network).
     Scrape(cli::scrape::ScrapeArgs),
     /// Parse every stored page again and replace its record, so a parser fix reaches stored data without
@@ -50,6 +53,7 @@ fn main() -> anyhow::Result<()> {
             Command::Keys(command) => cli::keys::run(command).await,
             Command::Credits(command) => cli::credits::run(command).await,
             Command::Accounts(command) => cli::accounts::run(command).await,
+            Command::Enrich(args) => cli::enrich::run(*args).await,
             Command::Scrape(args) => cli::scrape::run(&args),
             Command::Reparse { db } => cli::reparse::run(&db).await,
         }

@@ -24,6 +24,7 @@
 //! [`page_scraper`'s `Priority::Background`]: company_lookup::LookupService::run_bulk
 #![deny(missing_docs)]
 
+pub mod lists;
 pub mod output;
 
 use std::sync::Arc;
