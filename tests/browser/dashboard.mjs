@@ -123,6 +123,18 @@ for (const window of windows) {
 }
 await shot(admin, "try-it");
 
+step("jobs: a CSV file loaded into the form starts a job, and the page follows it to the end");
+await admin.goto(`${base}/dashboard/jobs`);
+await admin.locator("#job-file").setInputFiles({
+  name: "accounts.csv",
+  mimeType: "text/csv",
+  buffer: Buffer.from("name,linkedin\nGoogle,https://www.linkedin.com/company/google\n"),
+});
+await admin.waitForFunction(() => document.getElementById("job-urls").value.includes("/company/google"));
+await admin.getByRole("button", { name: "Start job" }).click();
+await admin.getByTestId("jobs").getByRole("row").filter({ hasText: "1 / 1" }).waitFor({ timeout: 20000 });
+await shot(admin, "jobs");
+
 step("admin grants credits");
 await admin.goto(`${base}/dashboard/admin`);
 await admin.getByLabel("Account", { exact: true }).first().waitFor();

@@ -292,3 +292,81 @@ fn the_password_is_never_taken_from_the_command_line() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--password"));
 }
+
+#[tokio::test]
+async fn the_jobs_page_starts_follows_cancels_and_downloads_jobs() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in("ada@example.com", PASSWORD, &["--credits", "10"]);
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let page = browser.get("/dashboard/jobs").await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("No jobs yet."), "{}", page.body);
+    let csrf = page.csrf();
+
+    // A pasted CSV: the page URLs are picked out of its rows, the other columns left.
+    let pasted = "name,linkedin\nGoogle,https://www.linkedin.com/company/google\nAudiense,https://uk.linkedin.com/company/audiense/\nNobody,https://www.linkedin.com/company/nobody-here";
+    let started = browser
+        .post(
+            "/dashboard/jobs",
+            &[("csrf", &csrf), ("urls", pasted), ("max_age_seconds", "0")],
+        )
+        .await;
+    assert_eq!(started.status, 303, "{}", started.body);
+    let mut listed = browser.get("/dashboard/jobs").await;
+    for _ in 0..100 {
+        if listed.body.contains(">done<") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        listed = browser.get("/dashboard/jobs").await;
+    }
+    assert!(listed.body.contains(">done<"), "{}", listed.body);
+    assert!(listed.body.contains("3 / 3"), "{}", listed.body);
+    let download = browser.get("/dashboard/jobs/1/results.csv").await;
+    assert_eq!(download.status, 200);
+    assert_eq!(
+        download
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/csv; charset=utf-8")
+    );
+    let mut reader = csv::Reader::from_reader(download.body.as_bytes());
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    assert_eq!(rows.len(), 3);
+    let ndjson = browser.get("/dashboard/jobs/1/results.ndjson").await;
+    assert_eq!(ndjson.body.lines().count(), 3);
+    assert!(ndjson.body.contains("\"company_name\":\"Audiense\""));
+
+    // Text without page URLs is refused with the reason; a job of another account is not found.
+    let refused = browser
+        .post(
+            "/dashboard/jobs",
+            &[
+                ("csrf", &csrf),
+                ("urls", "just words"),
+                ("max_age_seconds", "0"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused
+            .body
+            .contains("No company, school or showcase page URLs")
+    );
+    let forged = browser
+        .post("/dashboard/jobs/1/cancel", &[("csrf", "not the token")])
+        .await;
+    assert_eq!(forged.status, 403);
+    assert_eq!(
+        browser.get("/dashboard/jobs/99/results.csv").await.status,
+        404
+    );
+    let ended = browser
+        .post("/dashboard/jobs/1/cancel", &[("csrf", &csrf)])
+        .await;
+    assert_eq!(ended.status, 303, "cancelling an ended job changes nothing");
+    assert!(browser.get("/dashboard/jobs").await.body.contains(">done<"));
+}

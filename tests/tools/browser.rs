@@ -98,6 +98,7 @@ fn the_dashboard_works_in_a_real_browser() {
         "usage",
         "credits",
         "try-it",
+        "jobs",
         "admin",
         "revoke-confirm",
         "credits-phone",

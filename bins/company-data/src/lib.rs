@@ -225,7 +225,8 @@ impl App {
                 secure_cookies: settings.secure_cookies,
                 body_timeout: settings.connections.body_timeout,
             },
-        );
+        )
+        .with_jobs(Arc::clone(&jobs));
         Ok(Self {
             accounts: stores.accounts,
             lookup,

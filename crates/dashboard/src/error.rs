@@ -79,6 +79,12 @@ impl From<LedgerError> for PageError {
     }
 }
 
+impl From<bulk_jobs::BulkError> for PageError {
+    fn from(error: bulk_jobs::BulkError) -> Self {
+        internal(error)
+    }
+}
+
 impl From<AuthError> for PageError {
     fn from(error: AuthError) -> Self {
         internal(error)

@@ -37,6 +37,7 @@ pub(crate) fn layout(
         ("Credits", "/dashboard/credits"),
         ("Usage", "/dashboard/usage"),
         ("Try it", "/dashboard/try"),
+        ("Jobs", "/dashboard/jobs"),
     ];
     html! {
         (DOCTYPE)

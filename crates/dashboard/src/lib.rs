@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use accounts::Accounts;
+use bulk_jobs::BulkJobs;
 use company_lookup::LookupService;
 use http::{Method, Request};
 use http_serve::Response;
@@ -55,12 +56,14 @@ impl Default for DashboardSettings {
 pub struct Dashboard(Arc<Parts>);
 
 /// What the pages use.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Parts {
     pub(crate) accounts: Arc<Accounts>,
     pub(crate) lookup: Arc<LookupService>,
     pub(crate) domain: NetworkDomain,
     pub(crate) settings: DashboardSettings,
+    /// Bulk jobs for the Jobs page; without them the page is 404.
+    pub(crate) jobs: Option<Arc<BulkJobs>>,
 }
 
 impl Dashboard {
@@ -76,6 +79,26 @@ impl Dashboard {
             lookup,
             domain,
             settings,
+            jobs: None,
+        }))
+    }
+
+    /// Shows the Jobs page over `jobs` (start, follow, cancel and download bulk jobs).
+    #[must_use]
+    pub fn with_jobs(self, jobs: Arc<BulkJobs>) -> Self {
+        let Parts {
+            accounts,
+            lookup,
+            domain,
+            settings,
+            ..
+        } = Arc::unwrap_or_clone(self.0);
+        Self(Arc::new(Parts {
+            accounts,
+            lookup,
+            domain,
+            settings,
+            jobs: Some(jobs),
         }))
     }
 
@@ -108,7 +131,7 @@ where
     B: hyper::body::Body + Unpin,
 {
     use error::PageError;
-    use routes::{admin, credits, invitations, keys, sign_in, try_it, usage};
+    use routes::{admin, credits, invitations, jobs, keys, sign_in, try_it, usage};
 
     let path = request.uri().path().to_owned();
     let rest = path.strip_prefix(PATH_PREFIX).unwrap_or_default();
@@ -159,11 +182,33 @@ where
         "/usage" if get => usage::page(parts, &visitor).await,
         "/try" if get => try_it::page(parts, &visitor).await,
         "/try" if post => try_it::run(parts, &visitor, request).await,
+        "/jobs" if get => jobs::page(parts, &visitor).await,
+        "/jobs" if post => jobs::start(parts, &visitor, request).await,
         "/admin" if get => admin::page(parts, &visitor, None).await,
         "/admin/grant" if post => admin::grant(parts, &visitor, request).await,
         "/admin/invite" if post => admin::invite(parts, &visitor, request).await,
         "/sign-out" if post => sign_in::sign_out(parts, &visitor, request, secure).await,
         _ => {
+            if let Some(job) = rest.strip_prefix("/jobs/") {
+                return match (job.split_once('/'), get, post) {
+                    (Some((id, "results.csv")), true, _) => {
+                        jobs::download(parts, &visitor, id, true).await
+                    }
+                    (Some((id, "results.ndjson")), true, _) => {
+                        jobs::download(parts, &visitor, id, false).await
+                    }
+                    (Some((id, "cancel")), _, true) => {
+                        jobs::cancel(parts, &visitor, request, id).await
+                    }
+                    (Some((_, "cancel")), _, _) => {
+                        Err(PageError::MethodNotAllowed { allow: "POST" })
+                    }
+                    (Some((_, "results.csv" | "results.ndjson")), _, _) => {
+                        Err(PageError::MethodNotAllowed { allow: "GET" })
+                    }
+                    _ => Err(PageError::NotFound),
+                };
+            }
             if let Some(id) = rest
                 .strip_prefix("/keys/")
                 .and_then(|r| r.strip_suffix("/revoke"))
@@ -179,7 +224,9 @@ where
                 "" | "/" | "/credits" | "/credits.csv" | "/usage" | "/admin" => {
                     Err(PageError::MethodNotAllowed { allow: "GET" })
                 }
-                "/keys" | "/try" => Err(PageError::MethodNotAllowed { allow: "GET, POST" }),
+                "/keys" | "/try" | "/jobs" => {
+                    Err(PageError::MethodNotAllowed { allow: "GET, POST" })
+                }
                 "/admin/grant" | "/admin/invite" | "/sign-out" => {
                     Err(PageError::MethodNotAllowed { allow: "POST" })
                 }

@@ -65,6 +65,19 @@ pub(crate) async fn read_form<B>(
 where
     B: hyper::body::Body + Unpin,
 {
+    // A form carries at most what an API request does (Try it's URLs).
+    read_form_up_to(parts, request, MAX_BODY_BYTES).await
+}
+
+/// [`read_form`] for a form of up to `limit` bytes.
+async fn read_form_up_to<B>(
+    parts: &Parts,
+    request: Request<B>,
+    limit: usize,
+) -> Result<HashMap<String, String>, PageError>
+where
+    B: hyper::body::Body + Unpin,
+{
     let is_form = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -75,8 +88,7 @@ where
             "Send this form from the dashboard page.".to_owned(),
         ));
     }
-    // A form carries at most what an API request does (Try it's URLs).
-    let body = http_serve::read_body(request, MAX_BODY_BYTES, parts.settings.body_timeout)
+    let body = http_serve::read_body(request, limit, parts.settings.body_timeout)
         .await
         .map_err(|error| {
             PageError::BadRequest(match error {
@@ -90,7 +102,8 @@ where
     Ok(form_urlencoded::parse(&body).into_owned().collect())
 }
 
-/// The form's fields, if it carries this session's CSRF token.
+/// The form's fields, if it carries this session's CSRF token. A form carries at most what an API request does
+/// (Try it's URLs).
 pub(crate) async fn read_session_form<B>(
     parts: &Parts,
     visitor: &Visitor,
@@ -99,7 +112,20 @@ pub(crate) async fn read_session_form<B>(
 where
     B: hyper::body::Body + Unpin,
 {
-    let form = read_form(parts, request).await?;
+    read_session_form_up_to(parts, visitor, request, MAX_BODY_BYTES).await
+}
+
+/// [`read_session_form`] for a form of up to `limit` bytes (a bulk job's list).
+pub(crate) async fn read_session_form_up_to<B>(
+    parts: &Parts,
+    visitor: &Visitor,
+    request: Request<B>,
+    limit: usize,
+) -> Result<HashMap<String, String>, PageError>
+where
+    B: hyper::body::Body + Unpin,
+{
+    let form = read_form_up_to(parts, request, limit).await?;
     let presented = form.get("csrf").map(String::as_bytes).unwrap_or_default();
     if bool::from(presented.ct_eq(visitor.session.csrf_token.as_bytes())) {
         Ok(form)

@@ -39,3 +39,20 @@ if (urls && window_ && estimate) {
   window_.addEventListener("change", update);
   update();
 }
+
+// Jobs: a chosen file's text goes into the box it names (data-fills); the server picks the page URLs out of it.
+for (const input of document.querySelectorAll("input[type=file][data-fills]")) {
+  input.addEventListener("change", async () => {
+    const target = document.getElementById(input.dataset.fills);
+    const file = input.files?.[0];
+    if (target && file) {
+      target.value = await file.text();
+    }
+  });
+}
+
+// A page that follows work in progress (data-refresh="<seconds>") reloads itself until the work ends.
+const refreshing = document.querySelector("[data-refresh]");
+if (refreshing) {
+  setTimeout(() => window.location.reload(), Number(refreshing.dataset.refresh) * 1000);
+}

@@ -3,6 +3,7 @@
 pub(crate) mod admin;
 pub(crate) mod credits;
 pub(crate) mod invitations;
+pub(crate) mod jobs;
 pub(crate) mod keys;
 pub(crate) mod sign_in;
 pub(crate) mod try_it;

@@ -121,8 +121,8 @@ fn pretty(json: &[u8]) -> Result<String, PageError> {
     String::from_utf8(pretty).map_err(internal)
 }
 
-/// How the window list names a window.
-fn window_label(window: FreshnessWindow) -> String {
+/// How a list of windows names a window (Try it's, the Jobs page's).
+pub(crate) fn window_label(window: FreshnessWindow) -> String {
     if window.is_live() {
         "live (fetch now)".to_owned()
     } else {
