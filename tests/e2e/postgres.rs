@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use pg_test::TestDatabase;
 use serde_json::json;
-use tests::{Service, ServiceOptions, TestOrigin};
+use tests::{Service, ServiceOptions, TestOrigin, client};
 
 use crate::GOOGLE;
 
@@ -504,4 +504,84 @@ async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
     );
     assert_eq!(sum, balance, "the ledger sums to the balance");
     assert_eq!((held, holds), (0, 0), "no hold left behind");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_servers_share_one_job_and_do_each_page_once() {
+    let database = TestDatabase::create().await;
+    let origin = TestOrigin::start().await;
+    let servers = three_servers(&database, Some(&origin));
+    let key = servers[0].key("acme", "1000");
+    // 600 positions over 300 pages, submitted to one server; every server's runner takes parts of it.
+    let urls: Vec<String> = (0..600)
+        .map(|n| format!("https://www.linkedin.com/company/p{}", n % 300))
+        .collect();
+    let created = client()
+        .post(format!("{}/v1/network/company-data/jobs", servers[0].base))
+        .header("x-api-key", &key)
+        .json(&json!({ "liUrls": urls }))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(created.status(), 202);
+    let id = created.json::<serde_json::Value>().await.expect("json")["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let job = loop {
+        // Any server shows the job.
+        let job: serde_json::Value = client()
+            .get(format!(
+                "{}/v1/network/company-data/jobs/{id}",
+                servers[2].base
+            ))
+            .header("x-api-key", &key)
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        if job["status"] == "done" {
+            break job;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        (job["resolved"].as_u64(), job["credits_charged"].as_f64()),
+        (Some(600), Some(300.0))
+    );
+    for page in [0, 150, 299] {
+        assert_eq!(
+            origin.hits(&format!("/company/p{page}")),
+            1,
+            "p{page} fetched once"
+        );
+    }
+    // The work was shared: more than one server held leases (each lease's charge row names its part).
+    let ledger = database.connect().await;
+    let row = ledger
+        .query_one(
+            "SELECT count(*), count(DISTINCT reference), sum(-delta_millis)::BIGINT FROM ledger_entries
+             WHERE kind = 'charge' AND reference LIKE 'job:%'",
+            &[],
+        )
+        .await
+        .expect("ledger");
+    let (rows, references, millis): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!(rows, references, "each part charged once");
+    assert_eq!(millis, 300_000);
+    let row = ledger
+        .query_one(
+            "SELECT (SELECT count(*) FROM job_leases), count(DISTINCT answered_by) FROM job_pages",
+            &[],
+        )
+        .await
+        .expect("job pages");
+    let (leases, servers_used): (i64, i64) = (row.get(0), row.get(1));
+    assert_eq!(leases, 0, "every lease ended");
+    assert!(
+        servers_used >= 2,
+        "the parts were shared: {servers_used} server(s) answered pages"
+    );
 }

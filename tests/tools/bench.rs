@@ -52,6 +52,10 @@ fn the_quick_benchmark_reports_every_figure() {
         "/postgres/postgres_stored_batch/p50_ms/median",
         "/postgres/round_trips/stored",
         "/postgres/round_trips/live",
+        "/jobs/throughput/pages_per_second/median",
+        "/jobs/throughput/ratio_to_origin_rate/median",
+        "/jobs/stored_alone/p99_ms/median",
+        "/jobs/stored_beside_job/p99_ms/median",
         "/parsing/parse_page/median",
         "/parsing/html5ever_tokenizer/median",
         "/parsing/beautifulsoup_lxml/median",
@@ -66,7 +70,7 @@ fn the_quick_benchmark_reports_every_figure() {
     }
     let text = std::fs::read_to_string(&markdown).expect("the report written");
     for section in [
-        "## 1.", "## 2.", "## 3.", "## 4.", "## 5.", "## 6.", "## 7.", "## 8.",
+        "## 1.", "## 2.", "## 3.", "## 4.", "## 5.", "## 6.", "## 7.", "## 8.", "## 9.",
     ] {
         assert!(text.contains(section), "{section} missing from the report");
     }

@@ -45,6 +45,7 @@ const MIGRATIONS: &[&str] = &["
         fetched_at_ms BIGINT,
         code TEXT,
         message TEXT,
+        answered_by TEXT,                   -- the server whose lease recorded the answer
         PRIMARY KEY (job_id, page_no)
     );
     CREATE INDEX job_pages_lease ON job_pages (lease_id) WHERE lease_id IS NOT NULL;
@@ -376,7 +377,7 @@ impl JobStore for PgJobStore {
         let tx = client.transaction().await.map_err(backend)?;
         let Some(ended) = tx
             .query_opt(
-                "DELETE FROM job_leases WHERE id = $1 RETURNING job_id",
+                "DELETE FROM job_leases WHERE id = $1 RETURNING job_id, server",
                 &[&lease],
             )
             .await
@@ -384,7 +385,7 @@ impl JobStore for PgJobStore {
         else {
             return Ok(false);
         };
-        let job_id: i64 = ended.get(0);
+        let (job_id, server): (i64, String) = (ended.get(0), ended.get(1));
         let columns: Vec<_> = answers
             .iter()
             .map(|(page, answer)| (page.as_str(), answer_columns(answer)))
@@ -401,7 +402,7 @@ impl JobStore for PgJobStore {
                 "WITH answered AS (
                      UPDATE job_pages p SET done = true, lease_id = NULL, found = a.found, record = a.record,
                                             source = a.source, fetched_at_ms = a.fetched_at_ms, code = a.code,
-                                            message = a.message
+                                            message = a.message, answered_by = $9
                      FROM unnest($2::TEXT[], $3::BOOLEAN[], $4::TEXT[], $5::TEXT[], $6::BIGINT[], $7::TEXT[],
                                  $8::TEXT[])
                           AS a(page, found, record, source, fetched_at_ms, code, message)
@@ -412,7 +413,7 @@ impl JobStore for PgJobStore {
                         coalesce(sum(inputs) FILTER (WHERE found), 0)::BIGINT
                  FROM answered",
                 &[
-                    &lease, &pages, &found, &records, &sources, &fetched, &codes, &messages,
+                    &lease, &pages, &found, &records, &sources, &fetched, &codes, &messages, &server,
                 ],
             )
             .await

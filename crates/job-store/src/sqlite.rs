@@ -47,6 +47,7 @@ const MIGRATIONS: &[&str] = &["
         fetched_at_ms INTEGER,
         code TEXT,
         message TEXT,
+        answered_by TEXT,                   -- the server whose lease recorded the answer
         PRIMARY KEY (job_id, page_no)
     ) WITHOUT ROWID;
     CREATE INDEX job_pages_lease ON job_pages (lease_id) WHERE lease_id IS NOT NULL;
@@ -356,28 +357,38 @@ impl JobStore for SqliteJobStore {
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let job_id: Option<i64> = tx
+                let ended: Option<(i64, String)> = tx
                     .query_row(
-                        "DELETE FROM job_leases WHERE id = ?1 RETURNING job_id",
+                        "DELETE FROM job_leases WHERE id = ?1 RETURNING job_id, server",
                         [lease],
-                        |r| r.get(0),
+                        |r| Ok((r.get(0)?, r.get(1)?)),
                     )
                     .optional()?;
-                let Some(job_id) = job_id else {
+                let Some((job_id, server)) = ended else {
                     return Ok(false);
                 };
                 let (mut pages, mut inputs, mut resolved) = (0_i64, 0_i64, 0_i64);
                 {
                     let mut record = tx.prepare_cached(
                         "UPDATE job_pages SET done = 1, lease_id = NULL, found = ?3, record = ?4, source = ?5,
-                                              fetched_at_ms = ?6, code = ?7, message = ?8
+                                              fetched_at_ms = ?6, code = ?7, message = ?8, answered_by = ?9
                          WHERE lease_id = ?1 AND page = ?2 RETURNING inputs",
                     )?;
                     for (page, answer) in &answers {
                         let (found, text, source, fetched_at, code, message) = answer_columns(answer);
                         let named: Option<i64> = record
                             .query_row(
-                                params![lease, page.as_str(), found, text, source, fetched_at, code, message],
+                                params![
+                                    lease,
+                                    page.as_str(),
+                                    found,
+                                    text,
+                                    source,
+                                    fetched_at,
+                                    code,
+                                    message,
+                                    server
+                                ],
                                 |r| r.get(0),
                             )
                             .optional()?;

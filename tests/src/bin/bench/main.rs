@@ -1,7 +1,7 @@
 //! `just bench`: the service measured side by side with this machine's limit and with typical peers, in one run.
 //! Writes `docs/benchmarks.md` and `target/bench.json` (`--out`, `--json` to change; `--quick` for a run under a
 //! minute that only proves the harness works; `--profile-live N` for N live batches alone, to profile;
-//! `--round-trips` for the database round trips of section 8 alone).
+//! `--round-trips` for the database round trips of section 8 alone, `--jobs` for section 9 alone).
 //!
 //! 1. Stored path: single-URL requests with `maxAgeHours: 24` on a warm snapshot, driven by `oha` over loopback,
 //!    versus a bare hyper server returning the same response bytes; then the service at half its throughput.
@@ -15,11 +15,14 @@
 //! 8. PostgreSQL: the stored path with one and three servers on one database beside SQLite with one (oha and the
 //!    servers pinned to separate cores with `taskset`), database round trips per stored and live request, and the
 //!    200-URL stored batch ([`postgres`]).
+//! 9. Bulk jobs: a job's pages per second against `--origin-rate`, and the stored path at a fixed rate alone and
+//!    beside a running job ([`jobs`]).
 //!
 //! Tools (installed into `target/tools/` on first use): oha from crates.io; beautifulsoup4, lxml and selectolax
 //! from PyPI in a venv.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark reports on stdout
 
+mod jobs;
 mod postgres;
 
 use std::path::{Path, PathBuf};
@@ -856,6 +859,7 @@ fn markdown(report: &Value, plan: Plan) -> String {
         live_200 / live_1,
     );
     out += &postgres_markdown(&report["postgres"], &report["stored_path"]);
+    out += &jobs::markdown(&report["jobs"]);
     out
 }
 
@@ -962,6 +966,12 @@ async fn main() -> Result<(), Error> {
             .ok_or("--profile-live takes a number of batches")?;
         return profile_live(batches).await;
     }
+    if args.iter().any(|a| a == "--jobs") {
+        let release = build_service("company-data");
+        let figures = jobs::jobs(plan, &release).await?;
+        println!("{}\n{figures:#}", jobs::markdown(&figures));
+        return Ok(());
+    }
     if args.iter().any(|a| a == "--round-trips") {
         let release = build_service("company-data");
         println!("{:#}", postgres::round_trips_alone(&release).await?);
@@ -981,6 +991,7 @@ async fn main() -> Result<(), Error> {
     eprintln!("4: parsing");
     let parsing = parsing(plan)?;
     let postgres = postgres::postgres(plan, &release).await?;
+    let jobs = jobs::jobs(plan, &release).await?;
     let report = json!({
         "date": today(),
         "quick": quick,
@@ -989,6 +1000,7 @@ async fn main() -> Result<(), Error> {
         "batches": batches,
         "parsing": parsing,
         "postgres": postgres,
+        "jobs": jobs,
         "harness_seconds": started.elapsed().as_secs_f64(),
     });
     if let Some(parent) = json_out.parent() {
