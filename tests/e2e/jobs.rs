@@ -406,3 +406,43 @@ async fn a_big_job_answers_every_position_and_a_small_one_of_another_account_pas
         format!("big: {} credits", 10_000 - paid)
     );
 }
+
+#[tokio::test]
+async fn a_job_out_of_credits_pauses_and_a_grant_resumes_it() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--origin-concurrency", "32"],
+        ..ServiceOptions::default()
+    });
+    // 5 credits pay for 5 of the job's 40 live pages.
+    let key = service.key("acme", "5");
+    let urls: Vec<String> = (0..40)
+        .map(|n| format!("https://www.linkedin.com/company/p{n}"))
+        .collect();
+    let created = submit(&service, &key, &json!({ "liUrls": urls })).await;
+    let id = created.json["id"].as_str().expect("id").to_owned();
+    let paused = wait_until(&service, &key, &id, "paused", Duration::from_secs(30)).await;
+    assert_eq!(paused["paused_reason"], "insufficient_credits");
+    assert_eq!(
+        (
+            paused["resolved"].as_u64(),
+            paused["credits_charged"].as_f64()
+        ),
+        (Some(5), Some(5.0))
+    );
+    assert_eq!(
+        balance(&service, "acme"),
+        "acme: 0 credits",
+        "spent to the last credit, never below"
+    );
+
+    service.cli(&["credits", "grant", "--account", "acme", "50"]);
+    let done = wait_until(&service, &key, &id, "done", Duration::from_secs(30)).await;
+    assert_eq!(
+        (done["resolved"].as_u64(), done["credits_charged"].as_f64()),
+        (Some(40), Some(40.0))
+    );
+    assert_eq!(done["paused_reason"], Value::Null);
+    assert_eq!(balance(&service, "acme"), "acme: 15 credits");
+}

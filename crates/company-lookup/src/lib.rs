@@ -17,6 +17,8 @@
 //!    hold is released and nothing is charged.
 //!
 //! When no page resolved and at least one timed out, the outcome is [`LookupError::TimedOut`] (HTTP 504).
+//! [`LookupService::run_bulk`] serves a part of a bulk job the same way, its live fetches behind synchronous
+//! requests' and its charge named so that it is paid once however often the part runs.
 //! [`reparse_stored`] parses every stored page again after a parser upgrade.
 //! Not here: parsing HTTP, authentication, the error-to-status mapping.
 #![deny(missing_docs)]
