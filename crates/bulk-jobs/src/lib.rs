@@ -39,6 +39,10 @@ use job_store::{Lease, NewJob};
 use page_url::PageUrl;
 use tracing::{debug, warn};
 
+/// The most input rows read in one call when a job's results are written out (a page of the results endpoint, a
+/// batch of a download): 10,000 rows of full records stay a few tens of MB.
+pub const MOST_ROWS_PER_READ: u32 = 10_000;
+
 /// Knobs of the job runner.
 #[derive(Clone, Copy, Debug)]
 pub struct BulkSettings {
@@ -165,6 +169,11 @@ impl BulkJobs {
             settings,
             work_arrived: tokio::sync::Notify::new(),
         })
+    }
+
+    /// How long finished jobs and their results are kept ([`BulkSettings::retention`]).
+    pub fn retention(&self) -> Duration {
+        self.settings.retention
     }
 
     /// Stores a job for a validated request ([`CompanyRequest::from_job_json`]); workers start on it at once.

@@ -211,7 +211,7 @@ impl ApiError {
             Self::NotFound => "No such endpoint. The API is `POST /v1/network/company-data` and the jobs under \
                                `/v1/network/company-data/jobs`; its description is at `GET /openapi.json`."
                 .to_owned(),
-            Self::JobNotFound => "This account has no job with that id (jobs are kept 7 days after they end). \
+            Self::JobNotFound => "This account has no job with that id (ended jobs are kept for the server's job retention). \
                                   List the account's jobs with `GET /v1/network/company-data/jobs`."
                 .to_owned(),
             Self::InvalidQuery(text) => format!("The query is not valid: {text}."),

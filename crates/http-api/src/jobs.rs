@@ -17,8 +17,8 @@ pub(crate) const JOBS_PATH: &str = "/v1/network/company-data/jobs";
 /// Most jobs in one page of the list, and the default.
 const MOST_JOBS_PER_PAGE: u32 = 100;
 const DEFAULT_JOBS_PER_PAGE: u32 = 20;
-/// Most result rows in one response, and the default: a page of full records stays a few tens of MB.
-pub(crate) const MOST_RESULTS_PER_PAGE: u32 = 10_000;
+/// Most result rows in one response, and the default.
+pub(crate) const MOST_RESULTS_PER_PAGE: u32 = bulk_jobs::MOST_ROWS_PER_READ;
 
 /// Which jobs resource a path names.
 enum Resource {

@@ -375,7 +375,7 @@ fn add_jobs(document: &mut Value, domain: &NetworkDomain) {
             "get": {
                 "operationId": "getCompanyDataJobResults",
                 "summary": "A job's results so far, in input order",
-                "description": "One NDJSON line (or CSV row with `Accept: text/csv`) per answered input position: the record or the unresolved entry the synchronous endpoint gives for that URL, with its 0-based `position`. Positions not answered yet are left out. Kept 7 days after the job ends.",
+                "description": "One NDJSON line (or CSV row with `Accept: text/csv`) per answered input position: the record or the unresolved entry the synchronous endpoint gives for that URL, with its 0-based `position`. Positions not answered yet are left out. Kept after the job ends for the server's job retention (`serve --job-retention-days`).",
                 "tags": ["Company Data"],
                 "parameters": [
                     {"name": "from", "in": "query", "description": "First input position (0-based).",

@@ -313,7 +313,7 @@ impl Target {
 
     async fn results(&self, job: &str) -> anyhow::Result<BTreeMap<u64, InputRow>> {
         let mut answers = BTreeMap::new();
-        let page = 10_000_u32;
+        let page = bulk_jobs::MOST_ROWS_PER_READ;
         let mut from = 0_u64;
         loop {
             let rows: Vec<InputRow> = match self {

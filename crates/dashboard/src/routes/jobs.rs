@@ -22,7 +22,7 @@ use crate::visitor::Visitor;
 /// Jobs listed on the page.
 const LISTED: u32 = 50;
 /// Rows read per call when a download is written.
-const DOWNLOAD_BATCH: u32 = 10_000;
+const DOWNLOAD_BATCH: u32 = bulk_jobs::MOST_ROWS_PER_READ;
 
 fn jobs(parts: &Parts) -> Result<&std::sync::Arc<bulk_jobs::BulkJobs>, PageError> {
     parts.jobs.as_ref().ok_or(PageError::NotFound)
@@ -30,8 +30,12 @@ fn jobs(parts: &Parts) -> Result<&std::sync::Arc<bulk_jobs::BulkJobs>, PageError
 
 /// `GET /dashboard/jobs`.
 pub(crate) async fn page(parts: &Parts, visitor: &Visitor) -> Page {
-    let listed = jobs(parts)?.jobs(visitor.account.id, None, LISTED).await?;
-    Ok(html(StatusCode::OK, jobs_markup(visitor, &listed, None)))
+    let jobs = jobs(parts)?;
+    let listed = jobs.jobs(visitor.account.id, None, LISTED).await?;
+    Ok(html(
+        StatusCode::OK,
+        jobs_markup(visitor, jobs, &listed, None),
+    ))
 }
 
 /// The page URLs in pasted text: every token (split at white space, commas, semicolons and quotes) that names a
@@ -63,7 +67,7 @@ where
         let listed = jobs.jobs(visitor.account.id, None, LISTED).await?;
         Ok(html(
             StatusCode::BAD_REQUEST,
-            jobs_markup(visitor, &listed, Some(&message)),
+            jobs_markup(visitor, jobs, &listed, Some(&message)),
         ))
     };
     if urls.is_empty() {
@@ -155,12 +159,18 @@ fn job_id(text: &str) -> Result<JobId, PageError> {
         .ok_or(PageError::NotFound)
 }
 
-fn jobs_markup(visitor: &Visitor, listed: &[JobView], refusal: Option<&str>) -> Markup {
+fn jobs_markup(
+    visitor: &Visitor,
+    jobs: &bulk_jobs::BulkJobs,
+    listed: &[JobView],
+    refusal: Option<&str>,
+) -> Markup {
     let running = listed.iter().any(|view| !view.job.status.is_final());
+    let kept_days = jobs.retention().as_secs() / 86_400;
     let body = html! {
         h1 { "Jobs" }
         p { "Whole lists at once, up to " (MAX_JOB_URLS) " URLs: looked up in the background, billed to "
-            (visitor.account.name) " like requests (each distinct page that resolves once, nothing for the rest), and kept 7 days after they end." }
+            (visitor.account.name) " like requests (each distinct page that resolves once, nothing for the rest), and kept " (kept_days) " days after they end." }
         form.card method="post" action=(visitor.link("/dashboard/jobs")) {
             (csrf(visitor))
             label for="job-urls" { "Page URLs, or a pasted CSV with a column of them" }

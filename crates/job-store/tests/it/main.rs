@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_model::{AccountId, FreshnessWindow, RecordJson, RecordSource, UnresolvedCode};
-use job_store::{Answer, JobId, JobStatus, JobStore, NewJob, PgJobStore, SqliteJobStore};
+use job_store::{Answer, JobStatus, JobStore, NewJob, PgJobStore, SqliteJobStore};
 use page_url::{NetworkDomain, PageUrl};
 use pg_test::Engine;
 
@@ -411,6 +411,5 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged() {
                 .is_some(),
             "unfinished jobs stay"
         );
-        let _ = JobId(0);
     }
 }
