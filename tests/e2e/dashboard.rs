@@ -370,3 +370,102 @@ async fn the_jobs_page_starts_follows_cancels_and_downloads_jobs() {
     assert_eq!(ended.status, 303, "cancelling an ended job changes nothing");
     assert!(browser.get("/dashboard/jobs").await.body.contains(">done<"));
 }
+
+#[tokio::test]
+async fn the_watches_page_adds_removes_and_shows_the_secret_and_a_history_chart() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in("ada@example.com", PASSWORD, &["--credits", "10"]);
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let page = browser.get("/dashboard/watches").await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("No watches yet."), "{}", page.body);
+    let csrf = page.csrf();
+
+    // The API's rules, with the API's messages: https only on this server.
+    let refused = browser
+        .post(
+            "/dashboard/watches",
+            &[
+                ("csrf", &csrf),
+                ("urls", "https://www.linkedin.com/company/google"),
+                ("every_hours", "24"),
+                ("webhook_url", "http://example.com/h"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(refused.body.contains("https only"), "{}", refused.body);
+    let added = browser
+        .post(
+            "/dashboard/watches",
+            &[("csrf", &csrf), ("urls", "https://www.linkedin.com/company/google\nhttps://www.linkedin.com/company/audiense"), ("every_hours", "168"), ("webhook_url", "https://hooks.example/company")],
+        )
+        .await;
+    assert_eq!(added.status, 303, "{}", added.body);
+    let listed = browser.get("/dashboard/watches").await;
+    assert_eq!(
+        listed.body.matches("/remove\"").count(),
+        2,
+        "{}",
+        listed.body
+    );
+    assert!(listed.body.contains("hooks.example/company"));
+
+    // The secret, shown on request; rotating gives another.
+    let shown = browser
+        .post("/dashboard/watches/secret", &[("csrf", &csrf)])
+        .await;
+    let secret = |body: &str| {
+        body.split("data-testid=\"secret\">")
+            .nth(1)
+            .and_then(|r| r.split('<').next())
+            .map(str::to_owned)
+    };
+    let first = secret(&shown.body).expect("a secret shown");
+    assert!(first.starts_with("whsec_"));
+    let rotated = browser
+        .post("/dashboard/watches/secret/rotate", &[("csrf", &csrf)])
+        .await;
+    assert_ne!(secret(&rotated.body), Some(first));
+
+    // Removing one leaves the other.
+    let removed = browser
+        .post("/dashboard/watches/1/remove", &[("csrf", &csrf)])
+        .await;
+    assert_eq!(removed.status, 303);
+    assert_eq!(
+        browser
+            .get("/dashboard/watches")
+            .await
+            .body
+            .matches("/remove\"")
+            .count(),
+        1
+    );
+
+    // History: none before a lookup; after two, a chart of both counts, at the stored price.
+    let google = "https://www.linkedin.com/company/google";
+    let none = browser
+        .get(&format!("/dashboard/history?liUrl={google}"))
+        .await;
+    assert_eq!(none.status, 404);
+    let key = service.key("default", "0");
+    for _ in 0..2 {
+        assert_eq!(
+            service.post(&key, &crate::urls(&[google])).await.status,
+            200
+        );
+    }
+    let history = browser
+        .get(&format!("/dashboard/history?liUrl={google}"))
+        .await;
+    assert_eq!(history.status, 200, "{}", history.body);
+    assert_eq!(
+        history.body.matches("<polyline").count(),
+        2,
+        "followers and employees"
+    );
+    assert!(history.body.contains("37,814,363"), "{}", history.body);
+    assert!(history.body.contains("No changes seen."));
+}

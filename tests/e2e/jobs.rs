@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tests::{Reply, Service, ServiceOptions, TestOrigin, client};
+use tests::{Reply, Service, ServiceOptions, TestOrigin};
 
 const JOBS: &str = "/v1/network/company-data/jobs";
 
@@ -25,45 +25,26 @@ fn job_urls(count: usize, pages: usize) -> Vec<String> {
     urls
 }
 
-async fn send(
-    service: &Service,
-    method: reqwest::Method,
-    path: &str,
-    key: &str,
-    body: Option<&Value>,
-    accept: Option<&str>,
-) -> (Reply, String) {
-    let mut request = client()
-        .request(method, format!("{}{path}", service.base))
-        .header("x-api-key", key);
-    if let Some(body) = body {
-        request = request
-            .header("content-type", "application/json")
-            .body(body.to_string());
-    }
-    if let Some(accept) = accept {
-        request = request.header("accept", accept);
-    }
-    Reply::with_text(request.send().await.expect("request sent")).await
-}
-
 /// `GET path` with `key`, the body read as JSON.
 async fn get(service: &Service, key: &str, path: &str) -> Reply {
-    send(service, reqwest::Method::GET, path, key, None, None)
+    service
+        .send(reqwest::Method::GET, path, key, None, None)
         .await
         .0
 }
 
 /// `DELETE path` with `key`: cancels a job.
 async fn cancel(service: &Service, key: &str, path: &str) -> Reply {
-    send(service, reqwest::Method::DELETE, path, key, None, None)
+    service
+        .send(reqwest::Method::DELETE, path, key, None, None)
         .await
         .0
 }
 
 /// `POST` to the jobs collection.
 async fn submit(service: &Service, key: &str, body: &Value) -> Reply {
-    send(service, reqwest::Method::POST, JOBS, key, Some(body), None)
+    service
+        .send(reqwest::Method::POST, JOBS, key, Some(body), None)
         .await
         .0
 }
@@ -134,15 +115,15 @@ async fn a_job_runs_and_its_results_read_back_in_input_order() {
         );
     }
 
-    let (results, text) = send(
-        &service,
-        reqwest::Method::GET,
-        &format!("{JOBS}/{id}/results"),
-        &key,
-        None,
-        None,
-    )
-    .await;
+    let (results, text) = service
+        .send(
+            reqwest::Method::GET,
+            &format!("{JOBS}/{id}/results"),
+            &key,
+            None,
+            None,
+        )
+        .await;
     assert_eq!(results.status, 200);
     assert_eq!(results.header("content-type"), Some("application/x-ndjson"));
     let lines: Vec<Value> = text
@@ -157,15 +138,15 @@ async fn a_job_runs_and_its_results_read_back_in_input_order() {
     assert_eq!(lines[101]["company_name"], "Google");
     assert_eq!(lines[999]["error"], "not_found");
 
-    let (page, text) = send(
-        &service,
-        reqwest::Method::GET,
-        &format!("{JOBS}/{id}/results?from=10&limit=5"),
-        &key,
-        None,
-        Some("text/csv"),
-    )
-    .await;
+    let (page, text) = service
+        .send(
+            reqwest::Method::GET,
+            &format!("{JOBS}/{id}/results?from=10&limit=5"),
+            &key,
+            None,
+            Some("text/csv"),
+        )
+        .await;
     assert_eq!(page.header("content-type"), Some("text/csv; charset=utf-8"));
     assert_eq!(
         page.header("link"),
@@ -185,15 +166,9 @@ async fn a_job_runs_and_its_results_read_back_in_input_order() {
     assert_eq!(listed.json["next"], Value::Null);
     // Another account sees no such job; a cancel of an ended job changes nothing.
     for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
-        let (hidden, _) = send(
-            &service,
-            method,
-            &format!("{JOBS}/{id}"),
-            &other,
-            None,
-            None,
-        )
-        .await;
+        let (hidden, _) = service
+            .send(method, &format!("{JOBS}/{id}"), &other, None, None)
+            .await;
         assert_eq!(
             (hidden.status, hidden.json["error"].as_str()),
             (404, Some("job_not_found"))
@@ -286,15 +261,15 @@ async fn a_server_killed_mid_job_resumes_it_and_charges_nothing_twice() {
     );
     // 200 distinct pages at the stored price, each paid once, whatever the kill interrupted.
     assert_eq!(balance(&restarted, "acme"), "acme: 900 credits");
-    let (_, text) = send(
-        &restarted,
-        reqwest::Method::GET,
-        &format!("{JOBS}/{id}/results"),
-        &key,
-        None,
-        None,
-    )
-    .await;
+    let (_, text) = restarted
+        .send(
+            reqwest::Method::GET,
+            &format!("{JOBS}/{id}/results"),
+            &key,
+            None,
+            None,
+        )
+        .await;
     assert_eq!(text.lines().count(), 600);
 }
 
@@ -369,15 +344,15 @@ async fn a_big_job_answers_every_position_and_a_small_one_of_another_account_pas
         Some(unresolved_positions),
         "{done}"
     );
-    let (_, text) = send(
-        &service,
-        reqwest::Method::GET,
-        &format!("{JOBS}/{big_id}/results"),
-        &big_key,
-        None,
-        None,
-    )
-    .await;
+    let (_, text) = service
+        .send(
+            reqwest::Method::GET,
+            &format!("{JOBS}/{big_id}/results"),
+            &big_key,
+            None,
+            None,
+        )
+        .await;
     let lines: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))

@@ -11,6 +11,7 @@ mod docs;
 mod enrich;
 mod faults;
 mod freshness;
+mod history;
 mod jobs;
 mod limits;
 mod links;
@@ -18,6 +19,7 @@ mod openapi;
 mod postgres;
 mod requests;
 mod unresolved;
+mod watches;
 
 use serde_json::json;
 

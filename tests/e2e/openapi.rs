@@ -18,7 +18,7 @@ fn validator(document: &Value, schema: &str) -> jsonschema::Validator {
         .expect("valid schema")
 }
 
-fn assert_valid(document: &Value, schema: &str, instance: &Value) {
+pub(crate) fn assert_valid(document: &Value, schema: &str, instance: &Value) {
     let validator = validator(document, schema);
     let errors: Vec<String> = validator
         .iter_errors(instance)

@@ -450,6 +450,30 @@ impl Service {
             .to_owned()
     }
 
+    /// Sends `method path` with the key in `x-api-key`, a JSON body and an `Accept` header if given; the reply and
+    /// its body's text.
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        key: &str,
+        body: Option<&serde_json::Value>,
+        accept: Option<&str>,
+    ) -> (Reply, String) {
+        let mut request = client()
+            .request(method, format!("{}{path}", self.base))
+            .header("x-api-key", key);
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        Reply::with_text(request.send().await.expect("request sent")).await
+    }
+
     /// GETs `path` (e.g. `/healthz`) without a key.
     pub async fn get(&self, path: &str) -> Reply {
         Reply::from(

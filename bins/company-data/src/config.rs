@@ -8,6 +8,7 @@ use std::time::Duration;
 use bulk_jobs::BulkSettings;
 use clap::Args;
 use company_lookup::LookupSettings;
+use company_watch::WatchSettings;
 use http_api::KeyRate;
 use http_serve::ConnectionLimits;
 use page_scraper::{FetcherSettings, LinkResolverSettings, Origin};
@@ -55,6 +56,10 @@ fn parse_domain(text: &str) -> Result<NetworkDomain, String> {
 
 /// The flags of `company-data serve`.
 #[derive(Args, Clone, Debug)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is an on/off command-line flag"
+)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "COMPANY_DATA_LISTEN", default_value = "127.0.0.1:8080")]
@@ -126,6 +131,14 @@ pub struct ServeArgs {
     /// Days a finished bulk job and its results are kept.
     #[arg(long, env = "COMPANY_DATA_JOB_RETENTION_DAYS", default_value = "7", value_parser = clap::value_parser!(u32).range(1..=3650))]
     job_retention_days: u32,
+    /// Days a page's history (a point per fetch, its record at each change) is kept. Only the newest fetch's
+    /// HTML is kept, whatever this says.
+    #[arg(long, env = "COMPANY_DATA_HISTORY_DAYS", default_value = "730", value_parser = clap::value_parser!(u32).range(1..=36500))]
+    history_days: u32,
+    /// Deliver webhooks also to loopback, private and link-local addresses, and accept `http` webhook URLs
+    /// (tests and local receivers only; refused by default).
+    #[arg(long, env = "COMPANY_DATA_WEBHOOK_ALLOW_PRIVATE")]
+    webhook_allow_private: bool,
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     pub log: String,
@@ -211,6 +224,7 @@ fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
             live_timeout: args.live_timeout,
             live_lookups_per_account: (args.account_live_lookups > 0)
                 .then_some(args.account_live_lookups),
+            history_retention: Duration::from_hours(24 * u64::from(args.history_days)),
         },
         link_resolver: (!args.no_link_resolution).then(|| LinkResolverSettings {
             allow_private: args.link_resolution_allow_private,
@@ -227,6 +241,10 @@ fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
             max_connections: args.max_connections as usize,
         },
         secure_cookies: args.secure_cookies,
+        watches: WatchSettings {
+            allow_private: args.webhook_allow_private,
+            ..WatchSettings::default()
+        },
         jobs: BulkSettings {
             workers: args.job_workers as usize,
             retention: Duration::from_hours(24 * u64::from(args.job_retention_days)),

@@ -15,6 +15,7 @@ use anyhow::Context;
 use api_keys::{ApiKeys, KeyStore, PgKeyStore, SqliteKeyStore};
 use bulk_jobs::{BulkJobs, BulkSettings, Runner};
 use company_lookup::{LookupService, LookupSettings};
+use company_watch::{SystemClock, WatchSettings, Watches};
 use credit_ledger::{Ledger, PgLedger, SqliteLedger};
 use dashboard::{Dashboard, DashboardSettings};
 use dashboard_auth::{PgUserStore, SqliteUserStore, UserStore, Users};
@@ -27,6 +28,7 @@ use pg_pool::PgPool;
 use shared_limits::{LimitStore, MemoryLimits, PgLimits};
 use snapshot_cache::{PgSnapshotStore, SnapshotStore, SqliteSnapshotStore};
 use sqlite_pool::{ServerLock, SqlitePool};
+use watch_store::{PgWatchStore, SqliteWatchStore, WatchStore};
 
 /// Where the stores live.
 #[derive(Clone, PartialEq, Eq)]
@@ -86,6 +88,8 @@ pub struct Settings {
     pub server_name: String,
     /// The bulk job runner's knobs.
     pub jobs: BulkSettings,
+    /// The watch runner's knobs (whether webhooks may go to private addresses).
+    pub watches: WatchSettings,
 }
 
 /// The stores of one database.
@@ -100,6 +104,8 @@ pub struct Stores {
     pub limits: Arc<dyn LimitStore>,
     /// Bulk jobs: their inputs, pages, leases and answers.
     pub jobs: Arc<dyn JobStore>,
+    /// Watches, their events and the accounts' webhook secrets.
+    pub watches: Arc<dyn WatchStore>,
 }
 
 /// The stores of one database, whichever its engine.
@@ -110,6 +116,7 @@ type StoreParts = (
     Arc<dyn SnapshotStore>,
     Arc<dyn LimitStore>,
     Arc<dyn JobStore>,
+    Arc<dyn WatchStore>,
 );
 
 impl Stores {
@@ -126,7 +133,7 @@ impl Stores {
     /// # Errors
     /// When the database cannot be opened or migrated.
     pub async fn open_as(db: &Database, server: &str) -> anyhow::Result<Self> {
-        let (ledger, keys, users, snapshots, limits, jobs): StoreParts = match db {
+        let (ledger, keys, users, snapshots, limits, jobs, watches): StoreParts = match db {
             Database::Sqlite(path) => {
                 let pool = SqlitePool::open(path).await?;
                 (
@@ -135,7 +142,8 @@ impl Stores {
                     Arc::new(SqliteUserStore::with_pool(pool.clone()).await?),
                     Arc::new(SqliteSnapshotStore::with_pool(pool.clone()).await?),
                     Arc::new(MemoryLimits::new()),
-                    Arc::new(SqliteJobStore::with_pool(pool).await?),
+                    Arc::new(SqliteJobStore::with_pool(pool.clone()).await?),
+                    Arc::new(SqliteWatchStore::with_pool(pool).await?),
                 )
             }
             Database::Postgres(url) => {
@@ -146,7 +154,8 @@ impl Stores {
                     Arc::new(PgUserStore::with_pool(pool.clone()).await?),
                     Arc::new(PgSnapshotStore::with_pool(pool.clone()).await?),
                     Arc::new(PgLimits::with_pool(pool.clone()).await?),
-                    Arc::new(PgJobStore::with_pool(pool).await?),
+                    Arc::new(PgJobStore::with_pool(pool.clone()).await?),
+                    Arc::new(PgWatchStore::with_pool(pool).await?),
                 )
             }
         };
@@ -159,6 +168,7 @@ impl Stores {
             snapshots,
             limits,
             jobs,
+            watches,
         })
     }
 }
@@ -172,6 +182,8 @@ pub struct App {
     pub lookup: Arc<LookupService>,
     /// Bulk jobs; [`Server::start`] starts their runner.
     pub jobs: Arc<BulkJobs>,
+    /// Watches; [`Server::start`] starts their runner.
+    pub watches: Arc<Watches>,
     api: Api,
     dashboard: Dashboard,
     connections: ConnectionLimits,
@@ -186,7 +198,7 @@ impl App {
         let stores = Stores::open_as(&settings.db, &settings.server_name).await?;
         let mut lookup = LookupService::new(
             Fetcher::with_limits(settings.fetcher.clone(), Arc::clone(&stores.limits))?,
-            stores.snapshots,
+            Arc::clone(&stores.snapshots),
             Arc::clone(stores.accounts.ledger()),
             settings.lookup,
         )
@@ -195,6 +207,13 @@ impl App {
             lookup = lookup.with_link_resolver(LinkResolver::new(links.clone())?);
         }
         let lookup = Arc::new(lookup);
+        let watches = Arc::new(Watches::new(
+            stores.watches,
+            Arc::clone(&stores.snapshots),
+            Arc::clone(&lookup),
+            settings.watches,
+            Arc::new(SystemClock),
+        )?);
         let jobs = BulkJobs::new(
             stores.jobs,
             Arc::clone(&lookup),
@@ -217,6 +236,7 @@ impl App {
             stores.accounts.ledger(),
         ))));
         api.set_jobs(Arc::clone(&jobs));
+        api.set_watches(Arc::clone(&watches));
         let dashboard = Dashboard::new(
             Arc::clone(&stores.accounts),
             Arc::clone(&lookup),
@@ -226,11 +246,13 @@ impl App {
                 body_timeout: settings.connections.body_timeout,
             },
         )
-        .with_jobs(Arc::clone(&jobs));
+        .with_jobs(Arc::clone(&jobs))
+        .with_watches(Arc::clone(&watches));
         Ok(Self {
             accounts: stores.accounts,
             lookup,
             jobs,
+            watches,
             api,
             dashboard,
             connections: settings.connections,
@@ -251,7 +273,7 @@ impl App {
 
     /// Runs the periodic upkeep until the process ends: every 10 s, frees credit holds older than any request
     /// can run (a stopped server's, on a shared database); every minute, deletes expired dashboard sessions and
-    /// invitations.
+    /// invitations; every hour, forgets history older than its retention.
     pub fn spawn_upkeep(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let app = Arc::clone(self);
         tokio::spawn(async move {
@@ -265,6 +287,11 @@ impl App {
                     && let Err(error) = app.accounts.users().delete_expired().await
                 {
                     tracing::warn!(%error, "expired-session sweep failed");
+                }
+                if tick % 360 == 0
+                    && let Err(error) = app.lookup.forget_old_history().await
+                {
+                    tracing::warn!(%error, "history retention sweep failed");
                 }
             }
         })
@@ -292,6 +319,7 @@ impl http_api::HealthCheck for DatabaseHealth {
 pub struct Server {
     app: Arc<App>,
     runner: Runner,
+    watch_runner: company_watch::Runner,
     first_key: Option<CreatedKey>,
     /// On SQLite, held while the server lives: no other process serves its file.
     _lock: Option<ServerLock>,
@@ -299,8 +327,8 @@ pub struct Server {
 
 impl Server {
     /// Opens the parts, makes the first account and key on an empty database, frees the credit holds this server
-    /// left if it stopped mid-request, and starts the upkeep and the bulk job runner (which first takes back the
-    /// job leases this server left). On SQLite it first claims the file ([`ServerLock`]),
+    /// left if it stopped mid-request, and starts the upkeep, the bulk job runner (which first takes back the
+    /// job leases this server left) and the watch runner. On SQLite it first claims the file ([`ServerLock`]),
     /// so every hold is its own; on PostgreSQL its own are those tagged with [`Settings::server_name`], and the
     /// upkeep frees those of servers that do not come back once they are older than any request can run.
     ///
@@ -323,9 +351,11 @@ impl Server {
         }
         app.spawn_upkeep();
         let runner = app.jobs.start();
+        let watch_runner = app.watches.start();
         Ok(Self {
             app,
             runner,
+            watch_runner,
             first_key,
             _lock: lock,
         })
@@ -335,6 +365,7 @@ impl Server {
     /// command that used the parts in its own process.
     pub async fn stop(self) {
         self.runner.stop().await;
+        self.watch_runner.stop().await;
     }
 
     /// The key made on a first start (to show once), if this start made one.
@@ -359,6 +390,7 @@ impl Server {
         let served = serve(listener, Arc::clone(&self.app), shutdown).await;
         // Leases in flight end and record their answers; the rest stay for the next start.
         self.runner.stop().await;
+        self.watch_runner.stop().await;
         served
     }
 }

@@ -32,6 +32,9 @@ enum Command {
     /// Look up a whole list (CSV, NDJSON or URLs one per line) as one bulk job and write each row's result beside
     /// its own columns; on a server (--server, --key) or here on --db.
     Enrich(Box<cli::enrich::EnrichArgs>),
+    /// Show or rotate an account's webhook secret (watches sign their change events with it).
+    #[command(subcommand)]
+    Webhooks(cli::webhooks::WebhooksCommand),
     /// Print the record parsed from a saved page (no network).
     Scrape(cli::scrape::ScrapeArgs),
     /// Parse every stored page again and replace its record, so a parser fix reaches stored data without
@@ -54,6 +57,7 @@ fn main() -> anyhow::Result<()> {
             Command::Credits(command) => cli::credits::run(command).await,
             Command::Accounts(command) => cli::accounts::run(command).await,
             Command::Enrich(args) => cli::enrich::run(*args).await,
+            Command::Webhooks(command) => cli::webhooks::run(command).await,
             Command::Scrape(args) => cli::scrape::run(&args),
             Command::Reparse { db } => cli::reparse::run(&db).await,
         }

@@ -19,17 +19,20 @@
 //! When no page resolved and at least one timed out, the outcome is [`LookupError::TimedOut`] (HTTP 504).
 //! [`LookupService::run_bulk`] serves a part of a bulk job the same way, its live fetches behind synchronous
 //! requests' and its charge named so that it is paid once however often the part runs.
+//! [`LookupService::history`] answers a page's points and changes over time, billed like one stored record.
 //! [`reparse_stored`] parses every stored page again after a parser upgrade.
 //! Not here: parsing HTTP, authentication, the error-to-status mapping.
 #![deny(missing_docs)]
 
+mod history;
 mod reparse;
 mod service;
 
 pub use company_model::CompanyRequest;
 pub use credit_ledger::price_per_company;
+pub use history::HistoryOutcome;
 pub use reparse::{ReparseSummary, reparse_stored};
 pub use service::{
-    Caller, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, LookupError, LookupOutcome, LookupService,
-    LookupSettings,
+    Caller, DEFAULT_HISTORY_RETENTION, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, LookupError,
+    LookupOutcome, LookupService, LookupSettings,
 };

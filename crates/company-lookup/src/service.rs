@@ -35,6 +35,8 @@ pub struct LookupSettings {
     /// go over it gets [`LookupError::TooManyLiveLookups`], unless the account has nothing else in flight (so a
     /// request larger than the cap still runs on its own).
     pub live_lookups_per_account: Option<usize>,
+    /// How long a page's history is kept ([`LookupService::forget_old_history`]). Default 730 days.
+    pub history_retention: Duration,
 }
 
 impl Default for LookupSettings {
@@ -42,9 +44,13 @@ impl Default for LookupSettings {
         Self {
             live_timeout: Duration::from_secs(25),
             live_lookups_per_account: Some(DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT),
+            history_retention: DEFAULT_HISTORY_RETENTION,
         }
     }
 }
+
+/// Default of [`LookupSettings::history_retention`]: 730 days.
+pub const DEFAULT_HISTORY_RETENTION: Duration = Duration::from_hours(730 * 24);
 
 /// Default of [`LookupSettings::live_lookups_per_account`]: two full 200-URL batches.
 pub const DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT: usize = 400;
@@ -93,6 +99,9 @@ pub enum LookupError {
     /// failed (nothing was charged).
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The snapshot store failed where its answer is the whole answer (a history). Nothing was charged.
+    #[error(transparent)]
+    Snapshots(#[from] snapshot_cache::CacheError),
 }
 
 /// A request served, with what [`LookupService::run`] needs to tell a time-out from an answer.
@@ -119,9 +128,9 @@ enum PageOutcome {
 #[derive(Debug)]
 pub struct LookupService {
     fetcher: Fetcher,
-    snapshots: Arc<dyn SnapshotStore>,
-    ledger: Arc<dyn Ledger>,
-    settings: LookupSettings,
+    pub(crate) snapshots: Arc<dyn SnapshotStore>,
+    pub(crate) ledger: Arc<dyn Ledger>,
+    pub(crate) settings: LookupSettings,
     live_cap: Option<Cap>,
     links: Option<LinkResolver>,
 }

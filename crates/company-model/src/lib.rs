@@ -19,13 +19,19 @@
 #![deny(missing_docs)]
 
 mod api;
+mod history;
 mod record;
 mod record_json;
 mod request;
+mod watch_request;
 
 pub use api::{
     CompanyDataResponse, CompanyResult, ErrorBody, Problem, RecordSource, UnresolvedCode,
     UnresolvedUrl,
+};
+pub use history::{
+    CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, WATCH_FIELDS, change_fields_text,
+    changed_members,
 };
 pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
@@ -35,6 +41,9 @@ pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
 pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS,
     MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, SubmittedUrl,
+};
+pub use watch_request::{
+    MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchRequest, webhook_scheme_allowed,
 };
 
 /// The id of a customer account: the owner of API keys and of a credit balance.

@@ -180,29 +180,10 @@ impl CompanyRequest {
         most: usize,
         split: &str,
     ) -> Result<Self, InvalidRequest> {
-        const EXAMPLE: &str =
-            r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"]}"#;
-        let one = |reason: String, fix: &str| InvalidRequest {
-            problems: vec![Problem {
-                pointer: String::new(),
-                index: None,
-                value: None,
-                reason,
-                fix: fix.to_owned(),
-            }],
-        };
-        if body.iter().all(u8::is_ascii_whitespace) {
-            return Err(one("the body is empty".into(), EXAMPLE));
-        }
-        let value: Value = serde_json::from_slice::<StrictValue>(body)
-            .map_err(|e| one(format!("the body is not valid JSON ({e})"), EXAMPLE))?
-            .0;
-        let Value::Object(object) = value else {
-            return Err(one(
-                format!("the body is a JSON {}, not an object", type_name(&value)),
-                EXAMPLE,
-            ));
-        };
+        let object = json_object(
+            body,
+            r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"]}"#,
+        )?;
         let mut problems = Vec::new();
         for key in object.keys() {
             if !matches!(key.as_str(), "liUrls" | "maxAgeHours" | "maxAgeSeconds") {
@@ -230,6 +211,36 @@ impl CompanyRequest {
             urls,
             window: window.unwrap_or(FreshnessWindow::LIVE),
         })
+    }
+}
+
+/// The body as one JSON object (duplicate member names refused), or the one problem that it is not; `example`
+/// is the fix offered.
+pub(crate) fn json_object(
+    body: &[u8],
+    example: &str,
+) -> Result<Map<String, Value>, InvalidRequest> {
+    let one = |reason: String| InvalidRequest {
+        problems: vec![Problem {
+            pointer: String::new(),
+            index: None,
+            value: None,
+            reason,
+            fix: example.to_owned(),
+        }],
+    };
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(one("the body is empty".into()));
+    }
+    let value: Value = serde_json::from_slice::<StrictValue>(body)
+        .map_err(|e| one(format!("the body is not valid JSON ({e})")))?
+        .0;
+    match value {
+        Value::Object(object) => Ok(object),
+        other => Err(one(format!(
+            "the body is a JSON {}, not an object",
+            type_name(&other)
+        ))),
     }
 }
 
@@ -294,7 +305,7 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
 }
 
 /// The URLs of `liUrls`; `(most, split)` is the most it may hold and the advice when it holds more.
-fn validate_urls(
+pub(crate) fn validate_urls(
     object: &Map<String, Value>,
     domain: &NetworkDomain,
     (most, split): (usize, &str),
@@ -409,7 +420,7 @@ fn validate_number(
     None
 }
 
-fn type_name(value: &Value) -> &'static str {
+pub(crate) fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -421,7 +432,7 @@ fn type_name(value: &Value) -> &'static str {
 }
 
 /// The value to echo in a problem: long strings cut, containers summarized.
-fn echo(value: &Value) -> Value {
+pub(crate) fn echo(value: &Value) -> Value {
     match value {
         Value::String(text) if text.chars().count() > ECHO_CHARS => Value::String(format!(
             "{}…",
@@ -433,7 +444,7 @@ fn echo(value: &Value) -> Value {
     }
 }
 
-fn escape_pointer(key: &str) -> String {
+pub(crate) fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 

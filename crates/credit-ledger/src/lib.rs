@@ -52,6 +52,10 @@ pub const LIVE_PRICE: Credits = Credits::from_millis(1000);
 /// credit, whether the page came from a stored snapshot or had to be fetched.
 pub const STORED_PRICE: Credits = Credits::from_millis(500);
 
+/// The price of a page's history (`GET /v1/network/company-data/history`) when it returns points or changes:
+/// that of one stored record. Nothing when the range holds none.
+pub const HISTORY_PRICE: Credits = STORED_PRICE;
+
 /// The price of one returned company: [`LIVE_PRICE`] with a zero (live) window, [`STORED_PRICE`] with a window
 /// above zero. Every text that states a price (the OpenAPI document, error messages, the dashboard) asks here.
 pub fn price_per_company(window: FreshnessWindow) -> Credits {

@@ -1,4 +1,5 @@
-//! The usage charts: stacked bars per day as inline SVG, drawn on the server (no script, no canvas).
+//! The charts, as inline SVG drawn on the server (no script, no canvas): usage as stacked bars per day, a page's
+//! history as lines with its changes marked.
 
 use credit_ledger::{DailyUsage, UsageCounts};
 use maud::{Markup, html};
@@ -162,6 +163,96 @@ pub(crate) fn bars(title: &str, series: &Series, measure: Measure) -> Markup {
             }
         }
     }
+}
+
+/// A page's followers and employees over its fetches, one line chart each (their scales differ a hundredfold),
+/// with a dashed mark at every fetch that changed a member (its `title` names them).
+pub(crate) fn history_chart(history: &company_model::CompanyHistory) -> Markup {
+    let series = [
+        (
+            "Followers",
+            LIVE,
+            history
+                .points
+                .iter()
+                .filter_map(|p| Some((p.fetched_at, p.follower_count? as f64)))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "Employees on the network",
+            STORED,
+            history
+                .points
+                .iter()
+                .filter_map(|p| Some((p.fetched_at, p.employee_count_on_li? as f64)))
+                .collect::<Vec<_>>(),
+        ),
+    ];
+    let (Some(first), Some(last)) = (history.points.first(), history.points.last()) else {
+        return html! {};
+    };
+    let (start, end) = (
+        first.fetched_at.as_millisecond() as f64,
+        last.fetched_at.as_millisecond() as f64,
+    );
+    let x = |at: jiff::Timestamp| {
+        let span = (end - start).max(1.0);
+        LEFT + (at.as_millisecond() as f64 - start) / span * (WIDTH - LEFT - 10.0)
+    };
+    let mut marks: Vec<(jiff::Timestamp, Vec<&str>)> = Vec::new();
+    for change in &history.changes {
+        match marks.last_mut() {
+            Some((at, fields)) if *at == change.fetched_at => fields.push(&change.field),
+            _ => marks.push((change.fetched_at, vec![&change.field])),
+        }
+    }
+    html! {
+        @for (label, colour, points) in &series {
+            @if !points.is_empty() {
+                @let low = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+                @let high = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+                @let y = |value: f64| {
+                    let range = (high - low).max(1.0);
+                    HEIGHT - BOTTOM - (value - low) / range * (HEIGHT - BOTTOM - TOP)
+                };
+                @let line = points.iter().map(|(at, value)| format!("{:.1},{:.1}", x(*at), y(*value))).collect::<Vec<_>>().join(" ");
+                figure {
+                    figcaption { (label) }
+                    svg.chart viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) role="img" aria-label=(format!("{label} over time")) {
+                        text x="4" y=(TOP + 8.0) font-size="11" { (format_count(high)) }
+                        text x="4" y=(HEIGHT - BOTTOM) font-size="11" { (format_count(low)) }
+                        @for (at, fields) in &marks {
+                            line x1=(format!("{:.1}", x(*at))) x2=(format!("{:.1}", x(*at))) y1=(TOP) y2=(HEIGHT - BOTTOM)
+                                 stroke=(UNRESOLVED) stroke-dasharray="4 3" data-change=(fields.join(", ")) {
+                                title { (fields.join(", ")) " changed" }
+                            }
+                        }
+                        polyline points=(line) fill="none" stroke=(*colour) stroke-width="2" {}
+                        @for (at, value) in points {
+                            circle cx=(format!("{:.1}", x(*at))) cy=(format!("{:.1}", y(*value))) r="2.5" fill=(*colour) {
+                                title { (format_count(*value)) " on " (at.strftime("%Y-%m-%d")) }
+                            }
+                        }
+                        text x=(LEFT) y=(HEIGHT - 6.0) font-size="11" { (first.fetched_at.strftime("%Y-%m-%d")) }
+                        text x=(WIDTH - 10.0) y=(HEIGHT - 6.0) font-size="11" text-anchor="end" { (last.fetched_at.strftime("%Y-%m-%d")) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A count with thousands separators, e.g. `37,814,363`.
+fn format_count(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ pub(crate) fn layout(
         ("Usage", "/dashboard/usage"),
         ("Try it", "/dashboard/try"),
         ("Jobs", "/dashboard/jobs"),
+        ("Watches", "/dashboard/watches"),
     ];
     html! {
         (DOCTYPE)

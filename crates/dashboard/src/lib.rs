@@ -64,6 +64,8 @@ pub(crate) struct Parts {
     pub(crate) settings: DashboardSettings,
     /// Bulk jobs for the Jobs page; without them the page is 404.
     pub(crate) jobs: Option<Arc<BulkJobs>>,
+    /// Watches for the Watches page; without them the page is 404.
+    pub(crate) watches: Option<Arc<company_watch::Watches>>,
 }
 
 impl Dashboard {
@@ -80,26 +82,24 @@ impl Dashboard {
             domain,
             settings,
             jobs: None,
+            watches: None,
         }))
     }
 
     /// Shows the Jobs page over `jobs` (start, follow, cancel and download bulk jobs).
     #[must_use]
     pub fn with_jobs(self, jobs: Arc<BulkJobs>) -> Self {
-        let Parts {
-            accounts,
-            lookup,
-            domain,
-            settings,
-            ..
-        } = Arc::unwrap_or_clone(self.0);
-        Self(Arc::new(Parts {
-            accounts,
-            lookup,
-            domain,
-            settings,
-            jobs: Some(jobs),
-        }))
+        let mut parts = Arc::unwrap_or_clone(self.0);
+        parts.jobs = Some(jobs);
+        Self(Arc::new(parts))
+    }
+
+    /// Shows the Watches page over `watches` (add, remove, follow watches; the webhook secret).
+    #[must_use]
+    pub fn with_watches(self, watches: Arc<company_watch::Watches>) -> Self {
+        let mut parts = Arc::unwrap_or_clone(self.0);
+        parts.watches = Some(watches);
+        Self(Arc::new(parts))
     }
 
     /// Whether `path` is the dashboard's: [`PATH_PREFIX`] or anything below it.
@@ -131,7 +131,7 @@ where
     B: hyper::body::Body + Unpin,
 {
     use error::PageError;
-    use routes::{admin, credits, invitations, jobs, keys, sign_in, try_it, usage};
+    use routes::{admin, credits, invitations, jobs, keys, sign_in, try_it, usage, watches};
 
     let path = request.uri().path().to_owned();
     let rest = path.strip_prefix(PATH_PREFIX).unwrap_or_default();
@@ -184,6 +184,11 @@ where
         "/try" if post => try_it::run(parts, &visitor, request).await,
         "/jobs" if get => jobs::page(parts, &visitor).await,
         "/jobs" if post => jobs::start(parts, &visitor, request).await,
+        "/watches" if get => watches::page(parts, &visitor).await,
+        "/watches" if post => watches::add(parts, &visitor, request).await,
+        "/watches/secret" if post => watches::secret(parts, &visitor, request, false).await,
+        "/watches/secret/rotate" if post => watches::secret(parts, &visitor, request, true).await,
+        "/history" if get => watches::history(parts, &visitor, query.as_deref()).await,
         "/admin" if get => admin::page(parts, &visitor, None).await,
         "/admin/grant" if post => admin::grant(parts, &visitor, request).await,
         "/admin/invite" if post => admin::invite(parts, &visitor, request).await,
@@ -210,6 +215,16 @@ where
                 };
             }
             if let Some(id) = rest
+                .strip_prefix("/watches/")
+                .and_then(|r| r.strip_suffix("/remove"))
+            {
+                return if post {
+                    watches::remove(parts, &visitor, request, id).await
+                } else {
+                    Err(PageError::MethodNotAllowed { allow: "POST" })
+                };
+            }
+            if let Some(id) = rest
                 .strip_prefix("/keys/")
                 .and_then(|r| r.strip_suffix("/revoke"))
             {
@@ -221,15 +236,17 @@ where
                 };
             }
             match rest {
-                "" | "/" | "/credits" | "/credits.csv" | "/usage" | "/admin" => {
+                "" | "/" | "/credits" | "/credits.csv" | "/usage" | "/admin" | "/history" => {
                     Err(PageError::MethodNotAllowed { allow: "GET" })
                 }
-                "/keys" | "/try" | "/jobs" => {
+                "/keys" | "/try" | "/jobs" | "/watches" => {
                     Err(PageError::MethodNotAllowed { allow: "GET, POST" })
                 }
-                "/admin/grant" | "/admin/invite" | "/sign-out" => {
-                    Err(PageError::MethodNotAllowed { allow: "POST" })
-                }
+                "/admin/grant"
+                | "/admin/invite"
+                | "/sign-out"
+                | "/watches/secret"
+                | "/watches/secret/rotate" => Err(PageError::MethodNotAllowed { allow: "POST" }),
                 _ => Err(PageError::NotFound),
             }
         }

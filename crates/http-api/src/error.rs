@@ -12,7 +12,7 @@ use company_lookup::LookupError;
 use company_model::{
     ErrorBody, InvalidRequest, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, Problem,
 };
-use credit_ledger::{LIVE_PRICE, LedgerError, STORED_PRICE};
+use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, LedgerError, STORED_PRICE};
 use http::{HeaderValue, StatusCode, header};
 use http_serve::{BodyError, Response};
 
@@ -52,6 +52,15 @@ pub enum ApiError {
     /// No job of the caller's account has that id (404).
     #[error("no such job")]
     JobNotFound,
+    /// No watch of the caller's account has that id (404).
+    #[error("no such watch")]
+    WatchNotFound,
+    /// The watch service failed (503).
+    #[error(transparent)]
+    Watches(#[from] company_watch::WatchError),
+    /// The page of a history request has no stored snapshot (404 `not_found`).
+    #[error("no history of this page")]
+    NoHistory,
     /// A query parameter is not what the endpoint takes (400); the text names it and the fix.
     #[error("invalid query: {0}")]
     InvalidQuery(String),
@@ -84,9 +93,13 @@ impl ApiError {
                 StatusCode::PAYMENT_REQUIRED
             }
             Self::Lookup(LookupError::TimedOut { .. }) => StatusCode::GATEWAY_TIMEOUT,
-            Self::NotFound | Self::JobNotFound => StatusCode::NOT_FOUND,
+            Self::NotFound | Self::JobNotFound | Self::NoHistory | Self::WatchNotFound => {
+                StatusCode::NOT_FOUND
+            }
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -112,14 +125,19 @@ impl ApiError {
             }
             Self::Lookup(LookupError::TooManyLiveLookups { .. }) => "too_many_live_lookups",
             Self::Lookup(LookupError::TimedOut { .. }) => "live_lookup_timed_out",
-            Self::NotFound => "not_found",
+            Self::NotFound | Self::NoHistory => "not_found",
             Self::JobNotFound => "job_not_found",
+            Self::WatchNotFound => "watch_not_found",
             Self::InvalidQuery(_) => "invalid_query",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) if self.database_unavailable() => {
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_)
+                if self.database_unavailable() =>
+            {
                 "database_unavailable"
             }
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) => "service_unavailable",
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) => {
+                "service_unavailable"
+            }
         }
     }
 
@@ -208,22 +226,32 @@ impl ApiError {
                 "No URL resolved: {timed_out}. Retry, split large live jobs into smaller requests, or send a \
                  freshness window (maxAgeHours) to accept stored snapshots."
             ),
-            Self::NotFound => "No such endpoint. The API is `POST /v1/network/company-data` and the jobs under \
-                               `/v1/network/company-data/jobs`; its description is at `GET /openapi.json`."
+            Self::NotFound => "No such endpoint. The API is `POST /v1/network/company-data`, the jobs under \
+                               `/v1/network/company-data/jobs`, `GET /v1/network/company-data/history` and the \
+                               watches under `/v1/network/company-data/watches`; its description is at \
+                               `GET /openapi.json`."
                 .to_owned(),
             Self::JobNotFound => "This account has no job with that id (ended jobs are kept for the server's job retention). \
                                   List the account's jobs with `GET /v1/network/company-data/jobs`."
+                .to_owned(),
+            Self::NoHistory => format!(
+                "No snapshot of this page is stored, so it has no history yet; nothing was charged. Look it up once \
+                 (POST /v1/network/company-data), or watch it (POST /v1/network/company-data/watches), and its \
+                 history starts then. A history with data costs {HISTORY_PRICE} credits."
+            ),
+            Self::WatchNotFound => "This account has no watch with that id. List the account's watches with \
+                                    `GET /v1/network/company-data/watches`."
                 .to_owned(),
             Self::InvalidQuery(text) => format!("The query is not valid: {text}."),
             Self::MethodNotAllowed { allow } => {
                 format!("This endpoint does not take that method. Use {allow}.")
             }
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) if self.database_unavailable() => {
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) if self.database_unavailable() => {
                 "The database is unavailable (down or restarting). Nothing was charged. Retry after the \
                  Retry-After header's seconds; the service resumes by itself when the database is back."
                     .to_owned()
             }
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) => "The service could not complete the request because a store \
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) => "The service could not complete the request because a store \
                                                is unavailable. Nothing was charged. Retry in a moment."
                 .to_owned(),
         }

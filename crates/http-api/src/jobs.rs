@@ -51,7 +51,7 @@ fn resource(path: &str) -> Option<Resource> {
 }
 
 /// Reads `name` from the query as a whole number in `range`; `None` when absent.
-fn query_number(
+pub(crate) fn query_number(
     query: Option<&str>,
     name: &str,
     range: std::ops::RangeInclusive<u64>,

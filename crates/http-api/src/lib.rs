@@ -33,9 +33,11 @@
 
 mod auth;
 mod error;
+mod history;
 mod jobs;
 mod openapi;
 mod routes;
+mod watches;
 
 pub use auth::{Authenticator, CredentialsError, presented_key};
 pub use error::ApiError;

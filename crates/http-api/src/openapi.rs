@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use company_model::{
     FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES,
-    MAX_JOB_URLS, MAX_URLS, UnresolvedCode,
+    MAX_JOB_URLS, MAX_URLS, MAX_WEBHOOK_URL_LEN, UnresolvedCode, WATCH_EVERY_HOURS,
 };
-use credit_ledger::{LIVE_PRICE, STORED_PRICE};
+use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use page_url::{MAX_URL_LEN, NetworkDomain};
 use serde_json::{Value, json};
 
@@ -38,6 +38,32 @@ fn error_response(description: &str) -> Value {
     })
 }
 
+/// An error answer that tells the client when to retry (`Retry-After`, whole seconds).
+fn retried_error(description: &str) -> Value {
+    json!({
+        "description": description,
+        "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    })
+}
+
+/// 503 of the operations added after the first (their stores' failures).
+fn unavailable() -> Value {
+    retried_error(
+        "`database_unavailable` or `service_unavailable`: a store failed. Nothing was charged. Retry.",
+    )
+}
+
+/// 429 of the key's request rate.
+fn rate_limited() -> Value {
+    retried_error("`rate_limited`: the key sent requests faster than its limit.")
+}
+
+/// `X-Credits-Charged` / `X-Credits-Remaining`: a decimal number of credits.
+fn credits_header(description: &str) -> Value {
+    json!({"description": description, "schema": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$"}})
+}
+
 fn strings(description: &str) -> Value {
     json!({"type": "string", "minLength": 1, "description": description})
 }
@@ -55,7 +81,6 @@ pub fn openapi_document(
     let live_seconds = live_timeout.as_secs_f64();
     let body_seconds = body_timeout.as_secs_f64();
     let max_window = FreshnessWindow::MAX;
-    let credits_header = |description: &str| json!({"description": description, "schema": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$"}});
     let codes: Vec<&str> = UnresolvedCode::ALL.iter().map(|c| c.as_str()).collect();
     let mut document = json!({
         "openapi": "3.1.0",
@@ -276,25 +301,17 @@ pub fn openapi_document(
         }
     });
     add_jobs(&mut document, domain);
+    add_history(&mut document, domain);
+    add_watches(&mut document, domain);
     document
 }
 
 /// The bulk jobs' operations and schemas (`/v1/network/company-data/jobs`, docs/api.md "Bulk jobs").
 fn add_jobs(document: &mut Value, domain: &NetworkDomain) {
     let id = json!({"name": "id", "in": "path", "required": true, "description": "The job's id.",
-                    "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,18}$"}});
+                    "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}});
     let job = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}});
-    let retry_after = json!({"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}});
-    let unavailable = json!({
-        "description": "`database_unavailable` or `service_unavailable`: a store failed. Retry.",
-        "headers": retry_after,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    });
-    let rate_limited = json!({
-        "description": "`rate_limited`: the key sent requests faster than its limit.",
-        "headers": retry_after,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    });
+    let (unavailable, rate_limited) = (unavailable(), rate_limited());
     let paths = json!({
         crate::jobs::JOBS_PATH: {
             "post": {
@@ -435,6 +452,11 @@ fn add_jobs(document: &mut Value, domain: &NetworkDomain) {
             }
         }
     });
+    merge(document, paths, schemas);
+}
+
+/// Adds `paths` and `schemas` to the document's.
+fn merge(document: &mut Value, paths: Value, schemas: Value) {
     for (section, added) in [("paths", paths), ("components/schemas", schemas)] {
         let target = section
             .split('/')
@@ -443,4 +465,245 @@ fn add_jobs(document: &mut Value, domain: &NetworkDomain) {
             target.extend(added);
         }
     }
+}
+
+/// `GET /v1/network/company-data/history` and its schemas (docs/api.md, "History").
+fn add_history(document: &mut Value, domain: &NetworkDomain) {
+    let fields: Vec<&str> = company_model::WATCH_FIELDS.to_vec();
+    let kept_days = company_lookup::DEFAULT_HISTORY_RETENTION.as_secs() / 86_400;
+    let paths = json!({
+        crate::history::HISTORY_PATH: {
+            "get": {
+                "operationId": "getCompanyHistory",
+                "summary": "A page's followers, employees and size over time, and what changed",
+                "description": format!("Every stored fetch of the page is a point; `changes` lists each of the record members {} that differs between consecutive fetches. Both oldest first, limited to fetches between `from` and `to`. Costs {HISTORY_PRICE} credits when the range holds a point or a change, nothing otherwise. History is kept for the server's `--history-days` ({kept_days} by default).", company_model::CHANGE_FIELDS.join(", ")),
+                "tags": ["Company Data"],
+                "parameters": [
+                    {"name": "liUrl", "in": "query", "required": true, "description": "The page's URL, as the company-data endpoint takes it.",
+                     "schema": {"type": "string", "pattern": url_pattern(domain)}},
+                    {"name": "from", "in": "query", "description": "Only fetches at or after this time (RFC 3339).",
+                     "schema": {"type": "string", "format": "date-time"}},
+                    {"name": "to", "in": "query", "description": "Only fetches at or before this time (RFC 3339).",
+                     "schema": {"type": "string", "format": "date-time"}}
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The history in the range.",
+                        "headers": {
+                            "x-credits-charged": credits_header("Credits charged for this request."),
+                            "x-credits-remaining": credits_header("The account's balance after the charge (absent when nothing was charged).")
+                        },
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyHistory"}}}
+                    },
+                    "400": error_response("`invalid_query`: `liUrl` missing or not a page URL, a time not in RFC 3339, `from` after `to`, or an unknown parameter."),
+                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                    "402": error_response("`insufficient_credits`: the account cannot pay for the history."),
+                    "404": error_response("`not_found`: no snapshot of this page is stored (look it up or watch it first); nothing was charged."),
+                    "429": rate_limited(),
+                    "503": unavailable()
+                }
+            }
+        }
+    });
+    let schemas = json!({
+        "CompanyHistory": {
+            "type": "object",
+            "required": ["message", "status_code", "final_li_url", "points", "changes"],
+            "properties": {
+                "message": {"type": "string"},
+                "status_code": {"const": 200},
+                "final_li_url": {"type": "string", "description": "The page the history belongs to (where the URL resolved)."},
+                "points": {"type": "array", "items": {"$ref": "#/components/schemas/HistoryPoint"}},
+                "changes": {"type": "array", "items": {"$ref": "#/components/schemas/FieldChange"}}
+            }
+        },
+        "HistoryPoint": {
+            "type": "object",
+            "required": ["fetched_at"],
+            "description": "One stored fetch's counts; a member is absent when the page did not show it.",
+            "properties": {
+                "fetched_at": {"type": "string", "format": "date-time"},
+                "follower_count": {"type": "integer", "minimum": 0},
+                "employee_count_on_li": {"type": "integer", "minimum": 0},
+                "company_size": {"type": "string"}
+            }
+        },
+        "FieldChange": {
+            "type": "object",
+            "required": ["fetched_at", "field", "before", "after"],
+            "properties": {
+                "fetched_at": {"type": "string", "format": "date-time", "description": "The fetch that first showed `after`."},
+                "field": {"enum": fields, "description": "The record member."},
+                "before": {"description": "Its value before (a record member's JSON value), null when the page did not show it."},
+                "after": {"description": "Its value after, null when the page no longer shows it."}
+            }
+        }
+    });
+    merge(document, paths, schemas);
+}
+
+/// The watches' operations and schemas (`/v1/network/company-data/watches`, docs/api.md "Watches and
+/// webhooks"), and the event a webhook receives.
+fn add_watches(document: &mut Value, domain: &NetworkDomain) {
+    let path = crate::watches::WATCHES_PATH;
+    let id = json!({"name": "id", "in": "path", "required": true, "description": "The watch's id.",
+                    "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}});
+    let watch = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Watch"}}});
+    let (unavailable, rate_limited) = (unavailable(), rate_limited());
+    let unauthorized =
+        error_response("Missing, malformed, conflicting, invalid or revoked API key.");
+    let not_found = error_response("`watch_not_found`: the account has no watch with this id.");
+    let bad_id = error_response("`invalid_query`: the id is not a whole number above 0.");
+    let (low, high) = (*WATCH_EVERY_HOURS.start(), *WATCH_EVERY_HOURS.end());
+    let delivery = company_watch::WatchSettings::default();
+    let (window_hours, timeout_seconds) = (
+        delivery.retry_window.as_secs() / 3600,
+        delivery.delivery_timeout.as_secs(),
+    );
+    let fields: Vec<&str> = company_model::WATCH_FIELDS.to_vec();
+    let paths = json!({
+        path: {
+            "post": {
+                "operationId": "createCompanyWatches",
+                "summary": "Watch pages for changes",
+                "description": format!("One watch per distinct page. Each refreshes its page every `everyHours` (a live lookup, {LIVE_PRICE} credit each time it resolves), compares the record with the one it saw before over `fields`, and on a change POSTs a `company.changed` event (schema `WebhookEvent`) to `webhookUrl`, signed in the `Company-Data-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">` with the account's webhook secret. Delivered at least once: retried with exponential backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out, then the watch is disabled. Redirects are not followed; addresses that are not public are refused."),
+                "tags": ["Company Data"],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchRequest"}}}},
+                "responses": {
+                    "201": {"description": "Created; nothing is fetched or charged until the first refresh.",
+                            "content": {"application/json": {"schema": {
+                                "type": "object", "required": ["watches"],
+                                "properties": {"watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}}}
+                            }}}},
+                    "400": error_response("Invalid body; `details` lists every problem."),
+                    "401": unauthorized,
+                    "408": error_response("The request body did not arrive within the body time-out."),
+                    "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+                    "415": error_response("The body is not sent as `application/json`."),
+                    "429": rate_limited,
+                    "503": unavailable,
+                }
+            },
+            "get": {
+                "operationId": "listCompanyWatches",
+                "summary": "List the account's watches, oldest first",
+                "tags": ["Company Data"],
+                "parameters": [
+                    {"name": "after", "in": "query", "description": "Only watches with ids above this one (the next page).",
+                     "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
+                    {"name": "limit", "in": "query", "description": "Watches per page.",
+                     "schema": {"type": "integer", "minimum": 1, "maximum": crate::watches::MOST_WATCHES_PER_PAGE, "default": 20}}
+                ],
+                "responses": {
+                    "200": {"description": "A page of watches.", "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["watches", "next"],
+                        "properties": {
+                            "watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}},
+                            "next": {"type": ["string", "null"], "description": "The next page's path, or null on the last page."}
+                        }
+                    }}}},
+                    "400": error_response("`invalid_query`: `after` or `limit` is not a number in range."),
+                    "401": unauthorized,
+                    "429": rate_limited,
+                    "503": unavailable,
+                }
+            }
+        },
+        format!("{path}/{{id}}"): {
+            "parameters": [id],
+            "get": {
+                "operationId": "getCompanyWatch",
+                "summary": "A watch, its last check and its last delivery",
+                "tags": ["Company Data"],
+                "responses": {
+                    "200": {"description": "The watch.", "content": watch},
+                    "400": bad_id, "401": unauthorized, "404": not_found, "429": rate_limited, "503": unavailable,
+                }
+            },
+            "delete": {
+                "operationId": "deleteCompanyWatch",
+                "summary": "Stop watching: no more refreshes, charges or deliveries",
+                "tags": ["Company Data"],
+                "responses": {
+                    "204": {"description": "Deleted, with its undelivered events."},
+                    "400": bad_id, "401": unauthorized, "404": not_found, "429": rate_limited, "503": unavailable,
+                }
+            }
+        }
+    });
+    let schemas = json!({
+        "WatchRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["liUrls", "everyHours", "webhookUrl"],
+            "properties": {
+                "liUrls": url_list(domain, MAX_URLS),
+                "everyHours": {"type": "integer", "minimum": low, "maximum": high, "description": "Hours between refreshes."},
+                "webhookUrl": {"type": "string", "format": "uri", "pattern": "^https://[^/@:?#]+", "maxLength": MAX_WEBHOOK_URL_LEN,
+                               "description": "Where change events are POSTed: an https URL on a public address, without user name or password."},
+                "fields": {"type": "array", "minItems": 1, "uniqueItems": true, "items": {"enum": fields},
+                           "description": format!("The record members whose change is an event. Default: {}.", company_model::CHANGE_FIELDS.join(", "))}
+            }
+        },
+        "Watch": {
+            "type": "object",
+            "required": ["id", "li_url", "every_hours", "webhook_url", "fields", "status", "created_at", "next_check_at"],
+            "properties": {
+                "id": {"type": "string"},
+                "li_url": {"type": "string", "description": "The page, normalized."},
+                "every_hours": {"type": "integer", "minimum": low, "maximum": high},
+                "webhook_url": {"type": "string"},
+                "fields": {"type": "array", "items": {"type": "string"}},
+                "status": {"enum": ["active", "disabled"]},
+                "created_at": {"type": "string", "format": "date-time"},
+                "next_check_at": {"type": "string", "format": "date-time"},
+                "last_checked_at": {"type": ["string", "null"], "format": "date-time"},
+                "last_check_error": {"type": ["string", "null"], "description": "Why the last refresh got no record, e.g. `insufficient_credits`, `not_found`, `blocked`."},
+                "last_change_at": {"type": ["string", "null"], "format": "date-time"},
+                "last_delivery": {"oneOf": [{"type": "null"}, {
+                    "type": "object", "required": ["at", "status", "error"],
+                    "properties": {
+                        "at": {"type": "string", "format": "date-time"},
+                        "status": {"type": ["integer", "null"], "description": "The receiver's HTTP status, if it answered."},
+                        "error": {"type": ["string", "null"], "description": "Null when delivered (2xx)."}
+                    }
+                }]},
+                "disabled_reason": {"type": ["string", "null"]}
+            }
+        },
+        "WebhookEvent": {
+            "type": "object",
+            "description": "The body POSTed to a watch's webhookUrl when its page changed. The `id` is the same on every delivery attempt: drop duplicates by it.",
+            "required": ["id", "type", "created_at", "watch_id", "final_li_url", "changes", "record"],
+            "properties": {
+                "id": {"type": "string"},
+                "type": {"const": "company.changed"},
+                "created_at": {"type": "string", "format": "date-time"},
+                "watch_id": {"type": "string"},
+                "final_li_url": {"type": "string"},
+                "changes": {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/FieldChange"}},
+                "record": {"type": "object", "description": "The record fetched, as in `CompanyResult` without its per-request members (`original_li_url`, `source`, `fetched_at`)."}
+            }
+        }
+    });
+    merge(document, paths, schemas);
+    // OpenAPI 3.1's `webhooks`: the request this service sends to a watch's `webhookUrl`.
+    document["webhooks"] = json!({
+        "companyChanged": {
+            "post": {
+                "operationId": "companyChanged",
+                "summary": "A watched page changed",
+                "description": format!("Sent to the watch's `webhookUrl`. Verify `Company-Data-Signature` over the raw body before trusting it; answer 2xx within {timeout_seconds} s, else the event is sent again (same `id`) with backoff for {window_hours} h."),
+                "parameters": [
+                    {"name": "Company-Data-Signature", "in": "header", "required": true,
+                     "description": "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">`, keyed with the account's webhook secret.",
+                     "schema": {"type": "string", "pattern": "^t=[0-9]+,v1=[0-9a-f]{64}$"}},
+                    {"name": "Company-Data-Event-Id", "in": "header", "required": true,
+                     "description": "The event's `id`.", "schema": {"type": "string"}}
+                ],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEvent"}}}},
+                "responses": {"2XX": {"description": "Received; not sent again."}}
+            }
+        }
+    });
 }

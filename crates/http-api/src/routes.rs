@@ -7,6 +7,7 @@ use bulk_jobs::BulkJobs;
 use bytes::Bytes;
 use company_lookup::{Caller, LookupService};
 use company_model::{CompanyRequest, MAX_BODY_BYTES};
+use company_watch::Watches;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::Full;
 use http_serve::Response;
@@ -17,8 +18,10 @@ use shared_limits::{LimitStore, MemoryLimits, RateGate};
 use crate::KeyRate;
 use crate::auth::{Authenticator, presented_key};
 use crate::error::ApiError;
+use crate::history::HISTORY_PATH;
 use crate::jobs::JOBS_PATH;
 use crate::openapi::openapi_document;
+use crate::watches::WATCHES_PATH;
 
 /// What the API needs to know besides its parts.
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +62,8 @@ struct Inner {
     health: std::sync::OnceLock<Arc<dyn HealthCheck>>,
     /// The bulk jobs behind `/v1/network/company-data/jobs`, once set.
     jobs: std::sync::OnceLock<Arc<BulkJobs>>,
+    /// The watches behind `/v1/network/company-data/watches`, once set.
+    watches: std::sync::OnceLock<Arc<Watches>>,
 }
 
 /// What `GET /healthz` asks besides "the process answers": typically whether the database answers.
@@ -115,6 +120,7 @@ impl Api {
             openapi,
             health: std::sync::OnceLock::new(),
             jobs: std::sync::OnceLock::new(),
+            watches: std::sync::OnceLock::new(),
         }))
     }
 
@@ -124,8 +130,18 @@ impl Api {
         let _ = self.0.jobs.set(jobs);
     }
 
+    /// Serves watches from `watches` under `/v1/network/company-data/watches` (once; later calls change
+    /// nothing). Without it those paths are 404.
+    pub fn set_watches(&self, watches: Arc<Watches>) {
+        let _ = self.0.watches.set(watches);
+    }
+
     pub(crate) fn body_timeout(&self) -> Duration {
         self.0.settings.body_timeout
+    }
+
+    pub(crate) fn lookup(&self) -> &LookupService {
+        &self.0.lookup
     }
 
     pub(crate) fn domain(&self) -> &NetworkDomain {
@@ -170,11 +186,23 @@ impl Api {
                 "application/json",
             )),
             "/healthz" if read_only => Ok(self.health().await),
-            "/openapi.json" | "/healthz" => Err(ApiError::MethodNotAllowed { allow: "GET, HEAD" }),
+            HISTORY_PATH if read_only => self.history(&request).await,
+            "/openapi.json" | "/healthz" | HISTORY_PATH => {
+                Err(ApiError::MethodNotAllowed { allow: "GET, HEAD" })
+            }
             path if path.starts_with(JOBS_PATH) => match self.0.jobs.get() {
                 Some(jobs) => {
                     let jobs = Arc::clone(jobs);
                     self.jobs_route(&jobs, request)
+                        .await
+                        .unwrap_or(Err(ApiError::NotFound))
+                }
+                None => Err(ApiError::NotFound),
+            },
+            path if path.starts_with(WATCHES_PATH) => match self.0.watches.get() {
+                Some(watches) => {
+                    let watches = Arc::clone(watches);
+                    self.watches_route(&watches, request)
                         .await
                         .unwrap_or(Err(ApiError::NotFound))
                 }

@@ -61,4 +61,7 @@ pub use links::{URL_SHORTENERS, is_url_shortener, registrable_domain};
 pub use numbers::parse_count;
 pub use parse::{FieldSource, ParsedPage, parse_page, parse_page_explained};
 #[cfg(feature = "fetch")]
-pub use resolve::{LinkResolver, LinkResolverSettings, ResolveError};
+pub use resolve::{
+    LinkResolver, LinkResolverSettings, ResolveError, check_literal_host, is_public_address,
+    private_address_refused, public_only_client,
+};

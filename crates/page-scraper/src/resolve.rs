@@ -87,17 +87,12 @@ impl LinkResolver {
     /// # Errors
     /// [`ResolveError::Unreachable`] when the HTTP client cannot be built.
     pub fn new(settings: LinkResolverSettings) -> Result<Self, ResolveError> {
-        let guard = Arc::new(PublicOnly {
-            allow_private: settings.allow_private,
-            fixed: settings.resolve.clone(),
-        });
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(guard)
-            .timeout(settings.timeout)
-            .build()
-            .map_err(|e| ResolveError::Unreachable(e.to_string()))?;
+        let client = guarded_client(
+            settings.allow_private,
+            settings.resolve.clone(),
+            settings.timeout,
+        )
+        .map_err(|e| ResolveError::Unreachable(e.to_string()))?;
         Ok(Self {
             client,
             settings: Arc::new(settings),
@@ -148,21 +143,14 @@ impl LinkResolver {
             if !matches!(url.scheme(), "http" | "https") {
                 return Err(ResolveError::NotAUrl(url.to_string()));
             }
-            // Literal addresses never reach the DNS guard: checked here.
-            if let Some(host) = url.host_str()
-                && let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>()
-                && !self.settings.allow_private
-                && !is_public(ip)
-            {
-                return Err(ResolveError::PrivateAddress(ip.to_string()));
-            }
-            let response =
-                self.client.get(url.clone()).send().await.map_err(
-                    |error| match private_refusal(&error) {
-                        Some(refused) => refused,
-                        None => ResolveError::Unreachable(error.to_string()),
-                    },
-                )?;
+            check_literal_host(&url, self.settings.allow_private)
+                .map_err(ResolveError::PrivateAddress)?;
+            let response = self.client.get(url.clone()).send().await.map_err(|error| {
+                match private_address_refused(&error) {
+                    Some(refused) => ResolveError::PrivateAddress(refused),
+                    None => ResolveError::Unreachable(error.to_string()),
+                }
+            })?;
             let next = response
                 .status()
                 .is_redirection()
@@ -209,12 +197,56 @@ impl LinkResolver {
     }
 }
 
-/// The refusal of the DNS guard, found in a request error's sources.
-fn private_refusal(error: &reqwest::Error) -> Option<ResolveError> {
+/// An HTTP client for requests to an address someone else named (a shortened link, a webhook): it follows no
+/// redirect, uses no proxy, gives up after `timeout`, and resolves names only to public addresses
+/// ([`is_public_address`]) unless `allow_private`. Literal addresses in a URL are not resolved: check them with
+/// [`check_literal_host`] before sending.
+///
+/// # Errors
+/// When the client cannot be built (TLS set-up).
+pub fn public_only_client(
+    allow_private: bool,
+    timeout: Duration,
+) -> Result<reqwest::Client, reqwest::Error> {
+    guarded_client(allow_private, Vec::new(), timeout)
+}
+
+fn guarded_client(
+    allow_private: bool,
+    fixed: Vec<(String, SocketAddr)>,
+    timeout: Duration,
+) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(PublicOnly {
+            allow_private,
+            fixed,
+        }))
+        .timeout(timeout)
+        .build()
+}
+
+/// `Err` with the address when `url`'s host is a literal IP address that is not public and `allow_private` is
+/// false (a name is checked when [`public_only_client`] resolves it).
+pub fn check_literal_host(url: &Url, allow_private: bool) -> Result<(), String> {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) if !allow_private && !is_public_address(IpAddr::V4(ip)) => {
+            Err(ip.to_string())
+        }
+        Some(url::Host::Ipv6(ip)) if !allow_private && !is_public_address(IpAddr::V6(ip)) => {
+            Err(ip.to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The host whose addresses [`public_only_client`] refused, when that is why `error` happened.
+pub fn private_address_refused(error: &reqwest::Error) -> Option<String> {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(current) = source {
         if let Some(refused) = current.downcast_ref::<PrivateAddressError>() {
-            return Some(ResolveError::PrivateAddress(refused.0.clone()));
+            return Some(refused.0.clone());
         }
         source = current.source();
     }
@@ -251,7 +283,7 @@ impl reqwest::dns::Resolve for PublicOnly {
             };
             let allowed: Vec<SocketAddr> = found
                 .into_iter()
-                .filter(|address| allow_private || is_public(address.ip()))
+                .filter(|address| allow_private || is_public_address(address.ip()))
                 .collect();
             if allowed.is_empty() {
                 return Err(
@@ -266,7 +298,7 @@ impl reqwest::dns::Resolve for PublicOnly {
 /// Whether an address is on the public internet: not loopback, private (RFC 1918, unique-local), link-local
 /// (which holds the cloud metadata service, 169.254.169.254), shared (100.64/10), unspecified, multicast,
 /// broadcast or reserved for documentation.
-fn is_public(ip: IpAddr) -> bool {
+pub fn is_public_address(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
             let [a, b, ..] = v4.octets();
@@ -283,7 +315,7 @@ fn is_public(ip: IpAddr) -> bool {
         }
         IpAddr::V6(v6) => {
             if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
+                return is_public_address(IpAddr::V4(v4));
             }
             let first = v6.segments()[0];
             !(v6.is_loopback()
@@ -317,12 +349,15 @@ mod tests {
             "::ffff:127.0.0.1",
         ] {
             assert!(
-                !is_public(private.parse().expect("an address")),
+                !is_public_address(private.parse().expect("an address")),
                 "{private}"
             );
         }
         for public in ["8.8.8.8", "142.250.74.46", "2001:4860:4860::8888"] {
-            assert!(is_public(public.parse().expect("an address")), "{public}");
+            assert!(
+                is_public_address(public.parse().expect("an address")),
+                "{public}"
+            );
         }
     }
 }

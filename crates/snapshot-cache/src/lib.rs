@@ -1,8 +1,14 @@
-//! The snapshot cache: the last record fetched for each page, with the time it was fetched.
+//! The snapshot cache: the last record fetched for each page, with the time it was fetched, and each page's
+//! history.
 //!
 //! A live fetch stores a [`Snapshot`]; a later request with a freshness window reads it back when it was
 //! fetched inside the window (spec 1.3, 3). Snapshots are keyed by the normalized URL a caller asked for and by
 //! the URL the page resolved to, so `/company/1441` and `/company/google` share one snapshot once seen.
+//!
+//! Every snapshot stored also adds to the page's history ([`SnapshotStore::history`]): a point (its counts)
+//! per fetch, and its record (gzip-compressed) only when one of [`company_model::CHANGE_FIELDS`] differs from
+//! the record stored before it, so a page fetched daily for a year without changes costs 365 small rows and one
+//! record. The raw HTML is kept for the newest snapshot only.
 //!
 //! [`SnapshotStore`] is the backend-neutral interface; `SqliteSnapshotStore` the embedded backend (feature
 //! `sqlite`, the default), `PgSnapshotStore` the backend for several servers on one PostgreSQL database
@@ -38,7 +44,7 @@ mod stored;
 
 use std::collections::HashMap;
 
-use company_model::{CompanyRecord, RecordJson};
+use company_model::{CompanyRecord, HistoryPoint, RecordJson};
 use page_url::PageUrl;
 
 pub use hot::HOT_REUSE;
@@ -69,6 +75,19 @@ pub struct StoredPage {
     pub html: String,
     /// When it was fetched.
     pub fetched_at: jiff::Timestamp,
+}
+
+/// What a store holds of one page's history ([`SnapshotStore::history`]); turned into the answer by
+/// [`company_model::CompanyHistory::new`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredHistory {
+    /// The page the history belongs to: the URL the asked-for URL resolved to.
+    pub url: PageUrl,
+    /// One point per stored fetch in the range asked for, oldest first.
+    pub points: Vec<HistoryPoint>,
+    /// The page's distinct records, each with when it was first fetched, oldest first: those first fetched in
+    /// the range, and the one before them (what the first of them changed from).
+    pub states: Vec<(jiff::Timestamp, RecordJson)>,
 }
 
 /// A failure of the store's backend. The backend's own error is kept as the source, never exposed in the type.
@@ -117,6 +136,21 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
         fetched_at: jiff::Timestamp,
         record: &CompanyRecord,
     ) -> Result<bool, CacheError>;
+
+    /// The history of the page `url` (a requested or resolved URL) between `from` and `to` (inclusive), or
+    /// `None` when no snapshot of it was ever stored. Pages stored before history was kept start with their
+    /// snapshot of that time.
+    async fn history(
+        &self,
+        url: &PageUrl,
+        from: jiff::Timestamp,
+        to: jiff::Timestamp,
+    ) -> Result<Option<StoredHistory>, CacheError>;
+
+    /// Forgets the history fetched before `cutoff` (retention): every point, and every record except each
+    /// page's newest one before `cutoff` (what its next change is measured against). The snapshots themselves
+    /// stay. Returns how many rows were removed.
+    async fn forget_history_before(&self, cutoff: jiff::Timestamp) -> Result<u64, CacheError>;
 
     /// Claims the fetch of `url` until `until`, so that of several servers asked for the same page at once, one
     /// fetches it and the others wait for its snapshot: `true` when the caller should fetch (nobody holds an

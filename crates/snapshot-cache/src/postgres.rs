@@ -6,8 +6,8 @@ use page_url::PageUrl;
 use pg_pool::PgPool;
 
 use crate::hot::HotSnapshots;
-use crate::stored::{gunzip, stored_record};
-use crate::{CacheError, Snapshot, SnapshotStore, StoredPage};
+use crate::stored::{change_digest, gunzip, gzip_record, point_of, state_text, stored_record};
+use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
 
 const MIGRATIONS: &[&str] = &["
     CREATE TABLE snapshots (
@@ -28,6 +28,32 @@ const MIGRATIONS: &[&str] = &["
         url TEXT PRIMARY KEY,             -- the requested page's normalized URL
         until TIMESTAMPTZ NOT NULL        -- the claim lapses then, should its server die
     );
+", "
+    -- History: a point per fetch, and a page's record each time one of its change fields differs.
+    CREATE TABLE history_points (
+        url TEXT NOT NULL,                -- the snapshot's URL
+        fetched_at TIMESTAMPTZ NOT NULL,
+        follower_count BIGINT,
+        employee_count_on_li BIGINT,
+        company_size TEXT,
+        PRIMARY KEY (url, fetched_at)
+    );
+    CREATE TABLE history_states (
+        url TEXT NOT NULL,
+        fetched_at TIMESTAMPTZ NOT NULL,  -- when this record was first fetched
+        digest TEXT NOT NULL,             -- SHA-256 of its change fields; '' for rows copied from `snapshots`
+        record TEXT,                      -- the record as JSON (rows copied from `snapshots` only)
+        record_gzip BYTEA,                -- the record as gzip-compressed JSON (every row written since)
+        record_format INTEGER NOT NULL,
+        PRIMARY KEY (url, fetched_at)
+    );
+    -- The snapshots stored before history was kept are where it starts.
+    INSERT INTO history_points
+        SELECT url, fetched_at, (record::jsonb ->> 'follower_count')::BIGINT,
+               (record::jsonb ->> 'employee_count_on_li')::BIGINT, record::jsonb ->> 'company_size'
+        FROM snapshots;
+    INSERT INTO history_states (url, fetched_at, digest, record, record_format)
+        SELECT url, fetched_at, '', record, record_format FROM snapshots;
 "];
 
 /// Snapshots in a PostgreSQL database (tables `snapshots` and `snapshot_aliases`), shared by every server on
@@ -136,8 +162,11 @@ impl SnapshotStore for PgSnapshotStore {
         alias_texts.push(url);
         alias_texts.sort_unstable();
         alias_texts.dedup();
+        let point = point_of(&snapshot.record, snapshot.fetched_at);
+        let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
         // One statement (one round trip): the snapshot, keeping the newer one when two fetches of one page finish
-        // out of order (on any server), and its aliases.
+        // out of order (on any server); its aliases; its history point; and its record as a history state when
+        // its change fields differ from the state before it.
         self.pool
             .execute(
                 "WITH snapshot AS (
@@ -147,6 +176,16 @@ impl SnapshotStore for PgSnapshotStore {
                          record_format = excluded.record_format, fetched_at = excluded.fetched_at,
                          page_gzip = excluded.page_gzip
                      WHERE excluded.fetched_at >= snapshots.fetched_at
+                 ), point AS (
+                     INSERT INTO history_points (url, fetched_at, follower_count, employee_count_on_li,
+                                                 company_size)
+                     VALUES ($1, $4, $7, $8, $9) ON CONFLICT DO NOTHING
+                 ), state AS (
+                     INSERT INTO history_states (url, fetched_at, digest, record_gzip, record_format)
+                     SELECT $1, $4, $10, $11, $3
+                     WHERE coalesce((SELECT digest FROM history_states WHERE url = $1 AND fetched_at <= $4
+                                     ORDER BY fetched_at DESC LIMIT 1), '') <> $10
+                     ON CONFLICT DO NOTHING
                  )
                  INSERT INTO snapshot_aliases (alias, url) SELECT unnest($6::TEXT[]), $1
                  ON CONFLICT (alias) DO UPDATE SET url = excluded.url",
@@ -157,6 +196,11 @@ impl SnapshotStore for PgSnapshotStore {
                     &fetched_at,
                     &page_gzip,
                     &alias_texts,
+                    &count(point.follower_count),
+                    &count(point.employee_count_on_li),
+                    &point.company_size,
+                    &change_digest(&snapshot.record),
+                    &gzip_record(&snapshot.record),
                 ],
             )
             .await
@@ -189,6 +233,100 @@ impl SnapshotStore for PgSnapshotStore {
                 })
             })
             .collect()
+    }
+
+    async fn history(
+        &self,
+        url: &PageUrl,
+        from: jiff::Timestamp,
+        to: jiff::Timestamp,
+    ) -> Result<Option<StoredHistory>, CacheError> {
+        let Some(row) = self
+            .pool
+            .query_opt(
+                "SELECT url FROM snapshot_aliases WHERE alias = $1",
+                &[&url.as_str()],
+            )
+            .await
+            .map_err(backend)?
+        else {
+            return Ok(None);
+        };
+        let page: String = row.get(0);
+        // PostgreSQL's range starts in 4713 BC, jiff's in 9999 BC; nothing here was fetched before 1970.
+        let from = SystemTime::from(from.max(jiff::Timestamp::UNIX_EPOCH));
+        let to = SystemTime::from(to.max(jiff::Timestamp::UNIX_EPOCH));
+        let points = self
+            .pool
+            .query(
+                "SELECT fetched_at, follower_count, employee_count_on_li, company_size FROM history_points
+                 WHERE url = $1 AND fetched_at BETWEEN $2 AND $3 ORDER BY fetched_at",
+                &[&page, &from, &to],
+            )
+            .await
+            .map_err(backend)?;
+        let states = self
+            .pool
+            .query(
+                "SELECT fetched_at, record, record_gzip, record_format FROM history_states
+                 WHERE url = $1 AND fetched_at <= $3
+                   AND fetched_at >= coalesce((SELECT max(fetched_at) FROM history_states
+                                               WHERE url = $1 AND fetched_at < $2), $2)
+                 ORDER BY fetched_at",
+                &[&page, &from, &to],
+            )
+            .await
+            .map_err(backend)?;
+        let count = |n: Option<i64>| n.and_then(|n| u64::try_from(n).ok());
+        Ok(Some(StoredHistory {
+            url: PageUrl::from_canonical(&page).map_err(backend)?,
+            points: points
+                .iter()
+                .map(|row| company_model::HistoryPoint {
+                    fetched_at: timestamp(row.get(0)),
+                    follower_count: count(row.get(1)),
+                    employee_count_on_li: count(row.get(2)),
+                    company_size: row.get(3),
+                })
+                .collect(),
+            states: states
+                .iter()
+                .filter_map(|row| {
+                    let format = u32::try_from(row.get::<_, i32>(3)).unwrap_or(0);
+                    let text = state_text(row.get(1), row.get::<_, Option<&[u8]>>(2));
+                    match text.and_then(|text| stored_record(text, format)) {
+                        Ok(record) => Some((timestamp(row.get(0)), record)),
+                        Err(error) => {
+                            tracing::warn!(url = %page, %error, "a stored history record is damaged; it is left out");
+                            None
+                        }
+                    }
+                })
+                .collect(),
+        }))
+    }
+
+    async fn forget_history_before(&self, cutoff: jiff::Timestamp) -> Result<u64, CacheError> {
+        let cutoff = SystemTime::from(cutoff.max(jiff::Timestamp::UNIX_EPOCH));
+        let points = self
+            .pool
+            .execute(
+                "DELETE FROM history_points WHERE fetched_at < $1",
+                &[&cutoff],
+            )
+            .await
+            .map_err(backend)?;
+        let states = self
+            .pool
+            .execute(
+                "DELETE FROM history_states AS old WHERE fetched_at < $1 AND EXISTS (
+                     SELECT 1 FROM history_states AS newer WHERE newer.url = old.url
+                       AND newer.fetched_at > old.fetched_at AND newer.fetched_at < $1)",
+                &[&cutoff],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(points + states)
     }
 
     async fn replace_record(

@@ -7,8 +7,17 @@ use sqlite_pool::{SqlitePool, rusqlite};
 use company_model::{CompanyRecord, RECORD_FORMAT};
 
 use crate::hot::HotSnapshots;
-use crate::stored::{gunzip, stored_record};
-use crate::{CacheError, Snapshot, SnapshotStore, StoredPage};
+use crate::stored::{change_digest, gunzip, gzip_record, point_of, state_text, stored_record};
+use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
+
+/// A history point as read: milliseconds, follower count, employee count, size band.
+type PointRow = (i64, Option<i64>, Option<i64>, Option<String>);
+/// A page's history as read: its URL, its points, its states (milliseconds, record, record format).
+type HistoryRows = (
+    String,
+    Vec<PointRow>,
+    Vec<(i64, Result<String, String>, u32)>,
+);
 
 const MIGRATIONS: &[&str] = &["
     CREATE TABLE snapshots (
@@ -26,6 +35,32 @@ const MIGRATIONS: &[&str] = &["
 ", "
     -- company_model::RECORD_FORMAT of `record`: rows in an older shape are converted when read.
     ALTER TABLE snapshots ADD COLUMN record_format INTEGER NOT NULL DEFAULT 1;
+", "
+    -- History: a point per fetch, and a page's record each time one of its change fields differs.
+    CREATE TABLE history_points (
+        url TEXT NOT NULL,              -- the snapshot's URL
+        fetched_at_ms INTEGER NOT NULL,
+        follower_count INTEGER,
+        employee_count_on_li INTEGER,
+        company_size TEXT,
+        PRIMARY KEY (url, fetched_at_ms)
+    ) WITHOUT ROWID;
+    CREATE TABLE history_states (
+        url TEXT NOT NULL,
+        fetched_at_ms INTEGER NOT NULL, -- when this record was first fetched
+        digest TEXT NOT NULL,           -- SHA-256 of its change fields; '' for rows copied from `snapshots`
+        record TEXT,                    -- the record as JSON (rows copied from `snapshots` only)
+        record_gzip BLOB,               -- the record as gzip-compressed JSON (every row written since)
+        record_format INTEGER NOT NULL,
+        PRIMARY KEY (url, fetched_at_ms)
+    ) WITHOUT ROWID;
+    -- The snapshots stored before history was kept are where it starts.
+    INSERT INTO history_points
+        SELECT url, fetched_at_ms, json_extract(record, '$.follower_count'),
+               json_extract(record, '$.employee_count_on_li'), json_extract(record, '$.company_size')
+        FROM snapshots;
+    INSERT INTO history_states (url, fetched_at_ms, digest, record, record_format)
+        SELECT url, fetched_at_ms, '', record, record_format FROM snapshots;
 "];
 
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).
@@ -142,6 +177,9 @@ impl SnapshotStore for SqliteSnapshotStore {
         let fetched_at_ms = snapshot.fetched_at.as_millisecond();
         let mut alias_texts: Vec<String> = aliases.iter().map(|a| a.as_str().to_owned()).collect();
         alias_texts.push(url.clone());
+        let point = point_of(&snapshot.record, snapshot.fetched_at);
+        let digest = change_digest(&snapshot.record);
+        let record_gzip = gzip_record(&snapshot.record);
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -162,6 +200,27 @@ impl SnapshotStore for SqliteSnapshotStore {
                         rusqlite::params![alias, url],
                     )?;
                 }
+                tx.execute(
+                    "INSERT INTO history_points (url, fetched_at_ms, follower_count, employee_count_on_li,
+                                                 company_size)
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+                    rusqlite::params![
+                        url,
+                        fetched_at_ms,
+                        point.follower_count.and_then(|n| i64::try_from(n).ok()),
+                        point.employee_count_on_li.and_then(|n| i64::try_from(n).ok()),
+                        point.company_size
+                    ],
+                )?;
+                // The record only when its change fields differ from the one fetched before it.
+                tx.execute(
+                    "INSERT INTO history_states (url, fetched_at_ms, digest, record_gzip, record_format)
+                     SELECT ?1, ?2, ?3, ?4, ?5
+                     WHERE coalesce((SELECT digest FROM history_states WHERE url = ?1 AND fetched_at_ms <= ?2
+                                     ORDER BY fetched_at_ms DESC LIMIT 1), '') <> ?3
+                     ON CONFLICT DO NOTHING",
+                    rusqlite::params![url, fetched_at_ms, digest, record_gzip, RECORD_FORMAT],
+                )?;
                 tx.commit()
             })
             .await
@@ -208,6 +267,108 @@ impl SnapshotStore for SqliteSnapshotStore {
                 })
             })
             .collect()
+    }
+
+    async fn history(
+        &self,
+        url: &PageUrl,
+        from: jiff::Timestamp,
+        to: jiff::Timestamp,
+    ) -> Result<Option<StoredHistory>, CacheError> {
+        let alias = url.as_str().to_owned();
+        let (from_ms, to_ms) = (from.as_millisecond(), to.as_millisecond());
+        let found: Option<HistoryRows> = self
+            .pool
+            .run(move |conn| {
+                let url: Option<String> = conn
+                    .prepare_cached("SELECT url FROM snapshot_aliases WHERE alias = ?1")?
+                    .query_row([&alias], |row| row.get(0))
+                    .map(Some)
+                    .or_else(|e| match e {
+                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                        e => Err(e),
+                    })?;
+                let Some(url) = url else { return Ok(None) };
+                let points = conn
+                    .prepare_cached(
+                        "SELECT fetched_at_ms, follower_count, employee_count_on_li, company_size
+                         FROM history_points WHERE url = ?1 AND fetched_at_ms BETWEEN ?2 AND ?3
+                         ORDER BY fetched_at_ms",
+                    )?
+                    .query_map(rusqlite::params![url, from_ms, to_ms], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<PointRow>>>()?;
+                let states = conn
+                    .prepare_cached(
+                        "SELECT fetched_at_ms, record, record_gzip, record_format FROM history_states
+                         WHERE url = ?1 AND fetched_at_ms <= ?3
+                           AND fetched_at_ms >= coalesce((SELECT max(fetched_at_ms) FROM history_states
+                                                          WHERE url = ?1 AND fetched_at_ms < ?2), ?2)
+                         ORDER BY fetched_at_ms",
+                    )?
+                    .query_map(rusqlite::params![url, from_ms, to_ms], |row| {
+                        let gzip: Option<Vec<u8>> = row.get(2)?;
+                        let text = state_text(row.get(1)?, gzip.as_deref());
+                        Ok((row.get(0)?, text, row.get(3)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                Ok(Some((url, points, states)))
+            })
+            .await
+            .map_err(backend)?;
+        let Some((url, points, states)) = found else {
+            return Ok(None);
+        };
+        let at = |ms: i64| jiff::Timestamp::from_millisecond(ms).map_err(backend);
+        Ok(Some(StoredHistory {
+            url: PageUrl::from_canonical(&url).map_err(backend)?,
+            points: points
+                .into_iter()
+                .map(|(ms, follower_count, employee_count_on_li, company_size)| {
+                    Ok(company_model::HistoryPoint {
+                        fetched_at: at(ms)?,
+                        follower_count: follower_count.and_then(|n| u64::try_from(n).ok()),
+                        employee_count_on_li: employee_count_on_li.and_then(|n| u64::try_from(n).ok()),
+                        company_size,
+                    })
+                })
+                .collect::<Result<_, CacheError>>()?,
+            states: states
+                .into_iter()
+                .filter_map(|(ms, record, format)| match record.and_then(|r| stored_record(r, format)) {
+                    Ok(record) => Some(at(ms).map(|at| (at, record))),
+                    Err(error) => {
+                        tracing::warn!(%url, %error, "a stored history record is damaged; it is left out");
+                        None
+                    }
+                })
+                .collect::<Result<_, CacheError>>()?,
+        }))
+    }
+
+    async fn forget_history_before(&self, cutoff: jiff::Timestamp) -> Result<u64, CacheError> {
+        let cutoff_ms = cutoff.as_millisecond();
+        let removed = self
+            .pool
+            .write(move |conn| {
+                let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let points = tx.execute(
+                    "DELETE FROM history_points WHERE fetched_at_ms < ?1",
+                    [cutoff_ms],
+                )?;
+                let states = tx.execute(
+                    "DELETE FROM history_states AS old WHERE fetched_at_ms < ?1 AND EXISTS (
+                         SELECT 1 FROM history_states AS newer WHERE newer.url = old.url
+                           AND newer.fetched_at_ms > old.fetched_at_ms AND newer.fetched_at_ms < ?1)",
+                    [cutoff_ms],
+                )?;
+                tx.commit()?;
+                Ok(points + states)
+            })
+            .await
+            .map_err(backend)?;
+        Ok(removed as u64)
     }
 
     async fn replace_record(

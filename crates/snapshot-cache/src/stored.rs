@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use company_model::{CompanyRecord, RECORD_FORMAT, RecordJson};
+use company_model::{CompanyRecord, HistoryPoint, RECORD_FORMAT, RecordJson};
 
 /// The HTML of a kept page (invalid UTF-8 replaced, as the parser read it when it was fetched).
 pub(crate) fn gunzip(bytes: &[u8]) -> std::io::Result<String> {
@@ -19,5 +19,48 @@ pub(crate) fn stored_record(text: String, format: u32) -> Result<RecordJson, Str
     } else {
         let record: CompanyRecord = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         Ok(RecordJson::from_record(&record))
+    }
+}
+
+/// The digest a history state is stored with: SHA-256 (hex) of the record's
+/// [`company_model::change_fields_text`], so a fetch that changed none of those members adds no state.
+pub(crate) fn change_digest(record: &RecordJson) -> String {
+    use sha2::Digest;
+    use std::fmt::Write;
+    sha2::Sha256::digest(company_model::change_fields_text(record).as_bytes())
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// The history point of a stored record (its counts), or an empty point when the text does not parse.
+pub(crate) fn point_of(record: &RecordJson, fetched_at: jiff::Timestamp) -> HistoryPoint {
+    record.to_record().map_or(
+        HistoryPoint {
+            fetched_at,
+            ..HistoryPoint::default()
+        },
+        |r| HistoryPoint::of(&r, fetched_at),
+    )
+}
+
+/// A history state's record as stored: gzip-compressed JSON (records repeat their long members, and a state is
+/// written only when the record changed, so compressing costs little and saves most of the bytes).
+pub(crate) fn gzip_record(record: &RecordJson) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Writing to a Vec cannot fail.
+    let _ = encoder.write_all(record.as_str().as_bytes());
+    encoder.finish().unwrap_or_default()
+}
+
+/// A history state's record text: from `record_gzip` when present, else the plain `record` a migration copied.
+pub(crate) fn state_text(plain: Option<String>, gzip: Option<&[u8]>) -> Result<String, String> {
+    match (gzip, plain) {
+        (Some(bytes), _) => gunzip(bytes).map_err(|e| e.to_string()),
+        (None, Some(text)) => Ok(text),
+        (None, None) => Err("a history state holds no record".to_owned()),
     }
 }

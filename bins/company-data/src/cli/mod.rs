@@ -7,5 +7,6 @@ pub(crate) mod keys;
 pub(crate) mod reparse;
 pub(crate) mod scrape;
 pub(crate) mod serve;
+pub(crate) mod webhooks;
 
 pub(crate) use company_data::config::{DbArg, DomainArg};

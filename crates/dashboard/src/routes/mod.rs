@@ -8,3 +8,4 @@ pub(crate) mod keys;
 pub(crate) mod sign_in;
 pub(crate) mod try_it;
 pub(crate) mod usage;
+pub(crate) mod watches;

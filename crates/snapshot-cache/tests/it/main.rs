@@ -324,3 +324,114 @@ async fn one_server_at_a_time_claims_a_page_on_a_shared_database() {
     // b's claim lapsed already (it ran until a moment ago): a may take it over.
     assert!(a.claim_fetch(&page, later).await.expect("claims"));
 }
+
+#[tokio::test]
+async fn history_keeps_every_fetch_as_a_point_and_each_change_once() {
+    for engine in Engine::both().await {
+        history_on(&engine).await;
+    }
+}
+
+async fn history_on(engine: &Engine) {
+    let store = open_store(engine).await;
+    let (by_id, google) = (
+        url("https://www.linkedin.com/company/1441"),
+        url("https://www.linkedin.com/company/google"),
+    );
+    let start = Timestamp::now()
+        .round(jiff::Unit::Millisecond)
+        .expect("rounds")
+        - SignedDuration::from_hours(24 * 30);
+    let day = |n: i64| start + SignedDuration::from_hours(24 * n);
+    let versions = [
+        (None, 10, "Google"),
+        (None, 12, "Google"),
+        (Some("https://google.com"), 15, "Google"),
+        (Some("https://google.com"), 15, "Alphabet"),
+    ];
+    for (n, (website, followers, name)) in (0..).zip(versions) {
+        let record = CompanyRecord {
+            website: website.map(str::to_owned),
+            follower_count: Some(followers),
+            ..record(name)
+        };
+        let snapshot = Snapshot {
+            url: google.clone(),
+            record: RecordJson::from_record(&record),
+            fetched_at: day(n),
+        };
+        store
+            .put(&snapshot, std::slice::from_ref(&by_id), None)
+            .await
+            .expect("stored");
+    }
+    let everything = |history: snapshot_cache::StoredHistory, from, to| {
+        company_model::CompanyHistory::new(
+            history.url.as_str().to_owned(),
+            history.points,
+            &history.states,
+            from,
+            to,
+        )
+    };
+
+    let all = store
+        .history(&by_id, Timestamp::MIN, Timestamp::MAX)
+        .await
+        .expect("read")
+        .expect("known page");
+    assert_eq!(all.url, google);
+    assert_eq!(all.states.len(), 3, "the second fetch changed only a count");
+    let history = everything(all, Timestamp::MIN, Timestamp::MAX);
+    let followers: Vec<Option<u64>> = history.points.iter().map(|p| p.follower_count).collect();
+    assert_eq!(followers, [Some(10), Some(12), Some(15), Some(15)]);
+    let changes: Vec<(&str, jiff::Timestamp)> = history
+        .changes
+        .iter()
+        .map(|c| (c.field.as_str(), c.fetched_at))
+        .collect();
+    assert_eq!(changes, [("website", day(2)), ("company_name", day(3))]);
+    assert_eq!(history.changes[1].before, "Google");
+    assert_eq!(history.changes[1].after, "Alphabet");
+
+    // A range starting at the last fetch still knows what that fetch changed from.
+    let last = store
+        .history(&google, day(3), Timestamp::MAX)
+        .await
+        .expect("read")
+        .expect("known page");
+    let history = everything(last, day(3), Timestamp::MAX);
+    assert_eq!(history.points.len(), 1);
+    assert_eq!(history.changes.len(), 1);
+    assert_eq!(history.changes[0].field, "company_name");
+
+    // Unknown pages have no history.
+    let unknown = url("https://www.linkedin.com/company/never-seen");
+    assert!(
+        store
+            .history(&unknown, Timestamp::MIN, Timestamp::MAX)
+            .await
+            .expect("read")
+            .is_none()
+    );
+
+    // Retention: points before the cutoff go, and every record but the one a later change is measured against.
+    assert_eq!(
+        store.forget_history_before(day(3)).await.expect("forgets"),
+        3 + 1,
+        "three points and the first record"
+    );
+    let kept = store
+        .history(&google, Timestamp::MIN, Timestamp::MAX)
+        .await
+        .expect("read")
+        .expect("known page");
+    assert_eq!(kept.points.len(), 1);
+    let history = everything(kept, Timestamp::MIN, Timestamp::MAX);
+    assert_eq!(
+        history.changes.len(),
+        1,
+        "the last change still has its before"
+    );
+    assert_eq!(history.changes[0].before, "Google");
+}

@@ -1,0 +1,48 @@
+//! `company-data webhooks secret`.
+
+use anyhow::Context;
+use clap::Subcommand;
+
+use super::DbArg;
+
+#[derive(Subcommand)]
+pub(crate) enum WebhooksCommand {
+    /// Print the account's webhook secret (made now if it has none); with --rotate, replace it first. Receivers
+    /// verify the `Company-Data-Signature` header of change events with it.
+    Secret {
+        #[command(flatten)]
+        db: DbArg,
+        /// The account.
+        #[arg(long)]
+        account: String,
+        /// Make a new secret; events sent from now on are signed with it.
+        #[arg(long)]
+        rotate: bool,
+    },
+}
+
+pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<()> {
+    match command {
+        WebhooksCommand::Secret {
+            db,
+            account,
+            rotate,
+        } => {
+            let stores = db.open().await?;
+            let found = stores
+                .accounts
+                .ledger()
+                .account_by_name(&account)
+                .await?
+                .with_context(|| {
+                    format!(
+                        "no account `{account}`; create it with `company-data keys create --account {account}`"
+                    )
+                })?;
+            let secret =
+                company_watch::account_secret(stores.watches.as_ref(), found.id, rotate).await?;
+            println!("{secret}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,298 @@
+//! `POST /v1/network/company-data/watches`: the body's rules, with every problem named.
+
+use serde_json::{Map, Value};
+
+use crate::request::{echo, escape_pointer, json_object, type_name, validate_urls};
+use crate::{CHANGE_FIELDS, InvalidRequest, MAX_URLS, Problem, SubmittedUrl, WATCH_FIELDS};
+use page_url::NetworkDomain;
+
+/// The fewest and the most hours between a watch's refreshes (`everyHours`).
+pub const WATCH_EVERY_HOURS: std::ops::RangeInclusive<u32> = 24..=720;
+/// The longest `webhookUrl`, in bytes.
+pub const MAX_WEBHOOK_URL_LEN: usize = 2048;
+
+/// Whether a webhook may be sent over `scheme`: `https`, or `http` too where `allow_http` (local receivers).
+/// Checked when a watch is made and again at each delivery (the server's setting may have changed since).
+pub fn webhook_scheme_allowed(scheme: &str, allow_http: bool) -> bool {
+    scheme == "https" || (allow_http && scheme == "http")
+}
+
+/// A validated watch request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchRequest {
+    /// The pages to watch, in input order; duplicates after normalization are dropped (one watch per page).
+    pub urls: Vec<SubmittedUrl>,
+    /// Hours between refreshes, within [`WATCH_EVERY_HOURS`].
+    pub every_hours: u32,
+    /// Where change events are POSTed: an absolute `https` URL (or `http` where allowed).
+    pub webhook_url: String,
+    /// The record members whose change is an event: as sent, else [`CHANGE_FIELDS`].
+    pub fields: Vec<String>,
+}
+
+impl WatchRequest {
+    /// Validates a body `{"liUrls": [...], "everyHours": 24..720, "webhookUrl": "https://…", "fields": [...]}`:
+    /// 1 to [`MAX_URLS`] page URLs as the company-data endpoint takes them; `everyHours` a whole number in
+    /// [`WATCH_EVERY_HOURS`]; `webhookUrl` an absolute `https` URL with a host and no user name or password, at
+    /// most [`MAX_WEBHOOK_URL_LEN`] bytes (`http` too when `allow_http`, for local receivers); `fields`, when
+    /// sent, a non-empty list of distinct [`WATCH_FIELDS`].
+    ///
+    /// # Errors
+    /// [`InvalidRequest`] naming every problem found.
+    pub fn from_json(
+        body: &[u8],
+        domain: &NetworkDomain,
+        allow_http: bool,
+    ) -> Result<Self, InvalidRequest> {
+        let object = json_object(
+            body,
+            r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"], "everyHours": 24, "webhookUrl": "https://example.com/hooks/company"}"#,
+        )?;
+        let mut problems = Vec::new();
+        for key in object.keys() {
+            if !matches!(
+                key.as_str(),
+                "liUrls" | "everyHours" | "webhookUrl" | "fields"
+            ) {
+                problems.push(Problem {
+                    pointer: format!("/{}", escape_pointer(key)),
+                    index: None,
+                    value: None,
+                    reason: format!("unknown property `{key}`"),
+                    fix: "send only `liUrls`, `everyHours`, `webhookUrl` and `fields`".to_owned(),
+                });
+            }
+        }
+        let urls = validate_urls(
+            &object,
+            domain,
+            (
+                MAX_URLS,
+                &format!("split the URLs into requests of at most {MAX_URLS}"),
+            ),
+            &mut problems,
+        );
+        let every_hours = every_hours(&object, &mut problems);
+        let webhook_url = webhook_url(&object, allow_http, &mut problems);
+        let fields = fields(&object, &mut problems);
+        if !problems.is_empty() {
+            return Err(InvalidRequest { problems });
+        }
+        let mut seen = std::collections::HashSet::new();
+        Ok(Self {
+            urls: urls
+                .into_iter()
+                .filter(|u| seen.insert(u.page.clone()))
+                .collect(),
+            every_hours: every_hours.unwrap_or(*WATCH_EVERY_HOURS.start()),
+            webhook_url: webhook_url.unwrap_or_default(),
+            fields,
+        })
+    }
+}
+
+fn problem(pointer: &str, value: Option<&Value>, reason: String, fix: String) -> Problem {
+    Problem {
+        pointer: pointer.to_owned(),
+        index: None,
+        value: value.map(echo),
+        reason,
+        fix,
+    }
+}
+
+fn every_hours(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<u32> {
+    let (low, high) = (*WATCH_EVERY_HOURS.start(), *WATCH_EVERY_HOURS.end());
+    let fix = format!("send `everyHours`: a whole number of hours from {low} to {high}");
+    let Some(value) = object.get("everyHours") else {
+        problems.push(problem(
+            "/everyHours",
+            None,
+            "the required property `everyHours` is missing".into(),
+            fix,
+        ));
+        return None;
+    };
+    // JSON Schema's integers include `24.0`: a number with no fractional part.
+    let whole = value
+        .as_f64()
+        .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
+        .map(|n| n as u32);
+    match whole {
+        Some(hours) if WATCH_EVERY_HOURS.contains(&hours) => Some(hours),
+        _ => {
+            let reason = if value.is_number() {
+                format!("`everyHours` is not a whole number from {low} to {high}")
+            } else {
+                format!("`everyHours` is a {}, not a number", type_name(value))
+            };
+            problems.push(problem("/everyHours", Some(value), reason, fix));
+            None
+        }
+    }
+}
+
+fn webhook_url(
+    object: &Map<String, Value>,
+    allow_http: bool,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    let fix = "send `webhookUrl`: the https URL that receives change events, e.g. \
+               \"https://example.com/hooks/company\""
+        .to_owned();
+    let Some(value) = object.get("webhookUrl") else {
+        problems.push(problem(
+            "/webhookUrl",
+            None,
+            "the required property `webhookUrl` is missing".into(),
+            fix,
+        ));
+        return None;
+    };
+    let Value::String(text) = value else {
+        problems.push(problem(
+            "/webhookUrl",
+            Some(value),
+            format!("`webhookUrl` is a {}, not a string", type_name(value)),
+            fix,
+        ));
+        return None;
+    };
+    let reason = match url::Url::parse(text) {
+        _ if text.len() > MAX_WEBHOOK_URL_LEN => format!(
+            "`webhookUrl` is {} bytes long, over the limit of {MAX_WEBHOOK_URL_LEN}",
+            text.len()
+        ),
+        Err(error) => format!("`webhookUrl` is not an absolute URL ({error})"),
+        Ok(url) if !webhook_scheme_allowed(url.scheme(), allow_http) => {
+            format!(
+                "`webhookUrl` uses `{}`; webhooks are sent over https only",
+                url.scheme()
+            )
+        }
+        Ok(url) if url.host_str().is_none_or(str::is_empty) => {
+            "`webhookUrl` has no host".to_owned()
+        }
+        Ok(url) if !url.username().is_empty() || url.password().is_some() => {
+            "`webhookUrl` carries a user name or password; put credentials in the path or verify the \
+             signature instead"
+                .to_owned()
+        }
+        Ok(_) => return Some(text.clone()),
+    };
+    problems.push(problem("/webhookUrl", Some(value), reason, fix));
+    None
+}
+
+fn fields(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Vec<String> {
+    let default = || CHANGE_FIELDS.iter().map(|f| (*f).to_owned()).collect();
+    let Some(value) = object.get("fields") else {
+        return default();
+    };
+    let fix = format!(
+        "send `fields` as a list of record members, some of: {}; or leave it out for all but the counts",
+        WATCH_FIELDS.join(", ")
+    );
+    let Value::Array(items) = value else {
+        problems.push(problem(
+            "/fields",
+            Some(value),
+            format!("`fields` is a {}, not an array", type_name(value)),
+            fix,
+        ));
+        return Vec::new();
+    };
+    if items.is_empty() {
+        problems.push(problem(
+            "/fields",
+            None,
+            "`fields` is empty".into(),
+            fix.clone(),
+        ));
+    }
+    let mut fields: Vec<String> = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let reason = match item.as_str() {
+            Some(name) if fields.iter().any(|f| f == name) => format!("`{name}` is listed twice"),
+            Some(name) if WATCH_FIELDS.contains(&name) => {
+                fields.push(name.to_owned());
+                continue;
+            }
+            Some(name) => format!("`{name}` is not a record member a watch can follow"),
+            None => format!("the item is a {}, not a string", type_name(item)),
+        };
+        problems.push(Problem {
+            pointer: format!("/fields/{index}"),
+            index: Some(index),
+            value: Some(echo(item)),
+            reason,
+            fix: fix.clone(),
+        });
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(body: &str, allow_http: bool) -> Result<WatchRequest, InvalidRequest> {
+        WatchRequest::from_json(body.as_bytes(), &NetworkDomain::default(), allow_http)
+    }
+
+    #[test]
+    fn a_watch_names_pages_a_period_and_an_https_receiver() {
+        let request = parse(
+            r#"{"liUrls": ["https://www.linkedin.com/company/google", "https://uk.linkedin.com/company/google/"],
+                "everyHours": 24, "webhookUrl": "https://example.com/hooks"}"#,
+            false,
+        )
+        .expect("valid");
+        assert_eq!(request.urls.len(), 1, "one watch per page");
+        assert_eq!(request.fields.len(), CHANGE_FIELDS.len());
+        let with_fields = parse(
+            r#"{"liUrls": ["https://www.linkedin.com/company/google"],
+                "webhookUrl": "http://127.0.0.1:9/h", "fields": ["website", "follower_count"], "everyHours": 720.0}"#,
+            true,
+        )
+        .expect("valid where http is allowed");
+        assert_eq!(with_fields.fields, ["website", "follower_count"]);
+    }
+
+    #[test]
+    fn every_problem_is_named_with_its_fix() {
+        let invalid = parse(
+            r#"{"liUrls": ["https://www.linkedin.com/in/someone"], "everyHours": 1,
+                "webhookUrl": "http://example.com/h", "fields": ["website", "website", "posts"], "x": 1}"#,
+            false,
+        )
+        .expect_err("invalid");
+        let pointers: Vec<&str> = invalid
+            .problems
+            .iter()
+            .map(|p| p.pointer.as_str())
+            .collect();
+        assert_eq!(
+            pointers,
+            [
+                "/x",
+                "/liUrls/0",
+                "/everyHours",
+                "/webhookUrl",
+                "/fields/1",
+                "/fields/2"
+            ]
+        );
+        assert!(invalid.problems[3].reason.contains("https only"));
+        for body in [
+            r#"{"liUrls": ["https://www.linkedin.com/company/a"], "everyHours": 24, "webhookUrl": "https://u:p@example.com/"}"#,
+            r#"{"liUrls": ["https://www.linkedin.com/company/a"], "everyHours": 24.5, "webhookUrl": "https://example.com/"}"#,
+            r#"{"liUrls": ["https://www.linkedin.com/company/a"], "everyHours": "24", "webhookUrl": "https://example.com/"}"#,
+            r#"{"liUrls": ["https://www.linkedin.com/company/a"], "everyHours": 24, "webhookUrl": "/relative"}"#,
+            r#"{"liUrls": ["https://www.linkedin.com/company/a"], "everyHours": 24, "webhookUrl": "https://example.com/", "fields": []}"#,
+            r#"{"liUrls": ["https://www.linkedin.com/company/a"], "webhookUrl": "https://example.com/"}"#,
+        ] {
+            assert!(parse(body, true).is_err(), "{body}");
+        }
+    }
+}

@@ -1,0 +1,579 @@
+//! Watches on company pages: each refreshes its page on schedule (a live lookup, charged as one), compares the
+//! record with the one it saw before, and on a change sends a signed `company.changed` event to the account's
+//! webhook, at least once.
+//!
+//! - **Refreshes** are claimed from the [`WatchStore`] when due, so with several servers on one database each
+//!   happens once; each is charged through [`LookupService::run_bulk`] under the reference
+//!   `watch:<id>:<due ms>`, so a refresh run again after a crash is paid once. A refresh that fails (no credits,
+//!   the page blocked) keeps the baseline and tries again within the hour.
+//! - **Events** (`evt_<watch>_<due ms>`, one per refresh at most) are POSTed with
+//!   [`signature::SIGNATURE_HEADER`] to the watch's `webhookUrl`, 10 s per attempt, no redirects followed, and
+//!   only to public addresses unless [`WatchSettings::allow_private`]. A failure (no 2xx, a time-out) is tried
+//!   again after 30 s, 1 min, 2 min, … up to an hour apart, for 24 h from the event; then the event is dropped
+//!   and the watch disabled (it says why).
+//! - **Time** comes from a [`Clock`], so a test runs a day of schedules and retries without sleeping.
+//!
+//! Not here: HTTP routes, validation of a watch request ([`company_model::WatchRequest`]), storage (watch-store).
+#![deny(missing_docs)]
+
+mod clock;
+pub mod signature;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use company_lookup::{Caller, LookupError, LookupService};
+use company_model::{
+    AccountId, CompanyRequest, FreshnessWindow, RecordJson, SubmittedUrl, WatchRequest,
+    changed_members,
+};
+use credit_ledger::LedgerError;
+use snapshot_cache::SnapshotStore;
+use tracing::{debug, warn};
+use watch_store::{
+    Delivered, Delivery, DueRefresh, NewWatch, Refreshed, Watch, WatchId, WatchStore,
+    WatchStoreError,
+};
+
+pub use clock::{Clock, ManualClock, SystemClock};
+
+/// Knobs of the watch service.
+#[derive(Clone, Copy, Debug)]
+pub struct WatchSettings {
+    /// Deliver to loopback, private and link-local addresses, and accept `http` webhook URLs (tests and local
+    /// receivers only). Default false.
+    pub allow_private: bool,
+    /// How often the runner looks for due refreshes and deliveries. Default 1 s.
+    pub poll: Duration,
+    /// How long a failing event is retried before it is dropped and its watch disabled. Default 24 h.
+    pub retry_window: Duration,
+    /// One delivery attempt's time-out. Default 10 s.
+    pub delivery_timeout: Duration,
+    /// The wait before the first retry; each next one waits twice as long, up to `longest_retry`.
+    /// Default 30 s.
+    pub first_retry: Duration,
+    /// The longest wait between two attempts. Default 1 h.
+    pub longest_retry: Duration,
+    /// Refreshes this server runs at once. Default 4.
+    pub refreshes_at_once: u32,
+}
+
+impl Default for WatchSettings {
+    fn default() -> Self {
+        Self {
+            allow_private: false,
+            poll: Duration::from_secs(1),
+            retry_window: Duration::from_hours(24),
+            delivery_timeout: Duration::from_secs(10),
+            first_retry: Duration::from_secs(30),
+            longest_retry: Duration::from_hours(1),
+            refreshes_at_once: 4,
+        }
+    }
+}
+
+/// How long a failed refresh waits before it is tried again (at most its period).
+const FAILED_REFRESH_RETRY: Duration = Duration::from_hours(1);
+/// Deliveries this server attempts at once.
+const DELIVERIES_AT_ONCE: u32 = 16;
+
+/// Why a watch operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WatchError {
+    /// The watch store failed.
+    #[error(transparent)]
+    Store(#[from] WatchStoreError),
+    /// The snapshot store failed while reading a new watch's baseline.
+    #[error(transparent)]
+    Snapshots(#[from] snapshot_cache::CacheError),
+    /// The webhook HTTP client could not be built.
+    #[error("the webhook client could not be built: {0}")]
+    Client(String),
+}
+
+/// What one [`Watches::work_once`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkDone {
+    /// Refreshes run (fetched or failed).
+    pub refreshed: usize,
+    /// Change events queued.
+    pub events: usize,
+    /// Delivery attempts that got a 2xx.
+    pub delivered: usize,
+    /// Delivery attempts that did not.
+    pub failed: usize,
+}
+
+/// The watch service. Share it behind an `Arc`.
+#[derive(Debug)]
+pub struct Watches {
+    store: Arc<dyn WatchStore>,
+    snapshots: Arc<dyn SnapshotStore>,
+    lookup: Arc<LookupService>,
+    settings: WatchSettings,
+    clock: Arc<dyn Clock>,
+    client: reqwest::Client,
+}
+
+impl Watches {
+    /// The service over these parts.
+    ///
+    /// # Errors
+    /// [`WatchError::Client`] when the webhook client cannot be built.
+    pub fn new(
+        store: Arc<dyn WatchStore>,
+        snapshots: Arc<dyn SnapshotStore>,
+        lookup: Arc<LookupService>,
+        settings: WatchSettings,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, WatchError> {
+        let client =
+            page_scraper::public_only_client(settings.allow_private, settings.delivery_timeout)
+                .map_err(|e| WatchError::Client(e.to_string()))?;
+        Ok(Self {
+            store,
+            snapshots,
+            lookup,
+            settings,
+            clock,
+            client,
+        })
+    }
+
+    /// The settings in force ([`WatchSettings::allow_private`] decides whether `http` webhook URLs are valid).
+    pub fn settings(&self) -> WatchSettings {
+        self.settings
+    }
+
+    /// Creates one watch per page of `request` for `account`, first due `everyHours` from now, each comparing
+    /// its first refresh with the page's newest stored record (if any); makes the account's webhook secret if it
+    /// has none. Nothing is fetched or charged now.
+    ///
+    /// # Errors
+    /// [`WatchError`] when a store fails (nothing is created).
+    pub async fn create(
+        &self,
+        account: AccountId,
+        request: &WatchRequest,
+    ) -> Result<Vec<Watch>, WatchError> {
+        let pages: Vec<_> = request.urls.iter().map(|u| u.page.clone()).collect();
+        let stored = self
+            .snapshots
+            .fresh_many(&pages, jiff::Timestamp::MIN)
+            .await?;
+        let new: Vec<NewWatch> = pages
+            .into_iter()
+            .map(|url| NewWatch {
+                baseline: stored.get(&url).map(|s| s.record.clone()),
+                account,
+                url,
+                every_hours: request.every_hours,
+                webhook_url: request.webhook_url.clone(),
+                fields: request.fields.clone(),
+            })
+            .collect();
+        // Receivers need the secret from the first event on.
+        account_secret(self.store.as_ref(), account, false).await?;
+        Ok(self.store.create(&new, self.clock.now()).await?)
+    }
+
+    /// Up to `limit` of the account's watches after `after`, by id.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn list(
+        &self,
+        account: AccountId,
+        after: Option<WatchId>,
+        limit: u32,
+    ) -> Result<Vec<Watch>, WatchError> {
+        Ok(self.store.list(account, after, limit).await?)
+    }
+
+    /// The account's watch `id`.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn get(&self, account: AccountId, id: WatchId) -> Result<Option<Watch>, WatchError> {
+        Ok(self.store.get(account, id).await?)
+    }
+
+    /// Deletes the account's watch `id` and its undelivered events; `None` when it had none, else the watch as
+    /// it was.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn delete(
+        &self,
+        account: AccountId,
+        id: WatchId,
+    ) -> Result<Option<Watch>, WatchError> {
+        let Some(watch) = self.store.get(account, id).await? else {
+            return Ok(None);
+        };
+        Ok(self.store.delete(account, id).await?.then_some(watch))
+    }
+
+    /// The account's webhook secret, made now if it has none ([`account_secret`]).
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn secret(&self, account: AccountId) -> Result<String, WatchError> {
+        account_secret(self.store.as_ref(), account, false).await
+    }
+
+    /// Replaces the account's webhook secret with a new one and returns it ([`account_secret`]).
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn rotate_secret(&self, account: AccountId) -> Result<String, WatchError> {
+        account_secret(self.store.as_ref(), account, true).await
+    }
+
+    /// Runs what is due now: the due refreshes (up to [`WatchSettings::refreshes_at_once`]), then the due
+    /// deliveries, and waits for them.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`] when claiming fails (what was claimed before still finishes).
+    pub async fn work_once(&self) -> Result<WorkDone, WatchError> {
+        let mut done = WorkDone::default();
+        let lease = self.lookup.longest_request() + Duration::from_secs(30);
+        let due = self
+            .store
+            .claim_due(self.clock.now(), lease, self.settings.refreshes_at_once)
+            .await?;
+        for queued in futures::future::join_all(due.into_iter().map(|due| self.refresh(due))).await
+        {
+            done.refreshed += 1;
+            done.events += usize::from(queued);
+        }
+        let lease = self.settings.delivery_timeout + Duration::from_secs(20);
+        let deliveries = self
+            .store
+            .claim_deliveries(self.clock.now(), lease, DELIVERIES_AT_ONCE)
+            .await?;
+        for delivered in
+            futures::future::join_all(deliveries.into_iter().map(|d| self.deliver(d))).await
+        {
+            if delivered {
+                done.delivered += 1;
+            } else {
+                done.failed += 1;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Runs [`Watches::work_once`] every [`WatchSettings::poll`] (sooner while work remains) until stopped.
+    pub fn start(self: &Arc<Self>) -> Runner {
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let watches = Arc::clone(self);
+        let task = tokio::spawn(async move {
+            loop {
+                let busy = match watches.work_once().await {
+                    Ok(done) => done != WorkDone::default(),
+                    Err(error) => {
+                        warn!(%error, "the watch runner could not claim work");
+                        false
+                    }
+                };
+                let pause = if busy {
+                    Duration::ZERO
+                } else {
+                    watches.settings.poll
+                };
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    _ = stopped.changed() => return,
+                }
+            }
+        });
+        Runner { stop, task }
+    }
+
+    /// One claimed refresh; true when it queued an event.
+    async fn refresh(&self, due: DueRefresh) -> bool {
+        let watch = &due.watch;
+        let request = CompanyRequest {
+            urls: vec![SubmittedUrl {
+                original: watch.url.as_str().to_owned(),
+                page: watch.url.clone(),
+            }],
+            window: FreshnessWindow::LIVE,
+        };
+        let caller = Caller {
+            account: watch.account,
+            key_id: None,
+        };
+        let reference = format!("watch:{}:{}", watch.id, due.claim);
+        let refreshed = match self.lookup.run_bulk(caller, &request, reference).await {
+            Ok(outcome) => match (
+                outcome.response.results.first(),
+                outcome.response.unresolved.first(),
+            ) {
+                (Some(result), _) => Refreshed::Fetched {
+                    event: self.event(&due, &result.record, result.fetched_at),
+                    record: result.record.clone(),
+                },
+                (None, Some(unresolved)) => Refreshed::Failed {
+                    error: unresolved.error.as_str().to_owned(),
+                },
+                (None, None) => Refreshed::Failed {
+                    error: "fetch_failed".to_owned(),
+                },
+            },
+            Err(LookupError::Ledger(LedgerError::InsufficientCredits { .. })) => {
+                Refreshed::Failed {
+                    error: "insufficient_credits".to_owned(),
+                }
+            }
+            Err(LookupError::TooManyLiveLookups { .. }) => Refreshed::Failed {
+                error: "too_many_live_lookups".to_owned(),
+            },
+            Err(error) => {
+                warn!(%error, watch = %watch.id, "a watch's refresh failed");
+                Refreshed::Failed {
+                    error: "service_unavailable".to_owned(),
+                }
+            }
+        };
+        let now = self.clock.now();
+        let period = Duration::from_hours(u64::from(watch.every_hours));
+        let wait = match refreshed {
+            Refreshed::Fetched { .. } => period,
+            Refreshed::Failed { .. } => period.min(FAILED_REFRESH_RETRY),
+        };
+        let next = now
+            .checked_add(jiff::SignedDuration::try_from(wait).unwrap_or(jiff::SignedDuration::MAX))
+            .unwrap_or(jiff::Timestamp::MAX);
+        let queued = matches!(&refreshed, Refreshed::Fetched { event: Some(_), .. });
+        match self
+            .store
+            .finish_refresh(watch.id, due.claim, now, next, refreshed)
+            .await
+        {
+            Ok(finished) => queued && finished,
+            Err(error) => {
+                // The claim lapses and the refresh runs again; its charge reference is paid once.
+                warn!(%error, watch = %watch.id, "could not record a watch's refresh");
+                false
+            }
+        }
+    }
+
+    /// The change event of a refresh that fetched `record`, if a watched member changed since the baseline:
+    /// its id and its JSON body.
+    fn event(
+        &self,
+        due: &DueRefresh,
+        record: &RecordJson,
+        fetched_at: jiff::Timestamp,
+    ) -> Option<(String, String)> {
+        let baseline = due.baseline.as_ref()?;
+        let fields: Vec<&str> = due.watch.fields.iter().map(String::as_str).collect();
+        let changes = changed_members(baseline, record, &fields, fetched_at);
+        if changes.is_empty() {
+            return None;
+        }
+        let id = format!("evt_{}_{}", due.watch.id, due.claim);
+        let final_li_url = record
+            .to_record()
+            .ok()
+            .and_then(|r| r.final_li_url)
+            .unwrap_or_else(|| due.watch.url.as_str().to_owned());
+        let raw = serde_json::value::RawValue::from_string(record.as_str().to_owned()).ok()?;
+        let body = serde_json::json!({
+            "id": id,
+            "type": "company.changed",
+            "created_at": self.clock.now(),
+            "watch_id": due.watch.id.to_string(),
+            "final_li_url": final_li_url,
+            "changes": changes,
+            "record": raw,
+        });
+        Some((id, body.to_string()))
+    }
+
+    /// One claimed delivery attempt; true when the receiver answered 2xx.
+    async fn deliver(&self, delivery: Delivery) -> bool {
+        let outcome = match self.secret(delivery.account).await {
+            Ok(secret) => self.send(&delivery, &secret).await,
+            Err(error) => Err((
+                None,
+                format!("the webhook secret could not be read: {error}"),
+            )),
+        };
+        let now = self.clock.now();
+        let delivered = match outcome {
+            Ok(status) => Delivered::Yes { status },
+            Err((status, error)) => {
+                debug!(
+                    event = delivery.event_id,
+                    error, "a webhook delivery failed"
+                );
+                let wait = self.backoff(delivery.attempts);
+                let retry_at = now
+                    .checked_add(
+                        jiff::SignedDuration::try_from(wait).unwrap_or(jiff::SignedDuration::MAX),
+                    )
+                    .unwrap_or(jiff::Timestamp::MAX);
+                let window_ends = delivery
+                    .created_at
+                    .checked_add(
+                        jiff::SignedDuration::try_from(self.settings.retry_window)
+                            .unwrap_or(jiff::SignedDuration::MAX),
+                    )
+                    .unwrap_or(jiff::Timestamp::MAX);
+                if retry_at > window_ends {
+                    warn!(event = delivery.event_id, watch = %delivery.watch_id, error,
+                          "a webhook failed for its whole retry window; the watch is disabled");
+                    Delivered::GaveUp { status, error }
+                } else {
+                    Delivered::Retry {
+                        status,
+                        error,
+                        retry_at,
+                    }
+                }
+            }
+        };
+        let yes = matches!(delivered, Delivered::Yes { .. });
+        if let Err(error) = self
+            .store
+            .finish_delivery(&delivery.event_id, delivery.claim, now, delivered)
+            .await
+        {
+            // The claim lapses and the attempt is made again: receivers drop the duplicate by its id.
+            warn!(%error, event = delivery.event_id, "could not record a webhook delivery");
+        }
+        yes
+    }
+
+    /// The wait after a failed attempt that had `attempts` failed attempts before it.
+    fn backoff(&self, attempts: u32) -> Duration {
+        let doubled = self
+            .settings
+            .first_retry
+            .checked_mul(1u32.checked_shl(attempts.min(31)).unwrap_or(u32::MAX))
+            .unwrap_or(Duration::MAX);
+        doubled.min(self.settings.longest_retry)
+    }
+
+    /// POSTs the event: the receiver's 2xx status, or its status (if it answered) and what went wrong.
+    async fn send(&self, delivery: &Delivery, secret: &str) -> Result<u16, (Option<u16>, String)> {
+        let url = url::Url::parse(&delivery.webhook_url)
+            .map_err(|e| (None, format!("the webhook URL is not valid: {e}")))?;
+        let scheme_allowed =
+            company_model::webhook_scheme_allowed(url.scheme(), self.settings.allow_private);
+        if !scheme_allowed {
+            return Err((
+                None,
+                format!("webhooks are sent over https only, not `{}`", url.scheme()),
+            ));
+        }
+        page_scraper::check_literal_host(&url, self.settings.allow_private).map_err(|address| {
+            (
+                None,
+                format!(
+                    "{address} is an address that is not public; webhooks are sent to public addresses only"
+                ),
+            )
+        })?;
+        let t = self.clock.now().as_second();
+        let response = self
+            .client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::USER_AGENT, "company-data-webhooks/1")
+            .header(
+                signature::SIGNATURE_HEADER,
+                signature::sign(secret, t, delivery.body.as_bytes()),
+            )
+            .header("Company-Data-Event-Id", &delivery.event_id)
+            .body(delivery.body.clone())
+            .send()
+            .await
+            .map_err(
+                |error| match page_scraper::private_address_refused(&error) {
+                    Some(host) => (
+                        None,
+                        format!("{host} resolves only to addresses that are not public"),
+                    ),
+                    None if error.is_timeout() => (
+                        None,
+                        "the receiver did not answer within the time-out".to_owned(),
+                    ),
+                    None => (None, format!("the receiver could not be reached: {error}")),
+                },
+            )?;
+        let status = response.status();
+        if status.is_success() {
+            Ok(status.as_u16())
+        } else if status.is_redirection() {
+            Err((
+                Some(status.as_u16()),
+                format!("HTTP {status}: redirects are not followed"),
+            ))
+        } else {
+            Err((Some(status.as_u16()), format!("HTTP {status}")))
+        }
+    }
+}
+
+/// The account's webhook secret in `store`: the one it has, made now if it has none; with `rotate`, a new one
+/// that replaces it (events sent from then on are signed with it). For the command line, which has the store but
+/// no running service.
+///
+/// # Errors
+/// [`WatchError::Store`].
+pub async fn account_secret(
+    store: &dyn WatchStore,
+    account: AccountId,
+    rotate: bool,
+) -> Result<String, WatchError> {
+    if !rotate && let Some(secret) = store.secret(account).await? {
+        return Ok(secret);
+    }
+    Ok(store
+        .set_secret(account, &signature::new_secret(), rotate)
+        .await?)
+}
+
+/// The running watch loop ([`Watches::start`]).
+#[derive(Debug)]
+pub struct Runner {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Runner {
+    /// Stops the loop after the work in hand finishes.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+/// A watch as the API and the dashboard show it: `{id, li_url, every_hours, webhook_url, fields, status,
+/// created_at, next_check_at, last_checked_at, last_check_error, last_change_at, last_delivery, disabled_reason}`.
+/// `status` is `active` or `disabled`; `last_delivery` `{at, status, error}` or null.
+pub fn watch_json(watch: &Watch) -> serde_json::Value {
+    serde_json::json!({
+        "id": watch.id.to_string(),
+        "li_url": watch.url.as_str(),
+        "every_hours": watch.every_hours,
+        "webhook_url": watch.webhook_url,
+        "fields": watch.fields,
+        "status": if watch.disabled_at.is_some() { "disabled" } else { "active" },
+        "created_at": watch.created_at,
+        "next_check_at": watch.next_check_at,
+        "last_checked_at": watch.last_checked_at,
+        "last_check_error": watch.last_check_error,
+        "last_change_at": watch.last_change_at,
+        "last_delivery": watch.last_delivery.as_ref().map(|d| serde_json::json!({
+            "at": d.at, "status": d.status, "error": d.error,
+        })),
+        "disabled_reason": watch.disabled_reason,
+    })
+}

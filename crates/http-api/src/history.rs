@@ -1,0 +1,164 @@
+//! `GET /v1/network/company-data/history`: a page's points and changes over time (docs/api.md, "History").
+
+use http::{HeaderValue, Request, StatusCode};
+use http_serve::Response;
+use page_url::PageUrl;
+
+use crate::error::ApiError;
+use crate::routes::{Api, json_response};
+
+/// The history's path.
+pub(crate) const HISTORY_PATH: &str = "/v1/network/company-data/history";
+
+/// What the query asks for: the page and the range (inclusive).
+#[derive(Debug)]
+struct HistoryQuery {
+    page: PageUrl,
+    from: jiff::Timestamp,
+    to: jiff::Timestamp,
+}
+
+/// Reads `liUrl` (required), `from` and `to` (RFC 3339, optional) from the query; every other parameter is
+/// refused so that a misspelt one is not silently ignored.
+fn history_query(
+    query: Option<&str>,
+    domain: &page_url::NetworkDomain,
+) -> Result<HistoryQuery, ApiError> {
+    let (mut page, mut from, mut to) = (None, None, None);
+    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        let slot = match name.as_ref() {
+            "liUrl" => &mut page,
+            "from" => &mut from,
+            "to" => &mut to,
+            other => {
+                return Err(ApiError::InvalidQuery(format!(
+                    "`{other}` is not a parameter of the history; send `liUrl`, and optionally `from` and `to`"
+                )));
+            }
+        };
+        if slot.replace(value.into_owned()).is_some() {
+            return Err(ApiError::InvalidQuery(format!(
+                "`{name}` is sent more than once; send it once"
+            )));
+        }
+    }
+    let page = page.ok_or_else(|| {
+        ApiError::InvalidQuery(
+            "`liUrl` is missing; send the page's URL, e.g. `?liUrl=https://www.linkedin.com/company/google`"
+                .into(),
+        )
+    })?;
+    let page = PageUrl::parse_submitted(&page, domain).map_err(|error| {
+        ApiError::InvalidQuery(format!(
+            "`liUrl` is not a company, school or showcase page URL: {error}; send e.g. \
+             `https://www.{}/company/google`",
+            domain.as_str()
+        ))
+    })?;
+    let time = |name: &str, value: Option<String>, default: jiff::Timestamp| {
+        match value {
+        None => Ok(default),
+        Some(text) => text.parse::<jiff::Timestamp>().map_err(|_| {
+            ApiError::InvalidQuery(format!(
+                "`{name}` is `{text}`; send an RFC 3339 time with its offset, e.g. `2026-01-31T00:00:00Z`"
+            ))
+        }),
+    }
+    };
+    let from = time("from", from, jiff::Timestamp::MIN)?;
+    let to = time("to", to, jiff::Timestamp::MAX)?;
+    if from > to {
+        return Err(ApiError::InvalidQuery(
+            "`from` is after `to`; send a `from` at or before `to`".into(),
+        ));
+    }
+    Ok(HistoryQuery { page, from, to })
+}
+
+/// The 200 body: the company-data endpoint's `message` and `status_code`, then the history's members, in that
+/// order.
+#[derive(serde::Serialize)]
+struct HistoryBody<'a> {
+    message: &'static str,
+    status_code: u16,
+    #[serde(flatten)]
+    history: &'a company_model::CompanyHistory,
+}
+
+impl Api {
+    /// `GET /history?liUrl=…&from=…&to=…`: 200 `{message, status_code, final_li_url, points, changes}` with the
+    /// billing headers, 404 `not_found` when the page has no stored snapshot.
+    pub(crate) async fn history<B>(&self, request: &Request<B>) -> Result<Response, ApiError> {
+        let caller = self.authenticate(request.headers()).await?;
+        let query = history_query(request.uri().query(), self.domain())?;
+        let outcome = self
+            .lookup()
+            .history(caller, &query.page, query.from, query.to)
+            .await?
+            .ok_or(ApiError::NoHistory)?;
+        let mut response = json_response(
+            StatusCode::OK,
+            &HistoryBody {
+                message: "Success",
+                status_code: 200,
+                history: &outcome.history,
+            },
+        );
+        let headers = [
+            ("x-credits-charged", Some(outcome.charged)),
+            ("x-credits-remaining", outcome.remaining),
+        ];
+        for (name, value) in headers {
+            if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v.to_string()).ok()) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(query: &str) -> Result<HistoryQuery, String> {
+        history_query(Some(query), &page_url::NetworkDomain::default()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_query_names_a_page_and_an_ordered_range() {
+        let query = parsed(
+            "liUrl=https%3A%2F%2Fuk.linkedin.com%2Fcompany%2Fgoogle%2F&from=2026-01-01T00:00:00Z",
+        )
+        .expect("valid");
+        assert_eq!(
+            query.page.as_str(),
+            "https://www.linkedin.com/company/google"
+        );
+        assert_eq!(query.from.to_string(), "2026-01-01T00:00:00Z");
+        assert_eq!(query.to, jiff::Timestamp::MAX);
+        for (bad, says) in [
+            ("", "`liUrl` is missing"),
+            ("liUrl=https://www.linkedin.com/in/someone", "not a company"),
+            (
+                "liUrl=https://www.linkedin.com/company/a&from=yesterday",
+                "RFC 3339",
+            ),
+            (
+                "liUrl=https://www.linkedin.com/company/a&from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z",
+                "after `to`",
+            ),
+            (
+                "liUrl=https://www.linkedin.com/company/a&form=x",
+                "`form` is not a parameter",
+            ),
+            (
+                "liUrl=https://www.linkedin.com/company/a&liUrl=x",
+                "more than once",
+            ),
+        ] {
+            let error = parsed(bad).expect_err(bad);
+            assert!(error.contains(says), "{bad}: {error}");
+        }
+    }
+}

@@ -1,0 +1,447 @@
+use std::path::Path;
+use std::time::Duration;
+
+use company_model::{AccountId, RecordJson};
+use sqlite_pool::SqlitePool;
+use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
+
+use crate::{
+    Delivered, Delivery, DueRefresh, NewWatch, Refreshed, WATCH_COLUMNS, Watch, WatchId, WatchRow,
+    WatchStore, WatchStoreError, at, delivery_columns, fields_column, millis,
+};
+
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE watches (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id INTEGER NOT NULL,
+        url TEXT NOT NULL,                  -- the normalized page URL
+        every_hours INTEGER NOT NULL,
+        webhook_url TEXT NOT NULL,
+        fields TEXT NOT NULL,               -- JSON array of record members
+        baseline TEXT,                      -- the record the next refresh compares with
+        created_at_ms INTEGER NOT NULL,
+        next_check_ms INTEGER NOT NULL,     -- due then; also the token of a claim on that refresh
+        claim_until_ms INTEGER,             -- a refresh claimed until then
+        last_checked_ms INTEGER,
+        last_check_error TEXT,
+        last_change_ms INTEGER,
+        last_delivery_ms INTEGER,
+        last_delivery_status INTEGER,
+        last_delivery_error TEXT,
+        disabled_ms INTEGER,
+        disabled_reason TEXT
+    );
+    CREATE INDEX watches_account ON watches (account_id, id);
+    CREATE INDEX watches_due ON watches (next_check_ms) WHERE disabled_ms IS NULL;
+    CREATE TABLE watch_events (
+        id TEXT PRIMARY KEY,                -- evt_<watch>_<due ms>: one event per refresh
+        watch_id INTEGER NOT NULL,
+        account_id INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0, -- also the token of a claim on the latest attempt
+        next_attempt_ms INTEGER,            -- NULL once delivered or given up
+        claim_until_ms INTEGER,
+        delivered_ms INTEGER,
+        last_status INTEGER,
+        last_error TEXT
+    );
+    CREATE INDEX watch_events_due ON watch_events (next_attempt_ms) WHERE next_attempt_ms IS NOT NULL;
+    CREATE INDEX watch_events_watch ON watch_events (watch_id);
+    CREATE TABLE webhook_secrets (
+        account_id INTEGER PRIMARY KEY,
+        secret TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL
+    );
+"];
+
+/// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`).
+#[derive(Clone, Debug)]
+pub struct SqliteWatchStore {
+    pool: SqlitePool,
+}
+
+fn backend(error: impl std::error::Error + Send + Sync + 'static) -> WatchStoreError {
+    WatchStoreError(Box::new(error))
+}
+
+fn lease_ms(lease: Duration) -> i64 {
+    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn watch_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<WatchRow> {
+    Ok(WatchRow {
+        id: row.get(0)?,
+        account: row.get(1)?,
+        url: row.get(2)?,
+        every_hours: row.get(3)?,
+        webhook_url: row.get(4)?,
+        fields: row.get(5)?,
+        created_ms: row.get(6)?,
+        next_check_ms: row.get(7)?,
+        last_checked_ms: row.get(8)?,
+        last_check_error: row.get(9)?,
+        last_change_ms: row.get(10)?,
+        last_delivery_ms: row.get(11)?,
+        last_delivery_status: row.get(12)?,
+        last_delivery_error: row.get(13)?,
+        disabled_ms: row.get(14)?,
+        disabled_reason: row.get(15)?,
+    })
+}
+
+impl SqliteWatchStore {
+    /// Opens the store in the SQLite file at `path` (created if missing) and migrates its tables.
+    ///
+    /// # Errors
+    /// [`WatchStoreError`] when the file cannot be opened or migrated.
+    pub async fn open(path: &Path) -> Result<Self, WatchStoreError> {
+        Self::with_pool(SqlitePool::open(path).await.map_err(backend)?).await
+    }
+
+    /// Uses an already open pool (the service opens one per file and shares it).
+    ///
+    /// # Errors
+    /// [`WatchStoreError`] when the tables cannot be migrated.
+    pub async fn with_pool(pool: SqlitePool) -> Result<Self, WatchStoreError> {
+        pool.migrate("watch-store", MIGRATIONS)
+            .await
+            .map_err(backend)?;
+        Ok(Self { pool })
+    }
+
+    async fn read_watches(
+        &self,
+        sql: String,
+        values: Vec<i64>,
+    ) -> Result<Vec<Watch>, WatchStoreError> {
+        let rows = self
+            .pool
+            .run(move |conn| {
+                conn.prepare_cached(&sql)?
+                    .query_map(rusqlite::params_from_iter(values), watch_row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)?;
+        rows.into_iter().map(WatchRow::into_watch).collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl WatchStore for SqliteWatchStore {
+    async fn create(
+        &self,
+        watches: &[NewWatch],
+        now: jiff::Timestamp,
+    ) -> Result<Vec<Watch>, WatchStoreError> {
+        let now_ms = millis(now);
+        let rows: Vec<_> = watches
+            .iter()
+            .map(|w| {
+                (
+                    w.account.0,
+                    w.url.as_str().to_owned(),
+                    i64::from(w.every_hours),
+                    w.webhook_url.clone(),
+                    fields_column(&w.fields),
+                    w.baseline.as_ref().map(|r| r.as_str().to_owned()),
+                )
+            })
+            .collect();
+        let ids = self
+            .pool
+            .write(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let mut ids = Vec::with_capacity(rows.len());
+                for (account, url, every, webhook, fields, baseline) in rows {
+                    tx.execute(
+                        "INSERT INTO watches (account_id, url, every_hours, webhook_url, fields, baseline,
+                                              created_at_ms, next_check_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 + ?3 * 3600000)",
+                        params![account, url, every, webhook, fields, baseline, now_ms],
+                    )?;
+                    ids.push(tx.last_insert_rowid());
+                }
+                tx.commit()?;
+                Ok(ids)
+            })
+            .await
+            .map_err(backend)?;
+        let mut created = Vec::with_capacity(ids.len());
+        for (id, watch) in ids.into_iter().zip(watches) {
+            if let Some(found) = self.get(watch.account, WatchId(id)).await? {
+                created.push(found);
+            }
+        }
+        Ok(created)
+    }
+
+    async fn list(
+        &self,
+        account: AccountId,
+        after: Option<WatchId>,
+        limit: u32,
+    ) -> Result<Vec<Watch>, WatchStoreError> {
+        self.read_watches(
+            format!(
+                "SELECT {WATCH_COLUMNS} FROM watches WHERE account_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+            ),
+            vec![account.0, after.map_or(0, |a| a.0), i64::from(limit)],
+        )
+        .await
+    }
+
+    async fn get(&self, account: AccountId, id: WatchId) -> Result<Option<Watch>, WatchStoreError> {
+        Ok(self
+            .read_watches(
+                format!("SELECT {WATCH_COLUMNS} FROM watches WHERE account_id = ?1 AND id = ?2"),
+                vec![account.0, id.0],
+            )
+            .await?
+            .pop())
+    }
+
+    async fn delete(&self, account: AccountId, id: WatchId) -> Result<bool, WatchStoreError> {
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let deleted = tx.execute(
+                    "DELETE FROM watches WHERE account_id = ?1 AND id = ?2",
+                    params![account.0, id.0],
+                )?;
+                tx.execute("DELETE FROM watch_events WHERE watch_id = ?1", [id.0])?;
+                tx.commit()?;
+                Ok(deleted > 0)
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn claim_due(
+        &self,
+        now: jiff::Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<DueRefresh>, WatchStoreError> {
+        let (now_ms, until_ms) = (millis(now), millis(now).saturating_add(lease_ms(lease)));
+        let rows = self
+            .pool
+            .write(move |conn| {
+                let sql = format!(
+                    "UPDATE watches SET claim_until_ms = ?2
+                     WHERE id IN (SELECT id FROM watches
+                                  WHERE disabled_ms IS NULL AND next_check_ms <= ?1
+                                    AND coalesce(claim_until_ms, 0) <= ?1
+                                  ORDER BY next_check_ms LIMIT ?3)
+                     RETURNING {WATCH_COLUMNS}, baseline"
+                );
+                conn.prepare_cached(&sql)?
+                    .query_map(params![now_ms, until_ms, limit], |row| {
+                        Ok((watch_row(row)?, row.get::<_, Option<String>>(16)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)?;
+        rows.into_iter()
+            .map(|(row, baseline)| {
+                let claim = row.next_check_ms;
+                Ok(DueRefresh {
+                    watch: row.into_watch()?,
+                    baseline: baseline.and_then(|text| RecordJson::from_stored(text).ok()),
+                    claim,
+                })
+            })
+            .collect()
+    }
+
+    async fn finish_refresh(
+        &self,
+        watch: WatchId,
+        claim: i64,
+        now: jiff::Timestamp,
+        next_check_at: jiff::Timestamp,
+        refreshed: Refreshed,
+    ) -> Result<bool, WatchStoreError> {
+        let (now_ms, next_ms) = (millis(now), millis(next_check_at));
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let (record, error, event) = match refreshed {
+                    Refreshed::Fetched { record, event } => {
+                        (Some(record.as_str().to_owned()), None, event)
+                    }
+                    Refreshed::Failed { error } => (None, Some(error), None),
+                };
+                let changed = event.is_some();
+                let updated = tx.execute(
+                    "UPDATE watches SET next_check_ms = ?3, claim_until_ms = NULL, last_checked_ms = ?4,
+                         last_check_error = ?5, baseline = coalesce(?6, baseline),
+                         last_change_ms = CASE WHEN ?7 THEN ?4 ELSE last_change_ms END
+                     WHERE id = ?1 AND next_check_ms = ?2",
+                    params![watch.0, claim, next_ms, now_ms, error, record, changed],
+                )?;
+                if updated == 0 {
+                    return Ok(false);
+                }
+                if let Some((id, body)) = event {
+                    tx.execute(
+                        "INSERT INTO watch_events (id, watch_id, account_id, body, created_at_ms, next_attempt_ms)
+                         SELECT ?1, id, account_id, ?2, ?3, ?3 FROM watches WHERE id = ?4
+                         ON CONFLICT DO NOTHING",
+                        params![id, body, now_ms, watch.0],
+                    )?;
+                }
+                tx.commit()?;
+                Ok(true)
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: jiff::Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<Delivery>, WatchStoreError> {
+        let (now_ms, until_ms) = (millis(now), millis(now).saturating_add(lease_ms(lease)));
+        let rows = self
+            .pool
+            .write(move |conn| {
+                conn.prepare_cached(
+                    "UPDATE watch_events SET claim_until_ms = ?2, attempts = attempts + 1
+                     WHERE id IN (SELECT id FROM watch_events
+                                  WHERE next_attempt_ms <= ?1 AND coalesce(claim_until_ms, 0) <= ?1
+                                  ORDER BY next_attempt_ms LIMIT ?3)
+                     RETURNING id, watch_id, account_id, body, created_at_ms, attempts,
+                               (SELECT webhook_url FROM watches w WHERE w.id = watch_id)",
+                )?
+                .query_map(params![now_ms, until_ms, limit], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, i64>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, i64>(4)?,
+                        row.get::<_, i64>(5)?,
+                        row.get::<_, Option<String>>(6)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, watch, account, body, created, attempts, webhook)| {
+                Some(Delivery {
+                    event_id: id,
+                    watch_id: WatchId(watch),
+                    account: AccountId(account),
+                    webhook_url: webhook?,
+                    body,
+                    created_at: at(created),
+                    attempts: u32::try_from(attempts - 1).unwrap_or(0),
+                    claim: attempts,
+                })
+            })
+            .collect())
+    }
+
+    async fn finish_delivery(
+        &self,
+        event_id: &str,
+        claim: i64,
+        now: jiff::Timestamp,
+        delivered: Delivered,
+    ) -> Result<bool, WatchStoreError> {
+        let event_id = event_id.to_owned();
+        let now_ms = millis(now);
+        let (status, error) = delivery_columns(&delivered);
+        let (next_attempt, delivered_ms, gave_up) = match &delivered {
+            Delivered::Yes { .. } => (None, Some(now_ms), false),
+            Delivered::Retry { retry_at, .. } => (Some(millis(*retry_at)), None, false),
+            Delivered::GaveUp { .. } => (None, None, true),
+        };
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let watch: Option<i64> = tx
+                    .query_row(
+                        "UPDATE watch_events SET next_attempt_ms = ?3, claim_until_ms = NULL, delivered_ms = ?4,
+                             last_status = ?5, last_error = ?6
+                         WHERE id = ?1 AND attempts = ?2 AND claim_until_ms IS NOT NULL
+                         RETURNING watch_id",
+                        params![event_id, claim, next_attempt, delivered_ms, status, error],
+                        |row| row.get(0),
+                    )
+                    .optional()?;
+                let Some(watch) = watch else {
+                    return Ok(false);
+                };
+                tx.execute(
+                    "UPDATE watches SET last_delivery_ms = ?2, last_delivery_status = ?3, last_delivery_error = ?4,
+                         disabled_ms = CASE WHEN ?5 THEN ?2 ELSE disabled_ms END,
+                         disabled_reason = CASE WHEN ?5 THEN ?6 ELSE disabled_reason END
+                     WHERE id = ?1",
+                    params![
+                        watch,
+                        now_ms,
+                        status,
+                        error,
+                        gave_up,
+                        gave_up.then(|| format!(
+                            "its webhook failed for the whole retry window: {}",
+                            error.as_deref().unwrap_or("no 2xx answer")
+                        ))
+                    ],
+                )?;
+                tx.commit()?;
+                Ok(true)
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError> {
+        self.pool
+            .run(move |conn| {
+                conn.prepare_cached("SELECT secret FROM webhook_secrets WHERE account_id = ?1")?
+                    .query_row([account.0], |row| row.get(0))
+                    .optional()
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn set_secret(
+        &self,
+        account: AccountId,
+        secret: &str,
+        replace: bool,
+    ) -> Result<String, WatchStoreError> {
+        let secret = secret.to_owned();
+        let now_ms = millis(jiff::Timestamp::now());
+        self.pool
+            .write(move |conn| {
+                let sql = if replace {
+                    "INSERT INTO webhook_secrets (account_id, secret, created_at_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (account_id) DO UPDATE SET secret = excluded.secret,
+                                                            created_at_ms = excluded.created_at_ms"
+                } else {
+                    "INSERT INTO webhook_secrets (account_id, secret, created_at_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (account_id) DO NOTHING"
+                };
+                conn.execute(sql, params![account.0, secret, now_ms])?;
+                conn.query_row(
+                    "SELECT secret FROM webhook_secrets WHERE account_id = ?1",
+                    [account.0],
+                    |row| row.get(0),
+                )
+            })
+            .await
+            .map_err(backend)
+    }
+}

@@ -1,0 +1,316 @@
+//! The watch store on both engines (a real SQLite file, a real PostgreSQL database): claims hand each due
+//! refresh and delivery to one caller, finishing records what happened, and a lapsed claim finishes nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use company_model::{AccountId, CompanyRecord, RecordJson};
+use jiff::{SignedDuration, Timestamp};
+use page_url::{NetworkDomain, PageUrl};
+use pg_test::Engine;
+use watch_store::{Delivered, NewWatch, PgWatchStore, Refreshed, SqliteWatchStore, WatchStore};
+
+async fn open_store(engine: &Engine) -> Arc<dyn WatchStore> {
+    match engine {
+        Engine::Sqlite(dir) => Arc::new(
+            SqliteWatchStore::open(&dir.path().join("w.db"))
+                .await
+                .expect("opens"),
+        ),
+        Engine::Postgres(database) => Arc::new(
+            PgWatchStore::with_pool(
+                pg_pool::PgPool::connect(&database.url)
+                    .await
+                    .expect("connects"),
+            )
+            .await
+            .expect("migrates"),
+        ),
+    }
+}
+
+fn watch(account: i64, page: &str) -> NewWatch {
+    NewWatch {
+        account: AccountId(account),
+        url: PageUrl::parse_submitted(page, &NetworkDomain::default()).expect("valid URL"),
+        every_hours: 24,
+        webhook_url: "https://hooks.example/company".to_owned(),
+        fields: vec!["website".to_owned()],
+        baseline: None,
+    }
+}
+
+fn named(name: &str) -> RecordJson {
+    RecordJson::from_record(&CompanyRecord {
+        company_name: Some(name.into()),
+        ..CompanyRecord::default()
+    })
+}
+
+#[tokio::test]
+async fn refreshes_and_deliveries_are_each_one_callers() {
+    for engine in Engine::both().await {
+        claims_on(&engine).await;
+    }
+}
+
+async fn claims_on(engine: &Engine) {
+    let (first, second) = (open_store(engine).await, open_store(engine).await);
+    let now = Timestamp::from_second(1_800_000_000).expect("a time");
+    let created = first
+        .create(
+            &[
+                watch(1, "https://www.linkedin.com/company/google"),
+                watch(1, "https://www.linkedin.com/company/audiense"),
+                watch(2, "https://www.linkedin.com/company/google"),
+            ],
+            now,
+        )
+        .await
+        .expect("created");
+    assert_eq!(created.len(), 3);
+    assert_eq!(
+        created[0].next_check_at,
+        now + SignedDuration::from_hours(24)
+    );
+    assert_eq!(
+        first
+            .list(AccountId(1), None, 10)
+            .await
+            .expect("listed")
+            .len(),
+        2
+    );
+    assert_eq!(
+        first
+            .list(AccountId(1), Some(created[0].id), 10)
+            .await
+            .expect("listed")
+            .len(),
+        1
+    );
+    assert!(
+        first
+            .get(AccountId(2), created[0].id)
+            .await
+            .expect("read")
+            .is_none(),
+        "another account's"
+    );
+
+    // Nothing is due before its time; at it, two servers claiming at once share the three without overlap.
+    let lease = Duration::from_mins(1);
+    assert!(
+        first
+            .claim_due(now, lease, 10)
+            .await
+            .expect("claims")
+            .is_empty()
+    );
+    let due = now + SignedDuration::from_hours(24);
+    let (a, b) = futures::join!(
+        first.claim_due(due, lease, 2),
+        second.claim_due(due, lease, 2)
+    );
+    let (a, b) = (a.expect("claims"), b.expect("claims"));
+    let mut ids: Vec<i64> = a.iter().chain(&b).map(|d| d.watch.id.0).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "each once: {a:?} {b:?}");
+    assert_eq!(a.len() + b.len(), 3);
+
+    // A claim that lapsed goes to the next caller; the first one finishing then changes nothing twice.
+    let later = due + SignedDuration::from_mins(2);
+    let again = second.claim_due(later, lease, 10).await.expect("claims");
+    assert_eq!(again.len(), 3, "lapsed claims are handed out again");
+    let refresh = &again[0];
+    let next = later + SignedDuration::from_hours(24);
+    let event = Some(("evt_1".to_owned(), r#"{"id":"evt_1"}"#.to_owned()));
+    let fetched = Refreshed::Fetched {
+        record: named("New"),
+        event: event.clone(),
+    };
+    assert!(
+        first
+            .finish_refresh(
+                refresh.watch.id,
+                refresh.claim,
+                later,
+                next,
+                fetched.clone()
+            )
+            .await
+            .expect("finishes")
+    );
+    assert!(
+        !second
+            .finish_refresh(refresh.watch.id, refresh.claim, later, next, fetched)
+            .await
+            .expect("finishes"),
+        "the same refresh is recorded once"
+    );
+    let moved = first
+        .get(refresh.watch.account, refresh.watch.id)
+        .await
+        .expect("read")
+        .expect("exists");
+    assert_eq!(moved.next_check_at, next);
+    assert_eq!(moved.last_change_at, Some(later));
+    for other in &again[1..] {
+        let failed = Refreshed::Failed {
+            error: "insufficient_credits".to_owned(),
+        };
+        assert!(
+            first
+                .finish_refresh(other.watch.id, other.claim, later, next, failed)
+                .await
+                .expect("finishes")
+        );
+    }
+    let next_due = first.claim_due(next, lease, 10).await.expect("claims");
+    let baseline = next_due
+        .iter()
+        .find(|d| d.watch.id == refresh.watch.id)
+        .and_then(|d| d.baseline.clone());
+    assert_eq!(
+        baseline,
+        Some(named("New")),
+        "the fetched record is the next baseline"
+    );
+
+    // The event: claimed by one, retried, then given up, which disables the watch.
+    let (a, b) = futures::join!(
+        first.claim_deliveries(later, lease, 10),
+        second.claim_deliveries(later, lease, 10)
+    );
+    let claimed: Vec<_> = a
+        .expect("claims")
+        .into_iter()
+        .chain(b.expect("claims"))
+        .collect();
+    assert_eq!(claimed.len(), 1, "one event, one claimer");
+    let delivery = &claimed[0];
+    assert_eq!(
+        (delivery.event_id.as_str(), delivery.attempts),
+        ("evt_1", 0)
+    );
+    assert_eq!(delivery.webhook_url, "https://hooks.example/company");
+    let retry_at = later + SignedDuration::from_secs(30);
+    let retry = Delivered::Retry {
+        status: Some(500),
+        error: "HTTP 500".to_owned(),
+        retry_at,
+    };
+    assert!(
+        first
+            .finish_delivery(&delivery.event_id, delivery.claim, later, retry.clone())
+            .await
+            .expect("records")
+    );
+    assert!(
+        !first
+            .finish_delivery(&delivery.event_id, delivery.claim, later, retry)
+            .await
+            .expect("records"),
+        "once"
+    );
+    assert!(
+        first
+            .claim_deliveries(later, lease, 10)
+            .await
+            .expect("claims")
+            .is_empty(),
+        "not before its retry"
+    );
+    let second_try = first
+        .claim_deliveries(retry_at, lease, 10)
+        .await
+        .expect("claims");
+    assert_eq!(second_try[0].attempts, 1);
+    let gave_up = Delivered::GaveUp {
+        status: None,
+        error: "timed out".to_owned(),
+    };
+    assert!(
+        first
+            .finish_delivery("evt_1", second_try[0].claim, retry_at, gave_up)
+            .await
+            .expect("records")
+    );
+    let disabled = first
+        .get(refresh.watch.account, refresh.watch.id)
+        .await
+        .expect("read")
+        .expect("exists");
+    assert_eq!(disabled.disabled_at, Some(retry_at));
+    assert!(
+        disabled
+            .disabled_reason
+            .as_deref()
+            .is_some_and(|r| r.contains("timed out"))
+    );
+    assert_eq!(
+        disabled
+            .last_delivery
+            .as_ref()
+            .and_then(|d| d.error.as_deref()),
+        Some("timed out")
+    );
+    let far = retry_at + SignedDuration::from_hours(24 * 30);
+    assert!(
+        first
+            .claim_due(far, lease, 10)
+            .await
+            .expect("claims")
+            .iter()
+            .all(|d| d.watch.id != refresh.watch.id),
+        "a disabled watch is not refreshed"
+    );
+    assert!(
+        first
+            .claim_deliveries(far, lease, 10)
+            .await
+            .expect("claims")
+            .is_empty()
+    );
+
+    // Deleting takes the watch away; the secret is kept until rotated.
+    assert!(
+        first
+            .delete(refresh.watch.account, refresh.watch.id)
+            .await
+            .expect("deletes")
+    );
+    assert!(
+        !first
+            .delete(refresh.watch.account, refresh.watch.id)
+            .await
+            .expect("deletes")
+    );
+    assert_eq!(first.secret(AccountId(1)).await.expect("reads"), None);
+    assert_eq!(
+        first
+            .set_secret(AccountId(1), "whsec_a", false)
+            .await
+            .expect("sets"),
+        "whsec_a"
+    );
+    assert_eq!(
+        second
+            .set_secret(AccountId(1), "whsec_b", false)
+            .await
+            .expect("sets"),
+        "whsec_a"
+    );
+    assert_eq!(
+        second
+            .set_secret(AccountId(1), "whsec_c", true)
+            .await
+            .expect("sets"),
+        "whsec_c"
+    );
+    assert_eq!(
+        first.secret(AccountId(1)).await.expect("reads").as_deref(),
+        Some("whsec_c")
+    );
+}
