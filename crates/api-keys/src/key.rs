@@ -38,7 +38,9 @@ impl ApiKey {
         &self.0
     }
 
-    pub(crate) fn prefix(&self) -> &str {
+    /// The first 12 characters (`cdk_` + 8), which lists show and logs may carry: they identify the key to
+    /// its owner and give nothing of its secret away.
+    pub fn prefix(&self) -> &str {
         &self.0[..STORED_PREFIX_LEN]
     }
 

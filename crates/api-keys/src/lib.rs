@@ -1,17 +1,24 @@
 //! API keys: who may call the service, and on which account.
 //!
 //! - A key is `cdk_` followed by 40 random base62 characters (about 238 bits), shown once at creation
-//!   ([`ApiKeys::create`]). The store keeps only its prefix (first 12 characters, used to find the row), its
-//!   suffix (last 4, to recognise it in lists) and an argon2id hash (spec 5.3).
-//! - [`ApiKeys::verify`] checks a presented key. Argon2 runs once per key on the blocking pool; then the key is
-//!   remembered in memory (by its SHA-256 digest, never in clear) and re-checked against the store every
-//!   [`ApiKeys::DEFAULT_REVALIDATE_AFTER`], so a revoked key stops working within seconds on every server. An
-//!   unknown prefix still costs one argon2 verification, so timing does not tell which prefixes exist.
+//!   ([`ApiKeys::create`]). The store keeps its prefix (first 12 characters, to recognise it in lists), its
+//!   suffix (last 4) and an HMAC-SHA256 digest of the whole key under the deployment's digest key (kept by the
+//!   store, one per database), by which the key is found. Nothing stored gives the key back.
+//! - [`ApiKeys::verify`] checks a presented key: text not shaped like a key is refused at once; otherwise one
+//!   HMAC and, the first time a server sees the key, one indexed read (concurrent first requests of a key share
+//!   it). Then the key is remembered in memory by its digest and re-read every
+//!   [`ApiKeys::DEFAULT_REVALIDATE_AFTER`], so a revoked key stops working within seconds on every server.
+//!   [`ApiKeys::verify_from`] adds a limit on failed authentications per client address ([`FailureLimit`]),
+//!   checked before anything is computed, so a flood of made-up keys costs almost nothing.
+//! - Keys created before digests were stored as argon2id hashes; such a key moves to its digest the first
+//!   time it is used (one argon2 check, once per key). A made-up key never reaches argon2: only a stored
+//!   pre-digest row with the same prefix does.
 //! - [`ApiKey`] never prints its secret in `Debug` or `Display`.
 //!
 //! [`KeyStore`] is the backend-neutral interface; `SqliteKeyStore` the embedded backend (feature `sqlite`, the
 //! default), `PgKeyStore` the backend for several servers on one PostgreSQL database (feature `postgres`).
-//! Not here: accounts and credits (`credit-ledger`), HTTP headers.
+//! Not here: accounts and credits (`credit-ledger`), HTTP headers, dashboard passwords (`dashboard-auth`,
+//! which keeps argon2id: a password is guessable, a key is not).
 //!
 //! ```
 //! # #[cfg(feature = "sqlite")]
@@ -30,6 +37,8 @@
 //! ```
 #![deny(missing_docs)]
 
+mod digest;
+mod failures;
 mod key;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -37,12 +46,13 @@ mod postgres;
 mod sqlite;
 mod verify;
 
+pub use failures::FailureLimit;
 pub use key::{ApiKey, KEY_PREFIX};
 #[cfg(feature = "postgres")]
 pub use postgres::PgKeyStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteKeyStore;
-pub use verify::{ApiKeys, VerifiedKey};
+pub use verify::{ApiKeys, KeyStats, VerifiedKey};
 
 use company_model::AccountId;
 
@@ -69,8 +79,12 @@ pub struct KeyRecord {
     pub prefix: String,
     /// The last 4 characters of the key.
     pub suffix: String,
-    /// The argon2id hash of the whole key, in PHC string form.
-    pub hash: String,
+    /// The HMAC-SHA256 digest of the whole key (64 hex characters); `None` for a key created before digests
+    /// and not used since.
+    pub digest: Option<String>,
+    /// The argon2id hash (PHC string) of a key created before digests, until its first use moves it to its
+    /// digest; `None` after.
+    pub legacy_hash: Option<String>,
     /// When it was created.
     pub created_at: jiff::Timestamp,
     /// When it last authenticated a request (updated at most once a minute).
@@ -97,8 +111,8 @@ pub struct NewKey {
     pub prefix: String,
     /// Last 4 characters.
     pub suffix: String,
-    /// Argon2id PHC hash of the whole key.
-    pub hash: String,
+    /// HMAC-SHA256 digest of the whole key under the store's digest key, 64 hex characters.
+    pub digest: String,
 }
 
 /// Why a key was not accepted, or a key operation failed.
@@ -114,8 +128,14 @@ pub enum KeyError {
     /// Several keys share the prefix an operator named ([`ApiKeys::find`]); name the key by its id.
     #[error("several keys start with `{0}`; name the key by its id")]
     AmbiguousPrefix(String),
-    /// Hashing failed (should not happen with valid parameters).
-    #[error("hashing the API key failed: {0}")]
+    /// The client address has had too many failed authentications ([`FailureLimit`]); nothing was checked.
+    #[error("too many failed authentications from this address; retry after {} s", retry_after.as_secs().max(1))]
+    TooManyFailures {
+        /// When the address's window ends.
+        retry_after: std::time::Duration,
+    },
+    /// Checking a key stored before digests failed to run (the blocking pool was shutting down).
+    #[error("checking the API key failed: {0}")]
     Hashing(String),
     /// The store failed; its error is the source.
     #[error("the key store failed: {0}")]
@@ -127,6 +147,8 @@ pub enum KeyError {
 pub trait KeyStore: Send + Sync + std::fmt::Debug {
     /// Stores a new key.
     async fn insert(&self, key: NewKey) -> Result<KeyRecord, KeyError>;
+    /// The key whose digest is `digest`.
+    async fn by_digest(&self, digest: &str) -> Result<Option<KeyRecord>, KeyError>;
     /// Keys whose prefix is `prefix` (normally one).
     async fn by_prefix(&self, prefix: &str) -> Result<Vec<KeyRecord>, KeyError>;
     /// The key with this id.
@@ -137,4 +159,9 @@ pub trait KeyStore: Send + Sync + std::fmt::Debug {
     async fn revoke(&self, id: KeyId) -> Result<bool, KeyError>;
     /// Records that a key was used at `at`.
     async fn touch(&self, id: KeyId, at: jiff::Timestamp) -> Result<(), KeyError>;
+    /// Stores the digest of a key created before digests and forgets its argon2 hash.
+    async fn set_digest(&self, id: KeyId, digest: &str) -> Result<(), KeyError>;
+    /// The deployment's digest key (hex): `proposed` is stored if there is none yet, and whichever is stored
+    /// is returned, so every server on one database uses the same.
+    async fn digest_key(&self, proposed: &str) -> Result<String, KeyError>;
 }

@@ -19,10 +19,16 @@ const MIGRATIONS: &[&str] = &["
         revoked_at TIMESTAMPTZ
     );
     CREATE INDEX api_keys_prefix ON api_keys (prefix);
+", "
+    -- Keys are found by an HMAC digest; `hash` keeps the argon2id string of a key created before, until its
+    -- first use, and is '' after.
+    ALTER TABLE api_keys ADD COLUMN digest TEXT;
+    CREATE UNIQUE INDEX api_keys_digest ON api_keys (digest);
+    CREATE TABLE api_key_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 "];
 
 const COLUMNS: &str =
-    "id, account_id, name, prefix, suffix, hash, created_at, last_used_at, revoked_at";
+    "id, account_id, name, prefix, suffix, digest, hash, created_at, last_used_at, revoked_at";
 
 /// Keys in a PostgreSQL database (table `api_keys`), shared by every server on it.
 #[derive(Clone, Debug)]
@@ -45,10 +51,11 @@ fn key_row(row: &Row) -> KeyRecord {
         name: row.get(2),
         prefix: row.get(3),
         suffix: row.get(4),
-        hash: row.get(5),
-        created_at: timestamp(row.get(6)),
-        last_used_at: row.get::<_, Option<SystemTime>>(7).map(timestamp),
-        revoked_at: row.get::<_, Option<SystemTime>>(8).map(timestamp),
+        digest: row.get(5),
+        legacy_hash: Some(row.get::<_, String>(6)).filter(|h| !h.is_empty()),
+        created_at: timestamp(row.get(7)),
+        last_used_at: row.get::<_, Option<SystemTime>>(8).map(timestamp),
+        revoked_at: row.get::<_, Option<SystemTime>>(9).map(timestamp),
     }
 }
 
@@ -91,8 +98,8 @@ impl PgKeyStore {
 impl KeyStore for PgKeyStore {
     async fn insert(&self, key: NewKey) -> Result<KeyRecord, KeyError> {
         let sql = format!(
-            "INSERT INTO api_keys (account_id, name, prefix, suffix, hash) VALUES ($1, $2, $3, $4, $5)
-             RETURNING {COLUMNS}"
+            "INSERT INTO api_keys (account_id, name, prefix, suffix, digest, hash)
+             VALUES ($1, $2, $3, $4, $5, '') RETURNING {COLUMNS}"
         );
         self.query(
             &sql,
@@ -101,12 +108,17 @@ impl KeyStore for PgKeyStore {
                 &key.name,
                 &key.prefix,
                 &key.suffix,
-                &key.hash,
+                &key.digest,
             ],
         )
         .await?
         .pop()
         .ok_or_else(|| KeyError::Backend("INSERT … RETURNING returned no row".into()))
+    }
+
+    async fn by_digest(&self, digest: &str) -> Result<Option<KeyRecord>, KeyError> {
+        let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE digest = $1");
+        Ok(self.query(&sql, &[&digest]).await?.pop())
     }
 
     async fn by_prefix(&self, prefix: &str) -> Result<Vec<KeyRecord>, KeyError> {
@@ -142,5 +154,33 @@ impl KeyStore for PgKeyStore {
         )
         .await
         .map(|_| ())
+    }
+
+    async fn set_digest(&self, id: KeyId, digest: &str) -> Result<(), KeyError> {
+        self.execute(
+            "UPDATE api_keys SET digest = $1, hash = '' WHERE id = $2",
+            &[&digest, &id.0],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn digest_key(&self, proposed: &str) -> Result<String, KeyError> {
+        // Two servers starting at once: one insert wins, and both read the winner's key.
+        self.execute(
+            "INSERT INTO api_key_settings (name, value) VALUES ('digest_key', $1)
+             ON CONFLICT (name) DO NOTHING",
+            &[&proposed],
+        )
+        .await?;
+        let client = self.pool.client().await.map_err(backend)?;
+        let row = client
+            .query_one(
+                "SELECT value FROM api_key_settings WHERE name = 'digest_key'",
+                &[],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(row.get(0))
     }
 }

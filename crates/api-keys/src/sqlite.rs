@@ -19,10 +19,16 @@ const MIGRATIONS: &[&str] = &["
         revoked_at_ms INTEGER
     );
     CREATE INDEX api_keys_prefix ON api_keys (prefix);
+", "
+    -- Keys are found by an HMAC digest; `hash` keeps the argon2id string of a key created before, until its
+    -- first use, and is '' after.
+    ALTER TABLE api_keys ADD COLUMN digest TEXT;
+    CREATE UNIQUE INDEX api_keys_digest ON api_keys (digest);
+    CREATE TABLE api_key_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 "];
 
-const COLUMNS: &str =
-    "id, account_id, name, prefix, suffix, hash, created_at_ms, last_used_at_ms, revoked_at_ms";
+const COLUMNS: &str = "id, account_id, name, prefix, suffix, digest, hash, created_at_ms, last_used_at_ms, \
+     revoked_at_ms";
 
 /// Keys in the service's SQLite file (table `api_keys`).
 #[derive(Clone, Debug)]
@@ -45,10 +51,11 @@ fn key_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
         name: row.get(2)?,
         prefix: row.get(3)?,
         suffix: row.get(4)?,
-        hash: row.get(5)?,
-        created_at: timestamp(row.get(6)?),
-        last_used_at: row.get::<_, Option<i64>>(7)?.map(timestamp),
-        revoked_at: row.get::<_, Option<i64>>(8)?.map(timestamp),
+        digest: row.get(5)?,
+        legacy_hash: Some(row.get::<_, String>(6)?).filter(|h| !h.is_empty()),
+        created_at: timestamp(row.get(7)?),
+        last_used_at: row.get::<_, Option<i64>>(8)?.map(timestamp),
+        revoked_at: row.get::<_, Option<i64>>(9)?.map(timestamp),
     })
 }
 
@@ -80,12 +87,24 @@ impl KeyStore for SqliteKeyStore {
             .write(move |conn| {
                 conn.query_row(
                     &format!(
-                        "INSERT INTO api_keys (account_id, name, prefix, suffix, hash, created_at_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING {COLUMNS}"
+                        "INSERT INTO api_keys (account_id, name, prefix, suffix, digest, hash, created_at_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, '', ?6) RETURNING {COLUMNS}"
                     ),
-                    params![key.account.0, key.name, key.prefix, key.suffix, key.hash, jiff::Timestamp::now().as_millisecond()],
+                    params![key.account.0, key.name, key.prefix, key.suffix, key.digest, jiff::Timestamp::now().as_millisecond()],
                     key_row,
                 )
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn by_digest(&self, digest: &str) -> Result<Option<KeyRecord>, KeyError> {
+        let digest = digest.to_owned();
+        self.pool
+            .run(move |conn| {
+                conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys WHERE digest = ?1"))?
+                    .query_row([digest], key_row)
+                    .optional()
             })
             .await
             .map_err(backend)
@@ -149,6 +168,39 @@ impl KeyStore for SqliteKeyStore {
             })
             .await
             .map(|_| ())
+            .map_err(backend)
+    }
+
+    async fn set_digest(&self, id: KeyId, digest: &str) -> Result<(), KeyError> {
+        let digest = digest.to_owned();
+        self.pool
+            .write(move |conn| {
+                conn.execute(
+                    "UPDATE api_keys SET digest = ?1, hash = '' WHERE id = ?2",
+                    params![digest, id.0],
+                )
+            })
+            .await
+            .map(|_| ())
+            .map_err(backend)
+    }
+
+    async fn digest_key(&self, proposed: &str) -> Result<String, KeyError> {
+        let proposed = proposed.to_owned();
+        self.pool
+            .write(move |conn| {
+                conn.execute(
+                    "INSERT INTO api_key_settings (name, value) VALUES ('digest_key', ?1)
+                     ON CONFLICT (name) DO NOTHING",
+                    [proposed],
+                )?;
+                conn.query_row(
+                    "SELECT value FROM api_key_settings WHERE name = 'digest_key'",
+                    [],
+                    |row| row.get(0),
+                )
+            })
+            .await
             .map_err(backend)
     }
 }

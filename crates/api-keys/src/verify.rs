@@ -1,14 +1,15 @@
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use argon2::Argon2;
-use argon2::password_hash::{
-    PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng,
-};
+use argon2::password_hash::{PasswordHash, PasswordVerifier};
 use company_model::AccountId;
-use sha2::{Digest, Sha256};
 
+use crate::digest::DigestKey;
+use crate::failures::{FailedAttempts, FailureLimit};
 use crate::key::STORED_PREFIX_LEN;
 use crate::{ApiKey, KeyError, KeyId, KeyRecord, KeyStore, NewKey};
 
@@ -21,6 +22,36 @@ pub struct VerifiedKey {
     pub account: AccountId,
 }
 
+/// What verification has cost on this server since it started: counts, for metrics and for tests that show a
+/// flood costs nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyStats {
+    /// Presented texts refused for their shape alone (not `cdk_` + 40 base62 characters): no digest, no read.
+    pub refused_shape: u64,
+    /// Requests refused because their client address had too many failures ([`KeyError::TooManyFailures`]).
+    pub refused_client: u64,
+    /// HMAC digests computed (one per well-shaped key presented, trusted or not).
+    pub digests: u64,
+    /// Keys looked up in the store because this server had not verified them yet (concurrent first requests
+    /// of one key share one lookup).
+    pub lookups: u64,
+    /// Argon2 verifications of keys created before digests (each such key moves to its digest at first use).
+    pub argon2_checks: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    refused_shape: AtomicU64,
+    refused_client: AtomicU64,
+    digests: AtomicU64,
+    lookups: AtomicU64,
+    argon2_checks: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
 #[derive(Clone, Copy)]
 struct CachedKey {
     verified: VerifiedKey,
@@ -31,11 +62,19 @@ struct CachedKey {
 /// How often `last_used_at` is written for a busy key.
 const TOUCH_EVERY: Duration = Duration::from_mins(1);
 
-/// Creates, verifies, lists and revokes keys over a [`KeyStore`], with the in-memory record of verified keys.
+/// Creates, verifies, lists and revokes keys over a [`KeyStore`], with the in-memory record of verified keys
+/// and of failed attempts per client address.
 #[derive(Debug)]
 pub struct ApiKeys {
     store: Arc<dyn KeyStore>,
-    verified: Mutex<HashMap<[u8; 32], CachedKeyDebug>>,
+    /// The deployment's digest key, read from (or first written to) the store at first use.
+    digest_key: tokio::sync::OnceCell<DigestKey>,
+    /// Keys verified on this server, by digest.
+    verified: Mutex<HashMap<String, CachedKeyDebug>>,
+    /// One lock per digest being looked up, so concurrent first requests of a key share one lookup.
+    in_flight: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    failures: FailedAttempts,
+    counters: Counters,
     revalidate_after: Duration,
 }
 
@@ -49,19 +88,8 @@ impl std::fmt::Debug for CachedKeyDebug {
     }
 }
 
-/// A hash to verify against when no stored key has the presented prefix, so a miss costs what a hit costs.
-static DUMMY_HASH: LazyLock<String> =
-    LazyLock::new(|| hash(&ApiKey::generate()).unwrap_or_default());
-
-fn hash(key: &ApiKey) -> Result<String, KeyError> {
-    let salt = SaltString::generate(&mut OsRng);
-    Argon2::default()
-        .hash_password(key.expose().as_bytes(), &salt)
-        .map(|h| h.to_string())
-        .map_err(|e| KeyError::Hashing(e.to_string()))
-}
-
-fn matches(key: &str, phc: &str) -> bool {
+/// Whether `key` matches a key stored before digests, as an argon2id PHC string.
+fn matches_legacy(key: &str, phc: &str) -> bool {
     PasswordHash::new(phc).is_ok_and(|parsed| {
         Argon2::default()
             .verify_password(key.as_bytes(), &parsed)
@@ -74,11 +102,16 @@ impl ApiKeys {
     /// a running server.
     pub const DEFAULT_REVALIDATE_AFTER: Duration = Duration::from_secs(2);
 
-    /// Keys over `store`, re-checked every [`ApiKeys::DEFAULT_REVALIDATE_AFTER`].
+    /// Keys over `store`, re-checked every [`ApiKeys::DEFAULT_REVALIDATE_AFTER`], failures limited per client
+    /// address by [`FailureLimit::default`].
     pub fn new(store: Arc<dyn KeyStore>) -> Self {
         Self {
             store,
+            digest_key: tokio::sync::OnceCell::new(),
             verified: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(HashMap::new()),
+            failures: FailedAttempts::new(FailureLimit::default()),
+            counters: Counters::default(),
             revalidate_after: Self::DEFAULT_REVALIDATE_AFTER,
         }
     }
@@ -90,20 +123,48 @@ impl ApiKeys {
         self
     }
 
+    /// Changes how many failed authentications a client address may have ([`ApiKeys::verify_from`]); counts
+    /// so far are kept.
+    pub fn set_failure_limit(&self, limit: FailureLimit) {
+        self.failures.set_limit(limit);
+    }
+
+    /// What verification has cost on this server so far.
+    pub fn stats(&self) -> KeyStats {
+        let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        KeyStats {
+            refused_shape: read(&self.counters.refused_shape),
+            refused_client: read(&self.counters.refused_client),
+            digests: read(&self.counters.digests),
+            lookups: read(&self.counters.lookups),
+            argon2_checks: read(&self.counters.argon2_checks),
+        }
+    }
+
+    async fn digest_key(&self) -> Result<&DigestKey, KeyError> {
+        self.digest_key
+            .get_or_try_init(|| async {
+                let stored = self.store.digest_key(&DigestKey::generate_hex()).await?;
+                DigestKey::from_hex(&stored).ok_or_else(|| {
+                    KeyError::Backend(
+                        "the stored API-key digest key is not 64 hex characters".into(),
+                    )
+                })
+            })
+            .await
+    }
+
     /// Creates a key for `account`; returns the full key (show it once, it is not kept) and its record.
     ///
     /// # Errors
-    /// [`KeyError::Hashing`] or [`KeyError::Backend`].
+    /// [`KeyError::Backend`].
     pub async fn create(
         &self,
         account: AccountId,
         name: Option<&str>,
     ) -> Result<(ApiKey, KeyRecord), KeyError> {
         let key = ApiKey::generate();
-        let for_hash = key.clone();
-        let hash = tokio::task::spawn_blocking(move || hash(&for_hash))
-            .await
-            .map_err(|e| KeyError::Hashing(e.to_string()))??;
+        let digest = self.digest_key().await?.digest(&key);
         let record = self
             .store
             .insert(NewKey {
@@ -111,79 +172,155 @@ impl ApiKeys {
                 name: name.map(str::to_owned),
                 prefix: key.prefix().to_owned(),
                 suffix: key.suffix().to_owned(),
-                hash,
+                digest,
             })
             .await?;
         Ok((key, record))
     }
 
-    /// Checks a presented key.
+    /// Checks a presented key, without a limit on failures: for callers that have no client address (the
+    /// command line, an embedder's own checks). Requests from a network go through [`ApiKeys::verify_from`].
+    ///
+    /// Text that is not shaped like a key is refused without a digest or a read; a well-shaped key costs one
+    /// HMAC (about a microsecond) and, the first time this server sees it, one indexed read.
     ///
     /// # Errors
     /// [`KeyError::Invalid`] for anything but an active key (including a revoked one: callers learn no more),
     /// [`KeyError::Backend`] when the store fails.
     pub async fn verify(&self, presented: &str) -> Result<VerifiedKey, KeyError> {
-        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
-        let cached = self.cached(&digest);
-        if let Some(entry) = cached {
-            if entry.checked_at.elapsed() < self.revalidate_after {
-                self.touch_if_due(&digest, entry);
-                return Ok(entry.verified);
-            }
-            // Trusted before: a cheap read of its row instead of another argon2 run.
-            let still_active = self
-                .store
-                .by_id(entry.verified.key_id)
-                .await?
-                .is_some_and(|r| r.revoked_at.is_none());
-            if !still_active {
-                self.forget(&digest);
-                return Err(KeyError::Invalid);
-            }
-            self.remember(
-                digest,
-                CachedKey {
-                    checked_at: Instant::now(),
-                    ..entry
-                },
-            );
-            self.touch_if_due(&digest, entry);
-            return Ok(entry.verified);
-        }
-        let verified = self.verify_with_argon2(presented).await?;
-        let now = Instant::now();
-        let entry = CachedKey {
-            verified,
-            checked_at: now,
-            touched_at: now,
+        let Some(key) = ApiKey::parse(presented) else {
+            bump(&self.counters.refused_shape);
+            return Err(KeyError::Invalid);
         };
-        self.remember(digest, entry);
+        let digest = self.digest_key().await?.digest(&key);
+        bump(&self.counters.digests);
+        if let Some(verified) = self.trusted(&digest).await? {
+            return Ok(verified);
+        }
+        // Concurrent first requests of one key wait for the first one's lookup instead of each doing their own.
+        let lock = Arc::clone(self.lock_in_flight().entry(digest.clone()).or_default());
+        let looked_up = {
+            let _turn = lock.lock().await;
+            match self.trusted(&digest).await {
+                Ok(Some(verified)) => Ok(verified),
+                Ok(None) => self.look_up(&key, &digest).await,
+                Err(error) => Err(error),
+            }
+        };
+        self.lock_in_flight().remove(&digest);
+        looked_up
+    }
+
+    /// [`ApiKeys::verify`] for a request from `client`: refused with [`KeyError::TooManyFailures`], before
+    /// anything is computed, when the address has had too many failed authentications in the window
+    /// ([`FailureLimit`]); a refusal of the key counts as one failure.
+    ///
+    /// # Errors
+    /// [`KeyError::TooManyFailures`], [`KeyError::Invalid`], [`KeyError::Backend`].
+    pub async fn verify_from(
+        &self,
+        client: IpAddr,
+        presented: &str,
+    ) -> Result<VerifiedKey, KeyError> {
+        if let Err(retry_after) = self.failures.check(client) {
+            bump(&self.counters.refused_client);
+            return Err(KeyError::TooManyFailures { retry_after });
+        }
+        let verified = self.verify(presented).await;
+        if matches!(verified, Err(KeyError::Invalid)) {
+            self.failures.record(client);
+        }
+        verified
+    }
+
+    /// The key this server verified before, re-read from the store when its trust has lapsed.
+    async fn trusted(&self, digest: &str) -> Result<Option<VerifiedKey>, KeyError> {
+        let Some(entry) = self.cached(digest) else {
+            return Ok(None);
+        };
+        if entry.checked_at.elapsed() < self.revalidate_after {
+            self.touch_if_due(digest, entry);
+            return Ok(Some(entry.verified));
+        }
+        let still_active = self
+            .store
+            .by_id(entry.verified.key_id)
+            .await?
+            .is_some_and(|r| r.revoked_at.is_none());
+        if !still_active {
+            self.forget(digest);
+            return Err(KeyError::Invalid);
+        }
+        self.remember(
+            digest,
+            CachedKey {
+                checked_at: Instant::now(),
+                ..entry
+            },
+        );
+        self.touch_if_due(digest, entry);
+        Ok(Some(entry.verified))
+    }
+
+    /// Finds the key by its digest or, for a key created before digests, by argon2 against the rows of its
+    /// prefix that have no digest yet (and then stores its digest, so this happens once per key).
+    async fn look_up(&self, key: &ApiKey, digest: &str) -> Result<VerifiedKey, KeyError> {
+        bump(&self.counters.lookups);
+        let record = match self.store.by_digest(digest).await? {
+            Some(record) => Some(record),
+            None => self.look_up_legacy(key, digest).await?,
+        };
+        let record = record
+            .filter(|r| r.revoked_at.is_none())
+            .ok_or(KeyError::Invalid)?;
+        let verified = VerifiedKey {
+            key_id: record.id,
+            account: record.account,
+        };
+        let now = Instant::now();
+        self.remember(
+            digest,
+            CachedKey {
+                verified,
+                checked_at: now,
+                touched_at: now,
+            },
+        );
         self.spawn_touch(verified.key_id);
         Ok(verified)
     }
 
-    async fn verify_with_argon2(&self, presented: &str) -> Result<VerifiedKey, KeyError> {
-        let Some(key) = ApiKey::parse(presented) else {
-            return Err(KeyError::Invalid);
-        };
-        let candidates: Vec<KeyRecord> = self.store.by_prefix(key.prefix()).await?;
+    async fn look_up_legacy(
+        &self,
+        key: &ApiKey,
+        digest: &str,
+    ) -> Result<Option<KeyRecord>, KeyError> {
+        let candidates: Vec<KeyRecord> = self
+            .store
+            .by_prefix(key.prefix())
+            .await?
+            .into_iter()
+            .filter(|c| c.legacy_hash.is_some())
+            .collect();
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        bump(&self.counters.argon2_checks);
         let secret = key.expose().to_owned();
         let found = tokio::task::spawn_blocking(move || {
-            if candidates.is_empty() {
-                let _ = matches(&secret, &DUMMY_HASH);
-                return None;
-            }
-            candidates.into_iter().find(|c| matches(&secret, &c.hash))
+            candidates.into_iter().find(|c| {
+                c.legacy_hash
+                    .as_deref()
+                    .is_some_and(|phc| matches_legacy(&secret, phc))
+            })
         })
         .await
         .map_err(|e| KeyError::Hashing(e.to_string()))?;
-        match found {
-            Some(record) if record.revoked_at.is_none() => Ok(VerifiedKey {
-                key_id: record.id,
-                account: record.account,
-            }),
-            _ => Err(KeyError::Invalid),
+        if let Some(record) = &found {
+            self.store.set_digest(record.id, digest).await?;
+            tracing::info!(key_id = %record.id, "API key moved from argon2 to its digest");
         }
+        Ok(found)
     }
 
     /// All keys, oldest first.
@@ -252,29 +389,37 @@ impl ApiKeys {
         Ok(revoked)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], CachedKeyDebug>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CachedKeyDebug>> {
         // A panic while holding this lock cannot leave the map inconsistent (single inserts and removes).
         self.verified
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn cached(&self, digest: &[u8; 32]) -> Option<CachedKey> {
+    fn lock_in_flight(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<()>>>> {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn cached(&self, digest: &str) -> Option<CachedKey> {
         self.lock().get(digest).map(|e| e.0)
     }
 
-    fn remember(&self, digest: [u8; 32], entry: CachedKey) {
-        self.lock().insert(digest, CachedKeyDebug(entry));
+    fn remember(&self, digest: &str, entry: CachedKey) {
+        self.lock().insert(digest.to_owned(), CachedKeyDebug(entry));
     }
 
-    fn forget(&self, digest: &[u8; 32]) {
+    fn forget(&self, digest: &str) {
         self.lock().remove(digest);
     }
 
-    fn touch_if_due(&self, digest: &[u8; 32], entry: CachedKey) {
+    fn touch_if_due(&self, digest: &str, entry: CachedKey) {
         if entry.touched_at.elapsed() >= TOUCH_EVERY {
             self.remember(
-                *digest,
+                digest,
                 CachedKey {
                     touched_at: Instant::now(),
                     ..entry

@@ -1,13 +1,38 @@
 //! Keys on both engines, a real SQLite file and a real PostgreSQL database: storage holds no secret,
-//! verification, revocation across two "servers" on one database, listing and finding.
+//! verification, revocation across two "servers" on one database, listing and finding, what a flood costs,
+//! and keys stored before digests moving over.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use pg_test::Engine;
+use sha2::{Digest, Sha256};
 use std::time::Duration;
 
-use api_keys::{ApiKey, ApiKeys, KeyError, KeyStore, PgKeyStore, SqliteKeyStore};
+use api_keys::{
+    ApiKey, ApiKeys, FailureLimit, KeyError, KeyStats, KeyStore, PgKeyStore, SqliteKeyStore,
+};
 use company_model::AccountId;
+
+/// What a stored form must not be: the key itself, any run of its random part, or its unkeyed SHA-256 (which
+/// a table of digests of guessed keys could match).
+fn assert_not_recoverable(stored: &[u8], key: &ApiKey) {
+    let secret_part = &key.expose()[12..key.expose().len() - 4];
+    let plain_digest =
+        Sha256::digest(key.expose().as_bytes())
+            .iter()
+            .fold(String::new(), |mut hex, byte| {
+                use std::fmt::Write;
+                let _ = write!(hex, "{byte:02x}");
+                hex
+            });
+    for needle in [secret_part.as_bytes(), plain_digest.as_bytes()] {
+        assert!(
+            !stored.windows(needle.len()).any(|w| w == needle),
+            "a recoverable form of the key is stored"
+        );
+    }
+}
 
 #[tokio::test]
 async fn the_database_never_holds_the_full_key() {
@@ -19,19 +44,14 @@ async fn the_database_never_holds_the_full_key() {
         .await
         .expect("created");
     assert!(key.expose().starts_with(&record.prefix) && key.expose().ends_with(&record.suffix));
-    assert!(record.hash.starts_with("$argon2id$"), "{}", record.hash);
+    assert_eq!(record.digest.as_deref().map(str::len), Some(64));
+    assert_eq!(record.legacy_hash, None);
+    keys.verify(key.expose()).await.expect("verifies");
     drop(keys);
     let bytes = std::fs::read(&path).expect("read file");
     let wal = std::fs::read(dir.path().join("k.db-wal")).unwrap_or_default();
-    let secret_part = &key.expose()[12..];
-    for file in [&bytes, &wal] {
-        assert!(
-            !file
-                .windows(secret_part.len())
-                .any(|w| w == secret_part.as_bytes()),
-            "secret found on disk"
-        );
-    }
+    assert_not_recoverable(&bytes, &key);
+    assert_not_recoverable(&wal, &key);
 }
 
 /// A key store on the engine's database; each call is another server's connection to it.
@@ -162,13 +182,140 @@ async fn postgres_holds_no_key_in_any_recoverable_form() {
         .create(AccountId(3), Some("ci"))
         .await
         .expect("created");
-    let secret_part = &key.expose()[12..key.expose().len() - 4];
+    keys.verify(key.expose()).await.expect("verifies");
     for record in keys.list().await.expect("listed") {
         let stored = format!(
-            "{} {} {} {:?}",
-            record.prefix, record.suffix, record.hash, record.name
+            "{} {} {:?} {:?} {:?}",
+            record.prefix, record.suffix, record.digest, record.legacy_hash, record.name
         );
-        assert!(!stored.contains(secret_part), "{stored}");
-        assert!(record.hash.starts_with("$argon2id$"));
+        assert_not_recoverable(stored.as_bytes(), &key);
+        assert_eq!(record.digest.as_deref().map(str::len), Some(64));
     }
+}
+
+#[tokio::test]
+async fn concurrent_first_requests_of_a_key_share_one_lookup() {
+    for engine in Engine::both().await {
+        let keys = ApiKeys::new(store(&engine).await);
+        let (key, record) = keys.create(AccountId(5), None).await.expect("created");
+        // Another server, which has never seen the key.
+        let fresh = Arc::new(ApiKeys::new(store(&engine).await));
+        let tasks: Vec<_> = (0..32)
+            .map(|_| {
+                let fresh = Arc::clone(&fresh);
+                let key = key.expose().to_owned();
+                tokio::spawn(async move { fresh.verify(&key).await })
+            })
+            .collect();
+        for task in tasks {
+            assert_eq!(
+                task.await.expect("joined").expect("valid").key_id,
+                record.id
+            );
+        }
+        let stats = fresh.stats();
+        assert_eq!((stats.digests, stats.lookups), (32, 1), "{stats:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_authentication_flood_from_one_address_is_refused_before_any_digest() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keys = ApiKeys::new(Arc::new(
+        SqliteKeyStore::open(&dir.path().join("k.db"))
+            .await
+            .expect("opens"),
+    ));
+    keys.set_failure_limit(FailureLimit {
+        max_failures: 5,
+        window: Duration::from_mins(1),
+    });
+    let (key, _) = keys.create(AccountId(1), None).await.expect("created");
+    let flooder: IpAddr = "203.0.113.9".parse().expect("address");
+    let client: IpAddr = "198.51.100.4".parse().expect("address");
+
+    // Wrong shape: refused without a digest.
+    assert!(matches!(
+        keys.verify_from(flooder, "not-a-key").await,
+        Err(KeyError::Invalid)
+    ));
+    assert_eq!(
+        keys.stats(),
+        KeyStats {
+            refused_shape: 1,
+            ..KeyStats::default()
+        }
+    );
+    // Made-up keys of the right shape: one digest and one lookup each, never argon2.
+    for _ in 0..4 {
+        assert!(matches!(
+            keys.verify_from(flooder, ApiKey::generate().expose()).await,
+            Err(KeyError::Invalid)
+        ));
+    }
+    let before = keys.stats();
+    assert_eq!((before.digests, before.argon2_checks), (4, 0));
+    // The limit is reached: from now on nothing is computed for this address, whatever it sends.
+    for presented in [ApiKey::generate().expose(), key.expose(), "junk"] {
+        match keys.verify_from(flooder, presented).await {
+            Err(KeyError::TooManyFailures { retry_after }) => {
+                assert!(retry_after > Duration::ZERO && retry_after <= Duration::from_mins(1));
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    let after = keys.stats();
+    assert_eq!(
+        (after.digests, after.lookups, after.refused_client),
+        (before.digests, before.lookups, 3)
+    );
+    // Another address is not affected.
+    assert!(keys.verify_from(client, key.expose()).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_key_stored_before_digests_moves_to_its_digest_at_first_use() {
+    use argon2::PasswordHasher;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("k.db");
+    let store = SqliteKeyStore::open(&path).await.expect("opens");
+    // A row as the previous version wrote it: an argon2id hash and no digest.
+    let key = ApiKey::generate();
+    let salt =
+        argon2::password_hash::SaltString::generate(&mut argon2::password_hash::rand_core::OsRng);
+    let phc = argon2::Argon2::default()
+        .hash_password(key.expose().as_bytes(), &salt)
+        .expect("hashes")
+        .to_string();
+    let (prefix, suffix) = (
+        key.expose()[..12].to_owned(),
+        key.expose()[key.expose().len() - 4..].to_owned(),
+    );
+    let pool = sqlite_pool::SqlitePool::open(&path).await.expect("opens");
+    pool.write(move |conn| {
+        conn.execute(
+            "INSERT INTO api_keys (account_id, prefix, suffix, hash, created_at_ms) VALUES (7, ?1, ?2, ?3, 0)",
+            [prefix, suffix, phc],
+        )
+    })
+    .await
+    .expect("inserted");
+
+    let keys = ApiKeys::new(Arc::new(store.clone()));
+    assert_eq!(
+        keys.verify(key.expose()).await.expect("valid").account,
+        AccountId(7)
+    );
+    assert_eq!(keys.stats().argon2_checks, 1);
+    let record = keys.list().await.expect("listed").remove(0);
+    assert_eq!(record.legacy_hash, None, "the argon2 hash is gone");
+    assert_eq!(record.digest.as_deref().map(str::len), Some(64));
+    // Another server finds it by its digest: no argon2 again.
+    let other = ApiKeys::new(Arc::new(store));
+    other.verify(key.expose()).await.expect("valid");
+    assert_eq!(other.stats().argon2_checks, 0);
+    // A made-up key with the same prefix no longer reaches argon2 either.
+    let same_prefix = format!("{}{}", &key.expose()[..12], "x".repeat(32));
+    assert!(other.verify(&same_prefix).await.is_err());
+    assert_eq!(other.stats().argon2_checks, 0);
 }
