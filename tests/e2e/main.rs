@@ -16,6 +16,7 @@ mod jobs;
 mod limits;
 mod links;
 mod openapi;
+mod operations;
 mod postgres;
 mod requests;
 mod unresolved;

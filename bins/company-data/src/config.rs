@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use api_keys::FailureLimit;
 use bulk_jobs::BulkSettings;
 use clap::Args;
 use company_lookup::LookupSettings;
@@ -111,6 +112,10 @@ pub struct ServeArgs {
     /// Requests an API key may make at once before the rate applies.
     #[arg(long, env = "COMPANY_DATA_KEY_BURST", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     key_burst: u32,
+    /// Failed authentications (keys that are not valid) one client address may send per minute; past it, its
+    /// requests get 429 with Retry-After and no key is checked until the minute ends. IPv6 counts per /64.
+    #[arg(long, env = "COMPANY_DATA_FAILED_AUTH_LIMIT", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    failed_auth_limit: u32,
     /// Seconds a client has to send a request's headers, and the longest a kept-alive connection may sit idle.
     #[arg(long, env = "COMPANY_DATA_HEADER_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
     header_timeout: Duration,
@@ -142,6 +147,15 @@ pub struct ServeArgs {
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     pub log: String,
+    /// How log lines are written to standard error: `text` for people, `json` (one object per line, with the
+    /// request's span fields: request_id, account, key prefix, status, duration) for log collectors.
+    #[arg(long, env = "COMPANY_DATA_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// The header a trusted reverse proxy puts the client's address in (e.g. `X-Forwarded-For`, last entry
+    /// used, or `X-Real-IP`); failed authentications are limited per client address. Unset: the connection's
+    /// peer. Set it only behind a proxy that always sets the header.
+    #[arg(long, env = "COMPANY_DATA_CLIENT_ADDRESS_HEADER")]
+    client_address_header: Option<http::HeaderName>,
     /// Keep a website on a URL shortener (goo.gle, bit.ly, ...) as the record's `domain` instead of following
     /// the link to the domain it lands on.
     #[arg(long, env = "COMPANY_DATA_NO_LINK_RESOLUTION")]
@@ -194,6 +208,15 @@ fn non_empty(values: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Lines for people.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
 impl ServeArgs {
     /// The settings these flags give.
     ///
@@ -241,6 +264,11 @@ fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
             max_connections: args.max_connections as usize,
         },
         secure_cookies: args.secure_cookies,
+        client_address_header: args.client_address_header.clone(),
+        failed_auth_limit: FailureLimit {
+            max_failures: args.failed_auth_limit,
+            ..FailureLimit::default()
+        },
         watches: WatchSettings {
             allow_private: args.webhook_allow_private,
             ..WatchSettings::default()

@@ -83,6 +83,10 @@ pub struct Settings {
     pub connections: ConnectionLimits,
     /// Always mark dashboard cookies `Secure`.
     pub secure_cookies: bool,
+    /// The trusted proxy's client-address header; `None` for the connection's peer.
+    pub client_address_header: Option<http::HeaderName>,
+    /// Failed authentications allowed per client address.
+    pub failed_auth_limit: api_keys::FailureLimit,
     /// This server's name among the servers on one database, stable across its restarts: its credit holds carry
     /// it, so a restart frees them at once.
     pub server_name: String,
@@ -196,6 +200,10 @@ impl App {
     /// When the database cannot be opened or migrated, or the HTTP client cannot be built.
     pub async fn open(settings: &Settings) -> anyhow::Result<Self> {
         let stores = Stores::open_as(&settings.db, &settings.server_name).await?;
+        stores
+            .accounts
+            .keys()
+            .set_failure_limit(settings.failed_auth_limit);
         let mut lookup = LookupService::new(
             Fetcher::with_limits(settings.fetcher.clone(), Arc::clone(&stores.limits))?,
             Arc::clone(&stores.snapshots),
@@ -229,6 +237,7 @@ impl App {
             ApiSettings {
                 key_rate: settings.key_rate,
                 body_timeout: settings.connections.body_timeout,
+                client_address_header: settings.client_address_header.clone(),
             },
             stores.limits,
         );

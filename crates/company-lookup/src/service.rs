@@ -214,6 +214,11 @@ impl LookupService {
         self
     }
 
+    /// The ledger requests are billed on (for readers of balances and usage).
+    pub fn ledger(&self) -> &Arc<dyn Ledger> {
+        &self.ledger
+    }
+
     /// The settings in force.
     pub fn settings(&self) -> LookupSettings {
         self.settings

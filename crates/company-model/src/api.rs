@@ -203,6 +203,10 @@ pub struct ErrorBody {
     /// One entry per problem found in the request (400 only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<Problem>,
+    /// The request's id, as in its `X-Request-Id` response header and the server's log: quote it when
+    /// reporting a problem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 /// One problem with a request body.

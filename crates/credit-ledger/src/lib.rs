@@ -37,6 +37,7 @@ mod credits;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod summary;
 
 pub use company_model::AccountId;
 use company_model::FreshnessWindow;
@@ -45,6 +46,7 @@ pub use credits::{Credits, CreditsError};
 pub use postgres::PgLedger;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{BALANCE_REUSE, SqliteLedger};
+pub use summary::{AccountSummary, MonthUsage, account_summary};
 
 /// The price of one company returned from a live fetch (spec 4.3, 8): 1 credit.
 pub const LIVE_PRICE: Credits = Credits::from_millis(1000);
@@ -232,6 +234,9 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<LedgerEntry>, LedgerError>;
+    /// The credits held for the account's requests in flight (on SQLite this server's; on PostgreSQL every
+    /// server's).
+    async fn held(&self, account: AccountId) -> Result<Credits, LedgerError>;
     /// The account's charges per UTC day from `since` on, oldest day first; days without charges are left out.
     async fn daily_usage(
         &self,

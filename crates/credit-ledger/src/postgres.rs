@@ -547,6 +547,18 @@ impl Ledger for PgLedger {
         self.free_holds("server = $1", &self.server).await
     }
 
+    async fn held(&self, account: AccountId) -> Result<Credits, LedgerError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT held_millis FROM accounts WHERE id = $1",
+                &[&account.0],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(Credits::from_millis(row.map_or(0, |row| row.get(0))))
+    }
+
     async fn entries(
         &self,
         account: AccountId,

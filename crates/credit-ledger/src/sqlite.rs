@@ -417,6 +417,12 @@ impl Ledger for SqliteLedger {
         Ok(all.len() as u64)
     }
 
+    async fn held(&self, account: AccountId) -> Result<Credits, LedgerError> {
+        Ok(Credits::from_millis(
+            lock(&self.holds).held.get(&account).copied().unwrap_or(0),
+        ))
+    }
+
     async fn entries(
         &self,
         account: AccountId,

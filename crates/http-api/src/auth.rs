@@ -1,5 +1,7 @@
 //! Who is calling: the API key from the request's headers (spec 5.1), its verification, and the per-key rate.
 
+use std::net::IpAddr;
+
 use api_keys::{ApiKeys, KeyError, VerifiedKey};
 use http::HeaderMap;
 
@@ -67,18 +69,29 @@ pub fn presented_key(headers: &HeaderMap) -> Result<String, CredentialsError> {
 /// off: a request without a key is refused before any authenticator is asked.
 #[async_trait::async_trait]
 pub trait Authenticator: Send + Sync + std::fmt::Debug {
-    /// The key's id and account.
+    /// The key's id and account. `client` is the caller's address when known, for limits on failures.
     ///
     /// # Errors
-    /// [`KeyError::Invalid`] for anything but an active key (HTTP 401); any other [`KeyError`] is a store
-    /// failure (HTTP 503).
-    async fn authenticate(&self, presented: &str) -> Result<VerifiedKey, KeyError>;
+    /// [`KeyError::Invalid`] for anything but an active key (HTTP 401), [`KeyError::TooManyFailures`] when
+    /// the address is refused for its failures (HTTP 429); any other [`KeyError`] is a store failure (HTTP 503).
+    async fn authenticate(
+        &self,
+        presented: &str,
+        client: Option<IpAddr>,
+    ) -> Result<VerifiedKey, KeyError>;
 }
 
 #[async_trait::async_trait]
 impl Authenticator for ApiKeys {
-    async fn authenticate(&self, presented: &str) -> Result<VerifiedKey, KeyError> {
-        self.verify(presented).await
+    async fn authenticate(
+        &self,
+        presented: &str,
+        client: Option<IpAddr>,
+    ) -> Result<VerifiedKey, KeyError> {
+        match client {
+            Some(client) => self.verify_from(client, presented).await,
+            None => self.verify(presented).await,
+        }
     }
 }
 

@@ -80,9 +80,9 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::Credentials(_) | Self::Key(KeyError::Invalid) => StatusCode::UNAUTHORIZED,
-            Self::RateLimited { .. } | Self::Lookup(LookupError::TooManyLiveLookups { .. }) => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            Self::RateLimited { .. }
+            | Self::Key(KeyError::TooManyFailures { .. })
+            | Self::Lookup(LookupError::TooManyLiveLookups { .. }) => StatusCode::TOO_MANY_REQUESTS,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Body(BodyError::TooLarge { .. }) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Body(BodyError::TimedOut) => StatusCode::REQUEST_TIMEOUT,
@@ -115,6 +115,7 @@ impl ApiError {
                 "invalid_api_key"
             }
             Self::RateLimited { .. } => "rate_limited",
+            Self::Key(KeyError::TooManyFailures { .. }) => "too_many_failed_authentications",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::Body(BodyError::TooLarge { .. }) => "body_too_large",
             Self::Body(BodyError::TimedOut) => "body_timeout",
@@ -178,6 +179,11 @@ impl ApiError {
             Self::RateLimited { retry_after } => format!(
                 "This API key is sending requests faster than its limit. Retry after {} s (see the Retry-After \
                  header), and send up to {MAX_URLS} URLs per request rather than many small requests.",
+                retry_after_seconds(*retry_after)
+            ),
+            Self::Key(KeyError::TooManyFailures { retry_after }) => format!(
+                "Too many requests from this address were sent with keys that are not valid. Retry after {} s \
+                 (see the Retry-After header) with a valid key; `company-data keys create` makes one.",
                 retry_after_seconds(*retry_after)
             ),
             Self::UnsupportedMediaType => {
@@ -261,6 +267,7 @@ impl ApiError {
     fn retry_after(&self) -> Option<u64> {
         match self {
             Self::RateLimited { retry_after }
+            | Self::Key(KeyError::TooManyFailures { retry_after })
             | Self::Lookup(LookupError::TooManyLiveLookups { retry_after, .. }) => {
                 Some(retry_after_seconds(*retry_after))
             }
@@ -272,6 +279,12 @@ impl ApiError {
     /// The HTTP response: status, standard headers (`WWW-Authenticate`, `Accept-Post`, `Allow`,
     /// `Retry-After` where they apply), JSON error body.
     pub fn into_response(self) -> Response {
+        self.into_response_for(None)
+    }
+
+    /// [`ApiError::into_response`] with the request's id in the body (`request_id`), so a client's report of a
+    /// failure can be matched with the server's log.
+    pub fn into_response_for(self, request_id: Option<&str>) -> Response {
         let status = self.status();
         if status == StatusCode::SERVICE_UNAVAILABLE {
             tracing::error!(
@@ -292,6 +305,7 @@ impl ApiError {
                 Self::InvalidRequest(invalid) => invalid.problems,
                 _ => Vec::<Problem>::new(),
             },
+            request_id: request_id.map(str::to_owned),
         };
         let mut response = crate::routes::json_response(status, &body);
         let headers = response.headers_mut();

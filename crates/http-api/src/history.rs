@@ -89,7 +89,9 @@ impl Api {
     /// `GET /history?liUrl=…&from=…&to=…`: 200 `{message, status_code, final_li_url, points, changes}` with the
     /// billing headers, 404 `not_found` when the page has no stored snapshot.
     pub(crate) async fn history<B>(&self, request: &Request<B>) -> Result<Response, ApiError> {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         let query = history_query(request.uri().query(), self.domain())?;
         let outcome = self
             .lookup()

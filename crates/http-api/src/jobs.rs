@@ -125,7 +125,9 @@ impl Api {
     where
         B: hyper::body::Body + Unpin,
     {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         require_json(request.headers())?;
         let body = http_serve::read_body(request, MAX_JOB_BODY_BYTES, self.body_timeout()).await?;
         let parsed = CompanyRequest::from_job_json(&body, self.domain())?;
@@ -143,7 +145,9 @@ impl Api {
         jobs: &Arc<BulkJobs>,
         request: &Request<B>,
     ) -> Result<Response, ApiError> {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         let query = request.uri().query();
         let limit = query_number(query, "limit", 1..=u64::from(MOST_JOBS_PER_PAGE))?
             .map_or(DEFAULT_JOBS_PER_PAGE, |n| n as u32);
@@ -170,7 +174,9 @@ impl Api {
         id: JobId,
         cancel: bool,
     ) -> Result<Response, ApiError> {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         let job = if cancel {
             jobs.cancel(caller.account, id).await?
         } else {
@@ -188,7 +194,9 @@ impl Api {
         request: &Request<B>,
         id: JobId,
     ) -> Result<Response, ApiError> {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         let query = request.uri().query();
         let from = query_number(query, "from", 0..=u64::MAX >> 1)?.unwrap_or(0);
         let limit = query_number(query, "limit", 1..=u64::from(MOST_RESULTS_PER_PAGE))?

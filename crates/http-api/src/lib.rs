@@ -7,12 +7,16 @@
 //!   of at most [`company_model::MAX_BODY_BYTES`], validated by [`company_model::CompanyRequest::from_json`];
 //!   then [`company_lookup::LookupService::run`], with the charge in `X-Credits-Charged` and
 //!   `X-Credits-Remaining`;
+//! - `GET /v1/account`: the caller's account, balance, credits held and usage this month
+//!   ([`credit_ledger::AccountSummary`]), free;
 //! - `GET /openapi.json`: the OpenAPI 3.1 document of the API as configured ([`openapi_document`]);
 //! - `GET /healthz`: whether the service can serve: 200, or 503 when its [`HealthCheck`] fails (the database
 //!   is down).
 //!
 //! Every failure is an [`ApiError`], and [`ApiError::into_response`] is the one place where failures become
-//! HTTP statuses and `{error, message, status_code}` bodies. Serving connections is `http-serve`'s job; the
+//! HTTP statuses and `{error, message, status_code, request_id}` bodies (the id that `http-serve` gave the
+//! request). Key verification is limited per client address: the connection's peer, or the trusted proxy's
+//! header ([`ApiSettings::client_address_header`]). Serving connections is `http-serve`'s job; the
 //! dashboard is another crate.
 //!
 //! ```no_run
@@ -31,6 +35,7 @@
 #![deny(missing_docs)]
 #![recursion_limit = "512"] // the OpenAPI document is one large `json!` literal
 
+mod account;
 mod auth;
 mod error;
 mod history;

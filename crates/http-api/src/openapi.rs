@@ -54,9 +54,14 @@ fn unavailable() -> Value {
     )
 }
 
-/// 429 of the key's request rate.
+/// Why a key-bearing request may get 429 before its operation runs.
+const REFUSED_429: &str = "`rate_limited`: the key sent requests faster than its limit (`serve --key-rate`, \
+     `--key-burst`). `too_many_failed_authentications`: this client address sent too many keys that are not \
+     valid (`serve --failed-auth-limit` per minute); nothing is checked for it until the minute ends.";
+
+/// 429 of the key's request rate or of the client's failed authentications.
 fn rate_limited() -> Value {
-    retried_error("`rate_limited`: the key sent requests faster than its limit.")
+    retried_error(REFUSED_429)
 }
 
 /// `X-Credits-Charged` / `X-Credits-Remaining`: a decimal number of credits.
@@ -125,7 +130,7 @@ pub fn openapi_document(
                         "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
                         "415": error_response("The body is not sent as `application/json`."),
                         "429": {
-                            "description": "`rate_limited`: the key sent requests faster than its limit (`serve --key-rate`, `--key-burst`). `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged.",
+                            "description": format!("{REFUSED_429} `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged."),
                             "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
                         },
@@ -283,7 +288,8 @@ pub fn openapi_document(
                         "error": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Stable snake_case code."},
                         "message": {"type": "string", "description": "What went wrong and how to fix it."},
                         "status_code": {"type": "integer"},
-                        "details": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}}
+                        "details": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
+                        "request_id": {"type": "string", "description": "The request's id, as in the `X-Request-Id` header and the server's log: quote it when reporting a problem."}
                     }
                 },
                 "Problem": {
@@ -303,7 +309,82 @@ pub fn openapi_document(
     add_jobs(&mut document, domain);
     add_history(&mut document, domain);
     add_watches(&mut document, domain);
+    add_account(&mut document);
+    add_request_id(&mut document);
     document
+}
+
+/// `GET /v1/account` and its schema.
+fn add_account(document: &mut Value) {
+    let credits =
+        |description: &str| json!({"type": "number", "minimum": 0, "description": description});
+    let paths = json!({
+        crate::account::ACCOUNT_PATH: {
+            "get": {
+                "operationId": "getAccount",
+                "summary": "The caller's account: balance, credits held, usage this month",
+                "description": "Free. Reads the ledger of the key's account: the settled balance, what requests in flight hold, and the charges since the first of the current month (UTC).",
+                "tags": ["Company Data"],
+                "responses": {
+                    "200": {"description": "The account.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
+                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                    "429": rate_limited(),
+                    "503": unavailable()
+                }
+            }
+        }
+    });
+    let schemas = json!({
+        "Account": {
+            "type": "object",
+            "required": ["account_id", "name", "balance", "held", "available", "usage_this_month"],
+            "properties": {
+                "account_id": {"type": "integer"},
+                "name": {"type": "string"},
+                "balance": {"type": "number", "description": "Settled balance in credits (holds not subtracted); negative never."},
+                "held": credits("Credits held for requests in flight."),
+                "available": {"type": "number", "description": "What a new request may spend: balance minus held."},
+                "usage_this_month": {
+                    "type": "object",
+                    "required": ["since", "requests", "records", "unresolved", "credits"],
+                    "properties": {
+                        "since": {"type": "string", "format": "date-time", "description": "Midnight UTC on the first of the month."},
+                        "requests": {"type": "integer", "minimum": 0, "description": "Requests billed (each writes one charge row, even at zero)."},
+                        "records": {"type": "integer", "minimum": 0, "description": "Companies returned."},
+                        "unresolved": {"type": "integer", "minimum": 0, "description": "URLs that did not resolve (not billed)."},
+                        "credits": credits("Credits charged.")
+                    }
+                }
+            }
+        }
+    });
+    merge(document, paths, schemas);
+}
+
+/// `X-Request-Id` on every response of every operation: the server's id of the request (the client's own when
+/// it sent a well-formed one), also in the log and in error bodies.
+fn add_request_id(document: &mut Value) {
+    let header = json!({
+        "description": "The request's id: the client's `X-Request-Id` when it is 1 to 64 characters of `A-Z a-z 0-9 - _ . :`, else one the server made. The server's log lines of the request carry it.",
+        "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}
+    });
+    let Some(Value::Object(paths)) = document.get_mut("paths") else {
+        return;
+    };
+    for operation in paths.values_mut().filter_map(Value::as_object_mut) {
+        for responses in operation
+            .values_mut()
+            .filter_map(|op| op.get_mut("responses"))
+            .filter_map(Value::as_object_mut)
+        {
+            for response in responses.values_mut().filter_map(Value::as_object_mut) {
+                let headers = response.entry("headers").or_insert_with(|| json!({}));
+                if let Some(headers) = headers.as_object_mut() {
+                    headers.insert("X-Request-Id".to_owned(), header.clone());
+                }
+            }
+        }
+    }
 }
 
 /// The bulk jobs' operations and schemas (`/v1/network/company-data/jobs`, docs/api.md "Bulk jobs").

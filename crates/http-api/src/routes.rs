@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_keys::ApiKey;
 use bulk_jobs::BulkJobs;
 use bytes::Bytes;
 use company_lookup::{Caller, LookupService};
@@ -16,6 +17,7 @@ use page_url::NetworkDomain;
 use shared_limits::{LimitStore, MemoryLimits, RateGate};
 
 use crate::KeyRate;
+use crate::account::ACCOUNT_PATH;
 use crate::auth::{Authenticator, presented_key};
 use crate::error::ApiError;
 use crate::history::HISTORY_PATH;
@@ -24,13 +26,18 @@ use crate::openapi::openapi_document;
 use crate::watches::WATCHES_PATH;
 
 /// What the API needs to know besides its parts.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ApiSettings {
     /// The rate each API key may send requests at (counted per key id, in the store given to
     /// [`Api::with_limits`]); `None` for no limit. Default: 10 per second, 20 at once.
     pub key_rate: Option<KeyRate>,
     /// Time for a request's body to arrive (408 after it). Default 30 s.
     pub body_timeout: Duration,
+    /// The header a trusted reverse proxy puts the client's address in (e.g. `X-Forwarded-For`, whose last
+    /// entry is the one the proxy added, or `X-Real-IP`). `None` (the default): the connection's peer address,
+    /// which is right when clients connect directly. Failed authentications are limited per this address.
+    /// Set it only behind a proxy that sets the header: otherwise clients could choose their address.
+    pub client_address_header: Option<http::HeaderName>,
 }
 
 impl Default for ApiSettings {
@@ -41,6 +48,7 @@ impl Default for ApiSettings {
                 burst: 20,
             }),
             body_timeout: Duration::from_secs(30),
+            client_address_header: None,
         }
     }
 }
@@ -165,9 +173,13 @@ impl Api {
     where
         B: hyper::body::Body + Unpin,
     {
+        let request_id = request
+            .extensions()
+            .get::<http_serve::RequestId>()
+            .map(|id| id.0.clone());
         self.route(request)
             .await
-            .unwrap_or_else(ApiError::into_response)
+            .unwrap_or_else(|error| error.into_response_for(request_id.as_deref()))
     }
 
     async fn route<B>(&self, request: Request<B>) -> Result<Response, ApiError>
@@ -187,7 +199,8 @@ impl Api {
             )),
             "/healthz" if read_only => Ok(self.health().await),
             HISTORY_PATH if read_only => self.history(&request).await,
-            "/openapi.json" | "/healthz" | HISTORY_PATH => {
+            ACCOUNT_PATH if read_only => self.account(&request).await,
+            "/openapi.json" | "/healthz" | HISTORY_PATH | ACCOUNT_PATH => {
                 Err(ApiError::MethodNotAllowed { allow: "GET, HEAD" })
             }
             path if path.starts_with(JOBS_PATH) => match self.0.jobs.get() {
@@ -239,12 +252,17 @@ impl Api {
     where
         B: hyper::body::Body + Unpin,
     {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         require_json(request.headers())?;
         let body =
             http_serve::read_body(request, MAX_BODY_BYTES, self.0.settings.body_timeout).await?;
         let parsed = CompanyRequest::from_json(&body, &self.0.domain)?;
         let outcome = self.0.lookup.run(caller, &parsed).await?;
+        let span = tracing::Span::current();
+        span.record("records", outcome.response.results.len());
+        span.record("credits", tracing::field::display(outcome.charged));
         // Written by copying each record's stored text, not through serde (see `CompanyDataResponse::to_json`).
         let mut response = json_bytes_response(StatusCode::OK, outcome.response.to_json());
         for (name, value) in [
@@ -258,10 +276,22 @@ impl Api {
         Ok(response)
     }
 
-    /// The caller of a key-bearing request: the key verified, then its request rate checked.
-    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    /// The caller of a key-bearing request: the key verified (failures limited per client address), then its
+    /// request rate checked.
+    pub(crate) async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        extensions: &http::Extensions,
+    ) -> Result<Caller, ApiError> {
         let key = presented_key(headers)?;
-        let verified = self.0.authenticator.authenticate(&key).await?;
+        let client = self.client_address(headers, extensions);
+        let verified = self.0.authenticator.authenticate(&key, client).await?;
+        // Logged with the request: the account, and the key's prefix (never the key).
+        let span = tracing::Span::current();
+        span.record("account", verified.account.0);
+        if let Some(key) = ApiKey::parse(&key) {
+            span.record("key", key.prefix());
+        }
         if let Some(gate) = &self.0.key_rate {
             gate.check(&format!("key:{}", verified.key_id.0))
                 .await
@@ -270,6 +300,31 @@ impl Api {
         Ok(Caller {
             account: verified.account,
             key_id: Some(verified.key_id.0),
+        })
+    }
+}
+
+impl Api {
+    /// The client's address: from the trusted proxy's header when one is configured and the request carries
+    /// it (its last entry), else the connection's peer as the server recorded it ([`http_serve::ClientAddr`]).
+    fn client_address(
+        &self,
+        headers: &HeaderMap,
+        extensions: &http::Extensions,
+    ) -> Option<std::net::IpAddr> {
+        let from_proxy = self
+            .0
+            .settings
+            .client_address_header
+            .as_ref()
+            .and_then(|name| headers.get_all(name).iter().next_back())
+            .and_then(|value| value.to_str().ok())
+            .and_then(|text| text.rsplit(',').next())
+            .and_then(|last| last.trim().parse().ok());
+        from_proxy.or_else(|| {
+            extensions
+                .get::<http_serve::ClientAddr>()
+                .map(|peer| peer.0.ip())
         })
     }
 }

@@ -87,7 +87,9 @@ impl Api {
         id: WatchId,
         delete: bool,
     ) -> Result<Response, ApiError> {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         if delete {
             watches
                 .delete(caller.account, id)
@@ -116,7 +118,9 @@ impl Api {
     where
         B: hyper::body::Body + Unpin,
     {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         require_json(request.headers())?;
         let body = http_serve::read_body(request, MAX_BODY_BYTES, self.body_timeout()).await?;
         let parsed =
@@ -135,7 +139,9 @@ impl Api {
         watches: &Arc<Watches>,
         request: &Request<B>,
     ) -> Result<Response, ApiError> {
-        let caller = self.authenticate(request.headers()).await?;
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
         let query = request.uri().query();
         let limit = query_number(query, "limit", 1..=u64::from(MOST_WATCHES_PER_PAGE))?
             .map_or(DEFAULT_WATCHES_PER_PAGE, |n| n as u32);

@@ -2,7 +2,9 @@
 //!
 //! - [`serve`] accepts connections on a listener until a shutdown future resolves, speaks HTTP/1.1 and
 //!   cleartext HTTP/2, and sheds clients that are slow or idle ([`ConnectionLimits`]); requests in flight at
-//!   shutdown get up to 30 s to finish. Every request is logged with its method, path, status and time.
+//!   shutdown get up to 30 s to finish. Every request gets a [`RequestId`] (the client's `X-Request-Id` when
+//!   well-formed), returned as `X-Request-Id` and carried by its log lines, and is logged with its method,
+//!   path, status and time; the connection's peer is in the request's extensions ([`ClientAddr`]).
 //! - [`read_body`] reads a request body up to a size limit and within a time-out, never buffering more than
 //!   the limit.
 //!
@@ -24,7 +26,7 @@ mod body;
 mod server;
 
 pub use body::{BodyError, read_body};
-pub use server::{ConnectionLimits, serve};
+pub use server::{ClientAddr, ConnectionLimits, REQUEST_ID, RequestId, serve};
 
 /// The response type of every handler: a whole body in memory.
 pub type Response = http::Response<http_body_util::Full<bytes::Bytes>>;

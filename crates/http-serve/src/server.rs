@@ -1,4 +1,5 @@
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -105,10 +106,12 @@ where
                 tracing::debug!(%peer, "connection closed: nothing sent within the header time-out");
                 return;
             }
-            let service = hyper::service::service_fn(move |request| {
-                let handler = handler.clone();
-                async move { Ok::<_, std::convert::Infallible>(logged(handler, request).await) }
-            });
+            let service =
+                hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
+                    let handler = handler.clone();
+                    request.extensions_mut().insert(ClientAddr(peer));
+                    async move { Ok::<_, std::convert::Infallible>(logged(handler, request).await) }
+                });
             let connection = builder.serve_connection(TokioIo::new(stream), service);
             if let Err(error) = watcher.watch(connection.into_owned()).await {
                 tracing::debug!(%peer, error = %error, "connection ended with an error");
@@ -126,22 +129,103 @@ where
     Ok(())
 }
 
-/// Runs the handler inside a `request` span and logs the outcome.
-async fn logged<H, F>(handler: H, request: http::Request<Incoming>) -> Response
+/// The address of the connection a request came on, in the request's extensions. Behind a reverse proxy it is
+/// the proxy's; a handler that trusts the proxy reads the client's from the proxy's header instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientAddr(pub SocketAddr);
+
+/// The request's id, in the request's extensions and returned as `X-Request-Id` on its response: the client's
+/// own `X-Request-Id` when it is well-formed (1 to 64 characters of `A-Z a-z 0-9 - _ . :`), else 32 random hex
+/// digits. Every log line of the request carries it, and a handler may put it in error bodies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestId(pub String);
+
+/// The request-id header.
+pub const REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
+
+impl RequestId {
+    /// The client's id from `headers` when well-formed, else a new one.
+    pub fn from_headers(headers: &http::HeaderMap) -> Self {
+        headers
+            .get(&REQUEST_ID)
+            .and_then(|value| value.to_str().ok())
+            .filter(|text| Self::well_formed(text))
+            .map_or_else(Self::generate, |text| Self(text.to_owned()))
+    }
+
+    /// Whether `text` may be used as a request id as sent: it goes into logs and headers unescaped.
+    pub fn well_formed(text: &str) -> bool {
+        (1..=64).contains(&text.len())
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+    }
+
+    fn generate() -> Self {
+        let bits: u128 = rand::random();
+        Self(format!("{bits:032x}"))
+    }
+}
+
+/// Runs the handler inside a `request` span and logs the outcome. The span has the fields `method`, `path`,
+/// `request_id`, and `account`, `key`, `records`, `credits` left empty for the handler to record on
+/// `tracing::Span::current()` once it knows them (the API does).
+async fn logged<H, F>(handler: H, mut request: http::Request<Incoming>) -> Response
 where
     H: Fn(http::Request<Incoming>) -> F,
     F: Future<Output = Response>,
 {
     let started = Instant::now();
-    let span =
-        tracing::info_span!("request", method = %request.method(), path = %request.uri().path());
-    let response = handler(request).instrument(span.clone()).await;
+    let id = RequestId::from_headers(request.headers());
+    let span = tracing::info_span!(
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+        request_id = %id.0,
+        account = tracing::field::Empty,
+        key = tracing::field::Empty,
+        records = tracing::field::Empty,
+        credits = tracing::field::Empty,
+    );
+    let header = http::HeaderValue::from_str(&id.0).ok();
+    request.extensions_mut().insert(id);
+    let mut response = handler(request).instrument(span.clone()).await;
+    if let Some(header) = header {
+        response.headers_mut().insert(REQUEST_ID, header);
+    }
     span.in_scope(|| {
         info!(
             status = response.status().as_u16(),
-            elapsed_ms = started.elapsed().as_millis() as u64,
+            duration_ms = started.elapsed().as_secs_f64() * 1000.0,
             "served"
         );
     });
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_kept_when_well_formed_and_made_otherwise() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(REQUEST_ID, http::HeaderValue::from_static("abc-123_x.y:z"));
+        assert_eq!(RequestId::from_headers(&headers).0, "abc-123_x.y:z");
+        for bad in ["", "has space", "quote\"", &"x".repeat(65)] {
+            headers.insert(
+                REQUEST_ID,
+                http::HeaderValue::from_str(bad).expect("header value"),
+            );
+            let id = RequestId::from_headers(&headers).0;
+            assert_ne!(id, bad);
+            assert_eq!(id.len(), 32);
+            assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+        }
+        let (a, b) = (
+            RequestId::from_headers(&http::HeaderMap::new()),
+            RequestId::from_headers(&http::HeaderMap::new()),
+        );
+        assert_ne!(a, b);
+    }
 }

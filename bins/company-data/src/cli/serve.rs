@@ -2,15 +2,27 @@
 
 use anyhow::Context;
 use company_data::Server;
-use company_data::config::ServeArgs;
+use company_data::config::{LogFormat, ServeArgs};
 use tracing_subscriber::EnvFilter;
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_new(&args.log).context("--log is not a valid filter")?)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let filter = EnvFilter::try_new(&args.log).context("--log is not a valid filter")?;
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match args.log_format {
+        LogFormat::Text => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        // One object per line: the event's fields at the top level, the request span's fields (request_id,
+        // account, key prefix, records, credits) under `span`.
+        LogFormat::Json => logs
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
     let settings = args.settings()?;
     let server = Server::start(&settings).await?;
     if let Some(first) = server.first_key() {

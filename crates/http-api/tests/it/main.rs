@@ -143,7 +143,11 @@ struct NobodyMayCall;
 
 #[async_trait::async_trait]
 impl Authenticator for NobodyMayCall {
-    async fn authenticate(&self, _presented: &str) -> Result<VerifiedKey, KeyError> {
+    async fn authenticate(
+        &self,
+        _presented: &str,
+        _client: Option<std::net::IpAddr>,
+    ) -> Result<VerifiedKey, KeyError> {
         Err(KeyError::Invalid)
     }
 }

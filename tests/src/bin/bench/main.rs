@@ -417,6 +417,7 @@ impl http_api::Authenticator for UncheckedKey {
     async fn authenticate(
         &self,
         _presented: &str,
+        _client: Option<std::net::IpAddr>,
     ) -> Result<api_keys::VerifiedKey, api_keys::KeyError> {
         Ok(self.0)
     }
@@ -451,7 +452,7 @@ async fn auth_cost(db: &Path, key: &str, body: &str, plan: Plan) -> Result<(Valu
             std::sync::Arc::clone(&lookup),
             authenticator,
             page_url::NetworkDomain::default(),
-            settings,
+            settings.clone(),
         );
         servers.push(serve_on_own_runtime(api)?);
     }
