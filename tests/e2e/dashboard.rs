@@ -469,3 +469,96 @@ async fn the_watches_page_adds_removes_and_shows_the_secret_and_a_history_chart(
     assert!(history.body.contains("37,814,363"), "{}", history.body);
     assert!(history.body.contains("No changes seen."));
 }
+
+/// Copies of the captured Google page under `slugs`, in a folder origin of its own; with `without_funding`, the
+/// Funding section is cut out, as a layout change that drops a section would.
+fn write_copies(dir: &std::path::Path, slugs: std::ops::Range<usize>, without_funding: bool) {
+    let mut page = std::fs::read_to_string(tests::fixtures().join("origin/company/google.html"))
+        .expect("the captured page");
+    if without_funding {
+        let marker = page
+            .find(r#"data-test-id="funding""#)
+            .expect("a Funding section");
+        let start = page[..marker].rfind("<section").expect("its start");
+        let end = marker + page[marker..].find("</section>").expect("its end") + "</section>".len();
+        page.replace_range(start..end, "");
+    }
+    let company = dir.join("company");
+    std::fs::create_dir_all(&company).expect("folder");
+    for i in slugs {
+        std::fs::write(company.join(format!("copy-{i}.html")), &page).expect("written");
+    }
+}
+
+async fn look_up_copies(service: &Service, key: &str, slugs: std::ops::Range<usize>) {
+    let urls: Vec<String> = slugs
+        .map(|i| format!("https://www.linkedin.com/company/copy-{i}"))
+        .collect();
+    let reply = service
+        .post(key, &serde_json::json!({ "liUrls": urls }))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    assert_eq!(reply.json["unresolved"], serde_json::json!([]));
+}
+
+#[tokio::test]
+async fn the_layout_change_alarm_fires_when_a_section_disappears_and_not_before() {
+    let origin = tempfile::tempdir().expect("origin folder");
+    write_copies(origin.path(), 0..120, false);
+    let service = Service::start(tests::ServiceOptions {
+        origin: origin.path().display().to_string(),
+        real_process: true,
+        ..tests::ServiceOptions::default()
+    });
+    service.create_sign_in(
+        "admin@example.com",
+        PASSWORD,
+        &["--admin", "--credits", "500"],
+    );
+    let key = service.key("parsing", "500");
+    let mut admin = Browser::new(&service);
+    admin.sign_in("admin@example.com", PASSWORD).await;
+
+    // 120 normal pages: a baseline and a full recent window, every field at its level, no alarm.
+    look_up_copies(&service, &key, 0..120).await;
+    let page = admin.get("/dashboard/admin").await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("<h2>Parsing</h2>"), "{}", page.body);
+    assert!(
+        !page.body.contains("Layout change?"),
+        "no alarm on normal pages"
+    );
+    assert!(!page.body.contains("<strong>alarm</strong>"));
+
+    // The network drops the Funding section: the next 50 live parses find no funding_info.
+    write_copies(origin.path(), 120..170, true);
+    look_up_copies(&service, &key, 120..170).await;
+    let page = admin.get("/dashboard/admin").await;
+    assert!(page.body.contains("Layout change?"), "{}", page.body);
+    assert!(
+        page.body
+            .contains("<code>funding_info</code> is filled on 0 %"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("https://www.linkedin.com/company/copy-169")
+    );
+    assert_eq!(
+        page.body.matches("<strong>alarm</strong>").count(),
+        1,
+        "only the field that went"
+    );
+
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let log = service.log.lock().expect("log").join("\n");
+    let warning = log
+        .lines()
+        .find(|line| line.contains("layout change?"))
+        .unwrap_or_else(|| panic!("no warning in the log:\n{log}"));
+    assert!(
+        warning.contains("funding_info") && warning.contains("copy-1"),
+        "{warning}"
+    );
+}

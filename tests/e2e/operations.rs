@@ -180,3 +180,139 @@ async fn a_failed_authentication_flood_from_one_address_is_refused_with_429() {
     // Another client behind the same proxy is not affected.
     assert_eq!(send(key, "198.51.100.4").await.status, 200);
 }
+
+/// The value of the series `name{labels…}` in a Prometheus text exposition, summed over the series that match
+/// and rounded to a whole number (these are counts); 0 when absent. Every label given must match, others may be
+/// present.
+fn series(text: &str, name: &str, labels: &[(&str, &str)]) -> i64 {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let (key, value) = line.rsplit_once(' ')?;
+            let (metric, rest) = key.split_once('{').unwrap_or((key, "}"));
+            (metric == name
+                && labels
+                    .iter()
+                    .all(|(label, value)| rest.contains(&format!("{label}=\"{value}\""))))
+            .then(|| value.parse::<f64>().ok())?
+        })
+        .sum::<f64>()
+        .round() as i64
+}
+
+async fn scrape(url: &str) -> String {
+    let response = client().get(url).send().await.expect("scraped");
+    assert_eq!(response.status(), 200);
+    assert!(
+        response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/plain; version=0.0.4")),
+        "Prometheus text format"
+    );
+    response.text().await.expect("text")
+}
+
+#[tokio::test]
+async fn metrics_move_with_real_requests_on_their_own_listener() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--metrics-listen", "127.0.0.1:0"],
+        real_process: true,
+        ..ServiceOptions::default()
+    });
+    let metrics_url = {
+        let log = service.log.lock().expect("log").clone();
+        log.iter()
+            .find_map(|line| line.strip_prefix("company-data metrics on "))
+            .map_or_else(
+                || panic!("no metrics address in the log:\n{}", log.join("\n")),
+                str::to_owned,
+            )
+    };
+    let key = service.key("acme", "10");
+    let before = scrape(&metrics_url).await;
+
+    let live = service.post(&key, &urls(&[GOOGLE])).await;
+    assert_eq!(live.status, 200, "{}", live.json);
+    let stored = service
+        .post(&key, &serde_json::json!({"liUrls": [GOOGLE, "https://www.linkedin.com/company/no-such-page-here"], "maxAgeHours": 24}))
+        .await;
+    assert_eq!(stored.status, 200, "{}", stored.json);
+    let refused = service
+        .post(
+            "cdk_wrongwrongwrongwrongwrongwrongwrongwrong",
+            &urls(&[GOOGLE]),
+        )
+        .await;
+    assert_eq!(refused.status, 401);
+    let after = scrape(&metrics_url).await;
+
+    let moved = |name: &str, labels: &[(&str, &str)]| {
+        series(&after, name, labels) - series(&before, name, labels)
+    };
+    let route = ("route", "/v1/network/company-data");
+    assert_eq!(
+        moved(
+            "company_data_http_requests_total",
+            &[route, ("status", "200")]
+        ),
+        2
+    );
+    assert_eq!(
+        moved(
+            "company_data_http_requests_total",
+            &[route, ("status", "401")]
+        ),
+        1
+    );
+    assert_eq!(
+        moved("company_data_http_request_duration_seconds_count", &[route]),
+        3
+    );
+    assert_eq!(
+        moved("company_data_records_total", &[("source", "live")]),
+        1
+    );
+    assert_eq!(
+        moved("company_data_records_total", &[("source", "stored")]),
+        1
+    );
+    assert_eq!(
+        moved("company_data_unresolved_total", &[("reason", "not_found")]),
+        1
+    );
+    assert_eq!(
+        moved("company_data_origin_fetches_total", &[("outcome", "ok")]),
+        1
+    );
+    assert_eq!(
+        moved(
+            "company_data_origin_fetches_total",
+            &[("outcome", "not_found")]
+        ),
+        1
+    );
+    assert_eq!(
+        moved("company_data_origin_fetch_duration_seconds_count", &[]),
+        2
+    );
+    assert_eq!(
+        moved("company_data_auth_refusals_total", &[("reason", "invalid")]),
+        1
+    );
+    let charged = credits_millis(live.header("x-credits-charged").expect("charged"))
+        + credits_millis(stored.header("x-credits-charged").expect("charged"));
+    assert_eq!(
+        moved("company_data_credits_charged_millis_total", &[]),
+        charged
+    );
+    assert_eq!(
+        series(&after, "company_data_credit_holds_in_flight", &[]),
+        0
+    );
+    assert_eq!(series(&after, "company_data_parser_queue", &[]), 0);
+    assert!(after.contains("company_data_db_pool_connections{engine=\"sqlite\",state=\"in_use\"}"));
+    // Not on the API's listener.
+    assert_eq!(service.get("/metrics").await.status, 404);
+}

@@ -147,6 +147,10 @@ pub struct ServeArgs {
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     pub log: String,
+    /// Serve Prometheus metrics at `http://ADDR/metrics` on a listener of its own (e.g. `127.0.0.1:9090`); off
+    /// by default, so they are never public by accident. docs/operations.md lists them.
+    #[arg(long, env = "COMPANY_DATA_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     /// How log lines are written to standard error: `text` for people, `json` (one object per line, with the
     /// request's span fields: request_id, account, key prefix, status, duration) for log collectors.
     #[arg(long, env = "COMPANY_DATA_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]

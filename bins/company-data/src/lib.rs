@@ -5,6 +5,7 @@
 //! Nothing is decided here: every rule lives in the crate that owns it (docs/architecture.md).
 
 pub mod config;
+pub mod metrics;
 
 use std::path::PathBuf;
 use std::sync::Arc;

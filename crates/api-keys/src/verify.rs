@@ -52,6 +52,11 @@ fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Counts a refusal in `company_data_auth_refusals_total{reason}`: `shape`, `client_limit` or `invalid`.
+fn refused(reason: &'static str) {
+    metrics::counter!("company_data_auth_refusals_total", "reason" => reason).increment(1);
+}
+
 #[derive(Clone, Copy)]
 struct CachedKey {
     verified: VerifiedKey,
@@ -190,6 +195,7 @@ impl ApiKeys {
     pub async fn verify(&self, presented: &str) -> Result<VerifiedKey, KeyError> {
         let Some(key) = ApiKey::parse(presented) else {
             bump(&self.counters.refused_shape);
+            refused("shape");
             return Err(KeyError::Invalid);
         };
         let digest = self.digest_key().await?.digest(&key);
@@ -224,6 +230,7 @@ impl ApiKeys {
     ) -> Result<VerifiedKey, KeyError> {
         if let Err(retry_after) = self.failures.check(client) {
             bump(&self.counters.refused_client);
+            refused("client_limit");
             return Err(KeyError::TooManyFailures { retry_after });
         }
         let verified = self.verify(presented).await;
@@ -266,13 +273,15 @@ impl ApiKeys {
     /// prefix that have no digest yet (and then stores its digest, so this happens once per key).
     async fn look_up(&self, key: &ApiKey, digest: &str) -> Result<VerifiedKey, KeyError> {
         bump(&self.counters.lookups);
+        metrics::counter!("company_data_key_lookups_total").increment(1);
         let record = match self.store.by_digest(digest).await? {
             Some(record) => Some(record),
             None => self.look_up_legacy(key, digest).await?,
         };
-        let record = record
-            .filter(|r| r.revoked_at.is_none())
-            .ok_or(KeyError::Invalid)?;
+        let Some(record) = record.filter(|r| r.revoked_at.is_none()) else {
+            refused("invalid");
+            return Err(KeyError::Invalid);
+        };
         let verified = VerifiedKey {
             key_id: record.id,
             account: record.account,
@@ -306,6 +315,7 @@ impl ApiKeys {
             return Ok(None);
         }
         bump(&self.counters.argon2_checks);
+        metrics::counter!("company_data_key_argon2_checks_total").increment(1);
         let secret = key.expose().to_owned();
         let found = tokio::task::spawn_blocking(move || {
             candidates.into_iter().find(|c| {

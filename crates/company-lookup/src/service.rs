@@ -156,14 +156,27 @@ struct HoldGuard {
 }
 
 impl HoldGuard {
+    /// Guards `hold`, counted in `company_data_credit_holds_in_flight` until it is taken or dropped.
+    fn new(ledger: Arc<dyn Ledger>, hold: Reservation) -> Self {
+        metrics::gauge!("company_data_credit_holds_in_flight").increment(1.0);
+        Self {
+            ledger,
+            hold: Some(hold),
+        }
+    }
+
     fn take(&mut self) -> Option<Reservation> {
-        self.hold.take()
+        let hold = self.hold.take();
+        if hold.is_some() {
+            metrics::gauge!("company_data_credit_holds_in_flight").decrement(1.0);
+        }
+        hold
     }
 }
 
 impl Drop for HoldGuard {
     fn drop(&mut self) {
-        if let Some(hold) = self.hold.take() {
+        if let Some(hold) = self.take() {
             let ledger = Arc::clone(&self.ledger);
             // Dropping happens in async context (a request future); without a runtime the stale-hold sweep
             // frees it instead.
@@ -212,6 +225,11 @@ impl LookupService {
     pub fn with_link_resolver(mut self, resolver: LinkResolver) -> Self {
         self.links = Some(resolver);
         self
+    }
+
+    /// Which record fields live parses of company pages filled, and the layout-change alarms.
+    pub fn field_coverage(&self) -> &page_scraper::FieldCoverage {
+        self.fetcher.coverage()
     }
 
     /// The ledger requests are billed on (for readers of balances and usage).
@@ -324,6 +342,7 @@ impl LookupService {
                 .ledger
                 .charge(caller.account, required, charge.clone())
                 .await?;
+            record_served(&response, &charge);
             return Ok(Served {
                 resolved: outcomes.len(),
                 timed_out: 0,
@@ -336,10 +355,7 @@ impl LookupService {
         }
 
         let hold = self.ledger.reserve(caller.account, required).await?;
-        let mut guard = HoldGuard {
-            ledger: Arc::clone(&self.ledger),
-            hold: Some(hold),
-        };
+        let mut guard = HoldGuard::new(Arc::clone(&self.ledger), hold);
         let missing: Vec<&PageUrl> = distinct
             .iter()
             .filter(|u| !outcomes.contains_key(*u))
@@ -389,6 +405,7 @@ impl LookupService {
                 return Err(error.into());
             }
         };
+        record_served(&response, &charge);
         Ok(Served {
             resolved,
             timed_out,
@@ -695,6 +712,24 @@ fn answer(
         unresolved,
     };
     (response, charge)
+}
+
+/// Counts a billed answer: `company_data_records_total{source}`, `company_data_unresolved_total{reason}` and
+/// `company_data_credits_charged_millis_total` (thousandths of a credit, so the counter stays whole).
+fn record_served(response: &CompanyDataResponse, charge: &Charge) {
+    for result in &response.results {
+        let source = match result.source {
+            RecordSource::Live => "live",
+            RecordSource::Stored => "stored",
+        };
+        metrics::counter!("company_data_records_total", "source" => source).increment(1);
+    }
+    for unresolved in &response.unresolved {
+        metrics::counter!("company_data_unresolved_total", "reason" => unresolved.error.as_str())
+            .increment(1);
+    }
+    metrics::counter!("company_data_credits_charged_millis_total")
+        .increment(u64::try_from(charge.amount.millis()).unwrap_or(0));
 }
 
 /// The `unresolved` message: what happened and what the caller can do.

@@ -40,6 +40,7 @@ mod auth;
 mod error;
 mod history;
 mod jobs;
+mod metrics;
 mod openapi;
 mod routes;
 mod watches;

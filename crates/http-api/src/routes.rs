@@ -173,13 +173,24 @@ impl Api {
     where
         B: hyper::body::Body + Unpin,
     {
+        let started = std::time::Instant::now();
+        let route = crate::metrics::route_label(request.uri().path());
+        let method = request.method().clone();
         let request_id = request
             .extensions()
             .get::<http_serve::RequestId>()
             .map(|id| id.0.clone());
-        self.route(request)
+        let response = self
+            .route(request)
             .await
-            .unwrap_or_else(|error| error.into_response_for(request_id.as_deref()))
+            .unwrap_or_else(|error| error.into_response_for(request_id.as_deref()));
+        crate::metrics::record_request(
+            route,
+            &method,
+            response.status().as_u16(),
+            started.elapsed(),
+        );
+        response
     }
 
     async fn route<B>(&self, request: Request<B>) -> Result<Response, ApiError>

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use crate::parse::AUTHWALL_PATHS;
-use crate::{CompanyRecord, ScrapeError, parse_page};
+use crate::{CompanyRecord, CoverageRules, FieldCoverage, ScrapeError, parse_page};
 
 /// Where live pages come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -191,6 +191,8 @@ struct Inner {
     parsers: Parsers,
     pacer: Option<Pacer>,
     in_flight: Mutex<HashMap<PageUrl, WeakShared<ScrapeFuture>>>,
+    /// Which fields live parses of company pages filled: the layout-change alarm.
+    coverage: FieldCoverage,
 }
 
 /// The parser threads: one per core, each parsing one page at a time. Pages that arrive together wait in the queue
@@ -237,7 +239,9 @@ impl Parsers {
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, ScrapeError> {
         let (done, result) = tokio::sync::oneshot::channel();
+        metrics::gauge!("company_data_parser_queue").increment(1.0);
         let job: ParseJob = Box::new(move || {
+            metrics::gauge!("company_data_parser_queue").decrement(1.0);
             if !done.is_closed() {
                 let _ = done.send(work());
             }
@@ -355,8 +359,15 @@ impl Fetcher {
                 route: AtomicUsize::new(0),
                 pacer,
                 in_flight: Mutex::new(HashMap::new()),
+                coverage: FieldCoverage::new(CoverageRules::default()),
             }),
         })
+    }
+
+    /// The share of live parses of company pages that filled each record field, and the layout-change alarms
+    /// ([`FieldCoverage`]).
+    pub fn coverage(&self) -> &FieldCoverage {
+        &self.inner.coverage
     }
 
     /// The settings this fetcher was built with.
@@ -512,7 +523,10 @@ impl Inner {
                     }
                 }
             }
-            self.fetch_once(url).await?
+            let started = Instant::now();
+            let fetched = self.fetch_once(url).await;
+            record_fetch(fetched.as_ref().err().map(|f| &f.error), started.elapsed());
+            fetched?
         };
         let domain = self.settings.domain.clone();
         let max_bytes = self.settings.max_page_bytes;
@@ -520,7 +534,13 @@ impl Inner {
         let (record, page_gzip) = self
             .parsers
             .run(move || parse_body(body, &parse_url, &domain, max_bytes))
-            .await??;
+            .await?
+            .inspect_err(|error| {
+                metrics::counter!("company_data_parses_total", "outcome" => outcome_label(error))
+                    .increment(1);
+            })?;
+        metrics::counter!("company_data_parses_total", "outcome" => "ok").increment(1);
+        self.coverage.observe(&fetched_url, &record);
         // The page's own canonical link is the best final URL; fall back to where the fetch ended.
         let final_url = record
             .final_li_url
@@ -568,6 +588,8 @@ impl Inner {
             .map_err(|e| {
                 ScrapeError::Fetch(if e.is_connect() {
                     "could not connect to the origin".into()
+                } else if e.is_timeout() {
+                    "the origin did not answer: timed out".into()
                 } else {
                     e.to_string()
                 })
@@ -712,6 +734,27 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let date = jiff::fmt::rfc2822::parse(value).ok()?;
     let wait = date.timestamp().duration_since(jiff::Timestamp::now());
     Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
+}
+
+/// The `outcome` label of an origin fetch or a parse: `ok`, or what failed. Blocks are told apart by the answer
+/// that showed them (`blocked_999`, `blocked_429`, `blocked` for the guest home page), and a fetch that ran out
+/// of time is `timed_out`, so that an operator sees which defence the network raised.
+pub(crate) fn outcome_label(error: &ScrapeError) -> &'static str {
+    match error {
+        ScrapeError::Blocked { reason } if reason.contains("999") => "blocked_999",
+        ScrapeError::Blocked { reason } if reason.contains("429") => "blocked_429",
+        ScrapeError::Fetch(message) if message.contains("timed out") => "timed_out",
+        other => other.code().as_str(),
+    }
+}
+
+/// Counts one request to the origin in `company_data_origin_fetches_total{outcome}` and its time in
+/// `company_data_origin_fetch_duration_seconds{outcome}`.
+fn record_fetch(error: Option<&ScrapeError>, took: Duration) {
+    let outcome = error.map_or("ok", outcome_label);
+    metrics::counter!("company_data_origin_fetches_total", "outcome" => outcome).increment(1);
+    metrics::histogram!("company_data_origin_fetch_duration_seconds", "outcome" => outcome)
+        .record(took.as_secs_f64());
 }
 
 #[cfg(test)]

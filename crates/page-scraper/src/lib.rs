@@ -43,6 +43,7 @@ macro_rules! selectors {
     };
 }
 
+mod coverage;
 mod error;
 #[cfg(feature = "fetch")]
 mod fetch;
@@ -54,6 +55,7 @@ mod resolve;
 mod sections;
 
 pub use company_model::CompanyRecord;
+pub use coverage::{CoverageReport, CoverageRules, FieldCoverage, FieldShare};
 pub use error::ScrapeError;
 #[cfg(feature = "fetch")]
 pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, Priority, ScrapedPage};

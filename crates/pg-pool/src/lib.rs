@@ -149,10 +149,22 @@ impl PgPool {
     /// # Errors
     /// [`PgError::Unavailable`].
     pub async fn client(&self) -> Result<Object, PgError> {
-        self.pool
+        let client = self
+            .pool
             .get()
             .await
-            .map_err(|e| PgError::Unavailable(e.to_string()))
+            .map_err(|e| PgError::Unavailable(e.to_string()))?;
+        // `company_data_db_pool_connections{engine, state}`, sampled each time a connection is handed out.
+        let status = self.pool.status();
+        for (state, count) in [
+            ("in_use", status.size.saturating_sub(status.available)),
+            ("idle", status.available),
+            ("waiting", status.waiting),
+        ] {
+            metrics::gauge!("company_data_db_pool_connections", "engine" => "postgres", "state" => state)
+                .set(count as f64);
+        }
+        Ok(client)
     }
 
     /// Runs one statement on a pooled connection and returns its row, if any. The statement is prepared once per

@@ -203,6 +203,7 @@ impl SqlitePool {
             .get()
             .await
             .map_err(|e| SqliteError::Pool(e.to_string()))?;
+        record_pool_use("sqlite", self.pool.status());
         conn.interact(work)
             .await
             .map_err(|e| SqliteError::Pool(e.to_string()))?
@@ -298,6 +299,20 @@ async fn checkpoint_regularly(pool: Pool) {
         if let Ok(Err(error)) = outcome {
             tracing::warn!(%error, "WAL checkpoint failed; it is retried");
         }
+    }
+}
+
+/// Sets `company_data_db_pool_connections{engine, state}` (`in_use`, `idle`, `waiting`) from a pool's status,
+/// sampled each time a connection is handed out.
+fn record_pool_use(engine: &'static str, status: deadpool_sqlite::Status) {
+    let in_use = status.size.saturating_sub(status.available);
+    for (state, count) in [
+        ("in_use", in_use),
+        ("idle", status.available),
+        ("waiting", status.waiting),
+    ] {
+        metrics::gauge!("company_data_db_pool_connections", "engine" => engine, "state" => state)
+            .set(count as f64);
     }
 }
 

@@ -24,6 +24,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .init(),
     }
     let settings = args.settings()?;
+    // Installed before anything records, so that the first requests count.
+    let metrics = match args.metrics_listen {
+        Some(address) => Some((company_data::metrics::recorder()?, address)),
+        None => None,
+    };
     let server = Server::start(&settings).await?;
     if let Some(first) = server.first_key() {
         println!(
@@ -40,6 +45,21 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 args.listen
             )
         })?;
+    if let Some((handle, address)) = metrics {
+        let metrics_listener = tokio::net::TcpListener::bind(address)
+            .await
+            .with_context(|| {
+                format!("cannot listen on {address} for metrics; choose another --metrics-listen")
+            })?;
+        let bound = metrics_listener.local_addr()?;
+        eprintln!("company-data metrics on http://{bound}/metrics");
+        // Ends with the process.
+        tokio::spawn(company_data::metrics::serve(
+            metrics_listener,
+            handle,
+            std::future::pending(),
+        ));
+    }
     let address = listener.local_addr()?;
     tracing::info!(%address, db = %settings.db, origin = ?settings.fetcher.origin, "listening");
     eprintln!("company-data listening on http://{address}");

@@ -1,10 +1,12 @@
-//! Admin (`/dashboard/admin`): every account, granting credits, inviting people. Admins only.
+//! Admin (`/dashboard/admin`): every account, granting credits, inviting people, and the layout-change alarm
+//! (each record field's share of live company-page parses that filled it). Admins only.
 
 use accounts::AccountId;
 use credit_ledger::Credits;
 use dashboard_auth::User;
 use http::{Request, StatusCode};
 use maud::{Markup, html};
+use page_scraper::CoverageReport;
 
 use crate::Parts;
 use crate::error::{Page, capitalized, refusal};
@@ -31,7 +33,55 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, notice: Option<Notice
         Some(Notice::Error(_)) => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     };
-    Ok(html(status, admin_markup(visitor, &users, notice.as_ref())))
+    let coverage = parts.lookup.field_coverage().report();
+    Ok(html(
+        status,
+        admin_markup(visitor, &users, notice.as_ref(), &coverage),
+    ))
+}
+
+/// A share as a whole percentage, or a dash before any parse.
+fn percent(share: Option<f64>) -> String {
+    share.map_or_else(|| "–".to_owned(), |s| format!("{:.0} %", s * 100.0))
+}
+
+/// The layout-change alarm: each record field's share of live company-page parses that filled it.
+fn coverage_markup(coverage: &CoverageReport) -> Markup {
+    html! {
+        section.card #parsing {
+            h2 { "Parsing" }
+            @for alarm in coverage.alarms() {
+                div.notice.error role="alert" {
+                    p {
+                        "Layout change? " code { (alarm.field) } " is filled on " (percent(alarm.recent))
+                        " of the last " (coverage.recent_parses) " live company pages, against "
+                        (percent(alarm.baseline)) " over the past week. Pages that lacked it:"
+                    }
+                    ul { @for page in &alarm.lacking { li { a href=(page) rel="noreferrer" { (page) } } } }
+                }
+            }
+            p.hint {
+                "Share of live parses of company pages that filled each field: the last "
+                (coverage.recent_parses) " parses, and the " (coverage.baseline_parses)
+                " before them over the past week (this server, since it started)."
+            }
+            div.table-wrap {
+                table {
+                    thead { tr { th { "Field" } th.num { "Recent" } th.num { "Past week" } th { "State" } } }
+                    tbody {
+                        @for field in &coverage.fields {
+                            tr {
+                                td { code { (field.field) } }
+                                td.num { (percent(field.recent)) }
+                                td.num { (percent(field.baseline)) }
+                                td { @if field.alarmed { strong { "alarm" } } @else { "ok" } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `POST /dashboard/admin/grant`.
@@ -91,7 +141,12 @@ where
     page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
 }
 
-fn admin_markup(visitor: &Visitor, users: &[User], notice: Option<&Notice>) -> Markup {
+fn admin_markup(
+    visitor: &Visitor,
+    users: &[User],
+    notice: Option<&Notice>,
+    coverage: &CoverageReport,
+) -> Markup {
     let body = html! {
         h1 { "Admin" }
         @match notice {
@@ -168,6 +223,7 @@ fn admin_markup(visitor: &Visitor, users: &[User], notice: Option<&Notice>) -> M
                 button type="submit" { "Make invitation link" }
             }
         }
+        (coverage_markup(coverage))
     };
     layout("Admin", Some(visitor), "/dashboard/admin", &body)
 }
