@@ -136,9 +136,20 @@ async fn each_key_is_rate_limited_on_its_own() {
     let (a, b) = (service.key("a", "10"), service.key("b", "10"));
     // An empty list is refused after the rate check, so these requests cost nothing but count.
     let cheap = serde_json::json!({ "liUrls": [] });
-    assert_eq!(service.post(&a, &cheap).await.status, 400);
-    assert_eq!(service.post(&a, &cheap).await.status, 400);
+    // Every answer after the key is checked says where the key stands (IETF RateLimit header fields).
+    for remaining in ["1", "0"] {
+        let reply = service.post(&a, &cheap).await;
+        assert_eq!(reply.status, 400);
+        assert_eq!(reply.header("ratelimit-limit"), Some("2"));
+        assert_eq!(reply.header("ratelimit-remaining"), Some(remaining));
+        let reset: u64 = reply
+            .header("ratelimit-reset")
+            .and_then(|v| v.parse().ok())
+            .expect("RateLimit-Reset in seconds");
+        assert!((1..=4).contains(&reset), "RateLimit-Reset {reset}");
+    }
     let limited = service.post(&a, &cheap).await;
+    assert_eq!(limited.header("ratelimit-remaining"), Some("0"));
     assert_eq!(
         (limited.status, limited.json["error"].as_str()),
         (429, Some("rate_limited")),
@@ -150,9 +161,11 @@ async fn each_key_is_rate_limited_on_its_own() {
         .and_then(|v| v.parse().ok())
         .expect("Retry-After in seconds");
     assert!((1..=2).contains(&wait), "Retry-After {wait}");
-    assert_eq!(
-        service.post(&b, &cheap).await.status,
-        400,
-        "another key has its own allowance"
-    );
+    let other = service.post(&b, &cheap).await;
+    assert_eq!(other.status, 400, "another key has its own allowance");
+    assert_eq!(other.header("ratelimit-remaining"), Some("1"));
+    // A refused key is not told about any rate.
+    let refused = service.post("cdk_nope", &cheap).await;
+    assert_eq!(refused.status, 401);
+    assert_eq!(refused.header("ratelimit-limit"), None);
 }

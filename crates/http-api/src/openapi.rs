@@ -310,7 +310,7 @@ pub fn openapi_document(
     add_history(&mut document, domain);
     add_watches(&mut document, domain);
     add_account(&mut document);
-    add_request_id(&mut document);
+    add_common_headers(&mut document);
     document
 }
 
@@ -361,26 +361,58 @@ fn add_account(document: &mut Value) {
     merge(document, paths, schemas);
 }
 
-/// `X-Request-Id` on every response of every operation: the server's id of the request (the client's own when
-/// it sent a well-formed one), also in the log and in error bodies.
-fn add_request_id(document: &mut Value) {
+/// `X-Request-Id` on every response of every operation (the server's id of the request, the client's own when
+/// it sent a well-formed one, also in the log and in error bodies), and the `RateLimit-*` headers on every
+/// response of an operation that takes a key, except the 401 of a refused key.
+fn add_common_headers(document: &mut Value) {
     let header = json!({
         "description": "The request's id: the client's `X-Request-Id` when it is 1 to 64 characters of `A-Z a-z 0-9 - _ . :`, else one the server made. The server's log lines of the request carry it.",
         "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}
     });
+    let count = |description: &str| json!({"description": description, "schema": {"type": "integer", "minimum": 0}});
+    let rate_headers = [
+        (
+            "RateLimit-Limit",
+            count(
+                "Requests the key may send at once when its allowance is whole (`serve --key-burst`).",
+            ),
+        ),
+        (
+            "RateLimit-Remaining",
+            count("Requests the key may send now without waiting; 0 on a `rate_limited` 429."),
+        ),
+        (
+            "RateLimit-Reset",
+            count("Whole seconds until the key's allowance is whole again."),
+        ),
+    ];
     let Some(Value::Object(paths)) = document.get_mut("paths") else {
         return;
     };
-    for operation in paths.values_mut().filter_map(Value::as_object_mut) {
-        for responses in operation
-            .values_mut()
-            .filter_map(|op| op.get_mut("responses"))
-            .filter_map(Value::as_object_mut)
-        {
-            for response in responses.values_mut().filter_map(Value::as_object_mut) {
+    for path in paths.values_mut().filter_map(Value::as_object_mut) {
+        for operation in path.values_mut().filter_map(Value::as_object_mut) {
+            // Operations with `security: []` take no key, so no rate either.
+            let keyed = operation
+                .get("security")
+                .and_then(Value::as_array)
+                .is_none_or(|schemes| !schemes.is_empty());
+            let Some(Value::Object(responses)) = operation.get_mut("responses") else {
+                continue;
+            };
+            for (status, response) in responses.iter_mut() {
+                let Some(response) = response.as_object_mut() else {
+                    continue;
+                };
                 let headers = response.entry("headers").or_insert_with(|| json!({}));
-                if let Some(headers) = headers.as_object_mut() {
-                    headers.insert("X-Request-Id".to_owned(), header.clone());
+                let Some(headers) = headers.as_object_mut() else {
+                    continue;
+                };
+                headers.insert("X-Request-Id".to_owned(), header.clone());
+                // Set once the key is verified: on every answer but a refused key's.
+                if keyed && status != "401" {
+                    for (name, value) in &rate_headers {
+                        headers.insert((*name).to_owned(), value.clone());
+                    }
                 }
             }
         }

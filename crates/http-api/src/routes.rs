@@ -14,7 +14,7 @@ use http_body_util::Full;
 use http_serve::Response;
 use page_url::NetworkDomain;
 
-use shared_limits::{LimitStore, MemoryLimits, RateGate};
+use shared_limits::{LimitStore, MemoryLimits, RateGate, RateStatus};
 
 use crate::KeyRate;
 use crate::account::ACCOUNT_PATH;
@@ -169,21 +169,26 @@ impl Api {
 
     /// Answers one request; paths outside the API are 404 `not_found`. To mount the API under a prefix, strip
     /// it first ([`strip_path_prefix`]).
-    pub async fn handle<B>(&self, request: Request<B>) -> Response
+    pub async fn handle<B>(&self, mut request: Request<B>) -> Response
     where
         B: hyper::body::Body + Unpin,
     {
         let started = std::time::Instant::now();
+        let rate = RateCell::default();
+        request.extensions_mut().insert(rate.clone());
         let route = crate::metrics::route_label(request.uri().path());
         let method = request.method().clone();
         let request_id = request
             .extensions()
             .get::<http_serve::RequestId>()
             .map(|id| id.0.clone());
-        let response = self
+        let mut response = self
             .route(request)
             .await
             .unwrap_or_else(|error| error.into_response_for(request_id.as_deref()));
+        if let Some(status) = rate.0.get() {
+            rate_limit_headers(response.headers_mut(), status);
+        }
         crate::metrics::record_request(
             route,
             &method,
@@ -304,9 +309,15 @@ impl Api {
             span.record("key", key.prefix());
         }
         if let Some(gate) = &self.0.key_rate {
-            gate.check(&format!("key:{}", verified.key_id.0))
-                .await
-                .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
+            let checked = gate.check(&format!("key:{}", verified.key_id.0)).await;
+            if let Some(cell) = extensions.get::<RateCell>() {
+                let _ = cell
+                    .0
+                    .set(*checked.as_ref().unwrap_or_else(|refused| &refused.status));
+            }
+            checked.map_err(|refused| ApiError::RateLimited {
+                retry_after: refused.retry_after,
+            })?;
         }
         Ok(Caller {
             account: verified.account,
@@ -337,6 +348,24 @@ impl Api {
                 .get::<http_serve::ClientAddr>()
                 .map(|peer| peer.0.ip())
         })
+    }
+}
+
+/// Where the caller's key stands against its rate, set once the key is checked: `handle` turns it into the
+/// `RateLimit-*` headers of the response, whatever the answer.
+#[derive(Clone, Debug, Default)]
+struct RateCell(Arc<std::sync::OnceLock<RateStatus>>);
+
+/// `RateLimit-Limit` (the burst), `RateLimit-Remaining` (requests that may go now) and `RateLimit-Reset`
+/// (whole seconds until the burst is whole again), as the IETF RateLimit header fields draft names them.
+fn rate_limit_headers(headers: &mut HeaderMap, status: &RateStatus) {
+    let reset = status.reset.as_secs() + u64::from(status.reset.subsec_nanos() > 0);
+    for (name, value) in [
+        ("ratelimit-limit", u64::from(status.limit)),
+        ("ratelimit-remaining", u64::from(status.remaining)),
+        ("ratelimit-reset", reset),
+    ] {
+        headers.insert(name, HeaderValue::from(value));
     }
 }
 

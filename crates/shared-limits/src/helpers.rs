@@ -26,6 +26,31 @@ pub struct RateGate {
 struct Lease {
     left: u32,
     until: Instant,
+    /// What the store had left of the burst when the lease was taken (the lease excluded).
+    store_left: u32,
+    /// When the bucket would be full again, as the store said then.
+    full_at: Instant,
+}
+
+/// Where a name stands against its rate after a check, for `RateLimit-*` headers: exact on one server, within a
+/// lease per server on a shared store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateStatus {
+    /// The burst: requests that may go at once when the bucket is full.
+    pub limit: u32,
+    /// Requests that may go now without waiting.
+    pub remaining: u32,
+    /// Until the whole burst is available again.
+    pub reset: Duration,
+}
+
+/// A check that was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateRefused {
+    /// Until the next event may go.
+    pub retry_after: Duration,
+    /// Where the name stands (nothing remaining).
+    pub status: RateStatus,
 }
 
 impl RateGate {
@@ -56,18 +81,24 @@ impl RateGate {
         self.lease
     }
 
-    /// Lets one event of `name` through, or says how long until the next may go.
+    /// Lets one event of `name` through and says what is left, or says how long until the next may go.
     ///
     /// # Errors
-    /// The wait when `name` is over its rate. A store that cannot be asked lets the event through (and logs).
-    pub async fn check(&self, name: &str) -> Result<(), Duration> {
+    /// [`RateRefused`] when `name` is over its rate. A store that cannot be asked lets the event through (and
+    /// logs), reporting the whole burst as remaining.
+    pub async fn check(&self, name: &str) -> Result<RateStatus, RateRefused> {
         let now = Instant::now();
+        let limit = self.rate.burst();
         let unused = {
             let mut leases = self.leases.lock().unwrap_or_else(PoisonError::into_inner);
             match leases.get_mut(name) {
                 Some(lease) if lease.until > now && lease.left > 0 => {
                     lease.left -= 1;
-                    return Ok(());
+                    return Ok(RateStatus {
+                        limit,
+                        remaining: (lease.store_left + lease.left).min(limit),
+                        reset: lease.full_at.saturating_duration_since(now),
+                    });
                 }
                 Some(lease) if lease.until <= now => {
                     let unused = lease.left;
@@ -83,23 +114,52 @@ impl RateGate {
             warn!(%error, "could not give back unused rate tokens");
         }
         match self.store.take(name, self.rate, self.lease).await {
-            Ok(Taken::Granted(granted)) => {
-                if granted > 1 {
-                    let until = now + self.interval * granted;
+            Ok(Taken::Granted { tokens, backlog }) => {
+                let store_left = limit.saturating_sub(
+                    u32::try_from(
+                        backlog
+                            .as_micros()
+                            .div_ceil(self.interval.as_micros().max(1)),
+                    )
+                    .unwrap_or(u32::MAX),
+                );
+                let full_at = now + backlog;
+                if tokens > 1 {
+                    let until = now + self.interval * tokens;
                     let mut leases = self.leases.lock().unwrap_or_else(PoisonError::into_inner);
-                    let lease = leases
-                        .entry(name.to_owned())
-                        .or_insert(Lease { left: 0, until });
+                    let lease = leases.entry(name.to_owned()).or_insert(Lease {
+                        left: 0,
+                        until,
+                        store_left,
+                        full_at,
+                    });
                     // Two checks that missed the lease together both took one: keep both.
-                    lease.left += granted - 1;
+                    lease.left += tokens - 1;
                     lease.until = lease.until.max(until);
+                    lease.store_left = store_left;
+                    lease.full_at = full_at;
                 }
-                Ok(())
+                Ok(RateStatus {
+                    limit,
+                    remaining: (store_left + tokens - 1).min(limit),
+                    reset: backlog,
+                })
             }
-            Ok(Taken::Wait(wait)) => Err(wait),
+            Ok(Taken::Wait(wait)) => Err(RateRefused {
+                retry_after: wait,
+                status: RateStatus {
+                    limit,
+                    remaining: 0,
+                    reset: wait + self.interval * (limit - 1),
+                },
+            }),
             Err(error) => {
                 warn!(%error, "rate limit store unavailable; letting the request through");
-                Ok(())
+                Ok(RateStatus {
+                    limit,
+                    remaining: limit,
+                    reset: Duration::ZERO,
+                })
             }
         }
     }

@@ -26,9 +26,9 @@
 //! use std::sync::Arc;
 //! use shared_limits::{MemoryLimits, Rate, RateGate};
 //! let gate = RateGate::new(Arc::new(MemoryLimits::new()), Rate { per_second: 1.0, burst: 2 }).unwrap();
-//! assert!(gate.check("key:7").await.is_ok());
-//! assert!(gate.check("key:7").await.is_ok());
-//! let wait = gate.check("key:7").await.unwrap_err(); // over the burst: about a second to wait
+//! assert_eq!(gate.check("key:7").await.unwrap().remaining, 1);
+//! assert_eq!(gate.check("key:7").await.unwrap().remaining, 0);
+//! let wait = gate.check("key:7").await.unwrap_err().retry_after; // over the burst: about a second to wait
 //! assert!(wait.as_secs_f64() <= 1.0);
 //! # });
 //! ```
@@ -41,7 +41,7 @@ mod postgres;
 
 use std::time::Duration;
 
-pub use helpers::{AtCap, Cap, Pacer, Permit, RateGate};
+pub use helpers::{AtCap, Cap, Pacer, Permit, RateGate, RateRefused, RateStatus};
 pub use memory::MemoryLimits;
 #[cfg(feature = "postgres")]
 pub use postgres::PgLimits;
@@ -72,10 +72,26 @@ impl Rate {
 /// What [`LimitStore::take`] gave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Taken {
-    /// This many tokens, at least 1 and at most the number asked for.
-    Granted(u32),
+    /// Some tokens.
+    Granted {
+        /// How many: at least 1 and at most the number asked for.
+        tokens: u32,
+        /// How long until the bucket is full again after this take (its theoretical arrival time minus now):
+        /// what is left of the burst is `burst - ceil(backlog / interval)`.
+        backlog: Duration,
+    },
     /// None: the next token is free after this long.
     Wait(Duration),
+}
+
+impl Taken {
+    /// The tokens granted; 0 for [`Taken::Wait`].
+    pub fn tokens(self) -> u32 {
+        match self {
+            Self::Granted { tokens, .. } => tokens,
+            Self::Wait(_) => 0,
+        }
+    }
 }
 
 /// What [`LimitStore::admit`] answered.
@@ -140,9 +156,13 @@ fn gcra(tat: i64, now: i64, interval: i64, burst: u32, wanted: u32) -> (i64, Tak
     let room = (i64::from(burst) * interval - (tat - now)) / interval;
     let granted = room.min(i64::from(wanted.max(1)));
     if granted >= 1 {
+        let tat = tat + granted * interval;
         (
-            tat + granted * interval,
-            Taken::Granted(u32::try_from(granted).unwrap_or(1)),
+            tat,
+            Taken::Granted {
+                tokens: u32::try_from(granted).unwrap_or(1),
+                backlog: Duration::from_micros(u64::try_from(tat - now).unwrap_or(0)),
+            },
         )
     } else {
         let wait = tat + interval - i64::from(burst) * interval - now;
@@ -160,11 +180,25 @@ mod tests {
     #[test]
     fn gcra_grants_the_burst_then_one_per_interval() {
         let (tat, taken) = gcra(0, 1_000, 100, 3, 5);
-        assert_eq!(taken, Taken::Granted(3), "a full bucket gives its burst");
+        assert_eq!(
+            taken,
+            Taken::Granted {
+                tokens: 3,
+                backlog: Duration::from_micros(300)
+            },
+            "a full bucket gives its burst"
+        );
         let (tat, taken) = gcra(tat, 1_000, 100, 3, 1);
         assert_eq!(taken, Taken::Wait(Duration::from_micros(100)));
         let (_, taken) = gcra(tat, 1_100, 100, 3, 5);
-        assert_eq!(taken, Taken::Granted(1), "one interval later, one token");
+        assert_eq!(
+            taken,
+            Taken::Granted {
+                tokens: 1,
+                backlog: Duration::from_micros(300)
+            },
+            "one interval later, one token, and the bucket empty again"
+        );
         assert_eq!(
             Rate {
                 per_second: 4.0,

@@ -58,7 +58,10 @@ fn micros(duration: Duration) -> i64 {
 impl LimitStore for MemoryLimits {
     async fn take(&self, name: &str, rate: Rate, wanted: u32) -> Result<Taken, LimitError> {
         let Some(interval) = rate.interval() else {
-            return Ok(Taken::Granted(wanted.max(1)));
+            return Ok(Taken::Granted {
+                tokens: wanted.max(1),
+                backlog: Duration::ZERO,
+            });
         };
         let now = self.now_us();
         let mut state = self.state();

@@ -73,6 +73,30 @@ const MIGRATIONS: &[&str] = &["
             RETURNING id INTO ticket;
         END IF;
     END $$;
+", "
+    -- limit_take also says how far the bucket's arrival time is ahead of now (the backlog), from which callers
+    -- tell what is left of the burst. Servers of the previous version still read granted and wait_us.
+    DROP FUNCTION limit_take(TEXT, BIGINT, INT, INT);
+    CREATE FUNCTION limit_take(p_name TEXT, p_interval_us BIGINT, p_burst INT, p_wanted INT,
+                               OUT granted INT, OUT wait_us BIGINT, OUT backlog_us BIGINT)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        now_us BIGINT := limit_now_us();
+        tat BIGINT;
+    BEGIN
+        INSERT INTO limit_buckets (name, tat_us) VALUES (p_name, now_us) ON CONFLICT (name) DO NOTHING;
+        SELECT greatest(b.tat_us, now_us) INTO tat FROM limit_buckets b WHERE b.name = p_name FOR UPDATE;
+        granted := least(p_wanted::BIGINT, (p_burst * p_interval_us - (tat - now_us)) / p_interval_us);
+        IF granted >= 1 THEN
+            UPDATE limit_buckets SET tat_us = tat + granted * p_interval_us WHERE name = p_name;
+            wait_us := 0;
+            backlog_us := tat + granted * p_interval_us - now_us;
+        ELSE
+            granted := 0;
+            wait_us := tat + p_interval_us - p_burst * p_interval_us - now_us;
+            backlog_us := tat - now_us;
+        END IF;
+    END $$;
 "];
 
 /// Limits counted in the PostgreSQL database every server shares (tables `limit_buckets`, `limit_admissions`):
@@ -112,21 +136,27 @@ impl PgLimits {
 impl LimitStore for PgLimits {
     async fn take(&self, name: &str, rate: Rate, wanted: u32) -> Result<Taken, LimitError> {
         let Some(interval) = rate.interval() else {
-            return Ok(Taken::Granted(wanted.max(1)));
+            return Ok(Taken::Granted {
+                tokens: wanted.max(1),
+                backlog: Duration::ZERO,
+            });
         };
         let burst = i32::try_from(rate.burst()).unwrap_or(i32::MAX);
         let wanted = i32::try_from(wanted.max(1)).unwrap_or(i32::MAX);
         let row = self
             .pool
             .query_one(
-                "SELECT granted, wait_us FROM limit_take($1, $2, $3, $4)",
+                "SELECT granted, wait_us, backlog_us FROM limit_take($1, $2, $3, $4)",
                 &[&name, &micros(interval), &burst, &wanted],
             )
             .await
             .map_err(backend)?;
         let granted: i32 = row.get(0);
         Ok(match u32::try_from(granted) {
-            Ok(granted) if granted >= 1 => Taken::Granted(granted),
+            Ok(tokens) if tokens >= 1 => Taken::Granted {
+                tokens,
+                backlog: duration(row.get(2)),
+            },
             _ => Taken::Wait(duration(row.get(1))),
         })
     }
