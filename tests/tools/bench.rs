@@ -56,6 +56,12 @@ fn the_quick_benchmark_reports_every_figure() {
         "/jobs/throughput/ratio_to_origin_rate/median",
         "/jobs/stored_alone/p99_ms/median",
         "/jobs/stored_beside_job/p99_ms/median",
+        "/flood/alone/p50_ms",
+        "/flood/alone/p99_ms",
+        "/flood/spread_flood/p99_ms",
+        "/flood/spread_flood/flood_401_per_second",
+        "/flood/one_address_flood/p99_ms",
+        "/flood/one_address_flood/flood_429_per_second",
         "/parsing/parse_page/median",
         "/parsing/html5ever_tokenizer/median",
         "/parsing/beautifulsoup_lxml/median",
@@ -70,7 +76,7 @@ fn the_quick_benchmark_reports_every_figure() {
     }
     let text = std::fs::read_to_string(&markdown).expect("the report written");
     for section in [
-        "## 1.", "## 2.", "## 3.", "## 4.", "## 5.", "## 6.", "## 7.", "## 8.", "## 9.",
+        "## 1.", "## 2.", "## 3.", "## 4.", "## 5.", "## 6.", "## 7.", "## 8.", "## 9.", "## 10.",
     ] {
         assert!(text.contains(section), "{section} missing from the report");
     }

@@ -15,6 +15,11 @@ pub struct FailureLimit {
     pub max_failures: u32,
     /// The window, counted from an address's first failure in it. Default 60 s.
     pub window: Duration,
+    /// How long every failed authentication (a key that is not valid, or a refusal past the limit) waits before
+    /// it is answered. It costs the server no CPU (the request sleeps) and caps what a flood gets per connection:
+    /// 64 connections of made-up keys get at most 64 / delay answers a second, however fast they send, so they
+    /// cannot take the server's cores from the keys that are valid. Default 250 ms.
+    pub delay: Duration,
 }
 
 impl Default for FailureLimit {
@@ -22,6 +27,7 @@ impl Default for FailureLimit {
         Self {
             max_failures: 20,
             window: Duration::from_mins(1),
+            delay: Duration::from_millis(250),
         }
     }
 }
@@ -90,6 +96,11 @@ impl FailedAttempts {
         self.lock().limit = limit;
     }
 
+    /// How long a failed authentication waits before it is answered.
+    pub(crate) fn delay(&self) -> Duration {
+        self.lock().limit.delay
+    }
+
     /// `Err(retry after)` when `client` has used up its failures in the current window.
     pub(crate) fn check(&self, client: IpAddr) -> Result<(), Duration> {
         let state = self.lock();
@@ -136,6 +147,7 @@ mod tests {
         let attempts = FailedAttempts::new(FailureLimit {
             max_failures: 3,
             window: Duration::from_millis(200),
+            delay: Duration::ZERO,
         });
         let client: IpAddr = "192.0.2.7".parse().expect("address");
         let other: IpAddr = "192.0.2.8".parse().expect("address");

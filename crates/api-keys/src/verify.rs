@@ -219,7 +219,8 @@ impl ApiKeys {
 
     /// [`ApiKeys::verify`] for a request from `client`: refused with [`KeyError::TooManyFailures`], before
     /// anything is computed, when the address has had too many failed authentications in the window
-    /// ([`FailureLimit`]); a refusal of the key counts as one failure.
+    /// ([`FailureLimit`]); a refusal of the key counts as one failure. Either failure is answered after
+    /// [`FailureLimit::delay`].
     ///
     /// # Errors
     /// [`KeyError::TooManyFailures`], [`KeyError::Invalid`], [`KeyError::Backend`].
@@ -231,11 +232,13 @@ impl ApiKeys {
         if let Err(retry_after) = self.failures.check(client) {
             bump(&self.counters.refused_client);
             refused("client_limit");
+            tokio::time::sleep(self.failures.delay()).await;
             return Err(KeyError::TooManyFailures { retry_after });
         }
         let verified = self.verify(presented).await;
         if matches!(verified, Err(KeyError::Invalid)) {
             self.failures.record(client);
+            tokio::time::sleep(self.failures.delay()).await;
         }
         verified
     }

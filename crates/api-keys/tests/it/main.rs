@@ -229,6 +229,7 @@ async fn a_failed_authentication_flood_from_one_address_is_refused_before_any_di
     keys.set_failure_limit(FailureLimit {
         max_failures: 5,
         window: Duration::from_mins(1),
+        delay: Duration::from_millis(50),
     });
     let (key, _) = keys.create(AccountId(1), None).await.expect("created");
     let flooder: IpAddr = "203.0.113.9".parse().expect("address");
@@ -255,9 +256,21 @@ async fn a_failed_authentication_flood_from_one_address_is_refused_before_any_di
     }
     let before = keys.stats();
     assert_eq!((before.digests, before.argon2_checks), (4, 0));
-    // The limit is reached: from now on nothing is computed for this address, whatever it sends.
+    // A failure is answered after the delay, a success at once.
+    let started = std::time::Instant::now();
+    assert!(keys.verify_from(client, key.expose()).await.is_ok());
+    assert!(started.elapsed() < Duration::from_millis(50));
+    let before = keys.stats();
+    // The limit is reached: from now on nothing is computed for this address, whatever it sends, and each
+    // refusal still waits its delay.
     for presented in [ApiKey::generate().expose(), key.expose(), "junk"] {
-        match keys.verify_from(flooder, presented).await {
+        let started = std::time::Instant::now();
+        let answer = keys.verify_from(flooder, presented).await;
+        assert!(
+            started.elapsed() >= Duration::from_millis(50),
+            "refused after the delay"
+        );
+        match answer {
             Err(KeyError::TooManyFailures { retry_after }) => {
                 assert!(retry_after > Duration::ZERO && retry_after <= Duration::from_mins(1));
             }

@@ -17,11 +17,14 @@
 //!    200-URL stored batch ([`postgres`]).
 //! 9. Bulk jobs: a job's pages per second against `--origin-rate`, and the stored path at a fixed rate alone and
 //!    beside a running job ([`jobs`]).
+//! 10. Auth under a flood: a legitimate key's stored-path p50/p99 alone and while 64 clients send made-up keys
+//!     ([`flood`]); `--flood` runs it alone and replaces its section of `docs/benchmarks.md`.
 //!
 //! Tools (installed into `target/tools/` on first use): oha from crates.io; beautifulsoup4, lxml and selectolax
 //! from PyPI in a venv.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark reports on stdout
 
+mod flood;
 mod jobs;
 mod postgres;
 
@@ -861,7 +864,36 @@ fn markdown(report: &Value, plan: Plan) -> String {
     );
     out += &postgres_markdown(&report["postgres"], &report["stored_path"]);
     out += &jobs::markdown(&report["jobs"]);
+    out += &flood::markdown(&report["flood"]);
     out
+}
+
+/// Replaces the section of the report at `path` that starts with `heading` (up to the next `\n## ` or the closing
+/// line) with `section`, or adds it before the closing line: for a section run alone.
+fn replace_section(path: &Path, heading: &str, section: &str) -> Result<(), Error> {
+    const CLOSING: &str = "\nWhat limits each figure";
+    let text = std::fs::read_to_string(path)?;
+    let end_of_report = text.find(CLOSING).unwrap_or(text.len());
+    let (start, end) = match text.find(heading) {
+        Some(start) => {
+            let after = start + heading.len();
+            let end = text[after..]
+                .find("\n## ")
+                .map_or(end_of_report, |i| after + i)
+                .min(end_of_report);
+            (start, end)
+        }
+        None => (end_of_report, end_of_report),
+    };
+    let updated = format!(
+        "{}{}\n\n_Section 10 written by `just bench --flood` on {}._\n{}",
+        &text[..start],
+        section.trim_end(),
+        today(),
+        &text[end..]
+    );
+    std::fs::write(path, updated)?;
+    Ok(())
 }
 
 #[allow(clippy::format_push_string)] // a report, built once
@@ -973,6 +1005,15 @@ async fn main() -> Result<(), Error> {
         println!("{}\n{figures:#}", jobs::markdown(&figures));
         return Ok(());
     }
+    if args.iter().any(|a| a == "--flood") {
+        let release = build_service("company-data");
+        let section = flood::markdown(&flood::flood(plan, &release).await?);
+        if !quick {
+            replace_section(&out, "\n## 10. ", &section)?;
+        }
+        println!("{section}");
+        return Ok(());
+    }
     if args.iter().any(|a| a == "--round-trips") {
         let release = build_service("company-data");
         println!("{:#}", postgres::round_trips_alone(&release).await?);
@@ -993,6 +1034,8 @@ async fn main() -> Result<(), Error> {
     let parsing = parsing(plan)?;
     let postgres = postgres::postgres(plan, &release).await?;
     let jobs = jobs::jobs(plan, &release).await?;
+    eprintln!("10: auth under a flood");
+    let flood = flood::flood(plan, &release).await?;
     let report = json!({
         "date": today(),
         "quick": quick,
@@ -1002,6 +1045,7 @@ async fn main() -> Result<(), Error> {
         "parsing": parsing,
         "postgres": postgres,
         "jobs": jobs,
+        "flood": flood,
         "harness_seconds": started.elapsed().as_secs_f64(),
     });
     if let Some(parent) = json_out.parent() {
