@@ -12,6 +12,7 @@ mod enrich;
 mod faults;
 mod freshness;
 mod history;
+mod idempotency;
 mod jobs;
 mod limits;
 mod links;

@@ -23,6 +23,7 @@ use dashboard_auth::{PgUserStore, SqliteUserStore, UserStore, Users};
 use http::Request;
 use http_api::{Api, ApiSettings, KeyRate};
 use http_serve::ConnectionLimits;
+use idempotency::{IdempotencyStore, PgIdempotencyStore, SqliteIdempotencyStore};
 use job_store::{JobStore, PgJobStore, SqliteJobStore};
 use page_scraper::{Fetcher, FetcherSettings, LinkResolver, LinkResolverSettings};
 use pg_pool::PgPool;
@@ -111,6 +112,8 @@ pub struct Stores {
     pub jobs: Arc<dyn JobStore>,
     /// Watches, their events and the accounts' webhook secrets.
     pub watches: Arc<dyn WatchStore>,
+    /// The answers of requests sent with an `Idempotency-Key`.
+    pub idempotency: Arc<dyn IdempotencyStore>,
 }
 
 /// The stores of one database, whichever its engine.
@@ -122,6 +125,7 @@ type StoreParts = (
     Arc<dyn LimitStore>,
     Arc<dyn JobStore>,
     Arc<dyn WatchStore>,
+    Arc<dyn IdempotencyStore>,
 );
 
 impl Stores {
@@ -138,32 +142,35 @@ impl Stores {
     /// # Errors
     /// When the database cannot be opened or migrated.
     pub async fn open_as(db: &Database, server: &str) -> anyhow::Result<Self> {
-        let (ledger, keys, users, snapshots, limits, jobs, watches): StoreParts = match db {
-            Database::Sqlite(path) => {
-                let pool = SqlitePool::open(path).await?;
-                (
-                    Arc::new(SqliteLedger::with_pool(pool.clone()).await?),
-                    Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?),
-                    Arc::new(SqliteUserStore::with_pool(pool.clone()).await?),
-                    Arc::new(SqliteSnapshotStore::with_pool(pool.clone()).await?),
-                    Arc::new(MemoryLimits::new()),
-                    Arc::new(SqliteJobStore::with_pool(pool.clone()).await?),
-                    Arc::new(SqliteWatchStore::with_pool(pool).await?),
-                )
-            }
-            Database::Postgres(url) => {
-                let pool = PgPool::connect(url).await?;
-                (
-                    Arc::new(PgLedger::with_pool(pool.clone()).await?.for_server(server)),
-                    Arc::new(PgKeyStore::with_pool(pool.clone()).await?),
-                    Arc::new(PgUserStore::with_pool(pool.clone()).await?),
-                    Arc::new(PgSnapshotStore::with_pool(pool.clone()).await?),
-                    Arc::new(PgLimits::with_pool(pool.clone()).await?),
-                    Arc::new(PgJobStore::with_pool(pool.clone()).await?),
-                    Arc::new(PgWatchStore::with_pool(pool).await?),
-                )
-            }
-        };
+        let (ledger, keys, users, snapshots, limits, jobs, watches, idempotency): StoreParts =
+            match db {
+                Database::Sqlite(path) => {
+                    let pool = SqlitePool::open(path).await?;
+                    (
+                        Arc::new(SqliteLedger::with_pool(pool.clone()).await?),
+                        Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?),
+                        Arc::new(SqliteUserStore::with_pool(pool.clone()).await?),
+                        Arc::new(SqliteSnapshotStore::with_pool(pool.clone()).await?),
+                        Arc::new(MemoryLimits::new()),
+                        Arc::new(SqliteJobStore::with_pool(pool.clone()).await?),
+                        Arc::new(SqliteWatchStore::with_pool(pool.clone()).await?),
+                        Arc::new(SqliteIdempotencyStore::with_pool(pool).await?),
+                    )
+                }
+                Database::Postgres(url) => {
+                    let pool = PgPool::connect(url).await?;
+                    (
+                        Arc::new(PgLedger::with_pool(pool.clone()).await?.for_server(server)),
+                        Arc::new(PgKeyStore::with_pool(pool.clone()).await?),
+                        Arc::new(PgUserStore::with_pool(pool.clone()).await?),
+                        Arc::new(PgSnapshotStore::with_pool(pool.clone()).await?),
+                        Arc::new(PgLimits::with_pool(pool.clone()).await?),
+                        Arc::new(PgJobStore::with_pool(pool.clone()).await?),
+                        Arc::new(PgWatchStore::with_pool(pool.clone()).await?),
+                        Arc::new(PgIdempotencyStore::with_pool(pool).await?),
+                    )
+                }
+            };
         Ok(Self {
             accounts: Arc::new(Accounts::new(
                 ledger,
@@ -174,6 +181,7 @@ impl Stores {
             limits,
             jobs,
             watches,
+            idempotency,
         })
     }
 }
@@ -189,6 +197,8 @@ pub struct App {
     pub jobs: Arc<BulkJobs>,
     /// Watches; [`Server::start`] starts their runner.
     pub watches: Arc<Watches>,
+    /// The answers of requests sent with an `Idempotency-Key`; the upkeep sweeps old ones.
+    pub idempotency: Arc<dyn IdempotencyStore>,
     api: Api,
     dashboard: Dashboard,
     connections: ConnectionLimits,
@@ -247,6 +257,7 @@ impl App {
         ))));
         api.set_jobs(Arc::clone(&jobs));
         api.set_watches(Arc::clone(&watches));
+        api.set_idempotency(Arc::clone(&stores.idempotency));
         let dashboard = Dashboard::new(
             Arc::clone(&stores.accounts),
             Arc::clone(&lookup),
@@ -263,6 +274,7 @@ impl App {
             lookup,
             jobs,
             watches,
+            idempotency: stores.idempotency,
             api,
             dashboard,
             connections: settings.connections,
@@ -302,6 +314,11 @@ impl App {
                     && let Err(error) = app.lookup.forget_old_history().await
                 {
                     tracing::warn!(%error, "history retention sweep failed");
+                }
+                if tick % 360 == 0
+                    && let Err(error) = app.idempotency.forget_expired().await
+                {
+                    tracing::warn!(%error, "idempotency record sweep failed");
                 }
             }
         })

@@ -73,6 +73,21 @@ pub enum ApiError {
         /// The methods it takes, for `Allow`.
         allow: &'static str,
     },
+    /// `Idempotency-Key` is not 1 to 255 visible ASCII characters, or is sent twice (400).
+    #[error("the Idempotency-Key header is not valid")]
+    InvalidIdempotencyKey,
+    /// The key's first request is still running (409).
+    #[error("a request with this Idempotency-Key is still running")]
+    IdempotencyKeyInUse,
+    /// The key was used with another request within 24 hours (422).
+    #[error("this Idempotency-Key was used with another request")]
+    IdempotencyKeyReused,
+    /// The idempotency store failed (503).
+    #[error(transparent)]
+    Idempotency(#[from] idempotency::IdempotencyError),
+    /// Something that should not happen did (500); the text is logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl ApiError {
@@ -97,9 +112,15 @@ impl ApiError {
                 StatusCode::NOT_FOUND
             }
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            Self::InvalidIdempotencyKey => StatusCode::BAD_REQUEST,
+            Self::IdempotencyKeyInUse => StatusCode::CONFLICT,
+            Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Key(_)
+            | Self::Lookup(_)
+            | Self::Jobs(_)
+            | Self::Watches(_)
+            | Self::Idempotency(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -131,14 +152,24 @@ impl ApiError {
             Self::WatchNotFound => "watch_not_found",
             Self::InvalidQuery(_) => "invalid_query",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_)
+            Self::InvalidIdempotencyKey => "invalid_idempotency_key",
+            Self::IdempotencyKeyInUse => "idempotency_key_in_use",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::Internal(_) => "internal_error",
+            Self::Key(_)
+            | Self::Lookup(_)
+            | Self::Jobs(_)
+            | Self::Watches(_)
+            | Self::Idempotency(_)
                 if self.database_unavailable() =>
             {
                 "database_unavailable"
             }
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) => {
-                "service_unavailable"
-            }
+            Self::Key(_)
+            | Self::Lookup(_)
+            | Self::Jobs(_)
+            | Self::Watches(_)
+            | Self::Idempotency(_) => "service_unavailable",
         }
     }
 
@@ -252,12 +283,23 @@ impl ApiError {
             Self::MethodNotAllowed { allow } => {
                 format!("This endpoint does not take that method. Use {allow}.")
             }
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) if self.database_unavailable() => {
+            Self::InvalidIdempotencyKey => format!(
+                "The Idempotency-Key header must be one value of 1 to {} visible ASCII characters, e.g. a UUID.",
+                idempotency::MAX_KEY_LEN
+            ),
+            Self::IdempotencyKeyInUse => "The first request with this Idempotency-Key is still running. Retry after the Retry-After header's seconds to get its answer."
+                .to_owned(),
+            Self::IdempotencyKeyReused => "This Idempotency-Key was used with another request (method, path or body) in the last 24 hours. Send a new key for a new request."
+                .to_owned(),
+            Self::Internal(_) => "The service failed to answer. Nothing was charged. Retry.".to_owned(),
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_)
+                if self.database_unavailable() =>
+            {
                 "The database is unavailable (down or restarting). Nothing was charged. Retry after the \
                  Retry-After header's seconds; the service resumes by itself when the database is back."
                     .to_owned()
             }
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) => "The service could not complete the request because a store \
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_) => "The service could not complete the request because a store \
                                                is unavailable. Nothing was charged. Retry in a moment."
                 .to_owned(),
         }
@@ -271,6 +313,7 @@ impl ApiError {
             | Self::Lookup(LookupError::TooManyLiveLookups { retry_after, .. }) => {
                 Some(retry_after_seconds(*retry_after))
             }
+            Self::IdempotencyKeyInUse => Some(1),
             _ if self.status() == StatusCode::SERVICE_UNAVAILABLE => Some(5),
             _ => None,
         }
@@ -286,7 +329,7 @@ impl ApiError {
     /// failure can be matched with the server's log.
     pub fn into_response_for(self, request_id: Option<&str>) -> Response {
         let status = self.status();
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        if status.is_server_error() {
             tracing::error!(
                 error = %ErrorChain(&self),
                 "request failed inside the service"

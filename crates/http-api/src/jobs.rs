@@ -9,6 +9,7 @@ use http::{HeaderValue, Method, Request, StatusCode, header};
 use http_serve::Response;
 
 use crate::error::ApiError;
+use crate::idempotent::idempotency_key;
 use crate::routes::{Api, bytes_response, json_response, require_json};
 
 /// The jobs collection's path; a job is `<JOBS_PATH>/<id>`, its results `<JOBS_PATH>/<id>/results`.
@@ -129,14 +130,20 @@ impl Api {
             .authenticate(request.headers(), request.extensions())
             .await?;
         require_json(request.headers())?;
+        let key = idempotency_key(request.headers())?;
         let body = http_serve::read_body(request, MAX_JOB_BODY_BYTES, self.body_timeout()).await?;
         let parsed = CompanyRequest::from_job_json(&body, self.domain())?;
-        let job = jobs.submit(caller, &parsed).await?;
-        let mut response = json_response(StatusCode::ACCEPTED, &job.to_json());
-        if let Ok(location) = HeaderValue::from_str(&format!("{JOBS_PATH}/{}", job.job.id)) {
-            response.headers_mut().insert(header::LOCATION, location);
-        }
-        Ok(response)
+        let fingerprint = idempotency::fingerprint("POST", JOBS_PATH, &body);
+        let jobs = Arc::clone(jobs);
+        self.idempotent(caller.account, key, fingerprint, move |_| async move {
+            let job = jobs.submit(caller, &parsed).await?;
+            let mut response = json_response(StatusCode::ACCEPTED, &job.to_json());
+            if let Ok(location) = HeaderValue::from_str(&format!("{JOBS_PATH}/{}", job.job.id)) {
+                response.headers_mut().insert(header::LOCATION, location);
+            }
+            Ok(response)
+        })
+        .await
     }
 
     /// `GET /jobs?before=<id>&limit=<n>`: `{jobs: [...], next}`, newest first.

@@ -39,6 +39,7 @@ mod account;
 mod auth;
 mod error;
 mod history;
+mod idempotent;
 mod jobs;
 mod metrics;
 mod openapi;

@@ -310,8 +310,64 @@ pub fn openapi_document(
     add_history(&mut document, domain);
     add_watches(&mut document, domain);
     add_account(&mut document);
+    add_idempotency(&mut document);
     add_common_headers(&mut document);
     document
+}
+
+/// `Idempotency-Key` on the POSTs that create or charge, with the answers it adds.
+fn add_idempotency(document: &mut Value) {
+    let parameter = json!({
+        "name": "Idempotency-Key", "in": "header", "required": false,
+        "description": format!("Makes retries safe: the same key with the same request within {} hours gets the first (successful) answer again, with `Idempotent-Replayed: true`, and is charged once. Keys are per account; a UUID per logical request is typical.", idempotency::KEEP_FOR.as_secs() / 3600),
+        "schema": {"type": "string", "pattern": format!("^[!-~]{{1,{}}}$", idempotency::MAX_KEY_LEN)}
+    });
+    let replayed = json!({"description": "`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`.", "schema": {"const": "true"}});
+    let Some(Value::Object(paths)) = document.get_mut("paths") else {
+        return;
+    };
+    for path in paths.values_mut().filter_map(Value::as_object_mut) {
+        let Some(Value::Object(post)) = path.get_mut("post") else {
+            continue;
+        };
+        if !matches!(
+            post.get("operationId").and_then(Value::as_str),
+            Some("getLinkedInCompanyData" | "createCompanyDataJob" | "createCompanyWatches")
+        ) {
+            continue;
+        }
+        let parameters = post.entry("parameters").or_insert_with(|| json!([]));
+        if let Some(parameters) = parameters.as_array_mut() {
+            parameters.push(parameter.clone());
+        }
+        let Some(Value::Object(responses)) = post.get_mut("responses") else {
+            continue;
+        };
+        for (status, response) in responses.iter_mut() {
+            if status.starts_with('2')
+                && let Some(response) = response.as_object_mut()
+                && let Some(headers) = response
+                    .entry("headers")
+                    .or_insert_with(|| json!({}))
+                    .as_object_mut()
+            {
+                headers.insert("Idempotent-Replayed".to_owned(), replayed.clone());
+            }
+        }
+        responses.insert(
+            "409".to_owned(),
+            retried_error("`idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry to get its answer."),
+        );
+        responses.insert(
+            "422".to_owned(),
+            error_response("`idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours."),
+        );
+        if let Some(Value::Object(bad)) = responses.get_mut("400")
+            && let Some(Value::String(text)) = bad.get_mut("description")
+        {
+            text.push_str(" `invalid_idempotency_key`: the `Idempotency-Key` header is not 1 to 255 visible ASCII characters.");
+        }
+    }
 }
 
 /// `GET /v1/account` and its schema.

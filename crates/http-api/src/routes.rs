@@ -12,6 +12,7 @@ use company_watch::Watches;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::Full;
 use http_serve::Response;
+use idempotency::IdempotencyStore;
 use page_url::NetworkDomain;
 
 use shared_limits::{LimitStore, MemoryLimits, RateGate, RateStatus};
@@ -21,6 +22,7 @@ use crate::account::ACCOUNT_PATH;
 use crate::auth::{Authenticator, presented_key};
 use crate::error::ApiError;
 use crate::history::HISTORY_PATH;
+use crate::idempotent::idempotency_key;
 use crate::jobs::JOBS_PATH;
 use crate::openapi::openapi_document;
 use crate::watches::WATCHES_PATH;
@@ -72,6 +74,8 @@ struct Inner {
     jobs: std::sync::OnceLock<Arc<BulkJobs>>,
     /// The watches behind `/v1/network/company-data/watches`, once set.
     watches: std::sync::OnceLock<Arc<Watches>>,
+    /// Where `Idempotency-Key` answers are kept, once set.
+    idempotency: std::sync::OnceLock<Arc<dyn IdempotencyStore>>,
 }
 
 /// What `GET /healthz` asks besides "the process answers": typically whether the database answers.
@@ -129,7 +133,19 @@ impl Api {
             health: std::sync::OnceLock::new(),
             jobs: std::sync::OnceLock::new(),
             watches: std::sync::OnceLock::new(),
+            idempotency: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Keeps the answers of requests sent with an `Idempotency-Key` in `store` (once; later calls change
+    /// nothing), so that a retry with the same key gets the first answer and is charged once. Without it the
+    /// header is checked for its form and otherwise ignored.
+    pub fn set_idempotency(&self, store: Arc<dyn IdempotencyStore>) {
+        let _ = self.0.idempotency.set(store);
+    }
+
+    pub(crate) fn idempotency(&self) -> Option<Arc<dyn IdempotencyStore>> {
+        self.0.idempotency.get().cloned()
     }
 
     /// Serves bulk jobs from `jobs` under `/v1/network/company-data/jobs` (once; later calls change nothing).
@@ -272,10 +288,21 @@ impl Api {
             .authenticate(request.headers(), request.extensions())
             .await?;
         require_json(request.headers())?;
+        let key = idempotency_key(request.headers())?;
+        let path = request.uri().path().to_owned();
         let body =
             http_serve::read_body(request, MAX_BODY_BYTES, self.0.settings.body_timeout).await?;
         let parsed = CompanyRequest::from_json(&body, &self.0.domain)?;
-        let outcome = self.0.lookup.run(caller, &parsed).await?;
+        let fingerprint = idempotency::fingerprint("POST", &path, &body);
+        self.idempotent(caller.account, key, fingerprint, move |api| async move {
+            api.look_up(caller, &parsed).await
+        })
+        .await
+    }
+
+    /// The company-data answer to a valid request: the lookup, and the billing headers.
+    async fn look_up(&self, caller: Caller, parsed: &CompanyRequest) -> Result<Response, ApiError> {
+        let outcome = self.0.lookup.run(caller, parsed).await?;
         let span = tracing::Span::current();
         span.record("records", outcome.response.results.len());
         span.record("credits", tracing::field::display(outcome.charged));

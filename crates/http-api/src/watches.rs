@@ -9,6 +9,7 @@ use http_serve::Response;
 use watch_store::WatchId;
 
 use crate::error::ApiError;
+use crate::idempotent::idempotency_key;
 use crate::jobs::query_number;
 use crate::routes::{Api, bytes_response, json_response, require_json};
 
@@ -122,15 +123,21 @@ impl Api {
             .authenticate(request.headers(), request.extensions())
             .await?;
         require_json(request.headers())?;
+        let key = idempotency_key(request.headers())?;
         let body = http_serve::read_body(request, MAX_BODY_BYTES, self.body_timeout()).await?;
         let parsed =
             WatchRequest::from_json(&body, self.domain(), watches.settings().allow_private)?;
-        let created = watches.create(caller.account, &parsed).await?;
-        let listed: Vec<serde_json::Value> = created.iter().map(watch_json).collect();
-        Ok(json_response(
-            StatusCode::CREATED,
-            &serde_json::json!({ "watches": listed }),
-        ))
+        let fingerprint = idempotency::fingerprint("POST", WATCHES_PATH, &body);
+        let watches = Arc::clone(watches);
+        self.idempotent(caller.account, key, fingerprint, move |_| async move {
+            let created = watches.create(caller.account, &parsed).await?;
+            let listed: Vec<serde_json::Value> = created.iter().map(watch_json).collect();
+            Ok(json_response(
+                StatusCode::CREATED,
+                &serde_json::json!({ "watches": listed }),
+            ))
+        })
+        .await
     }
 
     /// `GET /watches?after=<id>&limit=<n>`: `{watches: [...], next}`, by id.

@@ -1,0 +1,163 @@
+//! `Idempotency-Key` on the POSTs that create or charge: the same key with the same request within 24 hours
+//! gets the first answer again, charged once (docs/api.md, "Idempotent retries").
+//!
+//! The request is validated first (a refused body is not a use of the key), then the key is claimed in the
+//! [`IdempotencyStore`] and the work runs in a task of its own, so that a client that disconnects does not
+//! cancel it: its retry finds the answer stored. Only successful answers are kept; after any other answer the
+//! claim is dropped, so a retry runs again (nothing was charged for those).
+
+use bytes::Bytes;
+use company_model::AccountId;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use http_body_util::Full;
+use http_serve::Response;
+use idempotency::{Begin, IdempotencyStore, StoredAnswer};
+use std::future::Future;
+use tracing::Instrument;
+
+use crate::Api;
+use crate::error::ApiError;
+
+/// The request header.
+pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The headers a stored answer keeps.
+const KEPT_HEADERS: [&str; 4] = [
+    "content-type",
+    "x-credits-charged",
+    "x-credits-remaining",
+    "location",
+];
+
+/// The request's `Idempotency-Key`, if it sent one.
+///
+/// # Errors
+/// [`ApiError::InvalidIdempotencyKey`] when the header is not 1 to 255 visible ASCII characters, or is repeated.
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .map(str::trim)
+        .filter(|key| idempotency::key_allowed(key) && values.next().is_none())
+        .ok_or(ApiError::InvalidIdempotencyKey)?;
+    Ok(Some(key.to_owned()))
+}
+
+/// A stored answer as a response, marked `Idempotent-Replayed: true`.
+fn replay(answer: StoredAnswer) -> Response {
+    let mut response = Response::new(Full::new(Bytes::from(answer.body)));
+    *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
+    let headers = response.headers_mut();
+    for (name, value) in answer.headers {
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            headers.insert(name, value);
+        }
+    }
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-store"),
+    );
+    headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    response
+}
+
+/// What is kept of `response`: its status, the headers a replay needs, its body.
+async fn stored(response: Response) -> (StoredAnswer, Response) {
+    use http_body_util::BodyExt;
+    let (parts, body) = response.into_parts();
+    // A `Full` body is one chunk in memory: collecting it cannot fail.
+    let bytes = body
+        .collect()
+        .await
+        .map(http_body_util::Collected::to_bytes)
+        .unwrap_or_default();
+    let answer = StoredAnswer {
+        status: parts.status.as_u16(),
+        headers: KEPT_HEADERS
+            .iter()
+            .filter_map(|name| {
+                let value = parts.headers.get(*name)?.to_str().ok()?;
+                Some(((*name).to_owned(), value.to_owned()))
+            })
+            .collect(),
+        body: bytes.to_vec(),
+    };
+    (answer, Response::from_parts(parts, Full::new(bytes)))
+}
+
+impl Api {
+    /// Runs `work` once per `key` of `account` for the request `fingerprint` when the client sent a key and the
+    /// API has a store; otherwise simply runs it.
+    ///
+    /// # Errors
+    /// [`ApiError::IdempotencyKeyInUse`] while the key's first request runs, [`ApiError::IdempotencyKeyReused`]
+    /// for another request with the key, [`ApiError::Idempotency`] when the store fails, or `work`'s own error.
+    pub(crate) async fn idempotent<F, Fut>(
+        &self,
+        account: AccountId,
+        key: Option<String>,
+        fingerprint: String,
+        work: F,
+    ) -> Result<Response, ApiError>
+    where
+        F: FnOnce(Api) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Response, ApiError>> + Send + 'static,
+    {
+        let (Some(key), Some(store)) = (key, self.idempotency()) else {
+            return work(self.clone()).await;
+        };
+        let lease = self.lookup().longest_request();
+        match store
+            .begin(account, &key, &fingerprint, jiff::Timestamp::now(), lease)
+            .await?
+        {
+            Begin::Done(answer) => return Ok(replay(answer)),
+            Begin::Running => return Err(ApiError::IdempotencyKeyInUse),
+            Begin::Mismatch => return Err(ApiError::IdempotencyKeyReused),
+            Begin::Started => {}
+        }
+        let api = self.clone();
+        // A task of its own: a client that disconnects does not cancel the work, and its retry finds the answer.
+        let task = tokio::spawn(
+            async move {
+                let result = work(api).await;
+                finish(store.as_ref(), account, &key, result).await
+            }
+            .instrument(tracing::Span::current()),
+        );
+        task.await
+            .map_err(|error| ApiError::Internal(format!("the request's task failed: {error}")))?
+    }
+}
+
+/// Stores a successful answer under the key, or drops the claim after any other.
+async fn finish(
+    store: &dyn IdempotencyStore,
+    account: AccountId,
+    key: &str,
+    result: Result<Response, ApiError>,
+) -> Result<Response, ApiError> {
+    match result {
+        Ok(response) if response.status().is_success() => {
+            let (answer, response) = stored(response).await;
+            if let Err(error) = store.finish(account, key, &answer).await {
+                // The answer stands; a retry will run again and may be charged again, so say so in the log.
+                tracing::error!(%error, "could not store the answer of an idempotent request");
+            }
+            Ok(response)
+        }
+        other => {
+            if let Err(error) = store.abandon(account, key).await {
+                tracing::warn!(%error, "could not drop an idempotency claim; it lapses with its lease");
+            }
+            other
+        }
+    }
+}
