@@ -43,6 +43,7 @@ macro_rules! selectors {
     };
 }
 
+#[cfg(feature = "fetch")]
 mod coverage;
 mod error;
 #[cfg(feature = "fetch")]
@@ -55,6 +56,7 @@ mod resolve;
 mod sections;
 
 pub use company_model::CompanyRecord;
+#[cfg(feature = "fetch")]
 pub use coverage::{CoverageReport, CoverageRules, FieldCoverage, FieldShare};
 pub use error::ScrapeError;
 #[cfg(feature = "fetch")]
