@@ -264,9 +264,9 @@ impl ApiError {
                  freshness window (maxAgeHours) to accept stored snapshots."
             ),
             Self::NotFound => "No such endpoint. The API is `POST /v1/network/company-data`, the jobs under \
-                               `/v1/network/company-data/jobs`, `GET /v1/network/company-data/history` and the \
-                               watches under `/v1/network/company-data/watches`; its description is at \
-                               `GET /openapi.json`."
+                               `/v1/network/company-data/jobs`, `GET /v1/network/company-data/history`, the \
+                               watches under `/v1/network/company-data/watches` and `GET /v1/account`; its \
+                               description is at `GET /openapi.json`."
                 .to_owned(),
             Self::JobNotFound => "This account has no job with that id (ended jobs are kept for the server's job retention). \
                                   List the account's jobs with `GET /v1/network/company-data/jobs`."
