@@ -32,12 +32,12 @@ impl DigestKey {
     pub(crate) fn generate_hex() -> String {
         let mut bytes = [0u8; DIGEST_KEY_BYTES];
         rand::rngs::OsRng.fill_bytes(&mut bytes);
-        hex(&bytes)
+        hex::encode(bytes)
     }
 
     /// The key from the store's hex text; `None` when the text is not hex of the right length.
     pub(crate) fn from_hex(text: &str) -> Option<Self> {
-        let bytes = unhex(text)?;
+        let bytes = hex::decode(text).ok()?;
         (bytes.len() == DIGEST_KEY_BYTES).then_some(Self(bytes))
     }
 
@@ -48,26 +48,8 @@ impl DigestKey {
             unreachable!("HMAC takes keys of any length")
         };
         mac.update(key.expose().as_bytes());
-        hex(&mac.finalize().into_bytes())
+        hex::encode(mac.finalize().into_bytes())
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

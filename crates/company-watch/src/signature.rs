@@ -12,14 +12,14 @@ pub const SIGNATURE_HEADER: &str = "Company-Data-Signature";
 pub fn new_secret() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
-    format!("whsec_{}", hex(&bytes))
+    format!("whsec_{}", hex::encode(bytes))
 }
 
 /// The header's value for `body` sent at `t` (Unix seconds).
 pub fn sign(secret: &str, t: i64, body: &[u8]) -> String {
     format!(
         "t={t},v1={}",
-        hex(&mac(secret, t, body).finalize().into_bytes())
+        hex::encode(mac(secret, t, body).finalize().into_bytes())
     )
 }
 
@@ -41,7 +41,9 @@ pub fn verify(secret: &str, header: &str, body: &[u8], now: i64, tolerance_secon
         return false;
     }
     signatures.iter().any(|signature| {
-        unhex(signature).is_some_and(|bytes| mac(secret, t, body).verify_slice(&bytes).is_ok())
+        hex::decode(signature)
+            .ok()
+            .is_some_and(|bytes| mac(secret, t, body).verify_slice(&bytes).is_ok())
     })
 }
 
@@ -53,26 +55,6 @@ fn mac(secret: &str, t: i64, body: &[u8]) -> Hmac<Sha256> {
     mac.update(b".");
     mac.update(body);
     mac
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

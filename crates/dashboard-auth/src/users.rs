@@ -61,13 +61,7 @@ impl std::fmt::Debug for Secret {
 
 /// What is stored for a token: its SHA-256 digest in hex.
 fn digest(token: &str) -> String {
-    use std::fmt::Write;
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 /// Trims and lower-cases an email and checks it has the shape `name@domain`.

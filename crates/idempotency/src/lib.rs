@@ -47,14 +47,7 @@ pub fn fingerprint(method: &str, path: &str, body: &[u8]) -> String {
     for part in [method.as_bytes(), b"\n", path.as_bytes(), b"\n", body] {
         hasher.update(part);
     }
-    hasher
-        .finalize()
-        .iter()
-        .fold(String::new(), |mut hex, byte| {
-            use std::fmt::Write;
-            let _ = write!(hex, "{byte:02x}");
-            hex
-        })
+    hex::encode(hasher.finalize())
 }
 
 /// A stored answer, as the API replays it.

@@ -26,13 +26,9 @@ pub(crate) fn stored_record(text: String, format: u32) -> Result<RecordJson, Str
 /// [`company_model::change_fields_text`], so a fetch that changed none of those members adds no state.
 pub(crate) fn change_digest(record: &RecordJson) -> String {
     use sha2::Digest;
-    use std::fmt::Write;
-    sha2::Sha256::digest(company_model::change_fields_text(record).as_bytes())
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, byte| {
-            let _ = write!(hex, "{byte:02x}");
-            hex
-        })
+    hex::encode(sha2::Sha256::digest(
+        company_model::change_fields_text(record).as_bytes(),
+    ))
 }
 
 /// The history point of a stored record (its counts), or an empty point when the text does not parse.

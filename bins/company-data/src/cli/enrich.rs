@@ -160,7 +160,7 @@ async fn run_job(
     where_: &str,
 ) -> anyhow::Result<(BTreeMap<u64, InputRow>, f64)> {
     let saved_path = PathBuf::from(format!("{}.job", args.out.display()));
-    let digest = hex(&sha2::Sha256::digest(urls.join("\n").as_bytes()));
+    let digest = hex::encode(sha2::Sha256::digest(urls.join("\n").as_bytes()));
     let saved: Option<Saved> = std::fs::read(&saved_path)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
@@ -358,14 +358,6 @@ fn job_id(text: &str) -> anyhow::Result<bulk_jobs::JobId> {
         text.parse()
             .with_context(|| format!("`{text}` is not a job id"))?,
     ))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::new(), |mut text, b| {
-        use std::fmt::Write;
-        let _ = write!(text, "{b:02x}");
-        text
-    })
 }
 
 /// Writes the results next to OUTPUT and renames them into place, so an interrupted write leaves no half file.

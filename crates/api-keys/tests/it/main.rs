@@ -18,14 +18,7 @@ use company_model::AccountId;
 /// a table of digests of guessed keys could match).
 fn assert_not_recoverable(stored: &[u8], key: &ApiKey) {
     let secret_part = &key.expose()[12..key.expose().len() - 4];
-    let plain_digest =
-        Sha256::digest(key.expose().as_bytes())
-            .iter()
-            .fold(String::new(), |mut hex, byte| {
-                use std::fmt::Write;
-                let _ = write!(hex, "{byte:02x}");
-                hex
-            });
+    let plain_digest = hex::encode(Sha256::digest(key.expose().as_bytes()));
     for needle in [secret_part.as_bytes(), plain_digest.as_bytes()] {
         assert!(
             !stored.windows(needle.len()).any(|w| w == needle),

@@ -239,9 +239,7 @@ async fn sessions_end_when_they_expire() {
     // The store's view one second after the end: gone, and swept.
     let digest_of = |t: &str| {
         use sha2::Digest;
-        sha2::Sha256::digest(t.as_bytes())
-            .iter()
-            .fold(String::new(), |hex, b| hex + &format!("{b:02x}"))
+        hex::encode(sha2::Sha256::digest(t.as_bytes()))
     };
     let after = session.expires_at + jiff::SignedDuration::from_secs(1);
     let store = SqliteUserStore::open(&dir.path().join("users.db"))
