@@ -73,13 +73,14 @@ pub enum ApiError {
         /// The methods it takes, for `Allow`.
         allow: &'static str,
     },
-    /// `Idempotency-Key` is not 1 to 255 visible ASCII characters, or is sent twice (400).
+    /// `Idempotency-Key` is not 1 to [`idempotency::MAX_KEY_LEN`] visible ASCII characters, or is sent twice
+    /// (400).
     #[error("the Idempotency-Key header is not valid")]
     InvalidIdempotencyKey,
     /// The key's first request is still running (409).
     #[error("a request with this Idempotency-Key is still running")]
     IdempotencyKeyInUse,
-    /// The key was used with another request within 24 hours (422).
+    /// The key was used with another request within [`idempotency::KEEP_FOR`] (422).
     #[error("this Idempotency-Key was used with another request")]
     IdempotencyKeyReused,
     /// The idempotency store failed (503).
@@ -289,8 +290,11 @@ impl ApiError {
             ),
             Self::IdempotencyKeyInUse => "The first request with this Idempotency-Key is still running. Retry after the Retry-After header's seconds to get its answer."
                 .to_owned(),
-            Self::IdempotencyKeyReused => "This Idempotency-Key was used with another request (method, path or body) in the last 24 hours. Send a new key for a new request."
-                .to_owned(),
+            Self::IdempotencyKeyReused => format!(
+                "This Idempotency-Key was used with another request (method, path or body) in the last {} hours. \
+                 Send a new key for a new request.",
+                idempotency::KEEP_FOR.as_secs() / 3600
+            ),
             Self::Internal(_) => "The service failed to answer. Nothing was charged. Retry.".to_owned(),
             Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_)
                 if self.database_unavailable() =>

@@ -1,4 +1,4 @@
-//! `Idempotency-Key` on the POSTs that create or charge: the same key with the same request within 24 hours
+//! `Idempotency-Key` on the POSTs that create or charge: the same key with the same request within a day
 //! gets the first answer again, charged once (docs/api.md, "Idempotent retries").
 //!
 //! The request is validated first (a refused body is not a use of the key), then the key is claimed in the
@@ -32,7 +32,7 @@ const KEPT_HEADERS: [&str; 4] = [
 /// The request's `Idempotency-Key`, if it sent one.
 ///
 /// # Errors
-/// [`ApiError::InvalidIdempotencyKey`] when the header is not 1 to 255 visible ASCII characters, or is repeated.
+/// [`ApiError::InvalidIdempotencyKey`] when the header is not [`idempotency::key_allowed`], or is repeated.
 pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
     let Some(value) = values.next() else {

@@ -317,9 +317,10 @@ pub fn openapi_document(
 
 /// `Idempotency-Key` on the POSTs that create or charge, with the answers it adds.
 fn add_idempotency(document: &mut Value) {
+    let hours = idempotency::KEEP_FOR.as_secs() / 3600;
     let parameter = json!({
         "name": "Idempotency-Key", "in": "header", "required": false,
-        "description": format!("Makes retries safe: the same key with the same request within {} hours gets the first (successful) answer again, with `Idempotent-Replayed: true`, and is charged once. Keys are per account; a UUID per logical request is typical.", idempotency::KEEP_FOR.as_secs() / 3600),
+        "description": format!("Makes retries safe: the same key with the same request within {hours} hours gets the first (successful) answer again, with `Idempotent-Replayed: true`, and is charged once. Keys are per account; a UUID per logical request is typical."),
         "schema": {"type": "string", "pattern": format!("^[!-~]{{1,{}}}$", idempotency::MAX_KEY_LEN)}
     });
     let replayed = json!({"description": "`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`.", "schema": {"const": "true"}});
@@ -360,12 +361,15 @@ fn add_idempotency(document: &mut Value) {
         );
         responses.insert(
             "422".to_owned(),
-            error_response("`idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours."),
+            error_response(&format!("`idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last {hours} hours.")),
         );
         if let Some(Value::Object(bad)) = responses.get_mut("400")
             && let Some(Value::String(text)) = bad.get_mut("description")
         {
-            text.push_str(" `invalid_idempotency_key`: the `Idempotency-Key` header is not 1 to 255 visible ASCII characters.");
+            *text = format!(
+                "{text} `invalid_idempotency_key`: the `Idempotency-Key` header is not 1 to {} visible ASCII characters.",
+                idempotency::MAX_KEY_LEN
+            );
         }
     }
 }
