@@ -717,16 +717,28 @@ fn answer(
 /// Counts a billed answer: `company_data_records_total{source}`, `company_data_unresolved_total{reason}` and
 /// `company_data_credits_charged_millis_total` (thousandths of a credit, so the counter stays whole).
 fn record_served(response: &CompanyDataResponse, charge: &Charge) {
-    for result in &response.results {
-        let source = match result.source {
-            RecordSource::Live => "live",
-            RecordSource::Stored => "stored",
-        };
-        metrics::counter!("company_data_records_total", "source" => source).increment(1);
+    // One increment per label, not per record: a 200-URL answer touches the registry a few times.
+    let live = response
+        .results
+        .iter()
+        .filter(|r| r.source == RecordSource::Live)
+        .count();
+    for (source, count) in [("live", live), ("stored", response.results.len() - live)] {
+        if count > 0 {
+            metrics::counter!("company_data_records_total", "source" => source)
+                .increment(count as u64);
+        }
     }
-    for unresolved in &response.unresolved {
-        metrics::counter!("company_data_unresolved_total", "reason" => unresolved.error.as_str())
-            .increment(1);
+    for code in UnresolvedCode::ALL {
+        let count = response
+            .unresolved
+            .iter()
+            .filter(|u| u.error == code)
+            .count();
+        if count > 0 {
+            metrics::counter!("company_data_unresolved_total", "reason" => code.as_str())
+                .increment(count as u64);
+        }
     }
     metrics::counter!("company_data_credits_charged_millis_total")
         .increment(u64::try_from(charge.amount.millis()).unwrap_or(0));

@@ -129,16 +129,26 @@ fn is_filled(value: Option<&serde_json::Value>) -> bool {
     }
 }
 
-/// The fields `record` filled.
-fn filled_fields(record: &CompanyRecord) -> Filled {
-    let Ok(serde_json::Value::Object(members)) = serde_json::to_value(record) else {
-        return 0;
-    };
-    WATCH_FIELDS
-        .iter()
-        .enumerate()
-        .filter(|(_, field)| is_filled(members.get(**field)))
-        .fold(0, |bits, (i, _)| bits | (1 << i))
+/// Which of [`company_model::WATCH_FIELDS`] one record filled (not absent, null, empty text, list or object).
+/// Made where the record is parsed (the fetcher does it on its parser thread: it serializes the record), and
+/// counted by [`FieldCoverage::observe`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FilledFields(Filled);
+
+impl FilledFields {
+    /// The fields `record` filled.
+    pub fn of(record: &CompanyRecord) -> Self {
+        let Ok(serde_json::Value::Object(members)) = serde_json::to_value(record) else {
+            return Self(0);
+        };
+        Self(
+            WATCH_FIELDS
+                .iter()
+                .enumerate()
+                .filter(|(_, field)| is_filled(members.get(**field)))
+                .fold(0, |bits, (i, _)| bits | (1 << i)),
+        )
+    }
 }
 
 fn hour_now() -> u64 {
@@ -163,12 +173,13 @@ impl FieldCoverage {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Counts one live parse of the page `url`; pages that are not company pages are not counted.
-    pub fn observe(&self, url: &PageUrl, record: &CompanyRecord) {
+    /// Counts one live parse of the page `url`, which filled `filled`; pages that are not company pages are not
+    /// counted.
+    pub fn observe(&self, url: &PageUrl, filled: FilledFields) {
         if url.kind() != page_url::PageKind::Company {
             return;
         }
-        self.observe_filled(filled_fields(record), url.to_string(), hour_now());
+        self.observe_filled(filled.0, url.to_string(), hour_now());
     }
 
     fn observe_filled(&self, filled: Filled, page: String, hour: u64) {

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use crate::parse::AUTHWALL_PATHS;
-use crate::{CompanyRecord, CoverageRules, FieldCoverage, ScrapeError, parse_page};
+use crate::{CompanyRecord, CoverageRules, FieldCoverage, FilledFields, ScrapeError, parse_page};
 
 /// Where live pages come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -531,16 +531,22 @@ impl Inner {
         let domain = self.settings.domain.clone();
         let max_bytes = self.settings.max_page_bytes;
         let parse_url = fetched_url.clone();
-        let (record, page_gzip) = self
+        // The fields the record filled are read on the parser thread too: it means serializing the record.
+        let (record, page_gzip, filled) = self
             .parsers
-            .run(move || parse_body(body, &parse_url, &domain, max_bytes))
+            .run(move || {
+                parse_body(body, &parse_url, &domain, max_bytes).map(|(record, gzip)| {
+                    let filled = FilledFields::of(&record);
+                    (record, gzip, filled)
+                })
+            })
             .await?
             .inspect_err(|error| {
                 metrics::counter!("company_data_parses_total", "outcome" => outcome_label(error))
                     .increment(1);
             })?;
         metrics::counter!("company_data_parses_total", "outcome" => "ok").increment(1);
-        self.coverage.observe(&fetched_url, &record);
+        self.coverage.observe(&fetched_url, filled);
         // The page's own canonical link is the best final URL; fall back to where the fetch ended.
         let final_url = record
             .final_li_url

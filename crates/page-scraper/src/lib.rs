@@ -57,7 +57,7 @@ mod sections;
 
 pub use company_model::CompanyRecord;
 #[cfg(feature = "fetch")]
-pub use coverage::{CoverageReport, CoverageRules, FieldCoverage, FieldShare};
+pub use coverage::{CoverageReport, CoverageRules, FieldCoverage, FieldShare, FilledFields};
 pub use error::ScrapeError;
 #[cfg(feature = "fetch")]
 pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, Priority, ScrapedPage};
