@@ -541,9 +541,13 @@ async fn the_layout_change_alarm_fires_when_a_section_disappears_and_not_before(
         "{}",
         page.body
     );
+    // The pages that lacked it are of the changed ones (the batch's pages finish in any order).
     assert!(
+        (120..170).any(|i| page
+            .body
+            .contains(&format!("https://www.linkedin.com/company/copy-{i}\""))),
+        "{}",
         page.body
-            .contains("https://www.linkedin.com/company/copy-169")
     );
     assert_eq!(
         page.body.matches("<strong>alarm</strong>").count(),
