@@ -56,14 +56,16 @@ async fn idle_and_slow_header_connections_are_shed_while_others_are_served() {
     let mut trickler = TcpStream::connect(&address).await.expect("connect");
     let trickled = async {
         let started = Instant::now();
+        // The slow client's pace: a byte every 100 ms.
+        let mut pace = tokio::time::interval(Duration::from_millis(100));
         for byte in b"POST /v1/network/company-data HTTP/1.1\r\nhost: x\r\nx-padding: "
             .iter()
             .chain([b'a'; 200].iter())
         {
+            pace.tick().await;
             if trickler.write_all(&[*byte]).await.is_err() {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let closed = read_until_closed(&mut trickler, Duration::from_secs(3)).await;
         (closed.is_some(), started.elapsed())
@@ -122,11 +124,13 @@ async fn a_trickled_body_gets_408_and_costs_nothing() {
     let started = Instant::now();
     let (mut reader, mut writer) = stream.into_split();
     let trickle = tokio::spawn(async move {
+        // The slow client's pace: a byte every 200 ms.
+        let mut pace = tokio::time::interval(Duration::from_millis(200));
         for byte in body.bytes() {
+            pace.tick().await;
             if writer.write_all(&[byte]).await.is_err() {
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     });
     let mut response = Vec::new();
@@ -167,36 +171,28 @@ async fn a_client_that_hangs_up_mid_batch_leaves_no_fetch_or_hold() {
         .write_all(body.as_bytes())
         .await
         .expect("send the body");
-    let waited = Instant::now();
-    while origin.hits("/company/slow") == 0 {
-        assert!(
-            waited.elapsed() < Duration::from_secs(2),
-            "the batch never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    tests::eventually(Duration::from_secs(2), "the batch never started", || {
+        std::future::ready((origin.hits("/company/slow") > 0).then_some(()))
+    })
+    .await;
     // The batch holds its 11 credits while it runs.
     assert_eq!(service.available_credits(&key).await, "39");
     drop(stream);
     let hung_up = Instant::now();
 
     // Within a second (long before the 3 s page would be sent) the fetch is dropped and the hold released.
-    while origin.abandoned() == 0 {
-        assert!(
-            hung_up.elapsed() < Duration::from_secs(1),
-            "after the client left, the fetch was never abandoned"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut available = service.available_credits(&key).await;
-    while available != "50" {
-        assert!(
-            hung_up.elapsed() < Duration::from_secs(1),
-            "a second after the client left, {available} of 50 credits are available"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        available = service.available_credits(&key).await;
-    }
+    tests::eventually(
+        Duration::from_secs(1),
+        "after the client left, the fetch was never abandoned",
+        || std::future::ready((origin.abandoned() > 0).then_some(())),
+    )
+    .await;
+    tests::eventually(
+        Duration::from_secs(1).saturating_sub(hung_up.elapsed()),
+        "a second after the client left, not all 50 credits are available",
+        || async { (service.available_credits(&key).await == "50").then_some(()) },
+    )
+    .await;
     let shown = service.cli(&["credits", "show", "--account", "acme"]);
     assert!(
         shown.starts_with("acme: 50 credits"),
@@ -227,7 +223,8 @@ async fn at_the_connection_cap_new_clients_wait_until_idle_ones_are_shed() {
     for _ in 0..5 {
         idle.push(TcpStream::connect(&address).await.expect("connect"));
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The kernel queues connections for the server in the order they came, so these five are the ones it
+    // takes in before the sixth, whenever it gets to them.
     let started = Instant::now();
     let reply = service.get("/healthz").await;
     let waited = started.elapsed();

@@ -1,8 +1,6 @@
 //! SIGKILL in the middle of live and stored requests: the database opens cleanly, the ledger agrees with the
 //! balance, no snapshot is half-written, and no hold is left keeping credits.
 
-use std::time::Duration;
-
 use serde_json::json;
 use tests::{Service, ServiceOptions, TestOrigin, cli_fails, client, format_credits};
 
@@ -51,16 +49,8 @@ async fn a_server_killed_mid_load_restarts_clean_and_loses_nothing() {
         }
     }
     let db = service.db.clone();
-    let mut waited = Duration::ZERO;
     // Live lookups reach the origin only once their request holds its credits.
-    while origin.hits_total() < 20 {
-        assert!(
-            waited < Duration::from_secs(20),
-            "the live requests never reached the origin"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        waited += Duration::from_millis(20);
-    }
+    origin.reached(20).await;
     service.kill();
     let answered = load.join_all().await;
     assert!(

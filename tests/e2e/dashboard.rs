@@ -313,15 +313,19 @@ async fn the_jobs_page_starts_follows_cancels_and_downloads_jobs() {
         )
         .await;
     assert_eq!(started.status, 303, "{}", started.body);
-    let mut listed = browser.get("/dashboard/jobs").await;
-    for _ in 0..100 {
-        if listed.body.contains(">done<") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        listed = browser.get("/dashboard/jobs").await;
-    }
-    assert!(listed.body.contains(">done<"), "{}", listed.body);
+    let listed = {
+        // The polls take turns with the browser (each GET needs it mutably).
+        let shared = tokio::sync::Mutex::new(&mut browser);
+        tests::eventually(
+            std::time::Duration::from_secs(10),
+            "the job is not done on the Jobs page",
+            || async {
+                let listed = shared.lock().await.get("/dashboard/jobs").await;
+                listed.body.contains(">done<").then_some(listed)
+            },
+        )
+        .await
+    };
     assert!(listed.body.contains("3 / 3"), "{}", listed.body);
     let download = browser.get("/dashboard/jobs/1/results.csv").await;
     assert_eq!(download.status, 200);
@@ -555,8 +559,7 @@ async fn the_layout_change_alarm_fires_when_a_section_disappears_and_not_before(
         "only the field that went"
     );
 
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let log = service.log.lock().expect("log").join("\n");
+    let log = service.log_until_line("layout change?").await.join("\n");
     let warning = log
         .lines()
         .find(|line| line.contains("layout change?"))

@@ -166,9 +166,12 @@ async fn an_interrupted_run_resumes_without_paying_again() {
         .spawn()
         .expect("enrich starts");
     let job_file = std::path::PathBuf::from(format!("{}.job", out.display()));
-    while !job_file.exists() || origin.hits_total() < 4 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    tests::eventually(
+        Duration::from_secs(30),
+        "the first run never started its job",
+        || std::future::ready((job_file.exists() && origin.hits_total() >= 4).then_some(())),
+    )
+    .await;
     first.kill().expect("killed");
     let _ = first.wait();
     assert!(!out.exists(), "no output from the interrupted run");

@@ -47,8 +47,20 @@ async fn a_request_inside_the_window_does_not_reach_the_origin() {
     assert_eq!(origin.hits("/company/google"), 2);
     assert_eq!(forced.header("x-credits-charged"), Some("1"));
 
-    // A one-second window no longer covers the snapshot after it has aged.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // A one-second window no longer covers the snapshot once it is over a second old (by this machine's clock,
+    // which the server reads too, a moment later).
+    let fetched_at: jiff::Timestamp = forced.json["results"][0]["fetched_at"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("fetched_at is a timestamp");
+    tests::eventually(Duration::from_secs(5), "the clock stood still", || {
+        std::future::ready(
+            (jiff::Timestamp::now().duration_since(fetched_at)
+                > jiff::SignedDuration::from_secs(1))
+            .then_some(()),
+        )
+    })
+    .await;
     let aged = service
         .post(&key, &json!({"liUrls": [GOOGLE], "maxAgeSeconds": 1}))
         .await;

@@ -57,16 +57,12 @@ async fn wait_until(
     status: &str,
     limit: Duration,
 ) -> Value {
-    let started = std::time::Instant::now();
-    loop {
+    tests::eventually(limit, &format!("the job never became {status}"), || async {
         let reply = get(service, key, &format!("{JOBS}/{id}")).await;
         assert_eq!(reply.status, 200, "{}", reply.json);
-        if reply.json["status"] == status {
-            return reply.json;
-        }
-        assert!(started.elapsed() < limit, "the job is still {}", reply.json);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        (reply.json["status"] == status).then_some(reply.json)
+    })
+    .await
 }
 
 fn balance(service: &Service, account: &str) -> String {
@@ -200,20 +196,18 @@ async fn a_cancelled_job_stops_fetching() {
     let urls = job_urls(400, 399);
     let created = submit(&service, &key, &json!({ "liUrls": urls })).await;
     let id = created.json["id"].as_str().expect("id").to_owned();
-    while origin.hits_total() < 5 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    origin.reached(5).await;
     let cancelled = cancel(&service, &key, &format!("{JOBS}/{id}")).await;
     assert_eq!(cancelled.json["status"], "cancelled");
-    // The part in flight ends (one worker: at most 25 pages), then nothing more reaches the origin.
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    let settled = origin.hits_total();
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        origin.hits_total(),
-        settled,
-        "fetching went on after the cancel"
-    );
+    // The part in flight ends (one worker: at most 25 pages) ...
+    let settled = origin.settled(Duration::from_millis(300)).await;
+    // ... then nothing more reaches the origin.
+    tests::stays(
+        Duration::from_secs(2),
+        "fetching went on after the cancel",
+        || std::future::ready(origin.hits_total() == settled),
+    )
+    .await;
     assert!(settled <= 30, "{settled} pages fetched");
     let job = wait_until(&service, &key, &id, "cancelled", Duration::from_secs(5)).await;
     assert!(job["done"].as_u64() < Some(400));
@@ -242,13 +236,15 @@ async fn a_server_killed_mid_job_resumes_it_and_charges_nothing_twice() {
     let created = submit(&service, &key, &json!({ "liUrls": urls, "maxAgeHours": 1 })).await;
     let id = created.json["id"].as_str().expect("id").to_owned();
     // Killed while parts are in flight, some already paid and recorded.
-    loop {
-        let job = get(&service, &key, &format!("{JOBS}/{id}")).await;
-        if job.json["done"].as_u64() > Some(50) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    tests::eventually(
+        Duration::from_mins(1),
+        "the job never passed 50 pages",
+        || async {
+            let job = get(&service, &key, &format!("{JOBS}/{id}")).await;
+            (job.json["done"].as_u64() > Some(50)).then_some(())
+        },
+    )
+    .await;
     service.kill();
     let restarted = Service::start(ServiceOptions {
         dir: Some(service.dir()),
@@ -301,9 +297,7 @@ async fn a_big_job_answers_every_position_and_a_small_one_of_another_account_pas
     let big = submit(&service, &big_key, &json!({ "liUrls": urls })).await;
     assert_eq!(big.status, 202, "{}", big.json);
     let big_id = big.json["id"].as_str().expect("id").to_owned();
-    while origin.hits_total() < 50 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    origin.reached(50).await;
     // B's 500 positions over 50 pages of its own, submitted while A's job runs.
     let small_urls: Vec<String> = (0..500)
         .map(|n| format!("https://www.linkedin.com/company/p{}", 5_000 + n % 50))

@@ -21,13 +21,20 @@ async fn an_account_over_its_live_cap_gets_429_and_pays_nothing() {
     });
     let (key, other) = (service.key("acme", "20"), service.key("other", "20"));
 
-    // Three slow live lookups (300 ms each) fill acme's cap while they run.
-    let first_body = slow_pages(0..3);
+    // Three live lookups fill acme's cap while they run: the origin holds their pages until released.
+    origin.hold();
+    let (first_body, elsewhere_body) = (slow_pages(0..3), slow_pages(20..23));
     let first = service.post(&key, &first_body);
     let second = async {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        origin.reached(3).await;
         let refused = service.post(&key, &slow_pages(10..11)).await;
-        let elsewhere = service.post(&other, &slow_pages(20..23)).await;
+        // Another account's lookups are admitted meanwhile: they reach the origin too.
+        let elsewhere = service.post(&other, &elsewhere_body);
+        let release = async {
+            origin.reached(6).await;
+            origin.release();
+        };
+        let (elsewhere, ()) = tokio::join!(elsewhere, release);
         (refused, elsewhere)
     };
     let (first, (refused, elsewhere)) = tokio::join!(first, second);

@@ -32,3 +32,12 @@ pub(crate) fn urls(urls: &[&str]) -> serde_json::Value {
 
 pub(crate) const GOOGLE: &str = "https://www.linkedin.com/company/google";
 pub(crate) const AUDIENSE: &str = "https://www.linkedin.com/company/audiense";
+
+/// The harness runs the binary Cargo built for these tests, not one of its own making.
+#[test]
+fn the_harness_runs_the_binary_cargo_built() {
+    assert_eq!(
+        tests::binary(),
+        std::path::Path::new(env!("CARGO_BIN_EXE_company-data"))
+    );
+}

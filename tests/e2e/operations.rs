@@ -1,8 +1,6 @@
 //! What an operator and a client rely on: request ids, JSON logs without keys, the account endpoint, and the
 //! refusal of a failed-authentication flood.
 
-use std::time::Duration;
-
 use serde_json::Value;
 use tests::{Service, ServiceOptions, client, credits_millis};
 
@@ -52,8 +50,15 @@ async fn json_logs_parse_line_by_line_carry_the_request_and_never_a_key() {
         refused.header("x-request-id")
     );
 
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let lines = service.log.lock().expect("log").clone();
+    // The refused request's line is the last of the three "served" lines.
+    let lines = service
+        .log_until("three served lines", |log| {
+            log.iter()
+                .filter(|line| line.contains(r#""message":"served""#))
+                .count()
+                >= 3
+        })
+        .await;
     let events: Vec<Value> = lines
         .iter()
         .filter(|line| !line.starts_with("company-data listening on "))

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use futures::future::join_all;
-use pg_test::TestDatabase;
 use serde_json::json;
+use test_support::TestDatabase;
 use tests::{Service, ServiceOptions, TestOrigin, client};
 
 use crate::GOOGLE;
@@ -31,7 +31,9 @@ fn three_servers(database: &TestDatabase, origin: Option<&TestOrigin>) -> Vec<Se
 
 #[tokio::test]
 async fn one_server_on_postgres_serves_bills_and_keeps_snapshots() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let service = Service::start(on(&database, None));
     let first = service
         .first_key()
@@ -63,7 +65,9 @@ async fn one_server_on_postgres_serves_bills_and_keeps_snapshots() {
 
 #[tokio::test]
 async fn three_servers_on_one_database_never_overspend_an_account() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let origin = TestOrigin::start().await;
     let servers = three_servers(&database, Some(&origin));
     let key = servers[0].key("acme", "10");
@@ -95,7 +99,9 @@ async fn three_servers_on_one_database_never_overspend_an_account() {
 
 #[tokio::test]
 async fn a_key_revoked_on_one_server_is_refused_by_every_server_within_seconds() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let servers = three_servers(&database, None);
     let key = servers[0].key("acme", "10");
     for server in &servers {
@@ -108,21 +114,29 @@ async fn a_key_revoked_on_one_server_is_refused_by_every_server_within_seconds()
         );
     }
     servers[2].cli(&["keys", "revoke", &key[..12]]);
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    // Every server refuses it within its 2 s interval (and a margin for a loaded machine).
     for server in &servers {
-        assert_eq!(
-            server
-                .post(&key, &json!({ "liUrls": [GOOGLE] }))
-                .await
-                .status,
-            401
-        );
+        tests::eventually(
+            Duration::from_secs(4),
+            &format!("{} still takes the revoked key", server.base),
+            || async {
+                (server
+                    .post(&key, &json!({ "liUrls": [GOOGLE] }))
+                    .await
+                    .status
+                    == 401)
+                    .then_some(())
+            },
+        )
+        .await;
     }
 }
 
 #[tokio::test]
 async fn the_database_going_away_is_a_503_and_the_service_resumes_when_it_returns() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let service = Service::start(on(&database, None));
     let key = service.key("acme", "10");
     assert_eq!(
@@ -165,18 +179,18 @@ async fn the_database_going_away_is_a_503_and_the_service_resumes_when_it_return
     database
         .admin(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
         .await;
-    let mut status = 0;
-    for _ in 0..50 {
-        status = service
-            .post(&key, &json!({ "liUrls": [GOOGLE] }))
-            .await
-            .status;
-        if status == 200 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert_eq!(status, 200, "the service did not resume");
+    tests::eventually(
+        Duration::from_secs(10),
+        "the service did not resume",
+        || async {
+            let status = service
+                .post(&key, &json!({ "liUrls": [GOOGLE] }))
+                .await
+                .status;
+            (status == 200).then_some(())
+        },
+    )
+    .await;
     assert_eq!(service.get("/healthz").await.status, 200);
     // Nothing was charged for the refused request, and no hold was left.
     let shown = service.cli(&["credits", "show", "--account", "acme"]);
@@ -186,7 +200,9 @@ async fn the_database_going_away_is_a_503_and_the_service_resumes_when_it_return
 
 #[tokio::test]
 async fn the_same_page_asked_of_three_servers_at_once_is_fetched_once() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let origin = TestOrigin::start().await;
     let servers = three_servers(&database, Some(&origin));
     let key = servers[0].key("acme", "10");
@@ -235,7 +251,9 @@ fn pages(range: std::ops::Range<usize>) -> serde_json::Value {
 
 #[tokio::test]
 async fn the_origin_rate_is_a_total_for_three_servers() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let origin = TestOrigin::start().await;
     let servers = three_servers_with(&database, &origin, &["--origin-rate", "10"]);
     let key = servers[0].key("acme", "100");
@@ -271,7 +289,9 @@ async fn the_origin_rate_is_a_total_for_three_servers() {
 
 #[tokio::test]
 async fn the_key_rate_is_a_total_for_three_servers() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let origin = TestOrigin::start().await;
     let servers = three_servers_with(
         &database,
@@ -280,8 +300,9 @@ async fn the_key_rate_is_a_total_for_three_servers() {
     );
     let key = servers[0].key("acme", "1000");
     let stored = json!({ "liUrls": [GOOGLE], "maxAgeHours": 24 });
-    assert_eq!(servers[0].post(&key, &stored).await.status, 200);
-    tokio::time::sleep(Duration::from_secs(1)).await; // the burst fills again
+    // The snapshot is stored with another key, so that this key's burst is whole when the clients start.
+    let warm = servers[0].key("warm", "10");
+    assert_eq!(servers[0].post(&warm, &stored).await.status, 200);
 
     let run_for = Duration::from_secs(2);
     let started = std::time::Instant::now();
@@ -297,6 +318,7 @@ async fn the_key_rate_is_a_total_for_three_servers() {
                         assert_eq!(reply.json["error"], "rate_limited", "{}", reply.json);
                         assert!(reply.header("retry-after").is_some());
                         limited += 1;
+                        // A client's pause after a refusal, so that three do not spin on the servers.
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                     other => panic!("{other}: {}", reply.json),
@@ -322,16 +344,21 @@ async fn the_key_rate_is_a_total_for_three_servers() {
 
 #[tokio::test]
 async fn the_live_lookup_cap_counts_an_accounts_lookups_on_every_server() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let origin = TestOrigin::start().await;
     let servers = three_servers_with(&database, &origin, &["--account-live-lookups", "3"]);
     let key = servers[0].key("acme", "100");
-    // Three live lookups in flight on the first server (each page takes 300 ms) ...
+    // Three live lookups in flight on the first server (the origin holds their pages) ...
+    origin.hold();
     let three = pages(0..3);
     let busy = servers[0].post(&key, &three);
     let refused = async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        servers[1].post(&key, &pages(3..4)).await
+        origin.reached(3).await;
+        let refused = servers[1].post(&key, &pages(3..4)).await;
+        origin.release();
+        refused
     };
     let (busy, refused) = tokio::join!(busy, refused);
     assert_eq!(busy.status, 200, "{}", busy.json);
@@ -350,7 +377,9 @@ async fn the_live_lookup_cap_counts_an_accounts_lookups_on_every_server() {
 
 #[tokio::test]
 async fn a_server_killed_mid_batch_charges_nothing_and_frees_its_holds_when_it_restarts() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let origin = TestOrigin::start().await;
     let mut options = on(&database, Some(&origin));
     options.real_process = true;
@@ -361,7 +390,7 @@ async fn a_server_killed_mid_batch_charges_nothing_and_frees_its_holds_when_it_r
     let other = Service::start(on(&database, Some(&origin)));
     let key = other.key("acme", "100");
 
-    // A 40-page batch takes 4 s at 10 a second; the server is killed a second in.
+    // A 40-page batch takes 4 s at 10 a second; the server is killed once 5 pages reached the origin.
     let batch = tests::client()
         .post(format!("{}/v1/network/company-data", killed.base))
         .header("x-api-key", &key)
@@ -369,7 +398,7 @@ async fn a_server_killed_mid_batch_charges_nothing_and_frees_its_holds_when_it_r
         .body(pages(0..40).to_string())
         .send();
     let kill = async {
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        origin.reached(5).await;
         let pid = killed.pid();
         std::process::Command::new("kill")
             .args(["-KILL", &pid.to_string()])
@@ -410,7 +439,9 @@ async fn a_server_killed_mid_batch_charges_nothing_and_frees_its_holds_when_it_r
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let origin = TestOrigin::start().await;
     let servers: Vec<Service> = (0..2)
         .map(|_| Service::start(on(&database, Some(&origin))))
@@ -418,6 +449,8 @@ async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
     // Enough credits for any pace the clients reach: the test is about the outage, not the balance.
     let key = servers[0].key("acme", "1000000");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Every client's answers so far, in the order they came: (client, status).
+    let seen = &std::sync::Mutex::new(Vec::<(usize, u16)>::new());
     let next_page = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // Four clients per server, half asking for new pages live, half for a stored one.
     let clients = (0..8).map(|n| {
@@ -443,27 +476,50 @@ async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
                         reply.json
                     );
                     assert!(reply.header("retry-after").is_some());
+                    // A client's pause after a refusal, so that eight do not spin on the servers.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
+                seen.lock().expect("seen lock").push((n, reply.status));
                 statuses.push(reply.status);
             }
             statuses
         }
     });
     let name = database.name().to_owned();
+    // Waits until the answers so far hold `count` of `status` in all, or with `each`, until every client's last
+    // `count` answers are `status`.
+    let answered = |status: u16, count: usize, each: bool, what: &'static str| {
+        tests::eventually(Duration::from_secs(30), what, move || {
+            let seen = seen.lock().expect("seen lock");
+            let met = if each {
+                (0..8).all(|client| {
+                    let run = seen
+                        .iter()
+                        .rev()
+                        .filter(|(c, _)| *c == client)
+                        .take_while(|(_, s)| *s == status)
+                        .count();
+                    run >= count
+                })
+            } else {
+                seen.iter().filter(|(_, s)| *s == status).count() >= count
+            };
+            std::future::ready(met.then_some(()))
+        })
+    };
     let outage = async {
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        answered(200, 20, false, "the clients were never served").await;
         database
             .admin(&format!(
                 "ALTER DATABASE {name} ALLOW_CONNECTIONS false;
                  SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"
             ))
             .await;
-        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        answered(503, 8, false, "the outage was never seen").await;
         database
             .admin(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
             .await;
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        answered(200, 8, true, "the service did not resume on every client").await;
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
     };
     let (statuses, ()) = tokio::join!(join_all(clients), outage);
@@ -483,8 +539,20 @@ async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
 
     // Every 200 is one charge row, the rows add up to the balance, and no hold is left once the holds of requests
     // cut off by the outage are released (within a second of the database returning).
-    tokio::time::sleep(Duration::from_secs(2)).await;
     let ledger = database.connect().await;
+    tests::eventually(
+        Duration::from_secs(10),
+        "holds were left behind",
+        || async {
+            let holds: i64 = ledger
+                .query_one("SELECT count(*) FROM credit_holds", &[])
+                .await
+                .expect("the holds")
+                .get(0);
+            (holds == 0).then_some(())
+        },
+    )
+    .await;
     let row = ledger
         .query_one(
             "SELECT (SELECT count(*) FROM ledger_entries e WHERE e.account_id = a.id AND kind = 'charge'),
@@ -508,7 +576,9 @@ async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_servers_share_one_job_and_do_each_page_once() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let origin = TestOrigin::start().await;
     let servers = three_servers(&database, Some(&origin));
     let key = servers[0].key("acme", "1000");
@@ -528,7 +598,7 @@ async fn three_servers_share_one_job_and_do_each_page_once() {
         .as_str()
         .expect("id")
         .to_owned();
-    let job = loop {
+    let job = tests::eventually(Duration::from_mins(2), "the job never finished", || async {
         // Any server shows the job.
         let job: serde_json::Value = client()
             .get(format!(
@@ -542,11 +612,9 @@ async fn three_servers_share_one_job_and_do_each_page_once() {
             .json()
             .await
             .expect("json");
-        if job["status"] == "done" {
-            break job;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        (job["status"] == "done").then_some(job)
+    })
+    .await;
     assert_eq!(
         (job["resolved"].as_u64(), job["credits_charged"].as_f64()),
         (Some(600), Some(300.0))

@@ -12,36 +12,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+pub use test_support::{eventually, stays};
+
 /// The repository's `tests/fixtures` folder.
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
-}
-
-/// A `cargo` command for nested builds. Cargo gives a test process its package's own variables
-/// (`CARGO_PKG_*`, `CARGO_MANIFEST_DIR`, ...); build scripts that watch them (ring's) would rerun on every
-/// alternation between `cargo test` and the nested build, so they are removed.
-pub fn cargo() -> Command {
-    without_package_env(Command::new(env!("CARGO")))
-}
-
-/// `command` without the package variables cargo gives a test process (see [`cargo`]).
-pub fn without_package_env(mut command: Command) -> Command {
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        if name.starts_with("CARGO_PKG_")
-            || name.starts_with("CARGO_MANIFEST_")
-            || [
-                "CARGO_CRATE_NAME",
-                "CARGO_PRIMARY_PACKAGE",
-                "CARGO_TARGET_TMPDIR",
-                "OUT_DIR",
-            ]
-            .contains(&name.as_ref())
-        {
-            command.env_remove(name.as_ref());
-        }
-    }
-    command
 }
 
 /// The workspace's root folder.
@@ -54,43 +29,50 @@ pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace().join("target"), PathBuf::from)
 }
 
-/// Runs a set-up command to completion, panicking with its output and `what` to do about it on failure.
-pub fn run_setup(command: &mut Command, what: &str) {
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("{what}: {error}"));
-    assert!(
-        output.status.success(),
-        "{what}:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-/// The `company-data` binary: `$COMPANY_DATA_BIN` when set (benchmarks use a release build), else built once per
-/// test run with the same profile as the tests.
+/// The `company-data` binary: `$COMPANY_DATA_BIN` when set, else the one Cargo built beside the running program.
+/// The end-to-end tests are integration tests of the binary's own package, so Cargo builds it before running them,
+/// into the profile folder above the test executable's `deps/` (the tests check this is
+/// `CARGO_BIN_EXE_company-data`); the benchmark is built into that folder itself. Nothing is built here.
 pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
         if let Some(path) = std::env::var_os("COMPANY_DATA_BIN") {
             return PathBuf::from(path);
         }
-        let mut cargo = cargo();
-        let status = cargo
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "company-data",
-                "--bin",
-                "company-data",
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building company-data failed");
-        target_dir().join("debug").join("company-data")
+        let name = format!("company-data{}", std::env::consts::EXE_SUFFIX);
+        let beside = std::env::current_exe().ok().and_then(|exe| {
+            let folder = exe.parent()?;
+            [Some(folder), folder.parent()]
+                .into_iter()
+                .flatten()
+                .map(|folder| folder.join(&name))
+                .find(|path| path.exists())
+        });
+        beside.unwrap_or_else(|| {
+            panic!(
+                "no company-data binary beside this test executable: run the end-to-end tests with \
+                 `cargo test -p company-data`, which builds it, or set COMPANY_DATA_BIN"
+            )
+        })
     })
+}
+
+/// An outside tool a test needs (a browser, Schemathesis), at the path `variable` names, as the provisioning
+/// command (`tests/ci`) sets it. `None` when the variable is unset: the test is reported as not run, or fails in
+/// strict mode ([`test_support::not_run`]); nothing is installed here.
+pub fn tool(variable: &str, what: &str) -> Option<PathBuf> {
+    let Some(path) = std::env::var_os(variable).map(PathBuf::from) else {
+        test_support::not_run(&format!(
+            "{what} is not provided: set {variable} to it (`tests/ci` installs it and sets it)"
+        ));
+        return None;
+    };
+    assert!(
+        path.exists(),
+        "{variable} names {}, which does not exist",
+        path.display()
+    );
+    Some(path)
 }
 
 /// Runs `company-data <args>` to completion; returns stdout, panics with stderr on failure.
@@ -354,6 +336,24 @@ impl Service {
             std::thread::sleep(Duration::from_millis(50));
         }
         None
+    }
+
+    /// Waits until the lines the server (a real process) has logged satisfy `done`, then returns them: lines are
+    /// read from its standard error as they come, so one can land just after the answer it belongs to.
+    pub async fn log_until(&self, what: &str, done: impl Fn(&[String]) -> bool) -> Vec<String> {
+        eventually(Duration::from_secs(10), what, || {
+            let log = self.log.lock().expect("log lock");
+            std::future::ready(done(&log).then(|| log.clone()))
+        })
+        .await
+    }
+
+    /// [`Service::log_until`] a line contains `text`.
+    pub async fn log_until_line(&self, text: &str) -> Vec<String> {
+        self.log_until(&format!("no log line with {text:?}"), |log| {
+            log.iter().any(|line| line.contains(text))
+        })
+        .await
     }
 
     /// Starts with the default options: the captured pages as a folder origin.
@@ -631,6 +631,9 @@ pub struct TestOrigin {
     hits: Arc<Mutex<Hits>>,
     slowest: Arc<Mutex<Duration>>,
     abandoned: Arc<std::sync::atomic::AtomicUsize>,
+    /// While `true`, delayed pages are not answered ([`TestOrigin::hold`]).
+    held: Arc<tokio::sync::watch::Sender<bool>>,
+    in_flight: Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -713,15 +716,22 @@ impl TestOrigin {
         let slowest = Arc::new(Mutex::new(Duration::ZERO));
         let slowest_seen = Arc::clone(&slowest);
         let abandoned = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let abandoned_seen = Arc::clone(&abandoned);
+        let held = Arc::new(tokio::sync::watch::Sender::new(false));
+        let in_flight = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let shared = Arc::new(Shared {
+            hits: Arc::clone(&counter),
+            abandoned: Arc::clone(&abandoned),
+            held: Arc::clone(&held),
+            in_flight: Arc::clone(&in_flight),
+        });
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (routes, counter) = (Arc::clone(&routes), Arc::clone(&counter));
+                let routes = Arc::clone(&routes);
                 let slowest = Arc::clone(&slowest_seen);
-                let abandoned = Arc::clone(&abandoned_seen);
+                let shared = Arc::clone(&shared);
                 tokio::spawn(async move {
                     let started = std::time::Instant::now();
-                    let _ = serve_one(stream, &routes, &counter, &abandoned).await;
+                    let _ = serve_one(stream, &routes, &shared).await;
                     let mut slowest = slowest.lock().expect("slowest lock");
                     *slowest = (*slowest).max(started.elapsed());
                 });
@@ -732,8 +742,52 @@ impl TestOrigin {
             hits,
             slowest,
             abandoned,
+            held,
+            in_flight,
             task,
         }
+    }
+
+    /// From now on, delayed pages (`Behaviour::Page`, such as `/company/p<N>` and `/company/slow`) are not
+    /// answered until [`TestOrigin::release`]: lookups of them stay in flight for as long as a test needs, so
+    /// that what happens meanwhile does not depend on timing.
+    pub fn hold(&self) {
+        self.held.send_replace(true);
+    }
+
+    /// Answers the pages held since [`TestOrigin::hold`] (each once its own delay has passed).
+    pub fn release(&self) {
+        self.held.send_replace(false);
+    }
+
+    /// Waits until the origin has received `count` requests in all (within 30 s).
+    pub async fn reached(&self, count: usize) {
+        eventually(
+            Duration::from_secs(30),
+            &format!("the origin never received {count} requests"),
+            || std::future::ready((self.hits_total() >= count).then_some(())),
+        )
+        .await;
+    }
+
+    /// Waits until no request is in flight and none has arrived for `quiet` (within 30 s); returns how many
+    /// requests arrived in all.
+    pub async fn settled(&self, quiet: Duration) -> usize {
+        let last = Mutex::new((self.hits_total(), std::time::Instant::now()));
+        eventually(Duration::from_secs(30), "the origin never settled", || {
+            let mut last = last.lock().expect("last lock");
+            let hits = self.hits_total();
+            if hits != last.0 || self.in_flight() > 0 {
+                *last = (hits, std::time::Instant::now());
+            }
+            std::future::ready((last.1.elapsed() >= quiet).then_some(hits))
+        })
+        .await
+    }
+
+    /// Requests received and not yet answered (nor abandoned).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Requests for delayed pages whose client closed the connection before the page was sent.
@@ -807,13 +861,30 @@ struct Hits {
     arrivals: Vec<std::time::Instant>,
 }
 
+/// What every connection of a [`TestOrigin`] shares.
+struct Shared {
+    hits: Arc<Mutex<Hits>>,
+    abandoned: Arc<std::sync::atomic::AtomicUsize>,
+    held: Arc<tokio::sync::watch::Sender<bool>>,
+    in_flight: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Counts one request in flight for as long as it lives.
+struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 async fn serve_one(
     mut stream: tokio::net::TcpStream,
     routes: &HashMap<String, Behaviour>,
-    hits: &Mutex<Hits>,
-    abandoned: &std::sync::atomic::AtomicUsize,
+    shared: &Shared,
 ) -> std::io::Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (hits, abandoned) = (&shared.hits, &shared.abandoned);
     let mut head = Vec::new();
     let mut buffer = [0u8; 4096];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -826,6 +897,10 @@ async fn serve_one(
     let head = String::from_utf8_lossy(&head);
     let target = head.split_whitespace().nth(1).unwrap_or("/");
     let path = target.split('?').next().unwrap_or("/").to_owned();
+    shared
+        .in_flight
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let _in_flight = InFlight(&shared.in_flight);
     let count = {
         let mut hits = hits.lock().expect("hits lock");
         hits.arrivals.push(std::time::Instant::now());
@@ -877,10 +952,15 @@ async fn serve_one(
             jitter,
         }) => {
             let extra = jitter.mul_f64(f64::from(u32::try_from(count % 7).unwrap_or(0)) / 6.0);
-            // While "working", notice a client that gives up (end of stream or reset).
+            // While "working" (and held), notice a client that gives up (end of stream or reset).
             let mut probe = [0u8; 1];
+            let mut held = shared.held.subscribe();
+            let answer = async {
+                tokio::time::sleep(delay + extra).await;
+                let _ = held.wait_for(|held| !*held).await;
+            };
             tokio::select! {
-                () = tokio::time::sleep(delay + extra) => {}
+                () = answer => {}
                 read = stream.read(&mut probe) => if matches!(read, Ok(0) | Err(_)) {
                     abandoned.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     return Ok(());

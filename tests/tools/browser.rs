@@ -1,69 +1,32 @@
 //! The dashboard end to end in a real browser (issue 6): Debian's Chromium, headless, driven by playwright-core
 //! from npm (`tests/browser/dashboard.mjs`) against the real server on loopback with a real SQLite file.
 //!
-//! Set-up on first use: Chromium from Debian's packages when `/usr/bin/chromium` is missing (needs root, as in
-//! CI; `$CHROMIUM` points elsewhere), and `npm ci` in `tests/browser/` (the version pinned by its lock file).
+//! Needs `$CHROMIUM` (Debian's `chromium`) and playwright-core in `tests/browser/node_modules` (`npm ci` there, the
+//! version pinned by its lock file): `tests/ci` installs both and sets the variable; without them the test reports
+//! itself as not run.
 //! Screenshots of every page go to `target/screenshots/dashboard/`; the main ones are copied into `docs/`.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use tests::{Service, run_setup, target_dir, workspace};
+use tests::{Service, target_dir, tool, workspace};
 
 const PASSWORD: &str = "a long test password";
 
-/// The Chromium executable, installed from Debian's packages when missing.
-fn chromium() -> PathBuf {
-    if let Some(path) = std::env::var_os("CHROMIUM") {
-        return PathBuf::from(path);
-    }
-    let path = PathBuf::from("/usr/bin/chromium");
-    if !path.exists() {
-        let install = || {
-            Command::new("apt-get")
-                .args(["install", "-y", "--no-install-recommends", "chromium"])
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        // Package lists may be stale on a fresh machine: refresh them once if the first try fails.
-        if !install() {
-            run_setup(
-                Command::new("apt-get").arg("update"),
-                "apt-get update failed",
-            );
-            run_setup(
-                Command::new("apt-get")
-                    .args(["install", "-y", "--no-install-recommends", "chromium"])
-                    .env("DEBIAN_FRONTEND", "noninteractive"),
-                "installing Debian's chromium failed (run `apt-get install chromium` as root, or set $CHROMIUM)",
-            );
-        }
-    }
-    path
-}
-
-/// `tests/browser/`, with playwright-core installed from its lock file.
-fn browser_tests() -> PathBuf {
-    let dir = workspace().join("tests/browser");
-    if !dir
+#[test]
+fn the_dashboard_works_in_a_real_browser() {
+    let Some(chromium) = tool("CHROMIUM", "Chromium") else {
+        return;
+    };
+    let scripts = workspace().join("tests/browser");
+    if !scripts
         .join("node_modules/playwright-core/package.json")
         .exists()
     {
-        run_setup(
-            Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&dir),
-            "installing playwright-core failed (it needs node and npm, and the npm registry)",
+        test_support::not_run(
+            "playwright-core is not installed: run `npm ci` in tests/browser (`tests/ci` does)",
         );
+        return;
     }
-    dir
-}
-
-#[test]
-fn the_dashboard_works_in_a_real_browser() {
-    let chromium = chromium();
-    let scripts = browser_tests();
     let service = Service::with_captured_pages();
     // The first start made the account `default`; its admin signs in to it. The other account is a customer.
     service.create_sign_in(

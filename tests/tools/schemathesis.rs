@@ -3,48 +3,22 @@
 //! types and headers, no 5xx, schema-violating bodies rejected, valid ones accepted). Requests go only to the
 //! loopback server, whose origin is the folder of captured pages.
 //!
-//! Schemathesis comes from PyPI: `$SCHEMATHESIS` if set, else a venv under `target/tools/` made on first use.
-//! Its own test binary, so that it does not share the CPU with the timing-sensitive end-to-end tests.
+//! Schemathesis comes from PyPI: `$SCHEMATHESIS` names its executable (`tests/ci` installs the pinned release into
+//! a venv under `target/tools/` and sets it); without it the test reports itself as not run. Its own test binary,
+//! so that it does not share the CPU with the timing-sensitive end-to-end tests.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use tests::{Service, ServiceOptions, run_setup, target_dir, workspace};
+use tests::{Service, ServiceOptions, tool, workspace};
 
-/// The Schemathesis release the run is pinned to.
-const VERSION: &str = "4.32.5";
 /// The run must generate at least this many test cases in all (per-phase counts are in tests/schemathesis.toml).
 const AT_LEAST: u64 = 1000;
 
-/// The `schemathesis` executable, installed into `target/tools/schemathesis-<version>` when missing.
-fn schemathesis() -> PathBuf {
-    if let Some(path) = std::env::var_os("SCHEMATHESIS") {
-        return PathBuf::from(path);
-    }
-    let venv = target_dir().join(format!("tools/schemathesis-{VERSION}"));
-    let executable = venv.join("bin/schemathesis");
-    if executable.exists() {
-        return executable;
-    }
-    let what = "installing Schemathesis failed (it needs python3 with venv, and PyPI)";
-    run_setup(
-        Command::new("python3").arg("-m").arg("venv").arg(&venv),
-        what,
-    );
-    run_setup(
-        Command::new(venv.join("bin/pip")).args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            &format!("schemathesis=={VERSION}"),
-        ]),
-        what,
-    );
-    executable
-}
-
 #[tokio::test]
 async fn schemathesis_finds_nothing_in_a_thousand_generated_requests() {
+    let Some(schemathesis) = tool("SCHEMATHESIS", "Schemathesis") else {
+        return;
+    };
     let service = Service::start(ServiceOptions {
         // Generated requests come fast and many; the per-key limit is tested on its own.
         // No key rate, and a failed-authentication limit no run reaches: the checks that send no key or a
@@ -54,7 +28,7 @@ async fn schemathesis_finds_nothing_in_a_thousand_generated_requests() {
     });
     let key = service.key("acme", "1000000");
     let reports = tempfile::tempdir().expect("a report folder");
-    let output = Command::new(schemathesis())
+    let output = Command::new(schemathesis)
         .arg("--config-file")
         .arg(workspace().join("tests/schemathesis.toml"))
         .arg("--no-color")

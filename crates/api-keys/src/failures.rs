@@ -3,7 +3,10 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock, which tests can pause and advance; outside a runtime it is the system's monotonic clock.
+use tokio::time::Instant;
 
 /// How many failed authentications one client address may have in a window. Past it, the address's requests
 /// are refused ([`crate::KeyError::TooManyFailures`]) without a digest computed or a row read, until the window
@@ -142,8 +145,8 @@ impl FailedAttempts {
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_address_is_refused_past_its_failures_until_the_window_ends() {
+    #[tokio::test(start_paused = true)]
+    async fn an_address_is_refused_past_its_failures_until_the_window_ends() {
         let attempts = FailedAttempts::new(FailureLimit {
             max_failures: 3,
             window: Duration::from_millis(200),
@@ -158,7 +161,12 @@ mod tests {
         let retry_after = attempts.check(client).expect_err("refused");
         assert!(retry_after <= Duration::from_millis(200));
         assert_eq!(attempts.check(other), Ok(()), "others are not affected");
-        std::thread::sleep(Duration::from_millis(210));
+        tokio::time::advance(Duration::from_millis(199)).await;
+        assert!(
+            attempts.check(client).is_err(),
+            "the window has a millisecond left"
+        );
+        tokio::time::advance(Duration::from_millis(1)).await;
         assert_eq!(attempts.check(client), Ok(()), "a new window");
     }
 

@@ -83,19 +83,20 @@ async fn balance(world: &World) -> Credits {
 }
 
 async fn wait_for(world: &World, id: bulk_jobs::JobId, status: JobStatus) -> bulk_jobs::JobView {
-    for _ in 0..400 {
-        let view = world
-            .jobs
-            .job(world.caller.account, id)
-            .await
-            .expect("job")
-            .expect("exists");
-        if view.job.status == status {
-            return view;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the job never became {status:?}");
+    test_support::eventually(
+        Duration::from_secs(10),
+        &format!("the job never became {status:?}"),
+        || async {
+            let view = world
+                .jobs
+                .job(world.caller.account, id)
+                .await
+                .expect("job")
+                .expect("exists");
+            (view.job.status == status).then_some(view)
+        },
+    )
+    .await
 }
 
 #[tokio::test]

@@ -232,15 +232,12 @@ async fn a_dropped_request_releases_its_hold() {
     .await;
     assert!(gave_up.is_err());
     let one = Credits::parse("1").expect("amount");
-    let mut freed = false;
-    for _ in 0..50 {
-        if let Ok(hold) = world.ledger.reserve(world.caller.account, one).await {
-            world.ledger.release(hold).await.expect("released");
-            freed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(freed, "the hold was released after the request was dropped");
+    let hold = test_support::eventually(
+        Duration::from_secs(1),
+        "the hold was not released after the request was dropped",
+        || async { world.ledger.reserve(world.caller.account, one).await.ok() },
+    )
+    .await;
+    world.ledger.release(hold).await.expect("released");
     assert_eq!(balance(&world).await, one, "nothing charged");
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use pg_test::Engine;
+use test_support::Engine;
 
 use credit_ledger::{Charge, Credits, EntryKind, Ledger, LedgerError, PgLedger, SqliteLedger};
 
@@ -39,14 +39,8 @@ async fn ledger_on(engine: &Engine) -> Arc<dyn Ledger> {
     }
 }
 
-#[tokio::test]
-async fn reserve_settle_and_the_ledger_rows() {
-    for engine in Engine::both().await {
-        reserve_settle_and_the_ledger_rows_on(ledger_on(&engine).await).await;
-    }
-}
-
-async fn reserve_settle_and_the_ledger_rows_on(ledger: Arc<dyn Ledger>) {
+async fn reserve_settle_and_the_ledger_rows(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
     let account = ledger.ensure_account("acme").await.expect("account");
     assert_eq!(
         ledger
@@ -113,14 +107,8 @@ async fn reserve_settle_and_the_ledger_rows_on(ledger: Arc<dyn Ledger>) {
     );
 }
 
-#[tokio::test]
-async fn a_charge_cannot_exceed_its_hold() {
-    for engine in Engine::both().await {
-        a_charge_cannot_exceed_its_hold_on(ledger_on(&engine).await).await;
-    }
-}
-
-async fn a_charge_cannot_exceed_its_hold_on(ledger: Arc<dyn Ledger>) {
+async fn a_charge_cannot_exceed_its_hold(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
     let account = ledger.ensure_account("acme").await.expect("account");
     ledger
         .grant(account.id, credits("5"), "")
@@ -160,14 +148,8 @@ async fn a_charge_cannot_exceed_its_hold_on(ledger: Arc<dyn Ledger>) {
     ));
 }
 
-#[tokio::test]
-async fn concurrent_holds_never_overdraw() {
-    for engine in Engine::both().await {
-        concurrent_holds_never_overdraw_on(ledger_on(&engine).await).await;
-    }
-}
-
-async fn concurrent_holds_never_overdraw_on(ledger: Arc<dyn Ledger>) {
+async fn concurrent_holds_never_overdraw(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
     let ledger = Arc::new(ledger);
     let account = ledger.ensure_account("acme").await.expect("account");
     ledger
@@ -298,14 +280,8 @@ async fn a_charge_that_cannot_be_written_is_not_charged_and_frees_its_hold() {
 }
 
 /// What the dashboard's ledger pages and usage chart read: pages by id, and per-day totals split live/stored.
-#[tokio::test]
-async fn entries_page_by_id_and_usage_adds_up_per_day() {
-    for engine in Engine::both().await {
-        entries_page_by_id_and_usage_adds_up_per_day_on(ledger_on(&engine).await).await;
-    }
-}
-
-async fn entries_page_by_id_and_usage_adds_up_per_day_on(ledger: Arc<dyn Ledger>) {
+async fn entries_page_by_id_and_usage_adds_up_per_day(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
     let account = ledger.ensure_account("acme").await.expect("account");
     let other = ledger.ensure_account("other").await.expect("account");
     for id in [account.id, other.id] {
@@ -408,16 +384,10 @@ async fn entries_page_by_id_and_usage_adds_up_per_day_on(ledger: Arc<dyn Ledger>
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn immediate_charges_and_holds_together_never_overdraw() {
-    for engine in Engine::both().await {
-        immediate_charges_and_holds_together_never_overdraw_on(ledger_on(&engine).await).await;
-    }
-}
-
 /// Half the requests pay at once (a stored answer), half through a hold (a live one); 7.5 credits pay for
 /// exactly 15 of 40 half-credit requests, whichever way each pays.
-async fn immediate_charges_and_holds_together_never_overdraw_on(ledger: Arc<dyn Ledger>) {
+async fn immediate_charges_and_holds_together_never_overdraw(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
     let account = ledger.ensure_account("acme").await.expect("account");
     ledger
         .grant(account.id, credits("7.5"), "")
@@ -530,7 +500,9 @@ async fn immediate_charges_and_holds_together_never_overdraw_on(ledger: Arc<dyn 
 
 #[tokio::test]
 async fn a_restarted_server_frees_its_own_holds_and_no_other() {
-    let database = pg_test::TestDatabase::create().await;
+    let Some(database) = test_support::TestDatabase::create().await else {
+        return;
+    };
     let open = |server: &'static str| {
         let url = database.url.clone();
         async move {
@@ -575,17 +547,11 @@ async fn a_restarted_server_frees_its_own_holds_and_no_other() {
     restarted.release(hold).await.expect("released");
 }
 
-#[tokio::test]
-async fn a_reference_is_charged_once() {
-    for engine in Engine::both().await {
-        a_reference_is_charged_once_on(ledger_on(&engine).await).await;
-    }
-}
-
 /// A job that stopped after it paid and runs its work again names the same reference: whether the second
 /// payment is a settle or an immediate charge, nothing more is taken, its hold is freed and no row is added.
 /// Another account may use the same reference; a charge without one is never matched.
-async fn a_reference_is_charged_once_on(ledger: Arc<dyn Ledger>) {
+async fn a_reference_is_charged_once(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
     let acme = ledger.ensure_account("acme").await.expect("account");
     let other = ledger.ensure_account("other").await.expect("account");
     for account in [acme.id, other.id] {
@@ -650,4 +616,13 @@ async fn a_reference_is_charged_once_on(ledger: Arc<dyn Ledger>) {
             credits(expected)
         );
     }
+}
+
+test_support::engine_tests! {
+    reserve_settle_and_the_ledger_rows,
+    a_charge_cannot_exceed_its_hold,
+    concurrent_holds_never_overdraw,
+    entries_page_by_id_and_usage_adds_up_per_day,
+    immediate_charges_and_holds_together_never_overdraw(flavor = "multi_thread", worker_threads = 4),
+    a_reference_is_charged_once,
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use pg_test::Engine;
+use test_support::Engine;
 
 use dashboard_auth::{
     AccountId, AuthError, PgUserStore, SIGN_IN_BURST, SqliteUserStore, UserStore, Users,
@@ -38,32 +38,29 @@ async fn store(engine: &Engine) -> Arc<dyn UserStore> {
     }
 }
 
-#[tokio::test]
-async fn a_session_made_on_one_server_works_on_another() {
-    for engine in Engine::both().await {
-        let (server_a, server_b) = (
-            Users::new(store(&engine).await),
-            Users::new(store(&engine).await),
-        );
+async fn a_session_made_on_one_server_works_on_another(engine: &Engine) {
+    let (server_a, server_b) = (
+        Users::new(store(engine).await),
+        Users::new(store(engine).await),
+    );
+    server_a
+        .create("ada@example.com", PASSWORD, AccountId(1), false)
+        .await
+        .expect("created");
+    let (token, session) = server_a
+        .sign_in("ada@example.com", PASSWORD)
+        .await
+        .expect("signs in");
+    let seen = server_b.session(token.expose()).await.expect("reads");
+    assert_eq!(seen.map(|(s, _)| s.csrf_token), Some(session.csrf_token));
+    server_b.sign_out(token.expose()).await.expect("signs out");
+    assert!(
         server_a
-            .create("ada@example.com", PASSWORD, AccountId(1), false)
+            .session(token.expose())
             .await
-            .expect("created");
-        let (token, session) = server_a
-            .sign_in("ada@example.com", PASSWORD)
-            .await
-            .expect("signs in");
-        let seen = server_b.session(token.expose()).await.expect("reads");
-        assert_eq!(seen.map(|(s, _)| s.csrf_token), Some(session.csrf_token));
-        server_b.sign_out(token.expose()).await.expect("signs out");
-        assert!(
-            server_a
-                .session(token.expose())
-                .await
-                .expect("reads")
-                .is_none()
-        );
-    }
+            .expect("reads")
+            .is_none()
+    );
 }
 
 fn file_contains(dir: &tempfile::TempDir, needle: &str) -> bool {
@@ -112,17 +109,8 @@ async fn a_user_signs_in_and_out_and_nothing_secret_is_stored() {
     );
 }
 
-#[tokio::test]
-async fn wrong_passwords_unknown_emails_and_bad_input_are_refused() {
-    for engine in Engine::both().await {
-        wrong_passwords_unknown_emails_and_bad_input_are_refused_on(Users::new(
-            store(&engine).await,
-        ))
-        .await;
-    }
-}
-
-async fn wrong_passwords_unknown_emails_and_bad_input_are_refused_on(users: Users) {
+async fn wrong_passwords_unknown_emails_and_bad_input_are_refused(engine: &Engine) {
+    let users = Users::new(store(engine).await);
     users
         .create("ada@example.com", PASSWORD, AccountId(1), false)
         .await
@@ -260,4 +248,9 @@ async fn sessions_end_when_they_expire() {
             .expect("reads")
             .is_none()
     );
+}
+
+test_support::engine_tests! {
+    a_session_made_on_one_server_works_on_another,
+    wrong_passwords_unknown_emails_and_bad_input_are_refused,
 }

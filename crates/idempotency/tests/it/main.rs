@@ -8,7 +8,7 @@ use company_model::AccountId;
 use idempotency::{
     Begin, IdempotencyStore, PgIdempotencyStore, SqliteIdempotencyStore, StoredAnswer, fingerprint,
 };
-use pg_test::Engine;
+use test_support::Engine;
 
 /// A store on the engine's database; each call is another server's connection to it.
 async fn store(engine: &Engine) -> Arc<dyn IdempotencyStore> {
@@ -32,141 +32,133 @@ async fn store(engine: &Engine) -> Arc<dyn IdempotencyStore> {
 
 const LEASE: Duration = Duration::from_secs(30);
 
-#[tokio::test]
-async fn a_key_answers_once_and_replays_for_the_same_request_only() {
-    for engine in Engine::both().await {
-        let (a, b) = (store(&engine).await, store(&engine).await);
-        let now = jiff::Timestamp::now();
-        let (account, other) = (AccountId(1), AccountId(2));
-        let first = fingerprint("POST", "/v1/network/company-data", b"{\"liUrls\":[]}");
-        let second = fingerprint("POST", "/v1/network/company-data", b"{\"liUrls\":[1]}");
-        assert_ne!(first, second);
+async fn a_key_answers_once_and_replays_for_the_same_request_only(engine: &Engine) {
+    let (a, b) = (store(engine).await, store(engine).await);
+    let now = jiff::Timestamp::now();
+    let (account, other) = (AccountId(1), AccountId(2));
+    let first = fingerprint("POST", "/v1/network/company-data", b"{\"liUrls\":[]}");
+    let second = fingerprint("POST", "/v1/network/company-data", b"{\"liUrls\":[1]}");
+    assert_ne!(first, second);
 
-        assert_eq!(
-            a.begin(account, "k1", &first, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Started
-        );
-        assert_eq!(
-            b.begin(account, "k1", &first, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Running
-        );
-        assert_eq!(
-            b.begin(account, "k1", &second, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Mismatch
-        );
-        // Keys are per account.
-        assert_eq!(
-            b.begin(other, "k1", &second, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Started
-        );
-
-        let answer = StoredAnswer {
-            status: 200,
-            headers: vec![("x-credits-charged".to_owned(), "1".to_owned())],
-            body: b"{\"ok\":true}".to_vec(),
-        };
-        a.finish(account, "k1", &answer).await.expect("finished");
-        assert_eq!(
-            b.begin(account, "k1", &first, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Done(answer.clone())
-        );
-        assert_eq!(
-            b.begin(account, "k1", &second, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Mismatch
-        );
-        // Abandoning a finished key changes nothing.
-        a.abandon(account, "k1").await.expect("abandon");
-        assert_eq!(
-            a.begin(account, "k1", &first, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Done(answer)
-        );
-
-        // An abandoned claim lets the retry run.
-        assert_eq!(
-            a.begin(account, "k2", &first, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Started
-        );
-        a.abandon(account, "k2").await.expect("abandon");
-        assert_eq!(
-            b.begin(account, "k2", &first, now, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Started
-        );
-
-        // A claim whose lease lapsed (its server died) is taken over, even by another request.
-        let later = now + jiff::SignedDuration::from_secs(31);
-        assert_eq!(
-            b.begin(account, "k2", &second, later, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Started
-        );
-
-        // After 24 hours a key is new again, and the sweep deletes what is older.
-        let next_day = now + jiff::SignedDuration::from_hours(25);
-        assert_eq!(
-            b.begin(account, "k1", &second, next_day, LEASE)
-                .await
-                .expect("begin"),
-            Begin::Started
-        );
-        let removed = a
-            .forget_before(now + jiff::SignedDuration::from_hours(1))
+    assert_eq!(
+        a.begin(account, "k1", &first, now, LEASE)
             .await
-            .expect("forget");
-        assert_eq!(
-            removed, 2,
-            "k1 of the other account and k2 are old; k1 was renewed"
-        );
-    }
+            .expect("begin"),
+        Begin::Started
+    );
+    assert_eq!(
+        b.begin(account, "k1", &first, now, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Running
+    );
+    assert_eq!(
+        b.begin(account, "k1", &second, now, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Mismatch
+    );
+    // Keys are per account.
+    assert_eq!(
+        b.begin(other, "k1", &second, now, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Started
+    );
+
+    let answer = StoredAnswer {
+        status: 200,
+        headers: vec![("x-credits-charged".to_owned(), "1".to_owned())],
+        body: b"{\"ok\":true}".to_vec(),
+    };
+    a.finish(account, "k1", &answer).await.expect("finished");
+    assert_eq!(
+        b.begin(account, "k1", &first, now, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Done(answer.clone())
+    );
+    assert_eq!(
+        b.begin(account, "k1", &second, now, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Mismatch
+    );
+    // Abandoning a finished key changes nothing.
+    a.abandon(account, "k1").await.expect("abandon");
+    assert_eq!(
+        a.begin(account, "k1", &first, now, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Done(answer)
+    );
+
+    // An abandoned claim lets the retry run.
+    assert_eq!(
+        a.begin(account, "k2", &first, now, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Started
+    );
+    a.abandon(account, "k2").await.expect("abandon");
+    assert_eq!(
+        b.begin(account, "k2", &first, now, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Started
+    );
+
+    // A claim whose lease lapsed (its server died) is taken over, even by another request.
+    let later = now + jiff::SignedDuration::from_secs(31);
+    assert_eq!(
+        b.begin(account, "k2", &second, later, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Started
+    );
+
+    // After 24 hours a key is new again, and the sweep deletes what is older.
+    let next_day = now + jiff::SignedDuration::from_hours(25);
+    assert_eq!(
+        b.begin(account, "k1", &second, next_day, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Started
+    );
+    let removed = a
+        .forget_before(now + jiff::SignedDuration::from_hours(1))
+        .await
+        .expect("forget");
+    assert_eq!(
+        removed, 2,
+        "k1 of the other account and k2 are old; k1 was renewed"
+    );
 }
 
-#[tokio::test]
-async fn of_concurrent_requests_with_one_key_exactly_one_runs() {
-    for engine in Engine::both().await {
-        let stores = [
-            store(&engine).await,
-            store(&engine).await,
-            store(&engine).await,
-        ];
-        let print = fingerprint("POST", "/p", b"body");
-        let now = jiff::Timestamp::now();
-        let tasks: Vec<_> = (0..24)
-            .map(|i| {
-                let store = Arc::clone(&stores[i % 3]);
-                let print = print.clone();
-                tokio::spawn(
-                    async move { store.begin(AccountId(9), "same", &print, now, LEASE).await },
-                )
-            })
-            .collect();
-        let mut started = 0;
-        for task in tasks {
-            match task.await.expect("joined").expect("begin") {
-                Begin::Started => started += 1,
-                Begin::Running => {}
-                other => panic!("unexpected {other:?}"),
-            }
+async fn of_concurrent_requests_with_one_key_exactly_one_runs(engine: &Engine) {
+    let stores = [
+        store(engine).await,
+        store(engine).await,
+        store(engine).await,
+    ];
+    let print = fingerprint("POST", "/p", b"body");
+    let now = jiff::Timestamp::now();
+    let tasks: Vec<_> = (0..24)
+        .map(|i| {
+            let store = Arc::clone(&stores[i % 3]);
+            let print = print.clone();
+            tokio::spawn(async move { store.begin(AccountId(9), "same", &print, now, LEASE).await })
+        })
+        .collect();
+    let mut started = 0;
+    for task in tasks {
+        match task.await.expect("joined").expect("begin") {
+            Begin::Started => started += 1,
+            Begin::Running => {}
+            other => panic!("unexpected {other:?}"),
         }
-        assert_eq!(started, 1);
     }
+    assert_eq!(started, 1);
 }
 
 #[test]
@@ -177,4 +169,9 @@ fn keys_are_visible_ascii_of_bounded_length() {
     for bad in ["", "has space", "tab\t", "é", &"x".repeat(256)] {
         assert!(!idempotency::key_allowed(bad), "{bad}");
     }
+}
+
+test_support::engine_tests! {
+    a_key_answers_once_and_replays_for_the_same_request_only,
+    of_concurrent_requests_with_one_key_exactly_one_runs,
 }

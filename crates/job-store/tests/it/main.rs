@@ -7,7 +7,7 @@ use std::time::Duration;
 use company_model::{AccountId, FreshnessWindow, RecordJson, RecordSource, UnresolvedCode};
 use job_store::{Answer, JobStatus, JobStore, NewJob, PgJobStore, SqliteJobStore};
 use page_url::{NetworkDomain, PageUrl};
-use pg_test::Engine;
+use test_support::Engine;
 
 /// A job store on the engine's database; each call is another process's connection to it.
 async fn open_store(engine: &Engine) -> Arc<dyn JobStore> {
@@ -55,361 +55,357 @@ fn found(name: &str) -> Answer {
 
 const MINUTE: Duration = Duration::from_mins(1);
 
-#[tokio::test]
-async fn a_job_is_leased_answered_and_read_back_in_input_order() {
-    for engine in Engine::both().await {
-        let store = open_store(&engine).await;
-        // Three inputs name Google: one page, answered once, counted three times.
-        let job = store
-            .create(new_job(
-                1,
-                &[
-                    "https://www.linkedin.com/company/google",
-                    "https://www.linkedin.com/company/missing",
-                    "https://linkedin.com/company/google/",
-                    "https://www.linkedin.com/company/google?trk=x",
-                ],
-            ))
+async fn a_job_is_leased_answered_and_read_back_in_input_order(engine: &Engine) {
+    let store = open_store(engine).await;
+    // Three inputs name Google: one page, answered once, counted three times.
+    let job = store
+        .create(new_job(
+            1,
+            &[
+                "https://www.linkedin.com/company/google",
+                "https://www.linkedin.com/company/missing",
+                "https://linkedin.com/company/google/",
+                "https://www.linkedin.com/company/google?trk=x",
+            ],
+        ))
+        .await
+        .expect("created");
+    assert_eq!(job.status, JobStatus::Queued);
+    assert_eq!((job.total, job.pages, job.done), (4, 2, 0));
+    assert_eq!(job.window.duration(), Duration::from_hours(6));
+    assert!(
+        store
+            .job(AccountId(2), job.id)
             .await
-            .expect("created");
-        assert_eq!(job.status, JobStatus::Queued);
-        assert_eq!((job.total, job.pages, job.done), (4, 2, 0));
-        assert_eq!(job.window.duration(), Duration::from_hours(6));
-        assert!(
-            store
-                .job(AccountId(2), job.id)
-                .await
-                .expect("read")
-                .is_none(),
-            "another account's job"
-        );
+            .expect("read")
+            .is_none(),
+        "another account's job"
+    );
 
-        let lease = store
+    let lease = store
+        .lease("web-1", 10, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_eq!(
+        (lease.job, lease.account, lease.key_id),
+        (job.id, AccountId(1), Some(7))
+    );
+    assert_eq!(lease.pages.len(), 2);
+    assert!(
+        store
             .lease("web-1", 10, MINUTE)
             .await
             .expect("lease")
-            .expect("work");
-        assert_eq!(
-            (lease.job, lease.account, lease.key_id),
-            (job.id, AccountId(1), Some(7))
-        );
-        assert_eq!(lease.pages.len(), 2);
-        assert!(
+            .is_none(),
+        "all pages leased"
+    );
+    let running = store
+        .job(AccountId(1), job.id)
+        .await
+        .expect("read")
+        .expect("job");
+    assert_eq!(running.status, JobStatus::Running);
+    assert!(running.started_at.is_some());
+
+    let answers = vec![
+        (lease.pages[0].clone(), found("Google")),
+        (
+            lease.pages[1].clone(),
+            Answer::Unresolved {
+                code: UnresolvedCode::NotFound,
+                message: "The page was not found.".into(),
+            },
+        ),
+    ];
+    assert!(
+        store
+            .finish(lease.id, answers.clone(), 1500)
+            .await
+            .expect("finish")
+    );
+    assert!(
+        !store.finish(lease.id, answers, 1500).await.expect("finish"),
+        "recorded once"
+    );
+    let done = store
+        .job(AccountId(1), job.id)
+        .await
+        .expect("read")
+        .expect("job");
+    assert_eq!(done.status, JobStatus::Done);
+    assert_eq!((done.done, done.resolved, done.unresolved), (4, 3, 1));
+    assert_eq!((done.pages_done, done.charged_millis), (2, 1500));
+    assert!(done.finished_at.is_some());
+
+    let rows = store.inputs(job.id, 0, 100).await.expect("inputs");
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[2].original, "https://linkedin.com/company/google/");
+    assert_eq!(rows[2].answer, Some(found("Google")));
+    assert!(matches!(
+        rows[1].answer,
+        Some(Answer::Unresolved {
+            code: UnresolvedCode::NotFound,
+            ..
+        })
+    ));
+    let tail = store.inputs(job.id, 3, 100).await.expect("inputs");
+    assert_eq!(tail.iter().map(|r| r.position).collect::<Vec<_>>(), vec![3]);
+}
+
+async fn accounts_take_turns_and_pages_are_leased_once_across_servers(engine: &Engine) {
+    let (one, two) = (open_store(engine).await, open_store(engine).await);
+    let big: Vec<String> = (0..60)
+        .map(|n| format!("https://www.linkedin.com/company/a{n}"))
+        .collect();
+    let big: Vec<&str> = big.iter().map(String::as_str).collect();
+    let a = one.create(new_job(1, &big)).await.expect("created");
+    let b = one
+        .create(new_job(
+            2,
+            &[
+                "https://www.linkedin.com/company/b0",
+                "https://www.linkedin.com/company/b1",
+            ],
+        ))
+        .await
+        .expect("created");
+    // Account 1 is served first (older job); account 2's job comes next even though account 1 has more.
+    let first = one
+        .lease("web-1", 5, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    let second = two
+        .lease("web-2", 5, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_eq!((first.job, second.job), (a.id, b.id));
+
+    // Two servers leasing at once never get the same page.
+    let leases = futures::future::join_all((0..8).map(|n| {
+        let store = Arc::clone(if n % 2 == 0 { &one } else { &two });
+        async move {
             store
-                .lease("web-1", 10, MINUTE)
+                .lease(&format!("web-{n}"), 5, MINUTE)
                 .await
                 .expect("lease")
-                .is_none(),
-            "all pages leased"
-        );
-        let running = store
-            .job(AccountId(1), job.id)
-            .await
-            .expect("read")
-            .expect("job");
-        assert_eq!(running.status, JobStatus::Running);
-        assert!(running.started_at.is_some());
-
-        let answers = vec![
-            (lease.pages[0].clone(), found("Google")),
-            (
-                lease.pages[1].clone(),
-                Answer::Unresolved {
-                    code: UnresolvedCode::NotFound,
-                    message: "The page was not found.".into(),
-                },
-            ),
-        ];
-        assert!(
-            store
-                .finish(lease.id, answers.clone(), 1500)
-                .await
-                .expect("finish")
-        );
-        assert!(
-            !store.finish(lease.id, answers, 1500).await.expect("finish"),
-            "recorded once"
-        );
-        let done = store
-            .job(AccountId(1), job.id)
-            .await
-            .expect("read")
-            .expect("job");
-        assert_eq!(done.status, JobStatus::Done);
-        assert_eq!((done.done, done.resolved, done.unresolved), (4, 3, 1));
-        assert_eq!((done.pages_done, done.charged_millis), (2, 1500));
-        assert!(done.finished_at.is_some());
-
-        let rows = store.inputs(job.id, 0, 100).await.expect("inputs");
-        assert_eq!(rows.len(), 4);
-        assert_eq!(rows[2].original, "https://linkedin.com/company/google/");
-        assert_eq!(rows[2].answer, Some(found("Google")));
-        assert!(matches!(
-            rows[1].answer,
-            Some(Answer::Unresolved {
-                code: UnresolvedCode::NotFound,
-                ..
-            })
-        ));
-        let tail = store.inputs(job.id, 3, 100).await.expect("inputs");
-        assert_eq!(tail.iter().map(|r| r.position).collect::<Vec<_>>(), vec![3]);
+        }
+    }))
+    .await;
+    let mut seen: HashSet<PageUrl> = first.pages.iter().cloned().collect();
+    for lease in leases.into_iter().flatten().chain([second]) {
+        for page in lease.pages {
+            assert!(seen.insert(page.clone()), "{page} leased twice");
+        }
     }
+    assert_eq!(seen.len(), 5 + 2 + 8 * 5, "every lease got pages");
 }
 
-#[tokio::test]
-async fn accounts_take_turns_and_pages_are_leased_once_across_servers() {
-    for engine in Engine::both().await {
-        let (one, two) = (open_store(&engine).await, open_store(&engine).await);
-        let big: Vec<String> = (0..60)
-            .map(|n| format!("https://www.linkedin.com/company/a{n}"))
-            .collect();
-        let big: Vec<&str> = big.iter().map(String::as_str).collect();
-        let a = one.create(new_job(1, &big)).await.expect("created");
-        let b = one
-            .create(new_job(
-                2,
-                &[
-                    "https://www.linkedin.com/company/b0",
-                    "https://www.linkedin.com/company/b1",
-                ],
-            ))
-            .await
-            .expect("created");
-        // Account 1 is served first (older job); account 2's job comes next even though account 1 has more.
-        let first = one
-            .lease("web-1", 5, MINUTE)
-            .await
-            .expect("lease")
-            .expect("work");
-        let second = two
-            .lease("web-2", 5, MINUTE)
-            .await
-            .expect("lease")
-            .expect("work");
-        assert_eq!((first.job, second.job), (a.id, b.id));
-
-        // Two servers leasing at once never get the same page.
-        let leases = futures::future::join_all((0..8).map(|n| {
-            let store = Arc::clone(if n % 2 == 0 { &one } else { &two });
-            async move {
-                store
-                    .lease(&format!("web-{n}"), 5, MINUTE)
-                    .await
-                    .expect("lease")
-            }
-        }))
-        .await;
-        let mut seen: HashSet<PageUrl> = first.pages.iter().cloned().collect();
-        for lease in leases.into_iter().flatten().chain([second]) {
-            for page in lease.pages {
-                assert!(seen.insert(page.clone()), "{page} leased twice");
-            }
-        }
-        assert_eq!(seen.len(), 5 + 2 + 8 * 5, "every lease got pages");
+async fn an_abandoned_lease_is_handed_out_again_whole_under_its_id(engine: &Engine) {
+    let store = open_store(engine).await;
+    let job = store
+        .create(new_job(
+            1,
+            &[
+                "https://www.linkedin.com/company/a",
+                "https://www.linkedin.com/company/b",
+                "https://www.linkedin.com/company/c",
+            ],
+        ))
+        .await
+        .expect("created");
+    let lease = store
+        .lease("web-1", 2, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    // On a shared database another server's restart does not touch web-1's lease (one process serves a
+    // SQLite file, so there every lease is the restarted server's).
+    if matches!(engine, Engine::Postgres(_)) {
+        assert_eq!(store.release_own("web-2").await.expect("released"), 0);
     }
-}
-
-#[tokio::test]
-async fn an_abandoned_lease_is_handed_out_again_whole_under_its_id() {
-    for engine in Engine::both().await {
-        let store = open_store(&engine).await;
-        let job = store
-            .create(new_job(
-                1,
-                &[
-                    "https://www.linkedin.com/company/a",
-                    "https://www.linkedin.com/company/b",
-                    "https://www.linkedin.com/company/c",
-                ],
-            ))
-            .await
-            .expect("created");
-        let lease = store
-            .lease("web-1", 2, MINUTE)
-            .await
-            .expect("lease")
-            .expect("work");
-        // On a shared database another server's restart does not touch web-1's lease (one process serves a
-        // SQLite file, so there every lease is the restarted server's).
-        if matches!(engine, Engine::Postgres(_)) {
-            assert_eq!(store.release_own("web-2").await.expect("released"), 0);
-        }
-        let rest = store
+    let rest = store
+        .lease("web-2", 2, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_eq!(rest.pages.len(), 1);
+    assert!(
+        store
             .lease("web-2", 2, MINUTE)
             .await
             .expect("lease")
-            .expect("work");
-        assert_eq!(rest.pages.len(), 1);
-        assert!(
-            store
-                .lease("web-2", 2, MINUTE)
-                .await
-                .expect("lease")
-                .is_none()
-        );
-        // web-1 restarts: its lease comes back as it was.
-        let own = if matches!(engine, Engine::Postgres(_)) {
-            1
-        } else {
-            2
-        };
-        assert_eq!(store.release_own("web-1").await.expect("released"), own);
-        let again = store
-            .lease("web-1", 2, MINUTE)
-            .await
-            .expect("lease")
-            .expect("work");
-        assert_eq!((again.id, &again.pages), (lease.id, &lease.pages));
+            .is_none()
+    );
+    // web-1 restarts: its lease comes back as it was.
+    let own = if matches!(engine, Engine::Postgres(_)) {
+        1
+    } else {
+        2
+    };
+    assert_eq!(store.release_own("web-1").await.expect("released"), own);
+    let again = store
+        .lease("web-1", 2, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_eq!((again.id, &again.pages), (lease.id, &lease.pages));
 
-        // A lease that ran out of time comes back too.
-        store.give_back(rest.id).await.expect("given back");
-        let short = store
-            .lease("web-3", 2, Duration::from_millis(1))
-            .await
-            .expect("lease")
-            .expect("work");
-        assert_ne!(short.id, rest.id, "given back pages get a new lease");
-        assert_eq!(short.pages, rest.pages);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let retaken = store
-            .lease("web-4", 2, MINUTE)
-            .await
-            .expect("lease")
-            .expect("work");
-        assert_eq!(retaken.id, short.id);
-        assert_eq!(
-            store
-                .job(AccountId(1), job.id)
-                .await
-                .expect("read")
-                .expect("job")
-                .status,
-            JobStatus::Running
-        );
-    }
-}
-
-#[tokio::test]
-async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged() {
-    for engine in Engine::both().await {
-        let store = open_store(&engine).await;
-        let urls = [
-            "https://www.linkedin.com/company/a",
-            "https://www.linkedin.com/company/b",
-        ];
-        let paused = store.create(new_job(1, &urls)).await.expect("created");
-        let cancelled = store.create(new_job(2, &urls)).await.expect("created");
+    // A lease that ran out of time comes back too.
+    store.give_back(rest.id).await.expect("given back");
+    let short = store
+        .lease("web-3", 2, Duration::from_millis(1))
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_ne!(short.id, rest.id, "given back pages get a new lease");
+    assert_eq!(short.pages, rest.pages);
+    // Once its millisecond has run out, another server takes it.
+    let retaken = test_support::eventually(
+        Duration::from_secs(5),
+        "the lapsed lease never came back",
+        || async { store.lease("web-4", 2, MINUTE).await.expect("lease") },
+    )
+    .await;
+    assert_eq!(retaken.id, short.id);
+    assert_eq!(
         store
-            .pause(paused.id, "insufficient_credits")
-            .await
-            .expect("paused");
-        let job = store
-            .job(AccountId(1), paused.id)
+            .job(AccountId(1), job.id)
             .await
             .expect("read")
-            .expect("job");
-        assert_eq!(
-            (job.status, job.paused_reason.as_deref()),
-            (JobStatus::Paused, Some("insufficient_credits"))
-        );
-        assert_eq!(
-            store.paused().await.expect("paused"),
-            vec![(paused.id, AccountId(1))]
-        );
-        let lease = store
+            .expect("job")
+            .status,
+        JobStatus::Running
+    );
+}
+
+async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine: &Engine) {
+    let store = open_store(engine).await;
+    let urls = [
+        "https://www.linkedin.com/company/a",
+        "https://www.linkedin.com/company/b",
+    ];
+    let paused = store.create(new_job(1, &urls)).await.expect("created");
+    let cancelled = store.create(new_job(2, &urls)).await.expect("created");
+    store
+        .pause(paused.id, "insufficient_credits")
+        .await
+        .expect("paused");
+    let job = store
+        .job(AccountId(1), paused.id)
+        .await
+        .expect("read")
+        .expect("job");
+    assert_eq!(
+        (job.status, job.paused_reason.as_deref()),
+        (JobStatus::Paused, Some("insufficient_credits"))
+    );
+    assert_eq!(
+        store.paused().await.expect("paused"),
+        vec![(paused.id, AccountId(1))]
+    );
+    let lease = store
+        .lease("web-1", 1, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_eq!(lease.job, cancelled.id);
+    let job = store
+        .cancel(AccountId(2), cancelled.id)
+        .await
+        .expect("cancel")
+        .expect("job");
+    assert_eq!(job.status, JobStatus::Cancelled);
+    assert!(
+        store
+            .cancel(AccountId(1), cancelled.id)
+            .await
+            .expect("cancel")
+            .is_none(),
+        "not its job"
+    );
+    assert!(
+        store
             .lease("web-1", 1, MINUTE)
             .await
             .expect("lease")
-            .expect("work");
-        assert_eq!(lease.job, cancelled.id);
-        let job = store
-            .cancel(AccountId(2), cancelled.id)
+            .is_none()
+    );
+    // The lease in flight still records what it paid for.
+    assert!(
+        store
+            .finish(lease.id, vec![(lease.pages[0].clone(), found("A"))], 500)
             .await
-            .expect("cancel")
-            .expect("job");
-        assert_eq!(job.status, JobStatus::Cancelled);
-        assert!(
-            store
-                .cancel(AccountId(1), cancelled.id)
-                .await
-                .expect("cancel")
-                .is_none(),
-            "not its job"
-        );
-        assert!(
-            store
-                .lease("web-1", 1, MINUTE)
-                .await
-                .expect("lease")
-                .is_none()
-        );
-        // The lease in flight still records what it paid for.
-        assert!(
-            store
-                .finish(lease.id, vec![(lease.pages[0].clone(), found("A"))], 500)
-                .await
-                .expect("finish")
-        );
-        let job = store
+            .expect("finish")
+    );
+    let job = store
+        .job(AccountId(2), cancelled.id)
+        .await
+        .expect("read")
+        .expect("job");
+    assert_eq!(
+        (job.status, job.done, job.charged_millis),
+        (JobStatus::Cancelled, 1, 500)
+    );
+
+    store.resume(paused.id).await.expect("resumed");
+    assert!(store.paused().await.expect("paused").is_empty());
+    assert!(
+        store
+            .lease("web-1", 5, MINUTE)
+            .await
+            .expect("lease")
+            .is_some()
+    );
+
+    let listed = store.jobs(AccountId(2), None, 10).await.expect("list");
+    assert_eq!(
+        listed.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![cancelled.id]
+    );
+    assert_eq!(
+        store
+            .purge(jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1))
+            .await
+            .expect("purge"),
+        0
+    );
+    assert_eq!(
+        store
+            .purge(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1))
+            .await
+            .expect("purge"),
+        1
+    );
+    assert!(
+        store
             .job(AccountId(2), cancelled.id)
             .await
             .expect("read")
-            .expect("job");
-        assert_eq!(
-            (job.status, job.done, job.charged_millis),
-            (JobStatus::Cancelled, 1, 500)
-        );
+            .is_none()
+    );
+    assert!(
+        store
+            .inputs(cancelled.id, 0, 10)
+            .await
+            .expect("inputs")
+            .is_empty()
+    );
+    assert!(
+        store
+            .job(AccountId(1), paused.id)
+            .await
+            .expect("read")
+            .is_some(),
+        "unfinished jobs stay"
+    );
+}
 
-        store.resume(paused.id).await.expect("resumed");
-        assert!(store.paused().await.expect("paused").is_empty());
-        assert!(
-            store
-                .lease("web-1", 5, MINUTE)
-                .await
-                .expect("lease")
-                .is_some()
-        );
-
-        let listed = store.jobs(AccountId(2), None, 10).await.expect("list");
-        assert_eq!(
-            listed.iter().map(|j| j.id).collect::<Vec<_>>(),
-            vec![cancelled.id]
-        );
-        assert_eq!(
-            store
-                .purge(jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1))
-                .await
-                .expect("purge"),
-            0
-        );
-        assert_eq!(
-            store
-                .purge(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1))
-                .await
-                .expect("purge"),
-            1
-        );
-        assert!(
-            store
-                .job(AccountId(2), cancelled.id)
-                .await
-                .expect("read")
-                .is_none()
-        );
-        assert!(
-            store
-                .inputs(cancelled.id, 0, 10)
-                .await
-                .expect("inputs")
-                .is_empty()
-        );
-        assert!(
-            store
-                .job(AccountId(1), paused.id)
-                .await
-                .expect("read")
-                .is_some(),
-            "unfinished jobs stay"
-        );
-    }
+test_support::engine_tests! {
+    a_job_is_leased_answered_and_read_back_in_input_order,
+    accounts_take_turns_and_pages_are_leased_once_across_servers,
+    an_abandoned_lease_is_handed_out_again_whole_under_its_id,
+    paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged,
 }

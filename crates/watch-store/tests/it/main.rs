@@ -7,7 +7,7 @@ use std::time::Duration;
 use company_model::{AccountId, CompanyRecord, RecordJson};
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
-use pg_test::Engine;
+use test_support::Engine;
 use watch_store::{Delivered, NewWatch, PgWatchStore, Refreshed, SqliteWatchStore, WatchStore};
 
 async fn open_store(engine: &Engine) -> Arc<dyn WatchStore> {
@@ -47,14 +47,7 @@ fn named(name: &str) -> RecordJson {
     })
 }
 
-#[tokio::test]
-async fn refreshes_and_deliveries_are_each_one_callers() {
-    for engine in Engine::both().await {
-        claims_on(&engine).await;
-    }
-}
-
-async fn claims_on(engine: &Engine) {
+async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     let (first, second) = (open_store(engine).await, open_store(engine).await);
     let now = Timestamp::from_second(1_800_000_000).expect("a time");
     let created = first
@@ -313,4 +306,8 @@ async fn claims_on(engine: &Engine) {
         first.secret(AccountId(1)).await.expect("reads").as_deref(),
         Some("whsec_c")
     );
+}
+
+test_support::engine_tests! {
+    refreshes_and_deliveries_are_each_one_callers,
 }

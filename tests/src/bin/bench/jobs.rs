@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tests::{Service, TestOrigin};
 
 use crate::{
-    Error, GOOGLE, Load, Plan, load_json, oha_run, page_urls, service_options, spread, timed,
+    Error, GOOGLE, Load, Plan, load_json, load_run, page_urls, service_options, spread, timed,
 };
 
 /// The origin's own limit in the runs: requests per second.
@@ -79,7 +79,7 @@ pub(crate) async fn jobs(plan: Plan, release: &Path) -> Result<Value, Error> {
     let url = format!("{}/v1/network/company-data", service.base);
     let body = json!({ "liUrls": [GOOGLE], "maxAgeHours": 24 }).to_string();
     let alone: Vec<Load> = (0..plan.runs)
-        .map(|_| oha_run(&url, &key, &body, plan.load_seconds, Some(STORED_RATE)))
+        .map(|_| load_run(&url, &key, &body, plan.load_seconds, Some(STORED_RATE)))
         .collect::<Result<_, _>>()?;
     let mut beside = Vec::new();
     for _ in 0..plan.runs {
@@ -91,7 +91,7 @@ pub(crate) async fn jobs(plan: Plan, release: &Path) -> Result<Value, Error> {
         let (load_url, load_key, load_body, seconds) =
             (url.clone(), key.clone(), body.clone(), plan.load_seconds);
         let load = tokio::task::spawn_blocking(move || {
-            oha_run(&load_url, &load_key, &load_body, seconds, Some(STORED_RATE))
+            load_run(&load_url, &load_key, &load_body, seconds, Some(STORED_RATE))
                 .map_err(|e| e.to_string())
         })
         .await?

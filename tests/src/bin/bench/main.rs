@@ -3,7 +3,8 @@
 //! minute that only proves the harness works; `--profile-live N` for N live batches alone, to profile;
 //! `--round-trips` for the database round trips of section 8 alone, `--jobs` for section 9 alone).
 //!
-//! 1. Stored path: single-URL requests with `maxAgeHours: 24` on a warm snapshot, driven by `oha` over loopback,
+//! 1. Stored path: single-URL requests with `maxAgeHours: 24` on a warm snapshot, driven by a load generator over
+//!    loopback (oha, or with `--quick` the benchmark's own client, [`load`]),
 //!    versus a bare hyper server returning the same response bytes; then the service at half its throughput.
 //! 2. A 200-URL stored batch: request time p50/p99.
 //! 3. A 200-URL live batch against a loopback origin answering each page after 250–350 ms: total / slowest page.
@@ -20,12 +21,15 @@
 //! 10. Auth under a flood: a legitimate key's stored-path p50/p99 alone and while 64 clients send made-up keys
 //!     ([`flood`]); `--flood` runs it alone and replaces its section of `docs/benchmarks.md`.
 //!
-//! Tools (installed into `target/tools/` on first use): oha from crates.io; beautifulsoup4, lxml and selectolax
-//! from PyPI in a venv.
+//! It builds and installs nothing: `tests/ci bench` builds it in release beside `company-data` and the
+//! `parse_throughput` example, installs oha (`$OHA`) and the Python peers beautifulsoup4, lxml and selectolax
+//! (`$BENCH_PYTHON`) into `target/tools/`, then runs it. Without `$OHA` the load comes from [`load`]; `tests/ci`
+//! runs `--quick` that way, from the build its tests made, to prove the harness works.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a benchmark reports on stdout
 
 mod flood;
 mod jobs;
+mod load;
 mod postgres;
 
 use std::path::{Path, PathBuf};
@@ -33,9 +37,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tests::{Service, ServiceOptions, TestOrigin, cargo, run_setup, target_dir, workspace};
+use tests::{Service, ServiceOptions, TestOrigin, target_dir, workspace};
 
-const OHA_VERSION: &str = "1.16.0";
 const GOOGLE: &str = "https://www.linkedin.com/company/google";
 
 type Error = Box<dyn std::error::Error>;
@@ -106,89 +109,84 @@ fn peak_rss_mb(pid: u32) -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-// ---------------------------------------------------------------- tools
+// ---------------------------------------------------------------- tools and builds
 
-fn oha() -> PathBuf {
-    let root = target_dir().join(format!("tools/oha-{OHA_VERSION}"));
-    let executable = root.join("bin/oha");
-    if !executable.exists() {
-        eprintln!(
-            "installing oha {OHA_VERSION} into {} (once)",
-            root.display()
-        );
-        run_setup(
-            cargo()
-                .args(["install", "--quiet", "--locked", "oha"])
-                .args(["--version", OHA_VERSION, "--root"])
-                .arg(&root),
-            "installing oha from crates.io failed",
-        );
+/// The load generator: oha where `$OHA` names it (the full `just bench`, which installs oha 1.16.0), else this
+/// binary's own small client (`bench load`, [`load`]), which needs nothing installed (`--quick` in CI).
+fn load_generator() -> (PathBuf, &'static str) {
+    match std::env::var_os("OHA") {
+        Some(oha) => (PathBuf::from(oha), "oha"),
+        None => (
+            std::env::current_exe().unwrap_or_else(|_| PathBuf::from("bench")),
+            "bench load",
+        ),
     }
-    executable
 }
 
-fn python_peers() -> PathBuf {
-    let venv = target_dir().join("tools/bench-peers");
-    let python = venv.join("bin/python");
-    if !python.exists() {
-        eprintln!("installing the Python peers into {} (once)", venv.display());
-        let what = "installing the Python peers failed (needs python3 with venv, and PyPI)";
-        run_setup(
-            Command::new("python3").arg("-m").arg("venv").arg(&venv),
-            what,
-        );
-        run_setup(
-            Command::new(venv.join("bin/pip"))
-                .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-                .arg(workspace().join("bench/requirements.txt")),
-            what,
-        );
+/// The Python interpreter with beautifulsoup4, lxml and selectolax (`bench/requirements.txt`): `$BENCH_PYTHON`,
+/// else the venv `tests/ci bench` makes under `target/tools/bench-peers`.
+fn python_peers() -> Result<PathBuf, Error> {
+    if let Some(python) = std::env::var_os("BENCH_PYTHON") {
+        return Ok(PathBuf::from(python));
     }
-    python
+    let python = target_dir().join("tools/bench-peers/bin/python");
+    if python.exists() {
+        Ok(python)
+    } else {
+        Err(format!(
+            "no Python peers at {}: run `tests/ci bench` (it installs them), or set BENCH_PYTHON",
+            python.display()
+        )
+        .into())
+    }
 }
 
-/// Builds `company-data` in release and copies it to `target/bench/<name>`.
-fn build_service(name: &str) -> PathBuf {
-    let mut command = cargo();
-    command.args([
-        "build",
-        "--release",
-        "--quiet",
-        "-p",
-        "company-data",
-        "--bin",
-        "company-data",
-    ]);
-    run_setup(
-        command.current_dir(workspace()),
-        "building company-data failed",
-    );
-    let folder = target_dir().join("bench");
-    std::fs::create_dir_all(&folder).expect("target/bench");
-    let copy = folder.join(name);
-    std::fs::copy(target_dir().join("release/company-data"), &copy).expect("copy the build");
-    copy
+/// A program Cargo built beside this benchmark, in the same profile folder (`company-data`, or an example as
+/// `examples/NAME`): the benchmark builds nothing itself.
+fn built_beside(name: &str) -> Result<PathBuf, Error> {
+    let path = std::env::current_exe()?
+        .parent()
+        .ok_or("the benchmark's folder")?
+        .join(name);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} is not built: `tests/ci bench` builds it with the benchmark (`cargo build --release -p tests \
+             --bin bench -p company-data --bin company-data -p page-scraper --example parse_throughput`)",
+            path.display()
+        )
+        .into())
+    }
+}
+
+/// The server to measure: `$COMPANY_DATA_BIN`, else the `company-data` built beside the benchmark.
+fn service_binary() -> Result<PathBuf, Error> {
+    match std::env::var_os("COMPANY_DATA_BIN") {
+        Some(path) => Ok(PathBuf::from(path)),
+        None => built_beside("company-data"),
+    }
 }
 
 // ---------------------------------------------------------------- load generation
 
-/// One oha run: requests per second, p50 and p99 in ms.
+/// One load run: requests per second, p50 and p99 in ms.
 struct Load {
     rps: f64,
     p50_ms: f64,
     p99_ms: f64,
 }
 
-/// Runs oha against `url` with the company-data request `body` for `seconds`; `rate` caps requests per second.
-fn oha_run(
+/// Runs the load generator against `url` with the company-data request `body` for `seconds`; `rate` caps requests per second.
+fn load_run(
     url: &str,
     key: &str,
     body: &str,
     seconds: u32,
     rate: Option<f64>,
 ) -> Result<Load, Error> {
-    let output = oha_command(url, key, body, seconds, rate, &Pinning::default()).output()?;
-    oha_load(&output)
+    let output = load_command(url, key, body, seconds, rate, &Pinning::default()).output()?;
+    load_report(&output)
 }
 
 /// Where the load generator runs, and with how many connections.
@@ -209,8 +207,8 @@ impl Default for Pinning {
     }
 }
 
-/// The oha command line for one run.
-fn oha_command(
+/// The load generator's command line for one run (oha's flags, which `bench load` takes too).
+fn load_command(
     url: &str,
     key: &str,
     body: &str,
@@ -218,14 +216,18 @@ fn oha_command(
     rate: Option<f64>,
     pinning: &Pinning,
 ) -> Command {
+    let (generator, name) = load_generator();
     let mut command = match &pinning.cpus {
         Some(cpus) => {
             let mut taskset = Command::new("taskset");
-            taskset.args(["-c", cpus]).arg(oha());
+            taskset.args(["-c", cpus]).arg(generator);
             taskset
         }
-        None => Command::new(oha()),
+        None => Command::new(generator),
     };
+    if name == "bench load" {
+        command.arg("load");
+    }
     command
         .args(["--no-tui", "--output-format", "json", "-z"])
         .arg(format!("{seconds}s"))
@@ -240,10 +242,15 @@ fn oha_command(
     command
 }
 
-/// The figures of one finished oha run; an error unless every answer was a 200.
-fn oha_load(output: &std::process::Output) -> Result<Load, Error> {
+/// The figures of one finished load run (oha's JSON report, which `bench load` writes too); an error unless
+/// every answer was a 200.
+fn load_report(output: &std::process::Output) -> Result<Load, Error> {
     if !output.status.success() {
-        return Err(format!("oha failed: {}", String::from_utf8_lossy(&output.stderr)).into());
+        return Err(format!(
+            "the load generator failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+        .into());
     }
     let report: Value = serde_json::from_slice(&output.stdout)?;
     let statuses = &report["statusCodeDistribution"];
@@ -252,7 +259,7 @@ fn oha_load(output: &std::process::Output) -> Result<Load, Error> {
         .as_object()
         .map_or(0, |m| m.values().filter_map(Value::as_u64).sum());
     if ok == 0 || ok != all {
-        return Err(format!("oha saw non-200 answers: {statuses}").into());
+        return Err(format!("the load generator saw non-200 answers: {statuses}").into());
     }
     let seconds_to_ms = |v: &Value| v.as_f64().map_or(f64::NAN, |s| s * 1000.0);
     Ok(Load {
@@ -264,7 +271,7 @@ fn oha_load(output: &std::process::Output) -> Result<Load, Error> {
     })
 }
 
-/// Runs `oha_run` `plan.runs` times; returns the spreads of rps, p50 and p99.
+/// Runs `load_run` `plan.runs` times; returns the spreads of rps, p50 and p99.
 fn load_figures(
     url: &str,
     key: &str,
@@ -274,7 +281,7 @@ fn load_figures(
 ) -> Result<Value, Error> {
     let mut runs = Vec::new();
     for _ in 0..plan.runs {
-        runs.push(oha_run(url, key, body, plan.load_seconds, rate)?);
+        runs.push(load_run(url, key, body, plan.load_seconds, rate)?);
     }
     Ok(load_json(&runs))
 }
@@ -463,7 +470,7 @@ async fn auth_cost(db: &Path, key: &str, body: &str, plan: Plan) -> Result<(Valu
     let mut runs: [Vec<Load>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..plan.runs {
         for ((url, _), runs) in servers.iter().zip(runs.iter_mut()) {
-            runs.push(oha_run(url, key, body, plan.load_seconds, None)?);
+            runs.push(load_run(url, key, body, plan.load_seconds, None)?);
         }
     }
     let [with, without] = runs.map(|runs| load_json(&runs));
@@ -622,23 +629,9 @@ async fn batches(plan: Plan, release: &Path) -> Result<Value, Error> {
 /// 4: the Rust parser and html5ever's tokenizer, then the Python peers, over the same pages.
 fn parsing(plan: Plan) -> Result<Value, Error> {
     let pages = workspace().join("../shared/fixtures/pages");
-    run_setup(
-        cargo()
-            .args([
-                "build",
-                "--release",
-                "--quiet",
-                "-p",
-                "page-scraper",
-                "--example",
-                "parse_throughput",
-            ])
-            .current_dir(workspace()),
-        "building the parsing benchmark failed",
-    );
     let seconds = plan.parse_seconds.to_string();
     let rounds = plan.runs.to_string();
-    let rust = Command::new(target_dir().join("release/examples/parse_throughput"))
+    let rust = Command::new(built_beside("examples/parse_throughput")?)
         .args(["--seconds", &seconds, "--rounds", &rounds])
         .arg(&pages)
         .output()?;
@@ -650,7 +643,7 @@ fn parsing(plan: Plan) -> Result<Value, Error> {
         .into());
     }
     let rust: Value = serde_json::from_slice(&rust.stdout)?;
-    let peers = Command::new(python_peers())
+    let peers = Command::new(python_peers()?)
         .arg(workspace().join("bench/peers.py"))
         .args(["--seconds", &seconds, "--rounds", &rounds])
         .arg(&pages)
@@ -714,8 +707,8 @@ fn markdown(report: &Value, plan: Plan) -> String {
     let mut out = format!(
         "# Benchmarks\n\nWritten by `just bench`{} on {}. Machine: {} cores, {}. Every figure is the median of {} \
          run(s), with min and max; these machines are noisy, so the ratios matter more than the absolute numbers. \
-         Machine-readable: `target/bench.json`. Release builds; load from `oha {OHA_VERSION}` (32 connections, \
-         {} s per run) on the same machine.\n\n",
+         Machine-readable: `target/bench.json`. Release builds; load from `{}` (32 connections, {} s per run) on \
+         the same machine.\n\n",
         if plan.quick {
             " --quick (too short to quote)"
         } else {
@@ -725,6 +718,7 @@ fn markdown(report: &Value, plan: Plan) -> String {
         machine["cores"],
         machine["cpu"].as_str().unwrap_or(""),
         plan.runs,
+        report["load_generator"].as_str().unwrap_or(""),
         plan.load_seconds,
     );
     let throughput = stored["throughput_ratio"].as_f64().unwrap_or(f64::NAN);
@@ -966,6 +960,9 @@ fn postgres_markdown(pg: &Value, stored: &Value) -> String {
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "load") {
+        return load::main(&args[1..]).await;
+    }
     let value_of = |name: &str| {
         args.iter()
             .position(|a| a == name)
@@ -1000,13 +997,13 @@ async fn main() -> Result<(), Error> {
         return profile_live(batches).await;
     }
     if args.iter().any(|a| a == "--jobs") {
-        let release = build_service("company-data");
+        let release = service_binary()?;
         let figures = jobs::jobs(plan, &release).await?;
         println!("{}\n{figures:#}", jobs::markdown(&figures));
         return Ok(());
     }
     if args.iter().any(|a| a == "--flood") {
-        let release = build_service("company-data");
+        let release = service_binary()?;
         let section = flood::markdown(&flood::flood(plan, &release).await?);
         if !quick {
             replace_section(&out, "\n## 10. ", &section)?;
@@ -1015,16 +1012,14 @@ async fn main() -> Result<(), Error> {
         return Ok(());
     }
     if args.iter().any(|a| a == "--round-trips") {
-        let release = build_service("company-data");
+        let release = service_binary()?;
         println!("{:#}", postgres::round_trips_alone(&release).await?);
         return Ok(());
     }
     let started = Instant::now();
-    // Tools first, so that their one-time installs are not timed.
-    oha();
-    python_peers();
-    eprintln!("building the release binary");
-    let release = build_service("company-data");
+    // Everything it needs, before anything is timed.
+    python_peers()?;
+    let release = service_binary()?;
 
     eprintln!("1, 5, 6: stored path");
     let stored = stored_path(plan, &release).await?;
@@ -1040,6 +1035,7 @@ async fn main() -> Result<(), Error> {
         "date": today(),
         "quick": quick,
         "machine": machine(),
+        "load_generator": load_generator().1,
         "stored_path": stored,
         "batches": batches,
         "parsing": parsing,
@@ -1059,6 +1055,7 @@ async fn main() -> Result<(), Error> {
     );
     std::fs::write(&out, &text)?;
     println!("{text}");
+    complete(&report, &text)?;
     println!(
         "written to {} and {} in {:.0} s",
         out.display(),
@@ -1068,10 +1065,69 @@ async fn main() -> Result<(), Error> {
     Ok(())
 }
 
+/// Every figure the report promises is there and positive, and every section is written: what `tests/ci` checks
+/// of `--quick`, whose figures themselves mean nothing on a shared machine.
+fn complete(report: &Value, text: &str) -> Result<(), Error> {
+    let figures = [
+        "/stored_path/service/requests_per_second/median",
+        "/stored_path/service/p99_ms/median",
+        "/stored_path/bare_hyper/requests_per_second/median",
+        "/stored_path/service_at_half_load/figures/p99_ms/median",
+        "/stored_path/api_with_auth/requests_per_second/median",
+        "/stored_path/api_without_auth/requests_per_second/median",
+        "/stored_path/peak_rss_mb",
+        "/batches/stored_batch/p50_ms/median",
+        "/batches/stored_batch/p99_ms/median",
+        "/batches/live_batch/ratio_to_slowest_page/median",
+        "/batches/live_batch/peak_rss_mb",
+        "/batches/growth/1/stored_ms/median",
+        "/batches/growth/200/live_ms/median",
+        "/parsing/parse_page/median",
+        "/parsing/html5ever_tokenizer/median",
+        "/parsing/beautifulsoup_lxml/median",
+        "/parsing/selectolax_lexbor/median",
+        "/postgres/sqlite_one/full/requests_per_second/median",
+        "/postgres/postgres_one/full/requests_per_second/median",
+        "/postgres/postgres_one/half/figures/p99_ms/median",
+        "/postgres/postgres_three/full/requests_per_second/median",
+        "/postgres/postgres_stored_batch/p50_ms/median",
+        "/postgres/round_trips/stored",
+        "/postgres/round_trips/live",
+        "/jobs/throughput/pages_per_second/median",
+        "/jobs/throughput/ratio_to_origin_rate/median",
+        "/jobs/stored_alone/p99_ms/median",
+        "/jobs/stored_beside_job/p99_ms/median",
+        "/flood/alone/p50_ms",
+        "/flood/alone/p99_ms",
+        "/flood/spread_flood/p99_ms",
+        "/flood/spread_flood/flood_401_per_second",
+        "/flood/one_address_flood/p99_ms",
+        "/flood/one_address_flood/flood_429_per_second",
+    ];
+    let missing: Vec<&str> = figures
+        .into_iter()
+        .filter(|pointer| {
+            !report
+                .pointer(pointer)
+                .and_then(Value::as_f64)
+                .is_some_and(|v| v.is_finite() && v > 0.0)
+        })
+        .collect();
+    let sections: Vec<String> = (1..=10)
+        .map(|n| format!("## {n}."))
+        .filter(|section| !text.contains(section.as_str()))
+        .collect();
+    if missing.is_empty() && sections.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("the report lacks figures {missing:?} and sections {sections:?}").into())
+    }
+}
+
 /// `--profile-live N`: only N live batches of 200 pages, each figure printed, for a profiler attached to the whole
 /// run (`perf record -a -g -- cargo run --release -p tests --bin bench -- --profile-live 5`); writes no report.
 async fn profile_live(batches: usize) -> Result<(), Error> {
-    let release = build_service("company-data");
+    let release = service_binary()?;
     let origin = TestOrigin::start().await;
     let service = Service::start(service_options(&release, Some(&origin.base)));
     println!("server pid {}", service.pid());

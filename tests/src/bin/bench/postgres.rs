@@ -6,12 +6,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pg_test::TestDatabase;
 use serde_json::{Value, json};
+use test_support::TestDatabase;
 use tests::{Service, TestOrigin};
 
 use crate::{
-    Error, GOOGLE, Load, Pinning, Plan, load_json, median, oha_command, oha_load, page_urls,
+    Error, GOOGLE, Load, Pinning, Plan, load_command, load_json, load_report, median, page_urls,
     quantile, service_options, spread, timed,
 };
 
@@ -76,7 +76,7 @@ fn stored_load(servers: &[&Service], key: &str, plan: Plan, cores: &Cores) -> Re
         let children = servers
             .iter()
             .map(|service| {
-                oha_command(
+                load_command(
                     &format!("{}/v1/network/company-data", service.base),
                     key,
                     &body,
@@ -91,7 +91,7 @@ fn stored_load(servers: &[&Service], key: &str, plan: Plan, cores: &Cores) -> Re
             .collect::<Result<Vec<_>, _>>()?;
         let mut loads = Vec::new();
         for child in children {
-            loads.push(oha_load(&child.wait_with_output()?)?);
+            loads.push(load_report(&child.wait_with_output()?)?);
         }
         Ok(Load {
             rps: loads.iter().map(|l| l.rps).sum(),
@@ -196,7 +196,9 @@ const LIVE: usize = 20;
 
 /// Round trips per request: stored (one warm snapshot) and live (a new page each), through the counting proxy.
 async fn round_trips(release: &Path, origin: &TestOrigin) -> Result<Value, Error> {
-    let database = TestDatabase::create().await;
+    let database = TestDatabase::create()
+        .await
+        .ok_or("the PostgreSQL section needs a server (`tests/ci bench` starts one)")?;
     let upstream = reqwest::Url::parse(&database.url)?;
     let proxy = CountingProxy::start(format!(
         "{}:{}",
@@ -260,7 +262,9 @@ pub(crate) async fn postgres(plan: Plan, release: &Path) -> Result<Value, Error>
     drop(sqlite);
 
     eprintln!("8: PostgreSQL, one server, pinned");
-    let database = TestDatabase::create().await;
+    let database = TestDatabase::create()
+        .await
+        .ok_or("the PostgreSQL section needs a server (`tests/ci bench` starts one)")?;
     let first = server(release, Some(&database.url), &origin);
     pin(first.pid(), cores.servers.as_deref())?;
     let key = first.key("bench", "100000000");
