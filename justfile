@@ -5,13 +5,17 @@
 run *FLAGS:
     cargo run --release -p company-data -- serve {{FLAGS}}
 
-# The test suite (what .ci/run runs).
+# The whole suite with everything it needs installed and started (what .ci/run runs): see docs/development.md.
 test:
+    tests/ci
+
+# The hermetic suite alone: installs nothing; tests whose tool or database is missing report themselves not run.
+test-quick:
     cargo test --workspace
 
 # Each crate on its own, as an embedder builds it.
 test-each:
-    for crate in page-url company-model sqlite-pool pg-pool pg-test shared-limits snapshot-cache credit-ledger api-keys dashboard-auth job-store watch-store idempotency page-scraper company-lookup bulk-jobs company-watch accounts http-serve http-api dashboard company-data tests; do cargo test -p $crate || exit 1; done
+    for crate in page-url company-model sqlite-pool pg-pool test-support shared-limits snapshot-cache credit-ledger api-keys dashboard-auth job-store watch-store idempotency page-scraper company-lookup bulk-jobs company-watch accounts http-serve http-api dashboard company-data tests; do cargo test -p $crate || exit 1; done
     cargo test -p page-scraper --no-default-features
 
 # Formatting, lints and docs, all warnings fatal (.ci/run runs these after the tests).
@@ -21,6 +25,6 @@ lint:
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
 # Benchmarks (docs/benchmarks.md, target/bench.json): the service beside this machine's limit and typical peers.
-# `just bench --quick` runs in about a minute once the tools are installed, to check the harness works.
+# `tests/ci` runs `bench --quick` from its test build to check the harness; this builds in release and measures.
 bench *FLAGS:
-    cargo run --release -p tests --bin bench -- {{FLAGS}}
+    tests/ci bench {{FLAGS}}
