@@ -278,10 +278,13 @@ async fn the_origin_rate_is_a_total_for_three_servers() {
         span >= Duration::from_millis(2_600),
         "30 starts at 10/s in all took {span:?}"
     );
+    // Any 11 starts span 1 s at 10 a second in all (each server's own 10 a second would put them in a third of
+    // that). An arrival is its start plus the request's way to the origin, which a busy machine can stretch for
+    // one request and not the next, so a window may look shorter by that much: 700 ms still tells the two apart.
     for second in arrivals.windows(11) {
         let took = second[10] - second[0];
         assert!(
-            took >= Duration::from_millis(900),
+            took >= Duration::from_millis(700),
             "11 starts within {took:?}"
         );
     }
