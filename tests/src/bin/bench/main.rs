@@ -707,7 +707,7 @@ fn markdown(report: &Value, plan: Plan) -> String {
     let mut out = format!(
         "# Benchmarks\n\nWritten by `just bench`{} on {}. Machine: {} cores, {}. Every figure is the median of {} \
          run(s), with min and max; these machines are noisy, so the ratios matter more than the absolute numbers. \
-         Machine-readable: `target/bench.json`. Release builds; load from `{}` (32 connections, {} s per run) on \
+         Machine-readable: `target/bench.json`. {} builds; load from `{}` (32 connections, {} s per run) on \
          the same machine.\n\n",
         if plan.quick {
             " --quick (too short to quote)"
@@ -718,6 +718,12 @@ fn markdown(report: &Value, plan: Plan) -> String {
         machine["cores"],
         machine["cpu"].as_str().unwrap_or(""),
         plan.runs,
+        // This benchmark's own build profile is the service's and the example's (built beside it).
+        if cfg!(debug_assertions) {
+            "Debug (test)"
+        } else {
+            "Release"
+        },
         report["load_generator"].as_str().unwrap_or(""),
         plan.load_seconds,
     );
