@@ -1,6 +1,8 @@
-//! For tests only: what the workspace's tests share. A private PostgreSQL database per test ([`TestDatabase::create`]), dropped when the value
-//! is, on the server `COMPANY_DATA_TEST_DATABASE_URL` names (an admin URL, e.g.
-//! `postgres://postgres@127.0.0.1:5432/postgres`), by default the local server on port 5432.
+//! For tests only: what the workspace's tests share.
+//!
+//! A private PostgreSQL database per test ([`TestDatabase::create`]), dropped when the value is, on the server
+//! `COMPANY_DATA_TEST_DATABASE_URL` names (an admin URL, e.g. `postgres://postgres@127.0.0.1:5432/postgres`), by
+//! default the local server on port 5432.
 //!
 //! Hermetic: nothing is installed or started here. When no server is named and none answers on the default
 //! address, [`TestDatabase::create`] reports the test as not run (one line on the terminal, past the test
@@ -17,7 +19,7 @@
 #![deny(missing_docs)]
 #![allow(clippy::missing_panics_doc)]
 // test support: a failed set-up is a failed test
-// The one place outside the binary that reads the environment: which server tests may use.
+// Tests read the environment here: which server they may use, and whether every test must run.
 #![allow(clippy::disallowed_methods)]
 #![allow(clippy::print_stderr)] // a database left behind is worth a line in the test output
 
@@ -37,6 +39,7 @@ pub const SERVER_VARIABLE: &str = "COMPANY_DATA_TEST_DATABASE_URL";
 pub const STRICT_VARIABLE: &str = "COMPANY_DATA_TEST_STRICT";
 
 const DEFAULT_SERVER: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
 /// A database made for one test; dropped (with any connections still open) when this value is.
 #[derive(Debug)]
 pub struct TestDatabase {
