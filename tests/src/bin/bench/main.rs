@@ -111,7 +111,7 @@ fn peak_rss_mb(pid: u32) -> f64 {
 
 // ---------------------------------------------------------------- tools and builds
 
-/// The load generator: oha where `$OHA` names it (the full `just bench`, which installs oha 1.16.0), else this
+/// The load generator: oha where `$OHA` names it (the full `just bench`, whose `tests/ci bench` installs it), else this
 /// binary's own small client (`bench load`, [`load`]), which needs nothing installed (`--quick` in CI).
 fn load_generator() -> (PathBuf, &'static str) {
     match std::env::var_os("OHA") {
@@ -141,8 +141,8 @@ fn python_peers() -> Result<PathBuf, Error> {
     }
 }
 
-/// A program Cargo built beside this benchmark, in the same profile folder (`company-data`, or an example as
-/// `examples/NAME`): the benchmark builds nothing itself.
+/// An example Cargo built beside this benchmark, in the same profile folder (`examples/NAME`): the benchmark
+/// builds nothing itself (the server it runs is [`tests::binary`], found the same way).
 fn built_beside(name: &str) -> Result<PathBuf, Error> {
     let path = std::env::current_exe()?
         .parent()
@@ -157,14 +157,6 @@ fn built_beside(name: &str) -> Result<PathBuf, Error> {
             path.display()
         )
         .into())
-    }
-}
-
-/// The server to measure: `$COMPANY_DATA_BIN`, else the `company-data` built beside the benchmark.
-fn service_binary() -> Result<PathBuf, Error> {
-    match std::env::var_os("COMPANY_DATA_BIN") {
-        Some(path) => Ok(PathBuf::from(path)),
-        None => built_beside("company-data"),
     }
 }
 
@@ -1003,13 +995,13 @@ async fn main() -> Result<(), Error> {
         return profile_live(batches).await;
     }
     if args.iter().any(|a| a == "--jobs") {
-        let release = service_binary()?;
+        let release = tests::binary().to_path_buf();
         let figures = jobs::jobs(plan, &release).await?;
         println!("{}\n{figures:#}", jobs::markdown(&figures));
         return Ok(());
     }
     if args.iter().any(|a| a == "--flood") {
-        let release = service_binary()?;
+        let release = tests::binary().to_path_buf();
         let section = flood::markdown(&flood::flood(plan, &release).await?);
         if !quick {
             replace_section(&out, "\n## 10. ", &section)?;
@@ -1018,14 +1010,14 @@ async fn main() -> Result<(), Error> {
         return Ok(());
     }
     if args.iter().any(|a| a == "--round-trips") {
-        let release = service_binary()?;
+        let release = tests::binary().to_path_buf();
         println!("{:#}", postgres::round_trips_alone(&release).await?);
         return Ok(());
     }
     let started = Instant::now();
     // Everything it needs, before anything is timed.
     python_peers()?;
-    let release = service_binary()?;
+    let release = tests::binary().to_path_buf();
 
     eprintln!("1, 5, 6: stored path");
     let stored = stored_path(plan, &release).await?;
@@ -1133,7 +1125,7 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
 /// `--profile-live N`: only N live batches of 200 pages, each figure printed, for a profiler attached to the whole
 /// run (`perf record -a -g -- cargo run --release -p tests --bin bench -- --profile-live 5`); writes no report.
 async fn profile_live(batches: usize) -> Result<(), Error> {
-    let release = service_binary()?;
+    let release = tests::binary().to_path_buf();
     let origin = TestOrigin::start().await;
     let service = Service::start(service_options(&release, Some(&origin.base)));
     println!("server pid {}", service.pid());
