@@ -54,6 +54,7 @@ mod parse;
 #[cfg(feature = "fetch")]
 mod resolve;
 mod sections;
+mod text;
 
 pub use company_model::CompanyRecord;
 #[cfg(feature = "fetch")]

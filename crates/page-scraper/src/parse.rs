@@ -8,6 +8,7 @@ use scraper::{ElementRef, Html, Selector};
 use serde_json::Value;
 
 use crate::links::registrable_domain;
+use crate::text::{clean_block, clean_line};
 use crate::{ScrapeError, numbers::parse_count, sections};
 
 /// Parses one page into a record.
@@ -933,18 +934,6 @@ fn split_specialties(text: &str) -> Vec<String> {
         })
         .filter(|part| !part.is_empty())
         .collect()
-}
-
-/// Collapses all whitespace to single spaces and trims; `None` when nothing is left.
-pub(crate) fn clean_line(text: &str) -> Option<String> {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!line.is_empty()).then_some(line)
-}
-
-/// Trims the ends and each line's indentation but keeps line breaks; `None` when blank.
-fn clean_block(text: &str) -> Option<String> {
-    let trimmed = text.trim();
-    (!trimmed.is_empty()).then(|| trimmed.to_owned())
 }
 
 /// The path of an absolute or root-relative URL, without query or fragment.

@@ -8,7 +8,7 @@ use scraper::{ElementRef, Selector};
 use serde_json::Value;
 
 use crate::numbers::parse_count;
-use crate::parse::clean_line;
+use crate::text::clean_line;
 
 selectors! {
     ASIDE_CARDS = "li a.base-card";
