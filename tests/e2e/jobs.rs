@@ -1,5 +1,5 @@
 //! Bulk jobs over loopback (docs/api.md, "Bulk jobs"): submit, progress, results in order as NDJSON and CSV,
-//! cancel, and a server killed mid-job that resumes without paying twice.
+//! cancel, delete, and a server killed mid-job that resumes without paying twice.
 
 use std::time::Duration;
 
@@ -33,10 +33,16 @@ async fn get(service: &Service, key: &str, path: &str) -> Reply {
         .0
 }
 
-/// `DELETE path` with `key`: cancels a job.
+/// `POST <job>/cancel` with `key`: cancels the job at `path`, keeping its results.
 async fn cancel(service: &Service, key: &str, path: &str) -> Reply {
     service
-        .send(reqwest::Method::DELETE, path, key, None, None)
+        .send(
+            reqwest::Method::POST,
+            &format!("{path}/cancel"),
+            key,
+            None,
+            None,
+        )
         .await
         .0
 }
@@ -161,17 +167,54 @@ async fn a_job_runs_and_its_results_read_back_in_input_order() {
     assert_eq!(listed.json["jobs"][0]["id"], id.as_str());
     assert_eq!(listed.json["next"], Value::Null);
     // Another account sees no such job; a cancel of an ended job changes nothing.
-    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
-        let (hidden, _) = service
-            .send(method, &format!("{JOBS}/{id}"), &other, None, None)
-            .await;
+    for (method, path) in [
+        (reqwest::Method::GET, format!("{JOBS}/{id}")),
+        (reqwest::Method::DELETE, format!("{JOBS}/{id}")),
+        (reqwest::Method::POST, format!("{JOBS}/{id}/cancel")),
+    ] {
+        let (hidden, _) = service.send(method, &path, &other, None, None).await;
         assert_eq!(
             (hidden.status, hidden.json["error"].as_str()),
-            (404, Some("job_not_found"))
+            (404, Some("job_not_found")),
+            "{path}"
         );
     }
     let ended = cancel(&service, &key, &format!("{JOBS}/{id}")).await;
     assert_eq!(ended.json["status"], "done");
+    let (results_before, _) = service
+        .send(
+            reqwest::Method::GET,
+            &format!("{JOBS}/{id}/results"),
+            &key,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(results_before.status, 200, "a cancel keeps the results");
+    // A delete leaves nothing to read: the job and its results are 404, and a second delete too.
+    let (deleted, _) = service
+        .send(
+            reqwest::Method::DELETE,
+            &format!("{JOBS}/{id}"),
+            &key,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(deleted.status, 204);
+    for (method, path) in [
+        (reqwest::Method::GET, format!("{JOBS}/{id}")),
+        (reqwest::Method::GET, format!("{JOBS}/{id}/results")),
+        (reqwest::Method::DELETE, format!("{JOBS}/{id}")),
+    ] {
+        let (gone, _) = service.send(method, &path, &key, None, None).await;
+        assert_eq!(
+            (gone.status, gone.json["error"].as_str()),
+            (404, Some("job_not_found")),
+            "{path}"
+        );
+    }
+    assert_eq!(get(&service, &key, JOBS).await.json["jobs"], json!([]));
 
     // Every problem of a list is reported at once, nothing is stored.
     let invalid = submit(

@@ -24,7 +24,6 @@
 //! [`page_scraper`'s `Priority::Background`]: company_lookup::LookupService::run_bulk
 #![deny(missing_docs)]
 
-pub mod lists;
 pub mod output;
 
 use std::sync::Arc;
@@ -104,27 +103,24 @@ impl JobView {
         }
     }
 
-    /// The job as the API answers it: `{id, status, paused_reason, total, done, resolved, unresolved,
-    /// credits_charged, max_age_seconds, created_at, started_at, finished_at, estimated_finish_at}`; times are
-    /// RFC 3339 or null, `credits_charged` a number of credits.
-    pub fn to_json(&self) -> serde_json::Value {
+    /// The job as the API answers it ([`company_model::JobInfo`]).
+    pub fn info(&self) -> company_model::JobInfo {
         let job = &self.job;
-        let time = |t: Option<jiff::Timestamp>| t.map(|t| t.to_string());
-        serde_json::json!({
-            "id": job.id.to_string(),
-            "status": job.status.as_str(),
-            "paused_reason": job.paused_reason,
-            "total": job.total,
-            "done": job.done,
-            "resolved": job.resolved,
-            "unresolved": job.unresolved,
-            "credits_charged": self.credits_charged.as_f64(),
-            "max_age_seconds": job.window.seconds(),
-            "created_at": job.created_at.to_string(),
-            "started_at": time(job.started_at),
-            "finished_at": time(job.finished_at),
-            "estimated_finish_at": time(self.estimated_finish_at),
-        })
+        company_model::JobInfo {
+            id: job.id.to_string(),
+            status: job.status,
+            paused_reason: job.paused_reason.clone(),
+            total: job.total,
+            done: job.done,
+            resolved: job.resolved,
+            unresolved: job.unresolved,
+            credits_charged: self.credits_charged.as_f64(),
+            max_age_seconds: job.window.seconds(),
+            created_at: job.created_at,
+            started_at: job.started_at,
+            finished_at: job.finished_at,
+            estimated_finish_at: self.estimated_finish_at,
+        }
     }
 }
 
@@ -244,6 +240,19 @@ impl BulkJobs {
         id: JobId,
     ) -> Result<Option<JobView>, BulkError> {
         Ok(self.store.cancel(account, id).await?.map(JobView::of))
+    }
+
+    /// Deletes the job with its results (cancelling it first if it still runs: a lease already running records
+    /// nothing, though what it fetched may have been charged). False when `account` has no such job.
+    ///
+    /// # Errors
+    /// [`BulkError::Store`].
+    pub async fn delete(
+        &self,
+        account: company_model::AccountId,
+        id: JobId,
+    ) -> Result<bool, BulkError> {
+        Ok(self.store.delete(account, id).await?)
     }
 
     /// Up to `limit` input positions of the job from `from` on, with their answers so far; `None` when `account`

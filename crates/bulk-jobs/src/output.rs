@@ -1,13 +1,12 @@
 //! A job's results as the API, the dashboard and `company-data enrich` write them: one NDJSON line or one CSV row
 //! per input position.
 //!
-//! An NDJSON line is the object the synchronous endpoint gives for that URL, with the input's 0-based `position`
-//! first: a record (`original_li_url`, the record's members, `source`, `fetched_at`) or an unresolved entry
-//! (`original_li_url`, `error`, `message`). A CSV row has [`csv_columns`]: the position, the URL as submitted,
+//! An NDJSON line is [`company_model::InputRow::ndjson_line`]: the object the synchronous endpoint gives for that
+//! URL, with the input's 0-based `position` first. A CSV row has [`csv_columns`]: the position, the URL as submitted,
 //! `status` (`resolved` or `unresolved`), `error` and `message` for an unresolved one, `source` and `fetched_at`,
 //! then the record's scalar members ([`CompanyRecord::FLAT_COLUMNS`]).
 
-use company_model::{CompanyRecord, CompanyResult, UnresolvedUrl};
+use company_model::CompanyRecord;
 
 use crate::{Answer, InputRow};
 
@@ -24,33 +23,6 @@ pub fn csv_columns() -> Vec<&'static str> {
     ];
     columns.extend(CompanyRecord::FLAT_COLUMNS);
     columns
-}
-
-/// The NDJSON line (with its `\n`) of an answered input; `None` while its page is not done.
-pub fn ndjson_line(row: &InputRow) -> Option<Vec<u8>> {
-    let object = match row.answer.as_ref()? {
-        Answer::Found {
-            record,
-            source,
-            fetched_at,
-        } => serde_json::to_vec(&CompanyResult {
-            original_li_url: row.original.clone(),
-            record: record.clone(),
-            source: *source,
-            fetched_at: *fetched_at,
-        }),
-        Answer::Unresolved { code, message } => serde_json::to_vec(&UnresolvedUrl {
-            original_li_url: row.original.clone(),
-            error: *code,
-            message: message.clone(),
-        }),
-    }
-    .ok()?;
-    // `{"position":N,` then the object's members: both objects serialize with at least one member.
-    let mut line = format!("{{\"position\":{},", row.position).into_bytes();
-    line.extend_from_slice(object.get(1..)?);
-    line.push(b'\n');
-    Some(line)
 }
 
 /// The CSV row of an answered input, in [`csv_columns`] order; `None` while its page is not done.

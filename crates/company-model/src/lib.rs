@@ -20,6 +20,7 @@
 
 mod api;
 mod history;
+mod jobs;
 mod record;
 mod record_json;
 mod request;
@@ -33,6 +34,7 @@ pub use history::{
     CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, WATCH_FIELDS, change_fields_text,
     changed_members,
 };
+pub use jobs::{Answer, InputRow, JobInfo, JobStatus};
 pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
     PostAuthor, Product, Update,
@@ -40,7 +42,7 @@ pub use record::{
 pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
 pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS,
-    MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, SubmittedUrl,
+    MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,
 };
 pub use watch_request::{
     MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchRequest, webhook_scheme_allowed,

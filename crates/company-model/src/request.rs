@@ -20,6 +20,21 @@ pub const MAX_AGE_HOURS: f64 = 24.0;
 pub const MAX_AGE_SECONDS: f64 = 86_400.0;
 /// Largest request body, in bytes: 100 KB counted the way HTTP tooling counts a KB (spec 7, 8). Larger is 413.
 pub const MAX_BODY_BYTES: usize = 100 * 1024;
+/// The body of `POST /v1/network/company-data` (and of a bulk job) as a client writes it (spec 2.1): the
+/// server checks it ([`CompanyRequest::from_json`]); this type only carries it.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestBody {
+    /// Company, school or showcase page URLs, as the caller has them.
+    pub li_urls: Vec<String>,
+    /// Freshness window in hours (0 to [`MAX_AGE_HOURS`]); absent or 0 fetches live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age_hours: Option<f64>,
+    /// Freshness window in seconds; wins over `maxAgeHours`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age_seconds: Option<f64>,
+}
+
 /// Longest string echoed back in a [`Problem::value`].
 const ECHO_CHARS: usize = 200;
 

@@ -5,12 +5,9 @@ use http_serve::Response;
 
 use company_lookup::LookupError;
 
-use crate::Api;
+use crate::api::Api;
 use crate::error::ApiError;
-use crate::routes::json_response;
-
-/// The path of the account endpoint.
-pub(crate) const ACCOUNT_PATH: &str = "/v1/account";
+use crate::respond::json_response;
 
 impl Api {
     /// `GET /v1/account`: 200 with [`credit_ledger::AccountSummary`]; nothing is charged.

@@ -70,8 +70,8 @@ pub enum ApiError {
     /// The path does not take this method (405).
     #[error("method not allowed")]
     MethodNotAllowed {
-        /// The methods it takes, for `Allow`.
-        allow: &'static str,
+        /// The methods it takes, for `Allow` (`GET, HEAD, POST`).
+        allow: String,
     },
     /// `Idempotency-Key` is not 1 to [`idempotency::MAX_KEY_LEN`] visible ASCII characters, or is sent twice
     /// (400).
@@ -94,83 +94,225 @@ pub enum ApiError {
 impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
-        match self {
-            Self::Credentials(_) | Self::Key(KeyError::Invalid) => StatusCode::UNAUTHORIZED,
-            Self::RateLimited { .. }
-            | Self::Key(KeyError::TooManyFailures { .. })
-            | Self::Lookup(LookupError::TooManyLiveLookups { .. }) => StatusCode::TOO_MANY_REQUESTS,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::Body(BodyError::TooLarge { .. }) => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::Body(BodyError::TimedOut) => StatusCode::REQUEST_TIMEOUT,
-            Self::Body(_) | Self::InvalidRequest(_) | Self::InvalidQuery(_) => {
-                StatusCode::BAD_REQUEST
-            }
-            Self::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits { .. })) => {
-                StatusCode::PAYMENT_REQUIRED
-            }
-            Self::Lookup(LookupError::TimedOut { .. }) => StatusCode::GATEWAY_TIMEOUT,
-            Self::NotFound | Self::JobNotFound | Self::NoHistory | Self::WatchNotFound => {
-                StatusCode::NOT_FOUND
-            }
-            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Self::InvalidIdempotencyKey => StatusCode::BAD_REQUEST,
-            Self::IdempotencyKeyInUse => StatusCode::CONFLICT,
-            Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::Key(_)
-            | Self::Lookup(_)
-            | Self::Jobs(_)
-            | Self::Watches(_)
-            | Self::Idempotency(_) => StatusCode::SERVICE_UNAVAILABLE,
-        }
+        self.describe().0
     }
 
     /// The stable `error` code of the body.
     pub fn code(&self) -> &'static str {
+        self.describe().1
+    }
+
+    /// What went wrong and how to fix it, for the body's `message`.
+    pub fn message(&self) -> String {
+        self.describe().2
+    }
+
+    /// The status, the `error` code and the message of each failure, decided together in one place.
+    fn describe(&self) -> (StatusCode, &'static str, String) {
+        const SEND_KEY: &str = "Send your API key as `Authorization: Bearer <key>` or in an `x-api-key`, `api-key` \
+                                or `x-company-data-api-key` header.";
+        const INVALID_KEY: &str = "The API key is not valid: it is unknown, mistyped or revoked. Check the key, or \
+                                   create a new one with `company-data keys create`.";
+        use StatusCode as S;
         match self {
-            Self::Credentials(CredentialsError::Missing) => "missing_api_key",
-            Self::Credentials(CredentialsError::MalformedAuthorization) => {
-                "malformed_authorization"
-            }
-            Self::Credentials(CredentialsError::Conflicting) => "conflicting_api_keys",
+            Self::Credentials(CredentialsError::Missing) => (
+                S::UNAUTHORIZED,
+                "missing_api_key",
+                format!("No API key was sent. {SEND_KEY}"),
+            ),
+            Self::Credentials(CredentialsError::MalformedAuthorization) => (
+                S::UNAUTHORIZED,
+                "malformed_authorization",
+                format!("The Authorization header is not of the form `Bearer <key>`. {SEND_KEY}"),
+            ),
+            Self::Credentials(CredentialsError::Conflicting) => (
+                S::UNAUTHORIZED,
+                "conflicting_api_keys",
+                "Different API keys were sent in different headers. Send one key, in one header.".to_owned(),
+            ),
             Self::Credentials(CredentialsError::NotText) | Self::Key(KeyError::Invalid) => {
-                "invalid_api_key"
+                (S::UNAUTHORIZED, "invalid_api_key", INVALID_KEY.to_owned())
             }
-            Self::RateLimited { .. } => "rate_limited",
-            Self::Key(KeyError::TooManyFailures { .. }) => "too_many_failed_authentications",
-            Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::Body(BodyError::TooLarge { .. }) => "body_too_large",
-            Self::Body(BodyError::TimedOut) => "body_timeout",
-            Self::Body(_) => "body_unreadable",
-            Self::InvalidRequest(_) => "invalid_request",
-            Self::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits { .. })) => {
-                "insufficient_credits"
-            }
-            Self::Lookup(LookupError::TooManyLiveLookups { .. }) => "too_many_live_lookups",
-            Self::Lookup(LookupError::TimedOut { .. }) => "live_lookup_timed_out",
-            Self::NotFound | Self::NoHistory => "not_found",
-            Self::JobNotFound => "job_not_found",
-            Self::WatchNotFound => "watch_not_found",
-            Self::InvalidQuery(_) => "invalid_query",
-            Self::MethodNotAllowed { .. } => "method_not_allowed",
-            Self::InvalidIdempotencyKey => "invalid_idempotency_key",
-            Self::IdempotencyKeyInUse => "idempotency_key_in_use",
-            Self::IdempotencyKeyReused => "idempotency_key_reused",
-            Self::Internal(_) => "internal_error",
-            Self::Key(_)
-            | Self::Lookup(_)
-            | Self::Jobs(_)
-            | Self::Watches(_)
-            | Self::Idempotency(_)
+            Self::RateLimited { retry_after } => (
+                S::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!(
+                    "This API key is sending requests faster than its limit. Retry after {} s (see the Retry-After \
+                     header), and send up to {MAX_URLS} URLs per request rather than many small requests.",
+                    retry_after_seconds(*retry_after)
+                ),
+            ),
+            Self::Key(KeyError::TooManyFailures { retry_after }) => (
+                S::TOO_MANY_REQUESTS,
+                "too_many_failed_authentications",
+                format!(
+                    "Too many requests from this address were sent with keys that are not valid. Retry after {} s \
+                     (see the Retry-After header) with a valid key; `company-data keys create` makes one.",
+                    retry_after_seconds(*retry_after)
+                ),
+            ),
+            Self::UnsupportedMediaType => (
+                S::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "The request body must be JSON. Send it with `Content-Type: application/json`.".to_owned(),
+            ),
+            Self::Body(BodyError::TooLarge { limit }) if *limit == MAX_JOB_BODY_BYTES => (
+                S::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!(
+                    "The request body is larger than {} MiB ({MAX_JOB_BODY_BYTES} bytes). Send at most \
+                     {MAX_JOB_URLS} URLs per job, without extra whitespace, and split larger lists into several jobs.",
+                    MAX_JOB_BODY_BYTES / (1024 * 1024)
+                ),
+            ),
+            Self::Body(BodyError::TooLarge { .. }) => (
+                S::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!(
+                    "The request body is larger than {} KB ({MAX_BODY_BYTES} bytes). Send at most {MAX_URLS} URLs \
+                     per request, without extra whitespace, and split larger lists (or send them as one bulk job: \
+                     POST /v1/network/company-data/jobs).",
+                    MAX_BODY_BYTES / 1024
+                ),
+            ),
+            Self::Body(BodyError::TimedOut) => (
+                S::REQUEST_TIMEOUT,
+                "body_timeout",
+                "The request body did not arrive in time. Send the whole body promptly.".to_owned(),
+            ),
+            Self::Body(_) => (
+                S::BAD_REQUEST,
+                "body_unreadable",
+                "The request body could not be read (the connection broke off). Send the request again."
+                    .to_owned(),
+            ),
+            Self::InvalidRequest(invalid) => (S::BAD_REQUEST, "invalid_request", invalid.to_string()),
+            Self::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits {
+                available,
+                required,
+            })) => (
+                S::PAYMENT_REQUIRED,
+                "insufficient_credits",
+                format!(
+                    "Insufficient credits: this request may cost {required} credits ({LIVE_PRICE} per company live, \
+                     {STORED_PRICE} with a freshness window, duplicates counted once) and the account has {available} \
+                     available. Add credits (`company-data credits grant --account <name> <amount>`), send fewer \
+                     URLs, or send a freshness window to pay the stored price."
+                ),
+            ),
+            Self::Lookup(LookupError::TooManyLiveLookups {
+                in_flight,
+                needed,
+                limit,
+                retry_after,
+            }) => (
+                S::TOO_MANY_REQUESTS,
+                "too_many_live_lookups",
+                format!(
+                    "This account has {in_flight} live lookups in flight and this request needs {needed} more; the \
+                     cap is {limit} at once. Nothing was fetched or charged. Retry after {} s (see the Retry-After \
+                     header), or send a freshness window (maxAgeHours) so that stored snapshots answer without live \
+                     lookups.",
+                    retry_after_seconds(*retry_after)
+                ),
+            ),
+            Self::Lookup(timed_out @ LookupError::TimedOut { .. }) => (
+                S::GATEWAY_TIMEOUT,
+                "live_lookup_timed_out",
+                format!(
+                    "No URL resolved: {timed_out}. Retry, split large live jobs into smaller requests, or send a \
+                     freshness window (maxAgeHours) to accept stored snapshots."
+                ),
+            ),
+            Self::NotFound => (
+                S::NOT_FOUND,
+                "not_found",
+                "No such endpoint. The API is `POST /v1/network/company-data`, the jobs under \
+                 `/v1/network/company-data/jobs`, `GET /v1/network/company-data/history`, the watches under \
+                 `/v1/network/company-data/watches` and `GET /v1/account`; its description is at \
+                 `GET /openapi.json`."
+                    .to_owned(),
+            ),
+            Self::JobNotFound => (
+                S::NOT_FOUND,
+                "job_not_found",
+                "This account has no job with that id (ended jobs are kept for the server's job retention; deleted \
+                 ones are gone). List the account's jobs with `GET /v1/network/company-data/jobs`."
+                    .to_owned(),
+            ),
+            Self::NoHistory => (
+                S::NOT_FOUND,
+                "not_found",
+                format!(
+                    "No snapshot of this page is stored, so it has no history yet; nothing was charged. Look it up \
+                     once (POST /v1/network/company-data), or watch it (POST /v1/network/company-data/watches), and \
+                     its history starts then. A history with data costs {HISTORY_PRICE} credits."
+                ),
+            ),
+            Self::WatchNotFound => (
+                S::NOT_FOUND,
+                "watch_not_found",
+                "This account has no watch with that id. List the account's watches with \
+                 `GET /v1/network/company-data/watches`."
+                    .to_owned(),
+            ),
+            Self::InvalidQuery(text) => (
+                S::BAD_REQUEST,
+                "invalid_query",
+                format!("The query is not valid: {text}."),
+            ),
+            Self::MethodNotAllowed { allow } => (
+                S::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                format!("This endpoint does not take that method. Use {allow}."),
+            ),
+            Self::InvalidIdempotencyKey => (
+                S::BAD_REQUEST,
+                "invalid_idempotency_key",
+                format!(
+                    "The Idempotency-Key header must be one value of 1 to {} visible ASCII characters, e.g. a UUID.",
+                    idempotency::MAX_KEY_LEN
+                ),
+            ),
+            Self::IdempotencyKeyInUse => (
+                S::CONFLICT,
+                "idempotency_key_in_use",
+                "The first request with this Idempotency-Key is still running. Retry after the Retry-After \
+                 header's seconds to get its answer."
+                    .to_owned(),
+            ),
+            Self::IdempotencyKeyReused => (
+                S::UNPROCESSABLE_ENTITY,
+                "idempotency_key_reused",
+                format!(
+                    "This Idempotency-Key was used with another request (method, path or body) in the last {} \
+                     hours. Send a new key for a new request.",
+                    idempotency::KEEP_FOR.as_secs() / 3600
+                ),
+            ),
+            Self::Internal(_) => (
+                S::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "The service failed to answer. Nothing was charged. Retry.".to_owned(),
+            ),
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_)
                 if self.database_unavailable() =>
             {
-                "database_unavailable"
+                (
+                    S::SERVICE_UNAVAILABLE,
+                    "database_unavailable",
+                    "The database is unavailable (down or restarting). Nothing was charged. Retry after the \
+                     Retry-After header's seconds; the service resumes by itself when the database is back."
+                        .to_owned(),
+                )
             }
-            Self::Key(_)
-            | Self::Lookup(_)
-            | Self::Jobs(_)
-            | Self::Watches(_)
-            | Self::Idempotency(_) => "service_unavailable",
+            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_) => (
+                S::SERVICE_UNAVAILABLE,
+                "service_unavailable",
+                "The service could not complete the request because a store is unavailable. Nothing was \
+                 charged. Retry in a moment."
+                    .to_owned(),
+            ),
         }
     }
 
@@ -188,125 +330,6 @@ impl ApiError {
             source = error.source();
         }
         false
-    }
-
-    /// What went wrong and how to fix it, for the body's `message`.
-    pub fn message(&self) -> String {
-        const SEND_KEY: &str = "Send your API key as `Authorization: Bearer <key>` or in an `x-api-key`, `api-key` \
-                                or `x-company-data-api-key` header.";
-        match self {
-            Self::Credentials(CredentialsError::Missing) => format!("No API key was sent. {SEND_KEY}"),
-            Self::Credentials(CredentialsError::MalformedAuthorization) => {
-                format!("The Authorization header is not of the form `Bearer <key>`. {SEND_KEY}")
-            }
-            Self::Credentials(CredentialsError::Conflicting) => {
-                "Different API keys were sent in different headers. Send one key, in one header."
-                    .to_owned()
-            }
-            Self::Credentials(CredentialsError::NotText) | Self::Key(KeyError::Invalid) => {
-                "The API key is not valid: it is unknown, mistyped or revoked. Check the key, or create a new \
-                 one with `company-data keys create`."
-                    .to_owned()
-            }
-            Self::RateLimited { retry_after } => format!(
-                "This API key is sending requests faster than its limit. Retry after {} s (see the Retry-After \
-                 header), and send up to {MAX_URLS} URLs per request rather than many small requests.",
-                retry_after_seconds(*retry_after)
-            ),
-            Self::Key(KeyError::TooManyFailures { retry_after }) => format!(
-                "Too many requests from this address were sent with keys that are not valid. Retry after {} s \
-                 (see the Retry-After header) with a valid key; `company-data keys create` makes one.",
-                retry_after_seconds(*retry_after)
-            ),
-            Self::UnsupportedMediaType => {
-                "The request body must be JSON. Send it with `Content-Type: application/json`.".to_owned()
-            }
-            Self::Body(BodyError::TooLarge { limit }) if *limit == MAX_JOB_BODY_BYTES => format!(
-                "The request body is larger than {} MiB ({MAX_JOB_BODY_BYTES} bytes). Send at most \
-                 {MAX_JOB_URLS} URLs per job, without extra whitespace, and split larger lists into several jobs.",
-                MAX_JOB_BODY_BYTES / (1024 * 1024)
-            ),
-            Self::Body(BodyError::TooLarge { .. }) => format!(
-                "The request body is larger than {} KB ({MAX_BODY_BYTES} bytes). Send at most {MAX_URLS} URLs \
-                 per request, without extra whitespace, and split larger lists (or send them as one bulk job: \
-                 POST /v1/network/company-data/jobs).",
-                MAX_BODY_BYTES / 1024
-            ),
-            Self::Body(BodyError::TimedOut) => {
-                "The request body did not arrive in time. Send the whole body promptly.".to_owned()
-            }
-            Self::Body(_) => {
-                "The request body could not be read (the connection broke off). Send the request again."
-                    .to_owned()
-            }
-            Self::InvalidRequest(invalid) => invalid.to_string(),
-            Self::Lookup(LookupError::Ledger(LedgerError::InsufficientCredits {
-                available,
-                required,
-            })) => format!(
-                "Insufficient credits: this request may cost {required} credits ({LIVE_PRICE} per company live, \
-                 {STORED_PRICE} with a freshness window, duplicates counted once) and the account has {available} \
-                 available. Add credits (`company-data credits grant --account <name> <amount>`), send fewer \
-                 URLs, or send a freshness window to pay the stored price."
-            ),
-            Self::Lookup(LookupError::TooManyLiveLookups {
-                in_flight,
-                needed,
-                limit,
-                retry_after,
-            }) => format!(
-                "This account has {in_flight} live lookups in flight and this request needs {needed} more; the cap \
-                 is {limit} at once. Nothing was fetched or charged. Retry after {} s (see the Retry-After header), \
-                 or send a freshness window (maxAgeHours) so that stored snapshots answer without live lookups.",
-                retry_after_seconds(*retry_after)
-            ),
-            Self::Lookup(timed_out @ LookupError::TimedOut { .. }) => format!(
-                "No URL resolved: {timed_out}. Retry, split large live jobs into smaller requests, or send a \
-                 freshness window (maxAgeHours) to accept stored snapshots."
-            ),
-            Self::NotFound => "No such endpoint. The API is `POST /v1/network/company-data`, the jobs under \
-                               `/v1/network/company-data/jobs`, `GET /v1/network/company-data/history`, the \
-                               watches under `/v1/network/company-data/watches` and `GET /v1/account`; its \
-                               description is at `GET /openapi.json`."
-                .to_owned(),
-            Self::JobNotFound => "This account has no job with that id (ended jobs are kept for the server's job retention). \
-                                  List the account's jobs with `GET /v1/network/company-data/jobs`."
-                .to_owned(),
-            Self::NoHistory => format!(
-                "No snapshot of this page is stored, so it has no history yet; nothing was charged. Look it up once \
-                 (POST /v1/network/company-data), or watch it (POST /v1/network/company-data/watches), and its \
-                 history starts then. A history with data costs {HISTORY_PRICE} credits."
-            ),
-            Self::WatchNotFound => "This account has no watch with that id. List the account's watches with \
-                                    `GET /v1/network/company-data/watches`."
-                .to_owned(),
-            Self::InvalidQuery(text) => format!("The query is not valid: {text}."),
-            Self::MethodNotAllowed { allow } => {
-                format!("This endpoint does not take that method. Use {allow}.")
-            }
-            Self::InvalidIdempotencyKey => format!(
-                "The Idempotency-Key header must be one value of 1 to {} visible ASCII characters, e.g. a UUID.",
-                idempotency::MAX_KEY_LEN
-            ),
-            Self::IdempotencyKeyInUse => "The first request with this Idempotency-Key is still running. Retry after the Retry-After header's seconds to get its answer."
-                .to_owned(),
-            Self::IdempotencyKeyReused => format!(
-                "This Idempotency-Key was used with another request (method, path or body) in the last {} hours. \
-                 Send a new key for a new request.",
-                idempotency::KEEP_FOR.as_secs() / 3600
-            ),
-            Self::Internal(_) => "The service failed to answer. Nothing was charged. Retry.".to_owned(),
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_)
-                if self.database_unavailable() =>
-            {
-                "The database is unavailable (down or restarting). Nothing was charged. Retry after the \
-                 Retry-After header's seconds; the service resumes by itself when the database is back."
-                    .to_owned()
-            }
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_) => "The service could not complete the request because a store \
-                                               is unavailable. Nothing was charged. Retry in a moment."
-                .to_owned(),
-        }
     }
 
     /// `Retry-After` in whole seconds, where the client should wait.
@@ -332,7 +355,7 @@ impl ApiError {
     /// [`ApiError::into_response`] with the request's id in the body (`request_id`), so a client's report of a
     /// failure can be matched with the server's log.
     pub fn into_response_for(self, request_id: Option<&str>) -> Response {
-        let status = self.status();
+        let (status, code, message) = self.describe();
         if status.is_server_error() {
             tracing::error!(
                 error = %ErrorChain(&self),
@@ -341,12 +364,12 @@ impl ApiError {
         }
         let retry_after = self.retry_after();
         let allow = match &self {
-            Self::MethodNotAllowed { allow } => Some(*allow),
+            Self::MethodNotAllowed { allow } => HeaderValue::from_str(allow).ok(),
             _ => None,
         };
         let body = ErrorBody {
-            error: self.code().to_owned(),
-            message: self.message(),
+            error: code.to_owned(),
+            message,
             status_code: status.as_u16(),
             details: match self {
                 Self::InvalidRequest(invalid) => invalid.problems,
@@ -354,7 +377,7 @@ impl ApiError {
             },
             request_id: request_id.map(str::to_owned),
         };
-        let mut response = crate::routes::json_response(status, &body);
+        let mut response = crate::respond::json_response(status, &body);
         let headers = response.headers_mut();
         if status == StatusCode::UNAUTHORIZED {
             headers.insert(
@@ -366,7 +389,7 @@ impl ApiError {
             headers.insert("accept-post", HeaderValue::from_static("application/json"));
         }
         if let Some(allow) = allow {
-            headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            headers.insert(header::ALLOW, allow);
         }
         if let Some(seconds) = retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));

@@ -1,14 +1,12 @@
 //! `GET /v1/network/company-data/history`: a page's points and changes over time (docs/api.md, "History").
 
-use http::{HeaderValue, Request, StatusCode};
+use http::{Request, StatusCode};
 use http_serve::Response;
 use page_url::PageUrl;
 
+use crate::api::Api;
 use crate::error::ApiError;
-use crate::routes::{Api, json_response};
-
-/// The history's path.
-pub(crate) const HISTORY_PATH: &str = "/v1/network/company-data/history";
+use crate::respond::{credits_headers, json_response};
 
 /// What the query asks for: the page and the range (inclusive).
 #[derive(Debug)]
@@ -18,31 +16,24 @@ struct HistoryQuery {
     to: jiff::Timestamp,
 }
 
-/// Reads `liUrl` (required), `from` and `to` (RFC 3339, optional) from the query; every other parameter is
+/// The query as sent: `liUrl` (required), `from` and `to` (RFC 3339, optional); every other parameter is
 /// refused so that a misspelt one is not silently ignored.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Asked {
+    #[serde(rename = "liUrl")]
+    li_url: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+}
+
+/// Reads and checks the history's query.
 fn history_query(
     query: Option<&str>,
     domain: &page_url::NetworkDomain,
 ) -> Result<HistoryQuery, ApiError> {
-    let (mut page, mut from, mut to) = (None, None, None);
-    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-        let slot = match name.as_ref() {
-            "liUrl" => &mut page,
-            "from" => &mut from,
-            "to" => &mut to,
-            other => {
-                return Err(ApiError::InvalidQuery(format!(
-                    "`{other}` is not a parameter of the history; send `liUrl`, and optionally `from` and `to`"
-                )));
-            }
-        };
-        if slot.replace(value.into_owned()).is_some() {
-            return Err(ApiError::InvalidQuery(format!(
-                "`{name}` is sent more than once; send it once"
-            )));
-        }
-    }
-    let page = page.ok_or_else(|| {
+    let Asked { li_url, from, to } = crate::request::query(query)?;
+    let page = li_url.ok_or_else(|| {
         ApiError::InvalidQuery(
             "`liUrl` is missing; send the page's URL, e.g. `?liUrl=https://www.linkedin.com/company/google`"
                 .into(),
@@ -106,15 +97,7 @@ impl Api {
                 history: &outcome.history,
             },
         );
-        let headers = [
-            ("x-credits-charged", Some(outcome.charged)),
-            ("x-credits-remaining", outcome.remaining),
-        ];
-        for (name, value) in headers {
-            if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v.to_string()).ok()) {
-                response.headers_mut().insert(name, value);
-            }
-        }
+        credits_headers(&mut response, Some(outcome.charged), outcome.remaining);
         Ok(response)
     }
 }
@@ -152,11 +135,11 @@ mod tests {
             ),
             (
                 "liUrl=https://www.linkedin.com/company/a&form=x",
-                "`form` is not a parameter",
+                "unknown field `form`",
             ),
             (
                 "liUrl=https://www.linkedin.com/company/a&liUrl=x",
-                "more than once",
+                "duplicate field `liUrl`",
             ),
         ] {
             let error = parsed(bad).expect_err(bad);

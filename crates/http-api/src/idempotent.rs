@@ -8,18 +8,15 @@
 
 use bytes::Bytes;
 use company_model::AccountId;
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderValue, StatusCode};
 use http_body_util::Full;
 use http_serve::Response;
 use idempotency::{Begin, IdempotencyStore, StoredAnswer};
 use std::future::Future;
 use tracing::Instrument;
 
-use crate::Api;
+use crate::api::Api;
 use crate::error::ApiError;
-
-/// The request header.
-pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// The headers a stored answer keeps.
 const KEPT_HEADERS: [&str; 4] = [
@@ -28,24 +25,6 @@ const KEPT_HEADERS: [&str; 4] = [
     "x-credits-remaining",
     "location",
 ];
-
-/// The request's `Idempotency-Key`, if it sent one.
-///
-/// # Errors
-/// [`ApiError::InvalidIdempotencyKey`] when the header is not [`idempotency::key_allowed`], or is repeated.
-pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
-    let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
-    let Some(value) = values.next() else {
-        return Ok(None);
-    };
-    let key = value
-        .to_str()
-        .ok()
-        .map(str::trim)
-        .filter(|key| idempotency::key_allowed(key) && values.next().is_none())
-        .ok_or(ApiError::InvalidIdempotencyKey)?;
-    Ok(Some(key.to_owned()))
-}
 
 /// A stored answer as a response, marked `Idempotent-Replayed: true`.
 fn replay(answer: StoredAnswer) -> Response {

@@ -33,22 +33,31 @@
 //! # }
 //! ```
 #![deny(missing_docs)]
-#![recursion_limit = "512"] // the OpenAPI document is one large `json!` literal
 
+// Modules, each importing only those above it: the table, responses, auth and metrics import nothing of the
+// crate; `dispatch` is the only one that knows every operation's handler.
 mod account;
+mod api;
 mod auth;
+mod company_data;
+mod dispatch;
 mod error;
+mod health;
 mod history;
 mod idempotent;
 mod jobs;
 mod metrics;
 mod openapi;
-mod routes;
+mod paging;
+mod request;
+mod respond;
+mod table;
 mod watches;
 
+pub use api::{Api, ApiSettings, HealthCheck};
 pub use auth::{Authenticator, CredentialsError, presented_key};
 pub use error::ApiError;
 pub use openapi::{openapi_document, url_pattern};
-pub use routes::{Api, ApiSettings, HealthCheck, strip_path_prefix};
+pub use request::strip_path_prefix;
 /// How many requests each API key may make: `per_second` on average, `burst` at once (GCRA).
 pub use shared_limits::Rate as KeyRate;

@@ -1,7 +1,9 @@
 //! The service's OpenAPI 3.1 description, served at `GET /openapi.json` (spec 1.8).
 //!
-//! Written by hand next to the code it describes; every bound, price and time-out in it is read from the crate
-//! that owns it, and the end-to-end tests validate real responses against it.
+//! Its `paths` are the route table's ([`crate::table::ROUTES`]): each route's path, each method's operation
+//! object from [`operation`], `Idempotency-Key` where [`Operation::idempotent`] says so and the `RateLimit-*`
+//! headers where [`Operation::keyed`] does. Every bound, price and time-out in it is read from the crate that
+//! owns it, and the end-to-end tests validate real responses against it.
 
 use std::time::Duration;
 
@@ -11,7 +13,13 @@ use company_model::{
 };
 use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use page_url::{MAX_URL_LEN, NetworkDomain};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+
+use crate::paging::{
+    DEFAULT_JOBS_PER_PAGE, DEFAULT_WATCHES_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE,
+    MOST_WATCHES_PER_PAGE,
+};
+use crate::table::{Operation, Part, ROUTES};
 
 /// The URL pattern of spec 2.1 for the network domain, as a regular expression (ECMA-262, as JSON Schema
 /// reads `pattern`).
@@ -77,6 +85,12 @@ fn open_array(item: &str, description: &str) -> Value {
     json!({"type": "array", "minItems": 1, "items": {"$ref": format!("#/components/schemas/{item}")}, "description": description})
 }
 
+/// What the texts of the document state about the server it describes.
+struct Context<'a> {
+    domain: &'a NetworkDomain,
+    body_seconds: f64,
+}
+
 /// The whole document, for a server on `domain` with these time-outs (stated in the texts).
 pub fn openapi_document(
     domain: &NetworkDomain,
@@ -84,10 +98,54 @@ pub fn openapi_document(
     body_timeout: Duration,
 ) -> Value {
     let live_seconds = live_timeout.as_secs_f64();
-    let body_seconds = body_timeout.as_secs_f64();
-    let max_window = FreshnessWindow::MAX;
-    let codes: Vec<&str> = UnresolvedCode::ALL.iter().map(|c| c.as_str()).collect();
-    let mut document = json!({
+    let context = Context {
+        domain,
+        body_seconds: body_timeout.as_secs_f64(),
+    };
+    let mut paths = Map::new();
+    for route in ROUTES {
+        let mut item = Map::new();
+        if route.path.contains("{id}") {
+            let of = if route.part == Part::Watches {
+                "watch"
+            } else {
+                "job"
+            };
+            item.insert(
+                "parameters".to_owned(),
+                json!([{"name": "id", "in": "path", "required": true, "description": format!("The {of}'s id."),
+                        "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}}]),
+            );
+        }
+        for (method, op) in route.methods {
+            let mut operation = operation(*op, &context);
+            if let Some(fields) = operation.as_object_mut() {
+                fields.insert("operationId".to_owned(), json!(op.operation_id()));
+                if !op.keyed() {
+                    fields.insert("security".to_owned(), json!([]));
+                }
+            }
+            if op.idempotent() {
+                add_idempotency(&mut operation);
+            }
+            add_common_headers(&mut operation, op.keyed());
+            item.insert(method.as_str().to_ascii_lowercase(), operation);
+        }
+        paths.insert(route.path.to_owned(), Value::Object(item));
+    }
+    let mut schemas = Map::new();
+    for part in [
+        core_schemas(domain),
+        job_schemas(domain),
+        history_schemas(),
+        watch_schemas(domain),
+        account_schemas(),
+    ] {
+        if let Value::Object(part) = part {
+            schemas.extend(part);
+        }
+    }
+    json!({
         "openapi": "3.1.0",
         "info": {
             "title": "company-data",
@@ -104,74 +162,7 @@ pub fn openapi_document(
         },
         "tags": [{"name": "Company Data", "description": "Company records from page URLs."}],
         "security": [{"bearerAuth": []}, {"xApiKey": []}, {"apiKey": []}, {"companyDataApiKey": []}],
-        "paths": {
-            "/v1/network/company-data": {
-                "post": {
-                    "operationId": "getLinkedInCompanyData",
-                    "summary": "Get company data",
-                    "tags": ["Company Data"],
-                    "requestBody": {
-                        "required": true,
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyRequest"}}}
-                    },
-                    "responses": {
-                        "200": {
-                            "description": "Records of the resolved URLs, in input order, and the unresolved ones.",
-                            "headers": {
-                                "X-Credits-Charged": credits_header("Credits charged for this request."),
-                                "X-Credits-Remaining": credits_header("The account's balance after the charge."),
-                            },
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyResponse"}}}
-                        },
-                        "400": error_response("Invalid request body or unsupported URL; `details` lists every problem."),
-                        "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                        "402": error_response("Insufficient credits for every requested company; nothing was fetched."),
-                        "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
-                        "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
-                        "415": error_response("The body is not sent as `application/json`."),
-                        "429": {
-                            "description": format!("{REFUSED_429} `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged."),
-                            "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-                        },
-                        "503": {
-                            "description": "`database_unavailable`: the database is down or restarting; `service_unavailable`: another store failed. Nothing was charged. Retry.",
-                            "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-                        },
-                        "504": error_response("No URL resolved and a live lookup timed out; nothing was charged."),
-                    }
-                }
-            },
-            "/openapi.json": {
-                "get": {
-                    "operationId": "getOpenApiDocument",
-                    "summary": "This document",
-                    "security": [],
-                    "responses": {"200": {"description": "The OpenAPI 3.1 document.", "content": {"application/json": {"schema": {"type": "object"}}}}}
-                }
-            },
-            "/healthz": {
-                "get": {
-                    "operationId": "getHealth",
-                    "summary": "Health",
-                    "security": [],
-                    "responses": {
-                        "200": {"description": "The server is up and its database answers.", "content": {"application/json": {"schema": {
-                            "type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}
-                        }}}},
-                        "503": {
-                            "description": "The server cannot serve requests: its database does not answer.",
-                            "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
-                            "content": {"application/json": {"schema": {
-                                "type": "object", "required": ["status", "message"],
-                                "properties": {"status": {"const": "unavailable"}, "message": {"type": "string"}}
-                            }}}
-                        }
-                    }
-                }
-            }
-        },
+        "paths": paths,
         "components": {
             "securitySchemes": {
                 "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "API key"},
@@ -179,222 +170,435 @@ pub fn openapi_document(
                 "apiKey": {"type": "apiKey", "in": "header", "name": "api-key"},
                 "companyDataApiKey": {"type": "apiKey", "in": "header", "name": "x-company-data-api-key"},
             },
-            "schemas": {
-                "CompanyRequest": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["liUrls"],
-                    "properties": {
-                        "liUrls": url_list(domain, MAX_URLS),
-                        "maxAgeHours": {"type": "number", "minimum": 0, "maximum": MAX_AGE_HOURS, "default": 0,
-                                        "description": format!("Freshness window in hours; 0 fetches live; at most {max_window}.")},
-                        "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": MAX_AGE_SECONDS,
-                                          "description": "Freshness window in seconds; wins over maxAgeHours."}
-                    }
-                },
-                "CompanyResponse": {
-                    "type": "object",
-                    "required": ["message", "status_code", "results", "unresolved"],
-                    "properties": {
-                        "message": {"type": "string", "examples": ["Success"]},
-                        "status_code": {"type": "integer", "const": 200},
-                        "results": {"type": "array", "items": {"$ref": "#/components/schemas/CompanyResult"}},
-                        "unresolved": {"type": "array", "items": {"$ref": "#/components/schemas/UnresolvedUrl"}}
-                    }
-                },
-                "CompanyResult": {
-                    "type": "object",
-                    "additionalProperties": true,
-                    "required": ["original_li_url", "source", "fetched_at"],
-                    "properties": {
-                        "company_name": strings("Display name."),
-                        "company_id": {"type": "integer", "minimum": 0, "description": "Network organization id."},
-                        "final_li_url": {"type": "string", "format": "uri", "description": "Canonical URL of the page parsed, after redirects."},
-                        "original_li_url": {"type": "string", "description": "The URL exactly as sent."},
-                        "domain": strings("Registrable domain of the website."),
-                        "website": strings("Website from the page."),
-                        "logo": strings("Logo image URL."),
-                        "banner_img": strings("Cover image URL."),
-                        "description": strings("About text."),
-                        "slogan": strings("Tagline."),
-                        "industries": strings("Primary industry."),
-                        "type": strings("Organization type."),
-                        "founded": {"type": "integer", "description": "Founding year."},
-                        "company_size": strings("Employee-size bucket."),
-                        "employee_count_on_li": {"type": "integer", "minimum": 0},
-                        "follower_count": {"type": "integer", "minimum": 0},
-                        "job_count": {"type": "integer", "minimum": 0},
-                        "specialties": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
-                        "headquarters": {"$ref": "#/components/schemas/Address"},
-                        "locations": open_array("Location", "Office locations."),
-                        "funding_info": {"$ref": "#/components/schemas/FundingInfo"},
-                        "products": open_array("Product", "Products."),
-                        "updates": open_array("Update", "Recent posts."),
-                        "similar_pages": open_array("PageCard", "Similar pages."),
-                        "affiliated_pages": open_array("PageCard", "Affiliated pages."),
-                        "employees_on_li": open_array("Employee", "A sample of employee profiles."),
-                        "source": {"type": "string", "enum": ["live", "stored"],
-                                   "description": "live: fetched for this request; stored: a snapshot inside the window."},
-                        "fetched_at": {"type": "string", "format": "date-time", "description": "When the page was fetched (RFC 3339, UTC)."}
-                    }
-                },
-                "Address": {"type": "object", "additionalProperties": true, "properties": {
-                    "fullAddress": {"type": "string"}, "street": {"type": "string"}, "locality": {"type": "string"},
-                    "region": {"type": "string"}, "postalCode": {"type": "string"},
-                    "country": {"type": "string", "description": "Two-letter country code."}
-                }},
-                "Location": {"type": "object", "additionalProperties": true, "properties": {
-                    "street": {"type": "string"}, "cityStatePostalCountry": {"type": "string"},
-                    "fullAddress": {"type": "string"}, "getDirectionsLink": {"type": "string", "format": "uri"},
-                    "isPrimary": {"type": "boolean"}
-                }},
-                "FundingInfo": {"type": "object", "additionalProperties": true, "properties": {
-                    "number_of_funding_rounds": {"type": "integer", "minimum": 0},
-                    "last_round": {"$ref": "#/components/schemas/FundingRound"}
-                }},
-                "FundingRound": {"type": "object", "additionalProperties": true, "properties": {
-                    "type": {"type": "string"}, "date": {"type": "string"}, "money_raised": {"type": "string"},
-                    "money_raised_usd": {"type": "integer"}, "money_raised_usd_qualifier": {"type": "string"}
-                }},
-                "Product": {"type": "object", "additionalProperties": true, "properties": {
-                    "name": {"type": "string"}, "description": {"type": "string"}
-                }},
-                "PageCard": {"type": "object", "additionalProperties": true, "properties": {
-                    "title": {"type": "string"}, "link": {"type": "string", "format": "uri"},
-                    "industry": {"type": "string"}, "location": {"type": "string"}, "logo": {"type": "string"}
-                }},
-                "Employee": {"type": "object", "additionalProperties": true, "properties": {
-                    "name": {"type": "string"}, "title": {"type": "string"}, "link": {"type": "string", "format": "uri"}
-                }},
-                "Update": {"type": "object", "additionalProperties": true, "properties": {
-                    "postText": {"type": "string"}, "date": {"type": "string"},
-                    "reactions": {"type": "integer", "minimum": 0}, "comments": {"type": "integer", "minimum": 0},
-                    "media": {"type": "array", "items": {"type": "string"}},
-                    "postAuthor": {"type": "object", "properties": {"text": {"type": "string"}, "link": {"type": "string"}}}
-                }},
-                "UnresolvedUrl": {
-                    "type": "object",
-                    "required": ["original_li_url", "error", "message"],
-                    "properties": {
-                        "original_li_url": {"type": "string"},
-                        "error": {"type": "string", "enum": codes},
-                        "message": {"type": "string"}
-                    }
-                },
-                "Error": {
-                    "type": "object",
-                    "required": ["error", "message", "status_code"],
-                    "properties": {
-                        "error": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Stable snake_case code."},
-                        "message": {"type": "string", "description": "What went wrong and how to fix it."},
-                        "status_code": {"type": "integer"},
-                        "details": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
-                        "request_id": {"type": "string", "description": "The request's id, as in the `X-Request-Id` header and the server's log: quote it when reporting a problem."}
-                    }
-                },
-                "Problem": {
-                    "type": "object",
-                    "required": ["pointer", "reason", "fix"],
-                    "properties": {
-                        "pointer": {"type": "string", "description": "JSON Pointer (RFC 6901) into the body."},
-                        "index": {"type": "integer", "minimum": 0},
-                        "value": {},
-                        "reason": {"type": "string"},
-                        "fix": {"type": "string"}
-                    }
-                }
-            }
-        }
-    });
-    add_jobs(&mut document, domain);
-    add_history(&mut document, domain);
-    add_watches(&mut document, domain);
-    add_account(&mut document);
-    add_idempotency(&mut document);
-    add_common_headers(&mut document);
-    document
+            "schemas": schemas,
+        },
+        "webhooks": webhooks(),
+    })
 }
 
-/// `Idempotency-Key` on the POSTs that create or charge, with the answers it adds.
-fn add_idempotency(document: &mut Value) {
-    let hours = idempotency::KEEP_FOR.as_secs() / 3600;
-    let parameter = json!({
-        "name": "Idempotency-Key", "in": "header", "required": false,
-        "description": format!("Makes retries safe: the same key with the same request within {hours} hours gets the first (successful) answer again, with `Idempotent-Replayed: true`, and is charged once. Keys are per account; a UUID per logical request is typical."),
-        "schema": {"type": "string", "pattern": format!("^[!-~]{{1,{}}}$", idempotency::MAX_KEY_LEN)}
-    });
-    let replayed = json!({"description": "`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`.", "schema": {"const": "true"}});
-    let Some(Value::Object(paths)) = document.get_mut("paths") else {
-        return;
-    };
-    for path in paths.values_mut().filter_map(Value::as_object_mut) {
-        let Some(Value::Object(post)) = path.get_mut("post") else {
-            continue;
-        };
-        if !matches!(
-            post.get("operationId").and_then(Value::as_str),
-            Some("getLinkedInCompanyData" | "createCompanyDataJob" | "createCompanyWatches")
-        ) {
-            continue;
-        }
-        let parameters = post.entry("parameters").or_insert_with(|| json!([]));
-        if let Some(parameters) = parameters.as_array_mut() {
-            parameters.push(parameter.clone());
-        }
-        let Some(Value::Object(responses)) = post.get_mut("responses") else {
-            continue;
-        };
-        for (status, response) in responses.iter_mut() {
-            if status.starts_with('2')
-                && let Some(response) = response.as_object_mut()
-                && let Some(headers) = response
-                    .entry("headers")
-                    .or_insert_with(|| json!({}))
-                    .as_object_mut()
-            {
-                headers.insert("Idempotent-Replayed".to_owned(), replayed.clone());
+/// The OpenAPI operation object of `op` (without its `operationId`, `security` and common headers, which
+/// [`openapi_document`] adds from the route table).
+fn operation(op: Operation, context: &Context<'_>) -> Value {
+    let Context {
+        domain,
+        body_seconds,
+    } = *context;
+    let job = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}});
+    let watch = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Watch"}}});
+    let unauthorized =
+        error_response("Missing, malformed, conflicting, invalid or revoked API key.");
+    let bad_id = error_response("`invalid_query`: the id is not a whole number above 0.");
+    let job_not_found = error_response("`job_not_found`: the account has no job with this id.");
+    let watch_not_found =
+        error_response("`watch_not_found`: the account has no watch with this id.");
+    let delivery = company_watch::WatchSettings::default();
+    let (window_hours, timeout_seconds) = (
+        delivery.retry_window.as_secs() / 3600,
+        delivery.delivery_timeout.as_secs(),
+    );
+    let kept_days = company_lookup::DEFAULT_HISTORY_RETENTION.as_secs() / 86_400;
+    match op {
+        Operation::GetCompanyData => json!({
+            "summary": "Get company data",
+            "tags": ["Company Data"],
+            "requestBody": {
+                "required": true,
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyRequest"}}}
+            },
+            "responses": {
+                "200": {
+                    "description": "Records of the resolved URLs, in input order, and the unresolved ones.",
+                    "headers": {
+                        "X-Credits-Charged": credits_header("Credits charged for this request."),
+                        "X-Credits-Remaining": credits_header("The account's balance after the charge."),
+                    },
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyResponse"}}}
+                },
+                "400": error_response("Invalid request body or unsupported URL; `details` lists every problem."),
+                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "402": error_response("Insufficient credits for every requested company; nothing was fetched."),
+                "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
+                "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+                "415": error_response("The body is not sent as `application/json`."),
+                "429": {
+                    "description": format!("{REFUSED_429} `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged."),
+                    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+                },
+                "503": {
+                    "description": "`database_unavailable`: the database is down or restarting; `service_unavailable`: another store failed. Nothing was charged. Retry.",
+                    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+                },
+                "504": error_response("No URL resolved and a live lookup timed out; nothing was charged."),
             }
-        }
-        responses.insert(
-            "409".to_owned(),
-            retried_error("`idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry to get its answer."),
-        );
-        responses.insert(
-            "422".to_owned(),
-            error_response(&format!("`idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last {hours} hours.")),
-        );
-        if let Some(Value::Object(bad)) = responses.get_mut("400")
-            && let Some(Value::String(text)) = bad.get_mut("description")
-        {
-            *text = format!(
-                "{text} `invalid_idempotency_key`: the `Idempotency-Key` header is not 1 to {} visible ASCII characters.",
-                idempotency::MAX_KEY_LEN
-            );
-        }
+        }),
+        Operation::GetOpenApiDocument => json!({
+            "summary": "This document",
+            "security": [],
+            "responses": {"200": {"description": "The OpenAPI 3.1 document.", "content": {"application/json": {"schema": {"type": "object"}}}}}
+        }),
+        Operation::GetHealth => json!({
+            "summary": "Health",
+            "security": [],
+            "responses": {
+                "200": {"description": "The server is up and its database answers.", "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}
+                }}}},
+                "503": {
+                    "description": "The server cannot serve requests: its database does not answer.",
+                    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+                    "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["status", "message"],
+                        "properties": {"status": {"const": "unavailable"}, "message": {"type": "string"}}
+                    }}}
+                }
+            }
+        }),
+        Operation::GetAccount => json!({
+            "summary": "The caller's account: balance, credits held, usage this month",
+            "description": "Free. Reads the ledger of the key's account: the settled balance, what requests in flight hold, and the charges since the first of the current month (UTC).",
+            "tags": ["Company Data"],
+            "responses": {
+                "200": {"description": "The account.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
+                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "429": rate_limited(),
+                "503": unavailable()
+            }
+        }),
+        Operation::CreateJob => json!({
+            "summary": "Start a bulk job",
+            "description": format!("Looks up 1 to {MAX_JOB_URLS} page URLs in the background, priced as the synchronous endpoint: each distinct page that resolves is charged once ({LIVE_PRICE} live, {STORED_PRICE} with a freshness window), unresolved ones never. A job whose account runs out of credits pauses (`insufficient_credits`) and resumes by itself when credits are added."),
+            "tags": ["Company Data"],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}}}},
+            "responses": {
+                "202": {"description": "Accepted; the job runs in the background.",
+                        "headers": {"Location": {"description": "The job's URL.", "schema": {"type": "string"}}},
+                        "content": job},
+                "400": error_response("Invalid body or unsupported URL; `details` lists every problem."),
+                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "408": error_response("The request body did not arrive within the body time-out."),
+                "413": error_response(&format!("Request body larger than {MAX_JOB_BODY_BYTES} bytes.")),
+                "415": error_response("The body is not sent as `application/json`."),
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::ListJobs => json!({
+            "summary": "List the account's jobs, newest first",
+            "tags": ["Company Data"],
+            "parameters": [
+                {"name": "before", "in": "query", "description": "Only jobs older than this job id (the next page).",
+                 "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
+                {"name": "limit", "in": "query", "description": "Jobs per page.",
+                 "schema": {"type": "integer", "minimum": 1, "maximum": MOST_JOBS_PER_PAGE, "default": DEFAULT_JOBS_PER_PAGE}}
+            ],
+            "responses": {
+                "200": {"description": "A page of jobs.", "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["jobs", "next"],
+                    "properties": {
+                        "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
+                        "next": {"type": ["string", "null"], "description": "The next page's path, or null on the last page."}
+                    }
+                }}}},
+                "400": error_response("`invalid_query`: `before` or `limit` is not a number in range."),
+                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::GetJob => json!({
+            "summary": "A job's progress",
+            "tags": ["Company Data"],
+            "responses": {
+                "200": {"description": "The job.", "content": job},
+                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "400": error_response("`invalid_query`: the id is not a whole number above 0."),
+                "404": error_response("`job_not_found`: the account has no job with this id."),
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::CancelJob => json!({
+            "summary": "Cancel a job: nothing more is fetched or charged; its results are kept",
+            "description": "Pages already being fetched when the cancel arrives are still recorded and charged; no other page is fetched. Cancelling a job that has ended changes nothing. Safe to repeat.",
+            "tags": ["Company Data"],
+            "responses": {
+                "200": {"description": "The job, `cancelled` (or as it was if it had already ended).", "content": job},
+                "400": bad_id,
+                "401": unauthorized,
+                "404": job_not_found,
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::DeleteJob => json!({
+            "summary": "Delete a job and its results",
+            "description": "A job that has not ended is cancelled first (pages already being fetched may still be charged). Afterwards the job and its results are gone: its URLs answer 404 `job_not_found`.",
+            "tags": ["Company Data"],
+            "responses": {
+                "204": {"description": "Deleted."},
+                "400": bad_id,
+                "401": unauthorized,
+                "404": job_not_found,
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::GetJobResults => json!({
+            "summary": "A job's results so far, in input order",
+            "description": "One NDJSON line (or CSV row with `Accept: text/csv`) per answered input position: the record or the unresolved entry the synchronous endpoint gives for that URL, with its 0-based `position`. Positions not answered yet are left out. Kept after the job ends for the server's job retention (`serve --job-retention-days`).",
+            "tags": ["Company Data"],
+            "parameters": [
+                {"name": "from", "in": "query", "description": "First input position (0-based).",
+                 "schema": {"type": "integer", "minimum": 0, "maximum": i64::MAX, "default": 0}},
+                {"name": "limit", "in": "query", "description": "Input positions per page.",
+                 "schema": {"type": "integer", "minimum": 1, "maximum": MOST_RESULTS_PER_PAGE,
+                            "default": MOST_RESULTS_PER_PAGE}}
+            ],
+            "responses": {
+                "200": {
+                    "description": "Results of the positions in the page that are answered.",
+                    "headers": {"Link": {"description": "`<…?from=N&limit=M>; rel=\"next\"` while positions remain after this page.", "schema": {"type": "string"}}},
+                    "content": {
+                        "application/x-ndjson": {"schema": {"type": "string"}},
+                        "text/csv": {"schema": {"type": "string"}}
+                    }
+                },
+                "400": error_response("`invalid_query`: the id, `from` or `limit` is not a number in range."),
+                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "404": error_response("`job_not_found`: the account has no job with this id."),
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::GetCompanyHistory => json!({
+            "summary": "A page's followers, employees and size over time, and what changed",
+            "description": format!("Every stored fetch of the page is a point; `changes` lists each of the record members {} that differs between consecutive fetches. Both oldest first, limited to fetches between `from` and `to`. Costs {HISTORY_PRICE} credits when the range holds a point or a change, nothing otherwise. History is kept for the server's `--history-days` ({kept_days} by default).", company_model::CHANGE_FIELDS.join(", ")),
+            "tags": ["Company Data"],
+            "parameters": [
+                {"name": "liUrl", "in": "query", "required": true, "description": "The page's URL, as the company-data endpoint takes it.",
+                 "schema": {"type": "string", "pattern": url_pattern(domain)}},
+                {"name": "from", "in": "query", "description": "Only fetches at or after this time (RFC 3339).",
+                 "schema": {"type": "string", "format": "date-time"}},
+                {"name": "to", "in": "query", "description": "Only fetches at or before this time (RFC 3339).",
+                 "schema": {"type": "string", "format": "date-time"}}
+            ],
+            "responses": {
+                "200": {
+                    "description": "The history in the range.",
+                    "headers": {
+                        "x-credits-charged": credits_header("Credits charged for this request."),
+                        "x-credits-remaining": credits_header("The account's balance after the charge (absent when nothing was charged).")
+                    },
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyHistory"}}}
+                },
+                "400": error_response("`invalid_query`: `liUrl` missing or not a page URL, a time not in RFC 3339, `from` after `to`, or an unknown parameter."),
+                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "402": error_response("`insufficient_credits`: the account cannot pay for the history."),
+                "404": error_response("`not_found`: no snapshot of this page is stored (look it up or watch it first); nothing was charged."),
+                "429": rate_limited(),
+                "503": unavailable()
+            }
+        }),
+        Operation::CreateWatches => json!({
+            "summary": "Watch pages for changes",
+            "description": format!("One watch per distinct page. Each refreshes its page every `everyHours` (a live lookup, {LIVE_PRICE} credit each time it resolves), compares the record with the one it saw before over `fields`, and on a change POSTs a `company.changed` event (schema `WebhookEvent`) to `webhookUrl`, signed in the `Company-Data-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">` with the account's webhook secret. Delivered at least once: retried with exponential backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out, then the watch is disabled. Redirects are not followed; addresses that are not public are refused."),
+            "tags": ["Company Data"],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchRequest"}}}},
+            "responses": {
+                "201": {"description": "Created; nothing is fetched or charged until the first refresh.",
+                        "content": {"application/json": {"schema": {
+                            "type": "object", "required": ["watches"],
+                            "properties": {"watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}}}
+                        }}}},
+                "400": error_response("Invalid body; `details` lists every problem."),
+                "401": unauthorized,
+                "408": error_response("The request body did not arrive within the body time-out."),
+                "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+                "415": error_response("The body is not sent as `application/json`."),
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::ListWatches => json!({
+            "summary": "List the account's watches, oldest first",
+            "tags": ["Company Data"],
+            "parameters": [
+                {"name": "after", "in": "query", "description": "Only watches with ids above this one (the next page).",
+                 "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
+                {"name": "limit", "in": "query", "description": "Watches per page.",
+                 "schema": {"type": "integer", "minimum": 1, "maximum": MOST_WATCHES_PER_PAGE, "default": DEFAULT_WATCHES_PER_PAGE}}
+            ],
+            "responses": {
+                "200": {"description": "A page of watches.", "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["watches", "next"],
+                    "properties": {
+                        "watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}},
+                        "next": {"type": ["string", "null"], "description": "The next page's path, or null on the last page."}
+                    }
+                }}}},
+                "400": error_response("`invalid_query`: `after` or `limit` is not a number in range."),
+                "401": unauthorized,
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::GetWatch => json!({
+            "summary": "A watch, its last check and its last delivery",
+            "tags": ["Company Data"],
+            "responses": {
+                "200": {"description": "The watch.", "content": watch},
+                "400": bad_id, "401": unauthorized, "404": watch_not_found, "429": rate_limited(), "503": unavailable(),
+            }
+        }),
+        Operation::DeleteWatch => json!({
+            "summary": "Stop watching: no more refreshes, charges or deliveries",
+            "tags": ["Company Data"],
+            "responses": {
+                "204": {"description": "Deleted, with its undelivered events."},
+                "400": bad_id, "401": unauthorized, "404": watch_not_found, "429": rate_limited(), "503": unavailable(),
+            }
+        }),
     }
 }
 
-/// `GET /v1/account` and its schema.
-fn add_account(document: &mut Value) {
-    let credits =
-        |description: &str| json!({"type": "number", "minimum": 0, "description": description});
-    let paths = json!({
-        crate::account::ACCOUNT_PATH: {
-            "get": {
-                "operationId": "getAccount",
-                "summary": "The caller's account: balance, credits held, usage this month",
-                "description": "Free. Reads the ledger of the key's account: the settled balance, what requests in flight hold, and the charges since the first of the current month (UTC).",
-                "tags": ["Company Data"],
-                "responses": {
-                    "200": {"description": "The account.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
-                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                    "429": rate_limited(),
-                    "503": unavailable()
-                }
+/// The schemas of the company-data endpoint, its records and its errors.
+fn core_schemas(domain: &NetworkDomain) -> Value {
+    let max_window = FreshnessWindow::MAX;
+    let codes: Vec<&str> = UnresolvedCode::ALL.iter().map(|c| c.as_str()).collect();
+    json!({
+        "CompanyRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["liUrls"],
+            "properties": {
+                "liUrls": url_list(domain, MAX_URLS),
+                "maxAgeHours": {"type": "number", "minimum": 0, "maximum": MAX_AGE_HOURS, "default": 0,
+                                "description": format!("Freshness window in hours; 0 fetches live; at most {max_window}.")},
+                "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": MAX_AGE_SECONDS,
+                                  "description": "Freshness window in seconds; wins over maxAgeHours."}
+            }
+        },
+        "CompanyResponse": {
+            "type": "object",
+            "required": ["message", "status_code", "results", "unresolved"],
+            "properties": {
+                "message": {"type": "string", "examples": ["Success"]},
+                "status_code": {"type": "integer", "const": 200},
+                "results": {"type": "array", "items": {"$ref": "#/components/schemas/CompanyResult"}},
+                "unresolved": {"type": "array", "items": {"$ref": "#/components/schemas/UnresolvedUrl"}}
+            }
+        },
+        "CompanyResult": {
+            "type": "object",
+            "additionalProperties": true,
+            "required": ["original_li_url", "source", "fetched_at"],
+            "properties": {
+                "company_name": strings("Display name."),
+                "company_id": {"type": "integer", "minimum": 0, "description": "Network organization id."},
+                "final_li_url": {"type": "string", "format": "uri", "description": "Canonical URL of the page parsed, after redirects."},
+                "original_li_url": {"type": "string", "description": "The URL exactly as sent."},
+                "domain": strings("Registrable domain of the website."),
+                "website": strings("Website from the page."),
+                "logo": strings("Logo image URL."),
+                "banner_img": strings("Cover image URL."),
+                "description": strings("About text."),
+                "slogan": strings("Tagline."),
+                "industries": strings("Primary industry."),
+                "type": strings("Organization type."),
+                "founded": {"type": "integer", "description": "Founding year."},
+                "company_size": strings("Employee-size bucket."),
+                "employee_count_on_li": {"type": "integer", "minimum": 0},
+                "follower_count": {"type": "integer", "minimum": 0},
+                "job_count": {"type": "integer", "minimum": 0},
+                "specialties": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                "headquarters": {"$ref": "#/components/schemas/Address"},
+                "locations": open_array("Location", "Office locations."),
+                "funding_info": {"$ref": "#/components/schemas/FundingInfo"},
+                "products": open_array("Product", "Products."),
+                "updates": open_array("Update", "Recent posts."),
+                "similar_pages": open_array("PageCard", "Similar pages."),
+                "affiliated_pages": open_array("PageCard", "Affiliated pages."),
+                "employees_on_li": open_array("Employee", "A sample of employee profiles."),
+                "source": {"type": "string", "enum": ["live", "stored"],
+                           "description": "live: fetched for this request; stored: a snapshot inside the window."},
+                "fetched_at": {"type": "string", "format": "date-time", "description": "When the page was fetched (RFC 3339, UTC)."}
+            }
+        },
+        "Address": {"type": "object", "additionalProperties": true, "properties": {
+            "fullAddress": {"type": "string"}, "street": {"type": "string"}, "locality": {"type": "string"},
+            "region": {"type": "string"}, "postalCode": {"type": "string"},
+            "country": {"type": "string", "description": "Two-letter country code."}
+        }},
+        "Location": {"type": "object", "additionalProperties": true, "properties": {
+            "street": {"type": "string"}, "cityStatePostalCountry": {"type": "string"},
+            "fullAddress": {"type": "string"}, "getDirectionsLink": {"type": "string", "format": "uri"},
+            "isPrimary": {"type": "boolean"}
+        }},
+        "FundingInfo": {"type": "object", "additionalProperties": true, "properties": {
+            "number_of_funding_rounds": {"type": "integer", "minimum": 0},
+            "last_round": {"$ref": "#/components/schemas/FundingRound"}
+        }},
+        "FundingRound": {"type": "object", "additionalProperties": true, "properties": {
+            "type": {"type": "string"}, "date": {"type": "string"}, "money_raised": {"type": "string"},
+            "money_raised_usd": {"type": "integer"}, "money_raised_usd_qualifier": {"type": "string"}
+        }},
+        "Product": {"type": "object", "additionalProperties": true, "properties": {
+            "name": {"type": "string"}, "description": {"type": "string"}
+        }},
+        "PageCard": {"type": "object", "additionalProperties": true, "properties": {
+            "title": {"type": "string"}, "link": {"type": "string", "format": "uri"},
+            "industry": {"type": "string"}, "location": {"type": "string"}, "logo": {"type": "string"}
+        }},
+        "Employee": {"type": "object", "additionalProperties": true, "properties": {
+            "name": {"type": "string"}, "title": {"type": "string"}, "link": {"type": "string", "format": "uri"}
+        }},
+        "Update": {"type": "object", "additionalProperties": true, "properties": {
+            "postText": {"type": "string"}, "date": {"type": "string"},
+            "reactions": {"type": "integer", "minimum": 0}, "comments": {"type": "integer", "minimum": 0},
+            "media": {"type": "array", "items": {"type": "string"}},
+            "postAuthor": {"type": "object", "properties": {"text": {"type": "string"}, "link": {"type": "string"}}}
+        }},
+        "UnresolvedUrl": {
+            "type": "object",
+            "required": ["original_li_url", "error", "message"],
+            "properties": {
+                "original_li_url": {"type": "string"},
+                "error": {"type": "string", "enum": codes},
+                "message": {"type": "string"}
+            }
+        },
+        "Error": {
+            "type": "object",
+            "required": ["error", "message", "status_code"],
+            "properties": {
+                "error": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Stable snake_case code."},
+                "message": {"type": "string", "description": "What went wrong and how to fix it."},
+                "status_code": {"type": "integer"},
+                "details": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
+                "request_id": {"type": "string", "description": "The request's id, as in the `X-Request-Id` header and the server's log: quote it when reporting a problem."}
+            }
+        },
+        "Problem": {
+            "type": "object",
+            "required": ["pointer", "reason", "fix"],
+            "properties": {
+                "pointer": {"type": "string", "description": "JSON Pointer (RFC 6901) into the body."},
+                "index": {"type": "integer", "minimum": 0},
+                "value": {},
+                "reason": {"type": "string"},
+                "fix": {"type": "string"}
             }
         }
-    });
-    let schemas = json!({
+    })
+}
+
+/// `GET /v1/account`'s schema.
+fn account_schemas() -> Value {
+    let credits =
+        |description: &str| json!({"type": "number", "minimum": 0, "description": description});
+    json!({
         "Account": {
             "type": "object",
             "required": ["account_id", "name", "balance", "held", "available", "usage_this_month"],
@@ -417,182 +621,12 @@ fn add_account(document: &mut Value) {
                 }
             }
         }
-    });
-    merge(document, paths, schemas);
+    })
 }
 
-/// `X-Request-Id` on every response of every operation (the server's id of the request, the client's own when
-/// it sent a well-formed one, also in the log and in error bodies), and the `RateLimit-*` headers on every
-/// response of an operation that takes a key, except the 401 of a refused key.
-fn add_common_headers(document: &mut Value) {
-    let header = json!({
-        "description": "The request's id: the client's `X-Request-Id` when it is 1 to 64 characters of `A-Z a-z 0-9 - _ . :`, else one the server made. The server's log lines of the request carry it.",
-        "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}
-    });
-    let count = |description: &str| json!({"description": description, "schema": {"type": "integer", "minimum": 0}});
-    let rate_headers = [
-        (
-            "RateLimit-Limit",
-            count(
-                "Requests the key may send at once when its allowance is whole (`serve --key-burst`).",
-            ),
-        ),
-        (
-            "RateLimit-Remaining",
-            count("Requests the key may send now without waiting; 0 on a `rate_limited` 429."),
-        ),
-        (
-            "RateLimit-Reset",
-            count("Whole seconds until the key's allowance is whole again."),
-        ),
-    ];
-    let Some(Value::Object(paths)) = document.get_mut("paths") else {
-        return;
-    };
-    for path in paths.values_mut().filter_map(Value::as_object_mut) {
-        for operation in path.values_mut().filter_map(Value::as_object_mut) {
-            // Operations with `security: []` take no key, so no rate either.
-            let keyed = operation
-                .get("security")
-                .and_then(Value::as_array)
-                .is_none_or(|schemes| !schemes.is_empty());
-            let Some(Value::Object(responses)) = operation.get_mut("responses") else {
-                continue;
-            };
-            for (status, response) in responses.iter_mut() {
-                let Some(response) = response.as_object_mut() else {
-                    continue;
-                };
-                let headers = response.entry("headers").or_insert_with(|| json!({}));
-                let Some(headers) = headers.as_object_mut() else {
-                    continue;
-                };
-                headers.insert("X-Request-Id".to_owned(), header.clone());
-                // Set once the key is verified: on every answer but a refused key's.
-                if keyed && status != "401" {
-                    for (name, value) in &rate_headers {
-                        headers.insert((*name).to_owned(), value.clone());
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The bulk jobs' operations and schemas (`/v1/network/company-data/jobs`, docs/api.md "Bulk jobs").
-fn add_jobs(document: &mut Value, domain: &NetworkDomain) {
-    let id = json!({"name": "id", "in": "path", "required": true, "description": "The job's id.",
-                    "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}});
-    let job = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}});
-    let (unavailable, rate_limited) = (unavailable(), rate_limited());
-    let paths = json!({
-        crate::jobs::JOBS_PATH: {
-            "post": {
-                "operationId": "createCompanyDataJob",
-                "summary": "Start a bulk job",
-                "description": format!("Looks up 1 to {MAX_JOB_URLS} page URLs in the background, priced as the synchronous endpoint: each distinct page that resolves is charged once ({LIVE_PRICE} live, {STORED_PRICE} with a freshness window), unresolved ones never. A job whose account runs out of credits pauses (`insufficient_credits`) and resumes by itself when credits are added."),
-                "tags": ["Company Data"],
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}}}},
-                "responses": {
-                    "202": {"description": "Accepted; the job runs in the background.",
-                            "headers": {"Location": {"description": "The job's URL.", "schema": {"type": "string"}}},
-                            "content": job},
-                    "400": error_response("Invalid body or unsupported URL; `details` lists every problem."),
-                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                    "408": error_response("The request body did not arrive within the body time-out."),
-                    "413": error_response(&format!("Request body larger than {MAX_JOB_BODY_BYTES} bytes.")),
-                    "415": error_response("The body is not sent as `application/json`."),
-                    "429": rate_limited,
-                    "503": unavailable,
-                }
-            },
-            "get": {
-                "operationId": "listCompanyDataJobs",
-                "summary": "List the account's jobs, newest first",
-                "tags": ["Company Data"],
-                "parameters": [
-                    {"name": "before", "in": "query", "description": "Only jobs older than this job id (the next page).",
-                     "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
-                    {"name": "limit", "in": "query", "description": "Jobs per page.",
-                     "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}}
-                ],
-                "responses": {
-                    "200": {"description": "A page of jobs.", "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["jobs", "next"],
-                        "properties": {
-                            "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
-                            "next": {"type": ["string", "null"], "description": "The next page's path, or null on the last page."}
-                        }
-                    }}}},
-                    "400": error_response("`invalid_query`: `before` or `limit` is not a number in range."),
-                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                    "429": rate_limited,
-                    "503": unavailable,
-                }
-            }
-        },
-        format!("{}/{{id}}", crate::jobs::JOBS_PATH): {
-            "parameters": [id],
-            "get": {
-                "operationId": "getCompanyDataJob",
-                "summary": "A job's progress",
-                "tags": ["Company Data"],
-                "responses": {
-                    "200": {"description": "The job.", "content": job},
-                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                    "400": error_response("`invalid_query`: the id is not a whole number above 0."),
-                    "404": error_response("`job_not_found`: the account has no job with this id."),
-                    "429": rate_limited,
-                    "503": unavailable,
-                }
-            },
-            "delete": {
-                "operationId": "cancelCompanyDataJob",
-                "summary": "Cancel a job: nothing more is fetched or charged",
-                "tags": ["Company Data"],
-                "responses": {
-                    "200": {"description": "The job, `cancelled` (or as it was if it had already ended).", "content": job},
-                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                    "400": error_response("`invalid_query`: the id is not a whole number above 0."),
-                    "404": error_response("`job_not_found`: the account has no job with this id."),
-                    "429": rate_limited,
-                    "503": unavailable,
-                }
-            }
-        },
-        format!("{}/{{id}}/results", crate::jobs::JOBS_PATH): {
-            "parameters": [id],
-            "get": {
-                "operationId": "getCompanyDataJobResults",
-                "summary": "A job's results so far, in input order",
-                "description": "One NDJSON line (or CSV row with `Accept: text/csv`) per answered input position: the record or the unresolved entry the synchronous endpoint gives for that URL, with its 0-based `position`. Positions not answered yet are left out. Kept after the job ends for the server's job retention (`serve --job-retention-days`).",
-                "tags": ["Company Data"],
-                "parameters": [
-                    {"name": "from", "in": "query", "description": "First input position (0-based).",
-                     "schema": {"type": "integer", "minimum": 0, "maximum": i64::MAX, "default": 0}},
-                    {"name": "limit", "in": "query", "description": "Input positions per page.",
-                     "schema": {"type": "integer", "minimum": 1, "maximum": crate::jobs::MOST_RESULTS_PER_PAGE,
-                                "default": crate::jobs::MOST_RESULTS_PER_PAGE}}
-                ],
-                "responses": {
-                    "200": {
-                        "description": "Results of the positions in the page that are answered.",
-                        "headers": {"Link": {"description": "`<…?from=N&limit=M>; rel=\"next\"` while positions remain after this page.", "schema": {"type": "string"}}},
-                        "content": {
-                            "application/x-ndjson": {"schema": {"type": "string"}},
-                            "text/csv": {"schema": {"type": "string"}}
-                        }
-                    },
-                    "400": error_response("`invalid_query`: the id, `from` or `limit` is not a number in range."),
-                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                    "404": error_response("`job_not_found`: the account has no job with this id."),
-                    "429": rate_limited,
-                    "503": unavailable,
-                }
-            }
-        }
-    });
-    let schemas = json!({
+/// The bulk jobs' schemas (docs/api.md "Bulk jobs").
+fn job_schemas(domain: &NetworkDomain) -> Value {
+    json!({
         "JobRequest": {
             "type": "object",
             "additionalProperties": false,
@@ -624,61 +658,13 @@ fn add_jobs(document: &mut Value, domain: &NetworkDomain) {
                                         "description": "While running: when it should end at its pace so far."}
             }
         }
-    });
-    merge(document, paths, schemas);
+    })
 }
 
-/// Adds `paths` and `schemas` to the document's.
-fn merge(document: &mut Value, paths: Value, schemas: Value) {
-    for (section, added) in [("paths", paths), ("components/schemas", schemas)] {
-        let target = section
-            .split('/')
-            .try_fold(&mut *document, |value, key| value.get_mut(key));
-        if let (Some(Value::Object(target)), Value::Object(added)) = (target, added) {
-            target.extend(added);
-        }
-    }
-}
-
-/// `GET /v1/network/company-data/history` and its schemas (docs/api.md, "History").
-fn add_history(document: &mut Value, domain: &NetworkDomain) {
+/// The history's schemas (docs/api.md, "History").
+fn history_schemas() -> Value {
     let fields: Vec<&str> = company_model::WATCH_FIELDS.to_vec();
-    let kept_days = company_lookup::DEFAULT_HISTORY_RETENTION.as_secs() / 86_400;
-    let paths = json!({
-        crate::history::HISTORY_PATH: {
-            "get": {
-                "operationId": "getCompanyHistory",
-                "summary": "A page's followers, employees and size over time, and what changed",
-                "description": format!("Every stored fetch of the page is a point; `changes` lists each of the record members {} that differs between consecutive fetches. Both oldest first, limited to fetches between `from` and `to`. Costs {HISTORY_PRICE} credits when the range holds a point or a change, nothing otherwise. History is kept for the server's `--history-days` ({kept_days} by default).", company_model::CHANGE_FIELDS.join(", ")),
-                "tags": ["Company Data"],
-                "parameters": [
-                    {"name": "liUrl", "in": "query", "required": true, "description": "The page's URL, as the company-data endpoint takes it.",
-                     "schema": {"type": "string", "pattern": url_pattern(domain)}},
-                    {"name": "from", "in": "query", "description": "Only fetches at or after this time (RFC 3339).",
-                     "schema": {"type": "string", "format": "date-time"}},
-                    {"name": "to", "in": "query", "description": "Only fetches at or before this time (RFC 3339).",
-                     "schema": {"type": "string", "format": "date-time"}}
-                ],
-                "responses": {
-                    "200": {
-                        "description": "The history in the range.",
-                        "headers": {
-                            "x-credits-charged": credits_header("Credits charged for this request."),
-                            "x-credits-remaining": credits_header("The account's balance after the charge (absent when nothing was charged).")
-                        },
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyHistory"}}}
-                    },
-                    "400": error_response("`invalid_query`: `liUrl` missing or not a page URL, a time not in RFC 3339, `from` after `to`, or an unknown parameter."),
-                    "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                    "402": error_response("`insufficient_credits`: the account cannot pay for the history."),
-                    "404": error_response("`not_found`: no snapshot of this page is stored (look it up or watch it first); nothing was charged."),
-                    "429": rate_limited(),
-                    "503": unavailable()
-                }
-            }
-        }
-    });
-    let schemas = json!({
+    json!({
         "CompanyHistory": {
             "type": "object",
             "required": ["message", "status_code", "final_li_url", "points", "changes"],
@@ -711,100 +697,14 @@ fn add_history(document: &mut Value, domain: &NetworkDomain) {
                 "after": {"description": "Its value after, null when the page no longer shows it."}
             }
         }
-    });
-    merge(document, paths, schemas);
+    })
 }
 
-/// The watches' operations and schemas (`/v1/network/company-data/watches`, docs/api.md "Watches and
-/// webhooks"), and the event a webhook receives.
-fn add_watches(document: &mut Value, domain: &NetworkDomain) {
-    let path = crate::watches::WATCHES_PATH;
-    let id = json!({"name": "id", "in": "path", "required": true, "description": "The watch's id.",
-                    "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}});
-    let watch = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Watch"}}});
-    let (unavailable, rate_limited) = (unavailable(), rate_limited());
-    let unauthorized =
-        error_response("Missing, malformed, conflicting, invalid or revoked API key.");
-    let not_found = error_response("`watch_not_found`: the account has no watch with this id.");
-    let bad_id = error_response("`invalid_query`: the id is not a whole number above 0.");
+/// The watches' schemas, and the event a webhook receives (docs/api.md "Watches and webhooks").
+fn watch_schemas(domain: &NetworkDomain) -> Value {
     let (low, high) = (*WATCH_EVERY_HOURS.start(), *WATCH_EVERY_HOURS.end());
-    let delivery = company_watch::WatchSettings::default();
-    let (window_hours, timeout_seconds) = (
-        delivery.retry_window.as_secs() / 3600,
-        delivery.delivery_timeout.as_secs(),
-    );
     let fields: Vec<&str> = company_model::WATCH_FIELDS.to_vec();
-    let paths = json!({
-        path: {
-            "post": {
-                "operationId": "createCompanyWatches",
-                "summary": "Watch pages for changes",
-                "description": format!("One watch per distinct page. Each refreshes its page every `everyHours` (a live lookup, {LIVE_PRICE} credit each time it resolves), compares the record with the one it saw before over `fields`, and on a change POSTs a `company.changed` event (schema `WebhookEvent`) to `webhookUrl`, signed in the `Company-Data-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">` with the account's webhook secret. Delivered at least once: retried with exponential backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out, then the watch is disabled. Redirects are not followed; addresses that are not public are refused."),
-                "tags": ["Company Data"],
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchRequest"}}}},
-                "responses": {
-                    "201": {"description": "Created; nothing is fetched or charged until the first refresh.",
-                            "content": {"application/json": {"schema": {
-                                "type": "object", "required": ["watches"],
-                                "properties": {"watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}}}
-                            }}}},
-                    "400": error_response("Invalid body; `details` lists every problem."),
-                    "401": unauthorized,
-                    "408": error_response("The request body did not arrive within the body time-out."),
-                    "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
-                    "415": error_response("The body is not sent as `application/json`."),
-                    "429": rate_limited,
-                    "503": unavailable,
-                }
-            },
-            "get": {
-                "operationId": "listCompanyWatches",
-                "summary": "List the account's watches, oldest first",
-                "tags": ["Company Data"],
-                "parameters": [
-                    {"name": "after", "in": "query", "description": "Only watches with ids above this one (the next page).",
-                     "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
-                    {"name": "limit", "in": "query", "description": "Watches per page.",
-                     "schema": {"type": "integer", "minimum": 1, "maximum": crate::watches::MOST_WATCHES_PER_PAGE, "default": 20}}
-                ],
-                "responses": {
-                    "200": {"description": "A page of watches.", "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["watches", "next"],
-                        "properties": {
-                            "watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}},
-                            "next": {"type": ["string", "null"], "description": "The next page's path, or null on the last page."}
-                        }
-                    }}}},
-                    "400": error_response("`invalid_query`: `after` or `limit` is not a number in range."),
-                    "401": unauthorized,
-                    "429": rate_limited,
-                    "503": unavailable,
-                }
-            }
-        },
-        format!("{path}/{{id}}"): {
-            "parameters": [id],
-            "get": {
-                "operationId": "getCompanyWatch",
-                "summary": "A watch, its last check and its last delivery",
-                "tags": ["Company Data"],
-                "responses": {
-                    "200": {"description": "The watch.", "content": watch},
-                    "400": bad_id, "401": unauthorized, "404": not_found, "429": rate_limited, "503": unavailable,
-                }
-            },
-            "delete": {
-                "operationId": "deleteCompanyWatch",
-                "summary": "Stop watching: no more refreshes, charges or deliveries",
-                "tags": ["Company Data"],
-                "responses": {
-                    "204": {"description": "Deleted, with its undelivered events."},
-                    "400": bad_id, "401": unauthorized, "404": not_found, "429": rate_limited, "503": unavailable,
-                }
-            }
-        }
-    });
-    let schemas = json!({
+    json!({
         "WatchRequest": {
             "type": "object",
             "additionalProperties": false,
@@ -858,10 +758,17 @@ fn add_watches(document: &mut Value, domain: &NetworkDomain) {
                 "record": {"type": "object", "description": "The record fetched, as in `CompanyResult` without its per-request members (`original_li_url`, `source`, `fetched_at`)."}
             }
         }
-    });
-    merge(document, paths, schemas);
-    // OpenAPI 3.1's `webhooks`: the request this service sends to a watch's `webhookUrl`.
-    document["webhooks"] = json!({
+    })
+}
+
+/// OpenAPI 3.1's `webhooks`: the request this service sends to a watch's `webhookUrl`.
+fn webhooks() -> Value {
+    let delivery = company_watch::WatchSettings::default();
+    let (window_hours, timeout_seconds) = (
+        delivery.retry_window.as_secs() / 3600,
+        delivery.delivery_timeout.as_secs(),
+    );
+    json!({
         "companyChanged": {
             "post": {
                 "operationId": "companyChanged",
@@ -878,5 +785,102 @@ fn add_watches(document: &mut Value, domain: &NetworkDomain) {
                 "responses": {"2XX": {"description": "Received; not sent again."}}
             }
         }
+    })
+}
+
+/// `Idempotency-Key` on an operation that creates or charges, with the answers it adds.
+fn add_idempotency(operation: &mut Value) {
+    let hours = idempotency::KEEP_FOR.as_secs() / 3600;
+    let parameter = json!({
+        "name": "Idempotency-Key", "in": "header", "required": false,
+        "description": format!("Makes retries safe: the same key with the same request within {hours} hours gets the first (successful) answer again, with `Idempotent-Replayed: true`, and is charged once. Keys are per account; a UUID per logical request is typical."),
+        "schema": {"type": "string", "pattern": format!("^[!-~]{{1,{}}}$", idempotency::MAX_KEY_LEN)}
     });
+    let replayed = json!({"description": "`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`.", "schema": {"const": "true"}});
+    let Some(operation) = operation.as_object_mut() else {
+        return;
+    };
+    if let Some(parameters) = operation
+        .entry("parameters")
+        .or_insert_with(|| json!([]))
+        .as_array_mut()
+    {
+        parameters.push(parameter);
+    }
+    let Some(Value::Object(responses)) = operation.get_mut("responses") else {
+        return;
+    };
+    for (status, response) in responses.iter_mut() {
+        if status.starts_with('2')
+            && let Some(response) = response.as_object_mut()
+            && let Some(headers) = response
+                .entry("headers")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+        {
+            headers.insert("Idempotent-Replayed".to_owned(), replayed.clone());
+        }
+    }
+    responses.insert(
+        "409".to_owned(),
+        retried_error("`idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry to get its answer."),
+    );
+    responses.insert(
+        "422".to_owned(),
+        error_response(&format!("`idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last {hours} hours.")),
+    );
+    if let Some(Value::Object(bad)) = responses.get_mut("400")
+        && let Some(Value::String(text)) = bad.get_mut("description")
+    {
+        *text = format!(
+            "{text} `invalid_idempotency_key`: the `Idempotency-Key` header is not 1 to {} visible ASCII characters.",
+            idempotency::MAX_KEY_LEN
+        );
+    }
+}
+
+/// `X-Request-Id` on every response (the server's id of the request, the client's own when it sent a
+/// well-formed one, also in the log and in error bodies), and, on an operation that takes a key, the
+/// `RateLimit-*` headers on every response except the 401 of a refused key.
+fn add_common_headers(operation: &mut Value, keyed: bool) {
+    let header = json!({
+        "description": "The request's id: the client's `X-Request-Id` when it is 1 to 64 characters of `A-Z a-z 0-9 - _ . :`, else one the server made. The server's log lines of the request carry it.",
+        "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}
+    });
+    let count = |description: &str| json!({"description": description, "schema": {"type": "integer", "minimum": 0}});
+    let rate_headers = [
+        (
+            "RateLimit-Limit",
+            count(
+                "Requests the key may send at once when its allowance is whole (`serve --key-burst`).",
+            ),
+        ),
+        (
+            "RateLimit-Remaining",
+            count("Requests the key may send now without waiting; 0 on a `rate_limited` 429."),
+        ),
+        (
+            "RateLimit-Reset",
+            count("Whole seconds until the key's allowance is whole again."),
+        ),
+    ];
+    let Some(Value::Object(responses)) = operation.get_mut("responses") else {
+        return;
+    };
+    for (status, response) in responses.iter_mut() {
+        let Some(response) = response.as_object_mut() else {
+            continue;
+        };
+        let headers = response.entry("headers").or_insert_with(|| json!({}));
+        let Some(headers) = headers.as_object_mut() else {
+            continue;
+        };
+        headers.insert("X-Request-Id".to_owned(), header.clone());
+        // Set once the key is verified: on every answer but a refused key's.
+        if keyed && status != "401" {
+            for (name, value) in &rate_headers {
+                headers.insert((*name).to_owned(), value.clone());
+            }
+        }
+    }
 }

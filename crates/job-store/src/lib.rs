@@ -24,6 +24,8 @@ mod sqlite;
 use std::time::Duration;
 
 use company_model::{AccountId, FreshnessWindow, RecordJson, RecordSource, UnresolvedCode};
+/// A job's status, an answer and an input row are the API's wire types (`company-model`), stored as they are.
+pub use company_model::{Answer, InputRow, JobStatus};
 use page_url::PageUrl;
 
 #[cfg(feature = "postgres")]
@@ -38,52 +40,6 @@ pub struct JobId(pub i64);
 impl std::fmt::Display for JobId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
-    }
-}
-
-/// Where a job is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobStatus {
-    /// Accepted; no page leased yet.
-    Queued,
-    /// Pages are being looked up.
-    Running,
-    /// Waiting for something outside the service (see [`Job::paused_reason`]); resumes by itself.
-    Paused,
-    /// Every page has an answer.
-    Done,
-    /// Cancelled by its account: nothing more is leased.
-    Cancelled,
-}
-
-impl JobStatus {
-    /// The status as the API writes it: `queued`, `running`, `paused`, `done`, `cancelled`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Queued => "queued",
-            JobStatus::Running => "running",
-            JobStatus::Paused => "paused",
-            JobStatus::Done => "done",
-            JobStatus::Cancelled => "cancelled",
-        }
-    }
-
-    /// The status written by [`JobStatus::as_str`].
-    pub fn parse(text: &str) -> Option<Self> {
-        [
-            JobStatus::Queued,
-            JobStatus::Running,
-            JobStatus::Paused,
-            JobStatus::Done,
-            JobStatus::Cancelled,
-        ]
-        .into_iter()
-        .find(|status| status.as_str() == text)
-    }
-
-    /// True for `done` and `cancelled`: nothing more will happen.
-    pub fn is_final(self) -> bool {
-        matches!(self, JobStatus::Done | JobStatus::Cancelled)
     }
 }
 
@@ -155,38 +111,6 @@ pub struct Lease {
     pub pages: Vec<PageUrl>,
 }
 
-/// How one page was answered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Answer {
-    /// A record.
-    Found {
-        /// The record as JSON.
-        record: RecordJson,
-        /// Fetched for this job, or a stored snapshot.
-        source: RecordSource,
-        /// When the page was fetched from the network.
-        fetched_at: jiff::Timestamp,
-    },
-    /// No record.
-    Unresolved {
-        /// Why, as the synchronous endpoint's code.
-        code: UnresolvedCode,
-        /// What happened and what to do.
-        message: String,
-    },
-}
-
-/// One input position of a job, with its page's answer when there is one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputRow {
-    /// 0-based position in the submitted list.
-    pub position: u64,
-    /// The URL exactly as submitted.
-    pub original: String,
-    /// The answer of its page; `None` while the page is not done.
-    pub answer: Option<Answer>,
-}
-
 /// Why a job store operation failed: the backend's error.
 #[derive(Debug, thiserror::Error)]
 #[error("the job store failed: {0}")]
@@ -210,6 +134,10 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     /// Cancels the job unless it is already `done` or `cancelled`; returns it as it now is (`None` if it is not
     /// the account's). Leases in flight may still record their answers; no page is leased again.
     async fn cancel(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError>;
+    /// Deletes the job with its inputs, answers and leases if it belongs to `account`; false when it does not.
+    /// A lease in flight finds its lease gone and records nothing (as after a cancel, what it fetched may
+    /// have been charged).
+    async fn delete(&self, account: AccountId, id: JobId) -> Result<bool, JobStoreError>;
     /// Hands out up to `most` pages for `lasting`, to `server`: an abandoned lease (whole, same id) if a
     /// `queued` or `running` job has one, else pages not yet leased of the job whose account was served longest
     /// ago. The job becomes `running`. `None` when there is no work.

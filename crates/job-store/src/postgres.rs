@@ -248,6 +248,22 @@ impl JobStore for PgJobStore {
         self.job(account, id).await
     }
 
+    async fn delete(&self, account: AccountId, id: JobId) -> Result<bool, JobStoreError> {
+        let row = self
+            .pool
+            .query_one(
+                "WITH gone AS (DELETE FROM jobs WHERE id = $1 AND account_id = $2 RETURNING id),
+                      inputs AS (DELETE FROM job_inputs WHERE job_id IN (SELECT id FROM gone)),
+                      pages AS (DELETE FROM job_pages WHERE job_id IN (SELECT id FROM gone)),
+                      leases AS (DELETE FROM job_leases WHERE job_id IN (SELECT id FROM gone))
+                 SELECT count(*)::BIGINT FROM gone",
+                &[&id.0, &account.0],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(count(row.get(0)) > 0)
+    }
+
     async fn lease(
         &self,
         server: &str,

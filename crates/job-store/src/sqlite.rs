@@ -255,6 +255,26 @@ impl JobStore for SqliteJobStore {
             .map_err(backend)
     }
 
+    async fn delete(&self, account: AccountId, id: JobId) -> Result<bool, JobStoreError> {
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let deleted = tx.execute(
+                    "DELETE FROM jobs WHERE id = ?1 AND account_id = ?2",
+                    params![id.0, account.0],
+                )?;
+                if deleted > 0 {
+                    for table in ["job_inputs", "job_pages", "job_leases"] {
+                        tx.execute(&format!("DELETE FROM {table} WHERE job_id = ?1"), [id.0])?;
+                    }
+                }
+                tx.commit()?;
+                Ok(deleted > 0)
+            })
+            .await
+            .map_err(backend)
+    }
+
     async fn lease(
         &self,
         server: &str,

@@ -1,5 +1,5 @@
-//! Lists of page URLs as people keep them, for `company-data enrich`: a CSV (a CRM export), a text file of URLs,
-//! or NDJSON; and the results written beside each input row's own columns.
+//! Lists of page URLs as people keep them: a CSV (a CRM export), a text file of URLs, or NDJSON; and the results
+//! written beside each input row's own columns.
 //!
 //! Every input row gets one output row, in input order. A row whose URL the API would refuse (not a page URL,
 //! empty) is not sent and comes out unresolved with the error `invalid_url`, so one bad row never stops a list.
@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use company_model::{RecordJson, RecordSource, UnresolvedCode};
+use company_model::UnresolvedCode;
 use page_url::{NetworkDomain, PageUrl};
 
-use crate::{Answer, InputRow, output};
+use bulk_jobs::output;
+use company_model::{Answer, InputRow};
 
 /// How a list file is written, from its extension: `.csv`, `.ndjson`/`.jsonl`, anything else one URL per line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -308,7 +309,8 @@ impl List {
         }
         let mut line = Vec::new();
         for (row, (answer, error)) in self.rows.iter().zip(answered) {
-            let object: serde_json::Map<String, serde_json::Value> = output::ndjson_line(&answer)
+            let object: serde_json::Map<String, serde_json::Value> = answer
+                .ndjson_line()
                 .and_then(|text| serde_json::from_slice(&text).ok())
                 .unwrap_or_default();
             let input: serde_json::Map<String, serde_json::Value> = row
@@ -329,42 +331,4 @@ impl List {
         }
         Ok(())
     }
-}
-
-/// A results line (as [`output::ndjson_line`] writes it and the results endpoint serves it) read back; `None`
-/// when it is not one.
-pub fn input_row_from_line(line: &str) -> Option<InputRow> {
-    let mut object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).ok()?;
-    let position = object.remove("position")?.as_u64()?;
-    let original = object.remove("original_li_url")?.as_str()?.to_owned();
-    let answer = if let Some(code) = object.get("error").and_then(|v| v.as_str()) {
-        Answer::Unresolved {
-            code: UnresolvedCode::ALL
-                .into_iter()
-                .find(|c| c.as_str() == code)
-                .unwrap_or(UnresolvedCode::FetchFailed),
-            message: object
-                .get("message")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned(),
-        }
-    } else {
-        let source = match object.remove("source")?.as_str()? {
-            "live" => RecordSource::Live,
-            _ => RecordSource::Stored,
-        };
-        let fetched_at = object.remove("fetched_at")?.as_str()?.parse().ok()?;
-        let record = RecordJson::from_stored(serde_json::to_string(&object).ok()?).ok()?;
-        Answer::Found {
-            record,
-            source,
-            fetched_at,
-        }
-    };
-    Some(InputRow {
-        position,
-        original,
-        answer: Some(answer),
-    })
 }

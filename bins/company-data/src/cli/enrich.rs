@@ -1,19 +1,16 @@
-//! `company-data enrich INPUT --out OUTPUT`: a whole list as one bulk job, against a server (the jobs API) or
-//! embedded on a database, with a progress bar, `--resume`, and the results beside each input row.
+//! `company-data enrich INPUT --out OUTPUT`: a whole list as one bulk job, against a server (the jobs API, through
+//! the Rust client) or embedded on a database, with a progress bar, `--resume`, and the results beside each
+//! input row (`list-enrich`).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use bulk_jobs::InputRow;
-use bulk_jobs::lists::{List, ListFormat, input_row_from_line};
 use clap::{Args, ValueEnum};
 use company_data::Server;
 use company_data::config::ServeArgs;
 use company_lookup::Caller;
-use company_model::{AccountId, CompanyRequest};
-use sha2::Digest;
+use list_enrich::{Embedded, Enrichment, JobTarget, List, ListFormat, Remote};
 
 /// The flags of `company-data enrich`.
 #[derive(Args, Debug)]
@@ -57,28 +54,6 @@ enum OutputFormat {
     Csv,
 }
 
-/// Where the job runs.
-enum Target {
-    Server {
-        base: String,
-        key: String,
-        client: reqwest::Client,
-    },
-    Here {
-        server: Box<Server>,
-        account: AccountId,
-        domain: page_url::NetworkDomain,
-    },
-}
-
-/// What `OUTPUT.job` keeps between runs.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Saved {
-    job: String,
-    target: String,
-    urls_sha256: String,
-}
-
 pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
     let settings = args.serve.settings()?;
     let list = List::read(
@@ -87,8 +62,7 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         &settings.fetcher.domain,
     )
     .with_context(|| format!("reading {}", args.input.display()))?;
-    let (urls, _) = list.to_send();
-    let skipped = list.rows.len() - urls.len();
+    let skipped = list.rows.len() - list.to_send().0.len();
     eprintln!(
         "{}: {} rows, URLs in `{}`{}",
         args.input.display(),
@@ -100,12 +74,24 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
             String::new()
         }
     );
-    let target = if let (Some(base), Some(key)) = (&args.server, &args.key) {
-        Target::Server {
-            base: base.trim_end_matches('/').to_owned(),
-            key: key.clone(),
-            client: reqwest::Client::new(),
-        }
+    let format = match args.format {
+        Some(OutputFormat::Csv) => ListFormat::Csv,
+        None if ListFormat::of(&args.out) == ListFormat::Csv => ListFormat::Csv,
+        Some(OutputFormat::Ndjson) | None => ListFormat::Ndjson,
+    };
+    let mut what = Enrichment {
+        list: &list,
+        out: &args.out,
+        format,
+        max_age_hours: args.max_age_hours,
+        target_name: settings.db.to_string(),
+        resume: args.resume,
+        poll: Duration::from_millis(500),
+    };
+    let mut embedded = None;
+    let target: Box<dyn JobTarget> = if let (Some(base), Some(key)) = (&args.server, &args.key) {
+        what.target_name.clone_from(base);
+        Box::new(Remote(company_data_client::Client::new(base, key)?))
     } else {
         let server = Server::start(&settings).await?;
         let account = server
@@ -121,97 +107,42 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
                      --account",
                     args.account, settings.db, args.account, args.account
                 )
-            })?
-            .id;
-        Target::Here {
-            server: Box::new(server),
-            account,
+            })?;
+        let target = Embedded {
+            jobs: std::sync::Arc::clone(&server.app().jobs),
+            caller: Caller {
+                account: account.id,
+                key_id: None,
+            },
             domain: settings.fetcher.domain.clone(),
-        }
-    };
-    let answers = if urls.is_empty() {
-        (BTreeMap::new(), 0.0)
-    } else {
-        let where_ = match &args.server {
-            Some(base) => base.clone(),
-            None => settings.db.to_string(),
         };
-        run_job(&args, &target, &urls, &where_).await?
+        embedded = Some(server);
+        Box::new(target)
     };
-    let format = match args.format {
-        Some(OutputFormat::Csv) => ListFormat::Csv,
-        None if ListFormat::of(&args.out) == ListFormat::Csv => ListFormat::Csv,
-        Some(OutputFormat::Ndjson) | None => ListFormat::Ndjson,
-    };
-    write_output(&list, &answers.0, format, &args.out)?;
-    summarize(&list, &answers.0, answers.1, &args.out);
-    if let Target::Here { server, .. } = target {
-        server.stop().await;
-    }
-    Ok(())
-}
-
-/// Submits (or with `--resume` finds again) the job, shows its progress until it ends, and reads its results:
-/// the answers by job position and the credits charged.
-async fn run_job(
-    args: &EnrichArgs,
-    target: &Target,
-    urls: &[String],
-    where_: &str,
-) -> anyhow::Result<(BTreeMap<u64, InputRow>, f64)> {
-    let saved_path = PathBuf::from(format!("{}.job", args.out.display()));
-    let digest = hex::encode(sha2::Sha256::digest(urls.join("\n").as_bytes()));
-    let saved: Option<Saved> = std::fs::read(&saved_path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-    let job = match saved {
-        Some(saved) if args.resume => {
-            if saved.urls_sha256 != digest || saved.target != where_ {
-                bail!(
-                    "{} belongs to another list or another server or database; delete it to start afresh",
-                    saved_path.display()
-                );
-            }
-            eprintln!("resuming job {}", saved.job);
-            saved.job
-        }
-        Some(saved) => bail!(
-            "job {} for {} was started before and did not finish; run again with --resume to continue it \
-             without paying again, or delete {} to start afresh",
-            saved.job,
-            args.out.display(),
-            saved_path.display()
-        ),
-        None => {
-            let body = serde_json::json!({"liUrls": urls, "maxAgeHours": args.max_age_hours});
-            let job = target.submit(&body).await?;
-            let saved = Saved {
-                job: job.clone(),
-                target: where_.to_owned(),
-                urls_sha256: digest,
-            };
-            std::fs::write(&saved_path, serde_json::to_vec(&saved)?)
-                .with_context(|| format!("writing {}", saved_path.display()))?;
-            job
-        }
-    };
-    let status = tokio::select! {
-        status = follow(target, &job, urls.len() as u64) => status?,
+    let bar = progress_bar(list.to_send().0.len() as u64);
+    let enriched = tokio::select! {
+        enriched = list_enrich::enrich(target.as_ref(), &what, |job| bar.show(job)) => enriched,
         _ = tokio::signal::ctrl_c() => {
-            let what = match target {
-                Target::Server { .. } => "the job goes on on the server",
-                Target::Here { .. } => "the job is kept in the database",
-            };
+            let what = if embedded.is_some() { "the job is kept in the database" } else { "the job goes on on the server" };
             bail!("interrupted: {what}; run the same command with --resume to continue it without paying again");
         }
     };
-    let answers = target.results(&job).await?;
-    let _ = std::fs::remove_file(&saved_path);
-    Ok((answers, status["credits_charged"].as_f64().unwrap_or(0.0)))
+    bar.finish();
+    if let Some(server) = embedded {
+        server.stop().await;
+    }
+    let summary = enriched?;
+    eprintln!("wrote {}: {summary}", args.out.display());
+    Ok(())
 }
 
-/// Shows the job's progress until it is `done` or `cancelled`: a bar on a terminal, a line every 5 s otherwise.
-async fn follow(target: &Target, job: &str, total: u64) -> anyhow::Result<serde_json::Value> {
+/// The job's progress: a bar on a terminal, a line every 5 s otherwise.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    last_line: std::sync::Mutex<std::time::Instant>,
+}
+
+fn progress_bar(total: u64) -> Progress {
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -219,197 +150,41 @@ async fn follow(target: &Target, job: &str, total: u64) -> anyhow::Result<serde_
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let mut last_line = std::time::Instant::now();
-    loop {
-        let status = target.status(job).await?;
-        let done = status["done"].as_u64().unwrap_or(0);
-        let credits = status["credits_charged"].as_f64().unwrap_or(0.0);
-        let state = status["status"].as_str().unwrap_or("unknown").to_owned();
-        let paused = status["paused_reason"]
-            .as_str()
+    Progress {
+        bar,
+        last_line: std::sync::Mutex::new(std::time::Instant::now()),
+    }
+}
+
+impl Progress {
+    fn show(&self, job: &company_model::JobInfo) {
+        let paused = job
+            .paused_reason
+            .as_deref()
             .map(|why| format!(" (paused: {why})"))
             .unwrap_or_default();
-        bar.set_position(done);
-        bar.set_message(format!("{credits} credits{paused}"));
-        if bar.is_hidden() && (last_line.elapsed() >= Duration::from_secs(5) || state == "done") {
-            eprintln!("job {job}: {done}/{total} rows, {state}{paused}, {credits} credits");
-            last_line = std::time::Instant::now();
-        }
-        if state == "done" || state == "cancelled" {
-            bar.finish_and_clear();
-            return Ok(status);
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-impl Target {
-    async fn submit(&self, body: &serde_json::Value) -> anyhow::Result<String> {
-        match self {
-            Target::Server { base, key, client } => {
-                let reply = client
-                    .post(format!("{base}/v1/network/company-data/jobs"))
-                    .bearer_auth(key)
-                    .json(body)
-                    .send()
-                    .await
-                    .with_context(|| format!("cannot reach {base}"))?;
-                let status = reply.status();
-                let json: serde_json::Value = reply.json().await.unwrap_or_default();
-                if status != reqwest::StatusCode::ACCEPTED {
-                    bail!("the server refused the job ({status}): {}", json["message"]);
-                }
-                json["id"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .context("the server's answer has no job id")
-            }
-            Target::Here {
-                server,
-                account,
-                domain,
-            } => {
-                let app = server.app();
-                let request = CompanyRequest::from_job_json(body.to_string().as_bytes(), domain)?;
-                let caller = Caller {
-                    account: *account,
-                    key_id: None,
-                };
-                Ok(app.jobs.submit(caller, &request).await?.job.id.to_string())
-            }
+        self.bar.set_position(job.done);
+        self.bar
+            .set_message(format!("{} credits{paused}", job.credits_charged));
+        let Ok(mut last_line) = self.last_line.lock() else {
+            return;
+        };
+        if self.bar.is_hidden()
+            && (last_line.elapsed() >= Duration::from_secs(5) || job.status.is_final())
+        {
+            eprintln!(
+                "job {}: {}/{} rows, {}{paused}, {} credits",
+                job.id,
+                job.done,
+                job.total,
+                job.status.as_str(),
+                job.credits_charged
+            );
+            *last_line = std::time::Instant::now();
         }
     }
 
-    async fn status(&self, job: &str) -> anyhow::Result<serde_json::Value> {
-        match self {
-            Target::Server { base, key, client } => {
-                let reply = client
-                    .get(format!("{base}/v1/network/company-data/jobs/{job}"))
-                    .bearer_auth(key)
-                    .send()
-                    .await
-                    .with_context(|| format!("cannot reach {base}"))?;
-                let status = reply.status();
-                let json: serde_json::Value = reply.json().await.unwrap_or_default();
-                if !status.is_success() {
-                    bail!(
-                        "the server did not show job {job} ({status}): {}",
-                        json["message"]
-                    );
-                }
-                Ok(json)
-            }
-            Target::Here {
-                server, account, ..
-            } => Ok(server
-                .app()
-                .jobs
-                .job(*account, job_id(job)?)
-                .await?
-                .with_context(|| format!("no job {job} of this account in the database"))?
-                .to_json()),
-        }
+    fn finish(&self) {
+        self.bar.finish_and_clear();
     }
-
-    async fn results(&self, job: &str) -> anyhow::Result<BTreeMap<u64, InputRow>> {
-        let mut answers = BTreeMap::new();
-        let page = bulk_jobs::MOST_ROWS_PER_READ;
-        let mut from = 0_u64;
-        loop {
-            let rows: Vec<InputRow> = match self {
-                Target::Server { base, key, client } => {
-                    let text = client
-                        .get(format!(
-                            "{base}/v1/network/company-data/jobs/{job}/results?from={from}&limit={page}"
-                        ))
-                        .bearer_auth(key)
-                        .send()
-                        .await
-                        .with_context(|| format!("cannot reach {base}"))?
-                        .error_for_status()?
-                        .text()
-                        .await?;
-                    text.lines().filter_map(input_row_from_line).collect()
-                }
-                Target::Here {
-                    server, account, ..
-                } => server
-                    .app()
-                    .jobs
-                    .inputs(*account, job_id(job)?, from, page)
-                    .await?
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|row| row.answer.is_some())
-                    .collect(),
-            };
-            let last = rows.last().map(|row| row.position);
-            answers.extend(rows.into_iter().map(|row| (row.position, row)));
-            match last {
-                Some(last) if last + 1 >= from + u64::from(page) => from += u64::from(page),
-                _ => return Ok(answers),
-            }
-        }
-    }
-}
-
-fn job_id(text: &str) -> anyhow::Result<bulk_jobs::JobId> {
-    Ok(bulk_jobs::JobId(
-        text.parse()
-            .with_context(|| format!("`{text}` is not a job id"))?,
-    ))
-}
-
-/// Writes the results next to OUTPUT and renames them into place, so an interrupted write leaves no half file.
-fn write_output(
-    list: &List,
-    answers: &BTreeMap<u64, InputRow>,
-    format: ListFormat,
-    out: &Path,
-) -> anyhow::Result<()> {
-    let partial = PathBuf::from(format!("{}.partial", out.display()));
-    let mut file = std::io::BufWriter::new(
-        std::fs::File::create(&partial)
-            .with_context(|| format!("cannot write {}", partial.display()))?,
-    );
-    list.write_results(answers, format, &mut file)?;
-    std::io::Write::flush(&mut file)?;
-    drop(file);
-    std::fs::rename(&partial, out).with_context(|| format!("cannot write {}", out.display()))?;
-    Ok(())
-}
-
-/// The summary on stderr: rows resolved, unresolved by reason, credits.
-fn summarize(list: &List, answers: &BTreeMap<u64, InputRow>, credits: f64, out: &Path) {
-    let mut resolved = 0;
-    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
-    let (_, rows_of) = list.to_send();
-    for position in 0..rows_of.len() as u64 {
-        match answers.get(&position).and_then(|row| row.answer.as_ref()) {
-            Some(bulk_jobs::Answer::Found { .. }) => resolved += 1,
-            Some(bulk_jobs::Answer::Unresolved { code, .. }) => {
-                *reasons.entry(code.as_str()).or_default() += 1;
-            }
-            None => *reasons.entry("not_looked_up").or_default() += 1,
-        }
-    }
-    let invalid = list.rows.len() - rows_of.len();
-    if invalid > 0 {
-        reasons.insert("invalid_url", invalid);
-    }
-    let unresolved: usize = reasons.values().sum();
-    let by_reason = reasons
-        .iter()
-        .map(|(reason, count)| format!("{reason} {count}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    eprintln!(
-        "wrote {}: {resolved} resolved, {unresolved} unresolved{}, {credits} credits",
-        out.display(),
-        if by_reason.is_empty() {
-            String::new()
-        } else {
-            format!(" ({by_reason})")
-        }
-    );
 }

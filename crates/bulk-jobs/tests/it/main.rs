@@ -118,7 +118,7 @@ async fn a_job_runs_to_the_end_charging_each_resolved_page_once() {
     // Two distinct pages resolved, live: 2 credits; the unresolved page and the repeats cost nothing.
     assert_eq!(done.credits_charged, Credits::parse("2").expect("amount"));
     assert_eq!(balance(&world).await, Credits::parse("8").expect("amount"));
-    let json = done.to_json();
+    let json = serde_json::to_value(done.info()).expect("json");
     assert_eq!(json["status"], "done");
     assert_eq!(json["credits_charged"], 2.0);
 
@@ -130,7 +130,7 @@ async fn a_job_runs_to_the_end_charging_each_resolved_page_once() {
         .expect("the account's job");
     let lines: Vec<serde_json::Value> = rows
         .iter()
-        .map(|row| serde_json::from_slice(&output::ndjson_line(row).expect("done")).expect("json"))
+        .map(|row| serde_json::from_slice(&row.ndjson_line().expect("done")).expect("json"))
         .collect();
     assert_eq!(lines.len(), 5);
     assert_eq!(lines[2]["position"], 2);
@@ -286,7 +286,10 @@ async fn a_job_pauses_without_credits_and_resumes_after_a_grant() {
         Credits::ZERO,
         "spent to the last credit, never below"
     );
-    assert_eq!(paused.to_json()["paused_reason"], "insufficient_credits");
+    assert_eq!(
+        paused.info().paused_reason.as_deref(),
+        Some("insufficient_credits")
+    );
     world
         .ledger
         .grant(
@@ -322,83 +325,4 @@ async fn a_cancelled_job_is_not_worked_on() {
         Worked::Nothing
     );
     assert_eq!(balance(&world).await, Credits::parse("10").expect("amount"));
-}
-
-#[test]
-fn lists_are_read_from_csv_ndjson_and_text_and_written_beside_their_rows() {
-    use bulk_jobs::lists::{List, ListError, ListFormat};
-    let dir = tempfile::tempdir().expect("temp dir");
-    let domain = NetworkDomain::default();
-    let csv = dir.path().join("crm.csv");
-    std::fs::write(
-        &csv,
-        "name,site,profile\nGoogle,google.com,https://www.linkedin.com/company/google\nNobody,x.com,not a url\n",
-    )
-    .expect("written");
-    let list = List::read(&csv, None, &domain).expect("read");
-    assert_eq!(
-        list.url_column, "profile",
-        "the first column holding page URLs"
-    );
-    assert_eq!(
-        list.to_send(),
-        (
-            vec!["https://www.linkedin.com/company/google".to_owned()],
-            vec![0]
-        )
-    );
-    assert!(list.rows[1].page.is_err());
-    assert!(matches!(
-        List::read(&csv, Some("linkedin"), &domain),
-        Err(ListError::NoSuchColumn(_))
-    ));
-    assert!(
-        matches!(List::read(&csv, Some("site"), &domain), Ok(list) if list.to_send().0.is_empty())
-    );
-
-    let ndjson = dir.path().join("list.ndjson");
-    std::fs::write(
-        &ndjson,
-        "{\"id\": 1, \"url\": \"https://www.linkedin.com/school/stanford\"}\n\n{\"id\": 2}\n",
-    )
-    .expect("written");
-    let list = List::read(&ndjson, None, &domain).expect("read");
-    assert_eq!((list.url_column.as_str(), list.rows.len()), ("url", 2));
-    assert_eq!(list.rows[0].fields[0], ("id".to_owned(), "1".to_owned()));
-
-    let text = dir.path().join("urls.txt");
-    std::fs::write(
-        &text,
-        "# targets\nhttps://www.linkedin.com/company/google\n\nlinkedin.com/company/x\n",
-    )
-    .expect("written");
-    let list = List::read(&text, None, &domain).expect("read");
-    assert_eq!(list.rows.len(), 2);
-    assert!(list.rows[1].page.is_err(), "not https");
-
-    // Written with nothing answered (a job cancelled at once): every row once, its own columns kept.
-    let list = List::read(&csv, None, &domain).expect("read");
-    let mut out = Vec::new();
-    list.write_results(
-        &std::collections::BTreeMap::new(),
-        ListFormat::Csv,
-        &mut out,
-    )
-    .expect("written");
-    let mut reader = csv::Reader::from_reader(out.as_slice());
-    let header = reader.headers().expect("header").clone();
-    assert_eq!(&header[0], "name");
-    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
-    let error = header
-        .iter()
-        .position(|h| h == "error")
-        .expect("error column");
-    assert_eq!(
-        (&rows[0][error], &rows[1][error]),
-        ("not_looked_up", "invalid_url")
-    );
-    assert_eq!(
-        ListFormat::of(std::path::Path::new("x.JSONL")),
-        ListFormat::Ndjson
-    );
 }

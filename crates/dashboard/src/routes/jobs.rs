@@ -127,7 +127,11 @@ pub(crate) async fn download(parts: &Parts, visitor: &Visitor, id: &str, csv: bo
         if csv {
             body.extend(output::csv_bytes(&rows, false).map_err(crate::error::internal)?);
         } else {
-            body.extend(rows.iter().filter_map(output::ndjson_line).flatten());
+            body.extend(
+                rows.iter()
+                    .filter_map(bulk_jobs::InputRow::ndjson_line)
+                    .flatten(),
+            );
         }
         if rows.len() < DOWNLOAD_BATCH as usize {
             break;

@@ -189,3 +189,51 @@ async fn the_openapi_document_states_the_owners_bounds_and_prices() {
     }
     assert!(description.contains("25 s on this server"), "{description}");
 }
+
+/// The document's `paths` and the dispatch come from one table: every path answers a method the document does
+/// not list for it with 405 and exactly the document's methods in `Allow` (`HEAD` beside `GET`); the jobs' and
+/// watches' paths are 404 on an API without them.
+#[tokio::test]
+async fn every_documented_path_refuses_other_methods_with_the_documents_allow() {
+    let world = world().await;
+    let api = world.api(world.keys.clone());
+    let document: Value = serde_json::from_slice(&api.openapi()).expect("JSON");
+    let paths = document["paths"].as_object().expect("paths");
+    assert!(paths.len() >= 10, "{paths:?}");
+    for (path, item) in paths {
+        let mut methods: Vec<String> = item
+            .as_object()
+            .expect("path item")
+            .keys()
+            .filter(|key| *key != "parameters")
+            .map(|method| method.to_ascii_uppercase())
+            .collect();
+        if methods.iter().any(|m| m == "GET") {
+            methods.push("HEAD".to_owned());
+        }
+        let concrete = path.replace("{id}", "7");
+        let request = http::Request::patch(concrete.as_str())
+            .body(Full::new(Bytes::new()))
+            .expect("a request");
+        let (status, headers, body) = send(&api, request).await;
+        if path.contains("/jobs") || path.contains("/watches") {
+            assert_eq!(
+                (status, &body["error"]),
+                (404, &Value::from("not_found")),
+                "{path}"
+            );
+            continue;
+        }
+        assert_eq!(status, 405, "{path}: {body}");
+        let mut allowed: Vec<String> = headers
+            .get("allow")
+            .and_then(|v| v.to_str().ok())
+            .expect("Allow")
+            .split(", ")
+            .map(str::to_owned)
+            .collect();
+        allowed.sort();
+        methods.sort();
+        assert_eq!(allowed, methods, "{path}");
+    }
+}

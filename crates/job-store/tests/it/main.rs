@@ -403,9 +403,92 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
     );
 }
 
+async fn a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing(engine: &Engine) {
+    let store = open_store(engine).await;
+    let running = store
+        .create(new_job(
+            1,
+            &[
+                "https://www.linkedin.com/company/a",
+                "https://www.linkedin.com/company/b",
+            ],
+        ))
+        .await
+        .expect("created");
+    let kept = store
+        .create(new_job(1, &["https://www.linkedin.com/company/d"]))
+        .await
+        .expect("created");
+    let lease = store
+        .lease("web-1", 1, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_eq!(lease.job, running.id);
+    assert!(
+        !store
+            .delete(AccountId(2), running.id)
+            .await
+            .expect("delete"),
+        "not its job"
+    );
+    assert!(
+        store
+            .delete(AccountId(1), running.id)
+            .await
+            .expect("delete")
+    );
+    assert!(
+        !store
+            .delete(AccountId(1), running.id)
+            .await
+            .expect("delete"),
+        "already gone"
+    );
+    assert!(
+        store
+            .job(AccountId(1), running.id)
+            .await
+            .expect("read")
+            .is_none()
+    );
+    assert!(
+        store
+            .inputs(running.id, 0, 10)
+            .await
+            .expect("inputs")
+            .is_empty()
+    );
+    assert!(
+        !store
+            .finish(lease.id, vec![(lease.pages[0].clone(), found("A"))], 1000)
+            .await
+            .expect("finish"),
+        "the lease went with its job"
+    );
+    // The other job is untouched and is the only work left.
+    let next = store
+        .lease("web-1", 5, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_eq!(next.job, kept.id);
+    assert_eq!(
+        store
+            .jobs(AccountId(1), None, 10)
+            .await
+            .expect("list")
+            .iter()
+            .map(|j| j.id)
+            .collect::<Vec<_>>(),
+        vec![kept.id]
+    );
+}
+
 test_support::engine_tests! {
     a_job_is_leased_answered_and_read_back_in_input_order,
     accounts_take_turns_and_pages_are_leased_once_across_servers,
     an_abandoned_lease_is_handed_out_again_whole_under_its_id,
     paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged,
+    a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing,
 }

@@ -1,0 +1,268 @@
+//! The `Api` handle: its parts, its settings, and who is calling (the key verified, its rate checked).
+//! Answering requests is `dispatch.rs`'s; each operation's handler is in a module of its own.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use api_keys::ApiKey;
+use bulk_jobs::BulkJobs;
+use bytes::Bytes;
+use company_lookup::{Caller, LookupService};
+use company_watch::Watches;
+use http::{HeaderMap, HeaderValue};
+use idempotency::IdempotencyStore;
+use page_url::NetworkDomain;
+use shared_limits::{LimitStore, MemoryLimits, RateGate, RateStatus};
+
+use crate::KeyRate;
+use crate::auth::{Authenticator, presented_key};
+use crate::error::ApiError;
+use crate::openapi::openapi_document;
+
+/// What the API needs to know besides its parts.
+#[derive(Clone, Debug)]
+pub struct ApiSettings {
+    /// The rate each API key may send requests at (counted per key id, in the store given to
+    /// [`Api::with_limits`]); `None` for no limit. Default: 10 per second, 20 at once.
+    pub key_rate: Option<KeyRate>,
+    /// Time for a request's body to arrive (408 after it). Default 30 s.
+    pub body_timeout: Duration,
+    /// The header a trusted reverse proxy puts the client's address in (e.g. `X-Forwarded-For`, whose last
+    /// entry is the one the proxy added, or `X-Real-IP`). `None` (the default): the connection's peer address,
+    /// which is right when clients connect directly. Failed authentications are limited per this address.
+    /// Set it only behind a proxy that sets the header: otherwise clients could choose their address.
+    pub client_address_header: Option<http::HeaderName>,
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        Self {
+            key_rate: Some(KeyRate {
+                per_second: 10.0,
+                burst: 20,
+            }),
+            body_timeout: Duration::from_secs(30),
+            client_address_header: None,
+        }
+    }
+}
+
+/// The API: a cheap handle (an `Arc` inside) to clone into each connection.
+#[derive(Clone, Debug)]
+pub struct Api(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    lookup: Arc<LookupService>,
+    authenticator: Arc<dyn Authenticator>,
+    domain: NetworkDomain,
+    settings: ApiSettings,
+    key_rate: Option<RateGate>,
+    /// `/openapi.json`, serialized once.
+    openapi: Bytes,
+    /// What `/healthz` asks, once set.
+    health: std::sync::OnceLock<Arc<dyn HealthCheck>>,
+    /// The bulk jobs behind `/v1/network/company-data/jobs`, once set.
+    jobs: std::sync::OnceLock<Arc<BulkJobs>>,
+    /// The watches behind `/v1/network/company-data/watches`, once set.
+    watches: std::sync::OnceLock<Arc<Watches>>,
+    /// Where `Idempotency-Key` answers are kept, once set.
+    idempotency: std::sync::OnceLock<Arc<dyn IdempotencyStore>>,
+}
+
+/// What `GET /healthz` asks besides "the process answers": typically whether the database answers.
+#[async_trait::async_trait]
+pub trait HealthCheck: Send + Sync + std::fmt::Debug {
+    /// `Err` with a short reason when the service cannot serve requests (`/healthz` then answers 503).
+    async fn check(&self) -> Result<(), String>;
+}
+
+impl Api {
+    /// The API over a lookup service, checking keys with `authenticator`, accepting page URLs on `domain`; the
+    /// per-key rate counted in this process.
+    pub fn new(
+        lookup: Arc<LookupService>,
+        authenticator: Arc<dyn Authenticator>,
+        domain: NetworkDomain,
+        settings: ApiSettings,
+    ) -> Self {
+        Self::with_limits(
+            lookup,
+            authenticator,
+            domain,
+            settings,
+            Arc::new(MemoryLimits::new()),
+        )
+    }
+
+    /// [`Api::new`] with the per-key rate counted in `limits` (bucket `key:<key id>`): on a store several
+    /// servers share, each key's rate is a total for the deployment.
+    pub fn with_limits(
+        lookup: Arc<LookupService>,
+        authenticator: Arc<dyn Authenticator>,
+        domain: NetworkDomain,
+        settings: ApiSettings,
+        limits: Arc<dyn LimitStore>,
+    ) -> Self {
+        let document = openapi_document(
+            &domain,
+            lookup.settings().live_timeout,
+            settings.body_timeout,
+        );
+        // A `Value` always serializes; the fallback only keeps this infallible.
+        let openapi = serde_json::to_vec_pretty(&document)
+            .map(Bytes::from)
+            .unwrap_or_default();
+        Self(Arc::new(Inner {
+            lookup,
+            authenticator,
+            domain,
+            key_rate: settings
+                .key_rate
+                .and_then(|rate| RateGate::new(limits, rate)),
+            settings,
+            openapi,
+            health: std::sync::OnceLock::new(),
+            jobs: std::sync::OnceLock::new(),
+            watches: std::sync::OnceLock::new(),
+            idempotency: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// Keeps the answers of requests sent with an `Idempotency-Key` in `store` (once; later calls change
+    /// nothing), so that a retry with the same key gets the first answer and is charged once. Without it the
+    /// header is checked for its form and otherwise ignored.
+    pub fn set_idempotency(&self, store: Arc<dyn IdempotencyStore>) {
+        let _ = self.0.idempotency.set(store);
+    }
+
+    pub(crate) fn idempotency(&self) -> Option<Arc<dyn IdempotencyStore>> {
+        self.0.idempotency.get().cloned()
+    }
+
+    /// Serves bulk jobs from `jobs` under `/v1/network/company-data/jobs` (once; later calls change nothing).
+    /// Without it those paths are 404.
+    pub fn set_jobs(&self, jobs: Arc<BulkJobs>) {
+        let _ = self.0.jobs.set(jobs);
+    }
+
+    /// Serves watches from `watches` under `/v1/network/company-data/watches` (once; later calls change
+    /// nothing). Without it those paths are 404.
+    pub fn set_watches(&self, watches: Arc<Watches>) {
+        let _ = self.0.watches.set(watches);
+    }
+
+    pub(crate) fn body_timeout(&self) -> Duration {
+        self.0.settings.body_timeout
+    }
+
+    pub(crate) fn lookup(&self) -> &LookupService {
+        &self.0.lookup
+    }
+
+    pub(crate) fn domain(&self) -> &NetworkDomain {
+        &self.0.domain
+    }
+
+    /// Makes `/healthz` ask `check` (once; later calls change nothing). Without one, `/healthz` says only that
+    /// the process answers.
+    pub fn set_health_check(&self, check: Arc<dyn HealthCheck>) {
+        let _ = self.0.health.set(check);
+    }
+
+    /// The OpenAPI 3.1 document this API serves at `/openapi.json`, as JSON text.
+    pub fn openapi(&self) -> Bytes {
+        self.0.openapi.clone()
+    }
+
+    /// The bulk jobs, once set.
+    pub(crate) fn jobs(&self) -> Option<&Arc<BulkJobs>> {
+        self.0.jobs.get()
+    }
+
+    /// The watches, once set.
+    pub(crate) fn watches(&self) -> Option<&Arc<Watches>> {
+        self.0.watches.get()
+    }
+
+    /// What `/healthz` asks, once set.
+    pub(crate) fn health_check(&self) -> Option<&Arc<dyn HealthCheck>> {
+        self.0.health.get()
+    }
+
+    /// The caller of a key-bearing request: the key verified (failures limited per client address), then its
+    /// request rate checked.
+    pub(crate) async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        extensions: &http::Extensions,
+    ) -> Result<Caller, ApiError> {
+        let key = presented_key(headers)?;
+        let client = self.client_address(headers, extensions);
+        let verified = self.0.authenticator.authenticate(&key, client).await?;
+        // Logged with the request: the account, and the key's prefix (never the key).
+        let span = tracing::Span::current();
+        span.record("account", verified.account.0);
+        if let Some(key) = ApiKey::parse(&key) {
+            span.record("key", key.prefix());
+        }
+        if let Some(gate) = &self.0.key_rate {
+            let checked = gate.check(&format!("key:{}", verified.key_id.0)).await;
+            if let Some(cell) = extensions.get::<RateCell>() {
+                let _ = cell
+                    .0
+                    .set(*checked.as_ref().unwrap_or_else(|refused| &refused.status));
+            }
+            checked.map_err(|refused| ApiError::RateLimited {
+                retry_after: refused.retry_after,
+            })?;
+        }
+        Ok(Caller {
+            account: verified.account,
+            key_id: Some(verified.key_id.0),
+        })
+    }
+}
+
+impl Api {
+    /// The client's address: from the trusted proxy's header when one is configured and the request carries
+    /// it (its last entry), else the connection's peer as the server recorded it ([`http_serve::ClientAddr`]).
+    fn client_address(
+        &self,
+        headers: &HeaderMap,
+        extensions: &http::Extensions,
+    ) -> Option<std::net::IpAddr> {
+        let from_proxy = self
+            .0
+            .settings
+            .client_address_header
+            .as_ref()
+            .and_then(|name| headers.get_all(name).iter().next_back())
+            .and_then(|value| value.to_str().ok())
+            .and_then(|text| text.rsplit(',').next())
+            .and_then(|last| last.trim().parse().ok());
+        from_proxy.or_else(|| {
+            extensions
+                .get::<http_serve::ClientAddr>()
+                .map(|peer| peer.0.ip())
+        })
+    }
+}
+
+/// Where the caller's key stands against its rate, set once the key is checked: `handle` turns it into the
+/// `RateLimit-*` headers of the response, whatever the answer.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RateCell(pub(crate) Arc<std::sync::OnceLock<RateStatus>>);
+
+/// `RateLimit-Limit` (the burst), `RateLimit-Remaining` (requests that may go now) and `RateLimit-Reset`
+/// (whole seconds until the burst is whole again), as the IETF RateLimit header fields draft names them.
+pub(crate) fn rate_limit_headers(headers: &mut HeaderMap, status: &RateStatus) {
+    let reset = status.reset.as_secs() + u64::from(status.reset.subsec_nanos() > 0);
+    for (name, value) in [
+        ("ratelimit-limit", u64::from(status.limit)),
+        ("ratelimit-remaining", u64::from(status.remaining)),
+        ("ratelimit-reset", reset),
+    ] {
+        headers.insert(name, HeaderValue::from(value));
+    }
+}

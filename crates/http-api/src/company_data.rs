@@ -1,0 +1,49 @@
+//! `POST /v1/network/company-data`: page URLs in, company records out (spec 2).
+
+use company_lookup::Caller;
+use company_model::{CompanyRequest, MAX_BODY_BYTES};
+use http::{Request, StatusCode};
+use http_serve::Response;
+
+use crate::api::Api;
+use crate::error::ApiError;
+use crate::request::{idempotency_key, require_json};
+use crate::respond::{credits_headers, json_bytes_response};
+
+impl Api {
+    /// `POST /v1/network/company-data`: auth, body, validation, lookup, billing headers.
+    pub(crate) async fn company_data<B>(&self, request: Request<B>) -> Result<Response, ApiError>
+    where
+        B: hyper::body::Body + Unpin,
+    {
+        let caller = self
+            .authenticate(request.headers(), request.extensions())
+            .await?;
+        require_json(request.headers())?;
+        let key = idempotency_key(request.headers())?;
+        let path = request.uri().path().to_owned();
+        let body = http_serve::read_body(request, MAX_BODY_BYTES, self.body_timeout()).await?;
+        let parsed = CompanyRequest::from_json(&body, self.domain())?;
+        let fingerprint = idempotency::fingerprint("POST", &path, &body);
+        self.idempotent(caller.account, key, fingerprint, move |api| async move {
+            api.look_up(caller, &parsed).await
+        })
+        .await
+    }
+
+    /// The company-data answer to a valid request: the lookup, and the billing headers.
+    async fn look_up(&self, caller: Caller, parsed: &CompanyRequest) -> Result<Response, ApiError> {
+        let outcome = self.lookup().run(caller, parsed).await?;
+        let span = tracing::Span::current();
+        span.record("records", outcome.response.results.len());
+        span.record("credits", tracing::field::display(outcome.charged));
+        // Written by copying each record's stored text, not through serde (see `CompanyDataResponse::to_json`).
+        let mut response = json_bytes_response(StatusCode::OK, outcome.response.to_json());
+        credits_headers(
+            &mut response,
+            Some(outcome.charged),
+            Some(outcome.remaining),
+        );
+        Ok(response)
+    }
+}

@@ -1,0 +1,69 @@
+//! Response builders: every answer of the API is made here (JSON, bytes of a media type), never cached by
+//! intermediaries. Imports nothing else of the crate.
+
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use http_body_util::Full;
+use http_serve::Response;
+
+/// A JSON response of `body`, or a 500 if it could not be written.
+pub(crate) fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Response {
+    json_bytes_response(status, serde_json::to_vec(body))
+}
+
+/// A JSON response from serialized bytes, or a 500 if they could not be written.
+pub(crate) fn json_bytes_response(
+    status: StatusCode,
+    body: Result<Vec<u8>, serde_json::Error>,
+) -> Response {
+    match body {
+        Ok(bytes) => bytes_response(status, bytes.into(), "application/json"),
+        Err(error) => {
+            tracing::error!(%error, "could not serialize a response");
+            bytes_response(StatusCode::INTERNAL_SERVER_ERROR, Bytes::from_static(
+                br#"{"error":"internal_error","message":"The response could not be written. Retry.","status_code":500}"#,
+            ), "application/json")
+        }
+    }
+}
+
+/// A response of `body` as `content_type`, with `Cache-Control: no-store`.
+pub(crate) fn bytes_response(
+    status: StatusCode,
+    body: Bytes,
+    content_type: &'static str,
+) -> Response {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// 204 No Content.
+pub(crate) fn no_content() -> Response {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// Sets `X-Credits-Charged` and `X-Credits-Remaining` (decimal credits) where a value is known.
+pub(crate) fn credits_headers(
+    response: &mut Response,
+    charged: Option<impl std::fmt::Display>,
+    remaining: Option<impl std::fmt::Display>,
+) {
+    let headers = [
+        ("x-credits-charged", charged.map(|c| c.to_string())),
+        ("x-credits-remaining", remaining.map(|r| r.to_string())),
+    ];
+    for (name, value) in headers {
+        if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+}

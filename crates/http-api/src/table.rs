@@ -1,0 +1,287 @@
+//! The route table: every path the API serves, written once, with the methods it takes and the operation each
+//! method runs. Dispatch (`dispatch.rs`), the `Allow` header of a 405, the metric label of a request and the
+//! `paths` of the OpenAPI document are all read from [`ROUTES`]; the operation's handler and its OpenAPI object
+//! are `match`es over [`Operation`], so the compiler holds a new route to both.
+
+use http::Method;
+
+/// What one method of one path does. Its name is the OpenAPI `operationId` in upper camel case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Operation {
+    /// `POST /v1/network/company-data`.
+    GetCompanyData,
+    /// `GET /openapi.json`.
+    GetOpenApiDocument,
+    /// `GET /healthz`.
+    GetHealth,
+    /// `GET /v1/network/company-data/history`.
+    GetCompanyHistory,
+    /// `GET /v1/account`.
+    GetAccount,
+    /// `POST /v1/network/company-data/jobs`.
+    CreateJob,
+    /// `GET /v1/network/company-data/jobs`.
+    ListJobs,
+    /// `GET /v1/network/company-data/jobs/{id}`.
+    GetJob,
+    /// `DELETE /v1/network/company-data/jobs/{id}`.
+    DeleteJob,
+    /// `POST /v1/network/company-data/jobs/{id}/cancel`.
+    CancelJob,
+    /// `GET /v1/network/company-data/jobs/{id}/results`.
+    GetJobResults,
+    /// `POST /v1/network/company-data/watches`.
+    CreateWatches,
+    /// `GET /v1/network/company-data/watches`.
+    ListWatches,
+    /// `GET /v1/network/company-data/watches/{id}`.
+    GetWatch,
+    /// `DELETE /v1/network/company-data/watches/{id}`.
+    DeleteWatch,
+}
+
+impl Operation {
+    /// The OpenAPI `operationId` (kept from the first published documents, so generated clients keep their
+    /// method names).
+    pub(crate) fn operation_id(self) -> &'static str {
+        match self {
+            Self::GetCompanyData => "getLinkedInCompanyData",
+            Self::GetOpenApiDocument => "getOpenApiDocument",
+            Self::GetHealth => "getHealth",
+            Self::GetCompanyHistory => "getCompanyHistory",
+            Self::GetAccount => "getAccount",
+            Self::CreateJob => "createCompanyDataJob",
+            Self::ListJobs => "listCompanyDataJobs",
+            Self::GetJob => "getCompanyDataJob",
+            Self::DeleteJob => "deleteCompanyDataJob",
+            Self::CancelJob => "cancelCompanyDataJob",
+            Self::GetJobResults => "getCompanyDataJobResults",
+            Self::CreateWatches => "createCompanyWatches",
+            Self::ListWatches => "listCompanyWatches",
+            Self::GetWatch => "getCompanyWatch",
+            Self::DeleteWatch => "deleteCompanyWatch",
+        }
+    }
+
+    /// Whether the operation takes an API key (and so counts against the key's rate).
+    pub(crate) fn keyed(self) -> bool {
+        !matches!(self, Self::GetOpenApiDocument | Self::GetHealth)
+    }
+
+    /// Whether the operation creates or charges, and so takes `Idempotency-Key` (docs/api.md, "Idempotent
+    /// retries").
+    pub(crate) fn idempotent(self) -> bool {
+        matches!(
+            self,
+            Self::GetCompanyData | Self::CreateJob | Self::CreateWatches
+        )
+    }
+}
+
+/// Which of the API's parts serves a route: the jobs and watches answer 404 until the host sets them
+/// ([`crate::Api::set_jobs`], [`crate::Api::set_watches`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// Always served.
+    Core,
+    /// Served once bulk jobs are set.
+    Jobs,
+    /// Served once watches are set.
+    Watches,
+}
+
+/// One path and what each of its methods does. `HEAD` is taken wherever `GET` is.
+#[derive(Debug)]
+pub(crate) struct Route {
+    /// The path as matched and as published, `{id}` standing for one segment (matchit's syntax, OpenAPI's too).
+    /// Also the request's metric label.
+    pub(crate) path: &'static str,
+    /// Which part of the API serves it.
+    pub(crate) part: Part,
+    /// The methods it takes, and the operation of each.
+    pub(crate) methods: &'static [(Method, Operation)],
+}
+
+impl Route {
+    /// The operation `method` runs on this path; `HEAD` runs `GET`'s.
+    pub(crate) fn operation(&self, method: &Method) -> Option<Operation> {
+        let method = if method == Method::HEAD {
+            &Method::GET
+        } else {
+            method
+        };
+        self.methods
+            .iter()
+            .find(|(m, _)| m == method)
+            .map(|(_, operation)| *operation)
+    }
+
+    /// The `Allow` header's value: the methods in the table's order, `HEAD` after `GET`.
+    pub(crate) fn allow(&self) -> String {
+        let mut methods = Vec::with_capacity(self.methods.len() + 1);
+        for (method, _) in self.methods {
+            methods.push(method.as_str());
+            if method == Method::GET {
+                methods.push("HEAD");
+            }
+        }
+        methods.join(", ")
+    }
+}
+
+/// The bulk jobs' collection: a job is `{JOBS}/{id}`.
+pub(crate) const JOBS: &str = "/v1/network/company-data/jobs";
+/// The watches' collection: a watch is `{WATCHES}/{id}`.
+pub(crate) const WATCHES: &str = "/v1/network/company-data/watches";
+
+/// Every route, in the order the OpenAPI document lists them.
+pub(crate) const ROUTES: &[Route] = &[
+    Route {
+        path: "/v1/network/company-data",
+        part: Part::Core,
+        methods: &[(Method::POST, Operation::GetCompanyData)],
+    },
+    Route {
+        path: "/openapi.json",
+        part: Part::Core,
+        methods: &[(Method::GET, Operation::GetOpenApiDocument)],
+    },
+    Route {
+        path: "/healthz",
+        part: Part::Core,
+        methods: &[(Method::GET, Operation::GetHealth)],
+    },
+    Route {
+        path: JOBS,
+        part: Part::Jobs,
+        methods: &[
+            (Method::GET, Operation::ListJobs),
+            (Method::POST, Operation::CreateJob),
+        ],
+    },
+    Route {
+        path: "/v1/network/company-data/jobs/{id}",
+        part: Part::Jobs,
+        methods: &[
+            (Method::GET, Operation::GetJob),
+            (Method::DELETE, Operation::DeleteJob),
+        ],
+    },
+    Route {
+        path: "/v1/network/company-data/jobs/{id}/cancel",
+        part: Part::Jobs,
+        methods: &[(Method::POST, Operation::CancelJob)],
+    },
+    Route {
+        path: "/v1/network/company-data/jobs/{id}/results",
+        part: Part::Jobs,
+        methods: &[(Method::GET, Operation::GetJobResults)],
+    },
+    Route {
+        path: "/v1/network/company-data/history",
+        part: Part::Core,
+        methods: &[(Method::GET, Operation::GetCompanyHistory)],
+    },
+    Route {
+        path: WATCHES,
+        part: Part::Watches,
+        methods: &[
+            (Method::GET, Operation::ListWatches),
+            (Method::POST, Operation::CreateWatches),
+        ],
+    },
+    Route {
+        path: "/v1/network/company-data/watches/{id}",
+        part: Part::Watches,
+        methods: &[
+            (Method::GET, Operation::GetWatch),
+            (Method::DELETE, Operation::DeleteWatch),
+        ],
+    },
+    Route {
+        path: "/v1/account",
+        part: Part::Core,
+        methods: &[(Method::GET, Operation::GetAccount)],
+    },
+];
+
+/// The route a path names, matched once per request by a [`matchit`] router built from [`ROUTES`] on first
+/// use. A trailing `/` is forgiven (`/jobs/` is the jobs collection).
+pub(crate) fn route(path: &str) -> Option<(&'static Route, Option<String>)> {
+    static ROUTER: std::sync::LazyLock<matchit::Router<usize>> = std::sync::LazyLock::new(|| {
+        let mut router = matchit::Router::new();
+        for (index, route) in ROUTES.iter().enumerate() {
+            // The table is a constant; a path matchit refuses is a bug the first request (and every test) shows.
+            if let Err(error) = router.insert(route.path, index) {
+                tracing::error!(path = route.path, %error, "the route table holds a path matchit refuses");
+            }
+        }
+        router
+    });
+    let matched = match ROUTER.at(path) {
+        Ok(matched) => matched,
+        Err(_) => ROUTER
+            .at(path.strip_suffix('/').filter(|p| !p.is_empty())?)
+            .ok()?,
+    };
+    let route = ROUTES.get(*matched.value)?;
+    Some((route, matched.params.get("id").map(str::to_owned)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_path_matches_its_own_route_and_ids_are_one_segment() {
+        for route in ROUTES {
+            let path = route.path.replace("{id}", "12");
+            let (found, id) = route_of(&path);
+            assert_eq!(found, route.path, "{path}");
+            assert_eq!(id.is_some(), route.path.contains("{id}"));
+        }
+        assert_eq!(route_of(&format!("{JOBS}/")).0, JOBS);
+        assert_eq!(
+            route_of(&format!("{JOBS}/x/results")),
+            (
+                "/v1/network/company-data/jobs/{id}/results",
+                Some("x".to_owned())
+            )
+        );
+        for unknown in [
+            "/v1/network/company-data/jobsx",
+            "/v1/network/company-data/jobs/12/other",
+            "/v1/network/company-data/watches/3/results",
+            "/wp-admin.php",
+            "/",
+            "",
+        ] {
+            assert!(route(unknown).is_none(), "{unknown}");
+        }
+    }
+
+    fn route_of(path: &str) -> (&'static str, Option<String>) {
+        let (route, id) = route(path).expect(path);
+        (route.path, id)
+    }
+
+    #[test]
+    fn allow_lists_head_after_get_and_operations_follow_methods() {
+        let (jobs, _) = route(JOBS).expect("jobs");
+        assert_eq!(jobs.allow(), "GET, HEAD, POST");
+        assert_eq!(jobs.operation(&Method::HEAD), Some(Operation::ListJobs));
+        assert_eq!(jobs.operation(&Method::PUT), None);
+        let ids: std::collections::HashSet<&str> = ROUTES
+            .iter()
+            .flat_map(|route| route.methods.iter().map(|(_, op)| op.operation_id()))
+            .collect();
+        assert_eq!(
+            ids.len(),
+            ROUTES
+                .iter()
+                .map(|route| route.methods.len())
+                .sum::<usize>(),
+            "every operation once"
+        );
+    }
+}
