@@ -15,7 +15,7 @@ use http_serve::ConnectionLimits;
 use page_scraper::{FetcherSettings, LinkResolverSettings, Origin};
 use page_url::NetworkDomain;
 
-use crate::Settings;
+use service::{Database, Settings, Stores};
 
 /// `--db`: the database.
 #[derive(Args, Clone, Debug)]
@@ -23,14 +23,14 @@ pub struct DbArg {
     /// The database: a SQLite file (the embedded default, one server), or a PostgreSQL URL
     /// `postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=require]` that any number of servers share.
     #[arg(long, env = "COMPANY_DATA_DB", default_value = "company-data.db", value_parser = parse_database)]
-    pub db: crate::Database,
+    pub db: Database,
 }
 
-fn parse_database(text: &str) -> Result<crate::Database, String> {
+fn parse_database(text: &str) -> Result<Database, String> {
     if text.trim().is_empty() {
         return Err("give a SQLite file or a postgres:// URL".to_owned());
     }
-    Ok(crate::Database::parse(text.trim()))
+    Ok(Database::parse(text.trim()))
 }
 
 impl DbArg {
@@ -38,8 +38,8 @@ impl DbArg {
     ///
     /// # Errors
     /// When the database cannot be opened or migrated.
-    pub async fn open(&self) -> anyhow::Result<crate::Stores> {
-        crate::Stores::open(&self.db).await
+    pub async fn open(&self) -> anyhow::Result<Stores> {
+        Stores::open(&self.db).await
     }
 }
 

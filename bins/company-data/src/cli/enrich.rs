@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use company_data::Server;
 use company_data::config::ServeArgs;
 use company_lookup::Caller;
 use list_enrich::{Embedded, Enrichment, JobTarget, List, ListFormat, Remote};
+use service::Server;
 
 /// The flags of `company-data enrich`.
 #[derive(Args, Debug)]

@@ -429,7 +429,7 @@ impl http_api::Authenticator for UncheckedKey {
 /// keys with the service's `ApiKeys`, one accepting the key unchecked. Each is served on a runtime of its own
 /// (two workers, as the service's), so the load generator's waiting never runs on the servers' threads.
 async fn auth_cost(db: &Path, key: &str, body: &str, plan: Plan) -> Result<(Value, Value), Error> {
-    let stores = company_data::Stores::open(&company_data::Database::Sqlite(db.to_owned())).await?;
+    let stores = service::Stores::open(&service::Database::Sqlite(db.to_owned())).await?;
     let keys = std::sync::Arc::clone(stores.accounts.keys());
     let verified = keys.verify(key).await?;
     let fetcher = page_scraper::Fetcher::new(page_scraper::FetcherSettings::new(
