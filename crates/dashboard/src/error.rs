@@ -1,14 +1,12 @@
-//! The one place where the dashboard's failures become HTTP statuses and error pages.
+//! The dashboard's failures and their HTTP statuses (`layout::error_response` renders them as pages).
 
 use accounts::AccountsError;
 use api_keys::KeyError;
 use company_lookup::LookupError;
 use credit_ledger::LedgerError;
 use dashboard_auth::AuthError;
-use http::{HeaderValue, StatusCode, header};
+use http::StatusCode;
 use http_serve::Response;
-
-use crate::{layout, respond};
 
 /// What a page handler returns.
 pub(crate) type Page = Result<Response, PageError>;
@@ -27,14 +25,15 @@ pub(crate) enum PageError {
     #[error("{0}")]
     BadRequest(String),
     #[error("Use {allow} for this page.")]
-    MethodNotAllowed { allow: &'static str },
+    MethodNotAllowed { allow: String },
     /// A store failed; logged with its source chain, shown without detail.
     #[error("Something went wrong on our side (a store did not answer). Try again in a moment.")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl PageError {
-    fn status(&self) -> StatusCode {
+    /// The HTTP status of the error page.
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Csrf | Self::Forbidden => StatusCode::FORBIDDEN,
@@ -42,23 +41,6 @@ impl PageError {
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
-    }
-
-    /// The error page; `in_dashboard` offers a link back into it.
-    pub(crate) fn into_response(self, in_dashboard: bool) -> Response {
-        if let Self::Internal(source) = &self {
-            tracing::error!(error = %source, "dashboard request failed");
-        }
-        let mut response = respond::html(
-            self.status(),
-            layout::error_page(&self.to_string(), in_dashboard),
-        );
-        if let Self::MethodNotAllowed { allow } = self {
-            response
-                .headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static(allow));
-        }
-        response
     }
 }
 

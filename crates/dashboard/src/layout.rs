@@ -5,6 +5,11 @@
 use api_keys::KeyRecord;
 use maud::{DOCTYPE, Markup, html};
 
+use http::{HeaderValue, header};
+use http_serve::Response;
+
+use crate::error::PageError;
+use crate::respond;
 use crate::visitor::Visitor;
 
 /// How pages write a time: `2026-11-23 10:12 UTC`.
@@ -116,4 +121,19 @@ pub(crate) fn error_page(message: &str, signed_in_area: bool) -> Markup {
         }
     };
     layout("Error", None, "", &body)
+}
+
+/// A failure as its error page, with its status (and `Allow` on a 405); `in_dashboard` offers a link back into
+/// the dashboard. The one place where the dashboard's failures become responses.
+pub(crate) fn error_response(error: PageError, in_dashboard: bool) -> Response {
+    if let PageError::Internal(source) = &error {
+        tracing::error!(error = %source, "dashboard request failed");
+    }
+    let mut response = respond::html(error.status(), error_page(&error.to_string(), in_dashboard));
+    if let PageError::MethodNotAllowed { allow } = error
+        && let Ok(allow) = HeaderValue::from_str(&allow)
+    {
+        response.headers_mut().insert(header::ALLOW, allow);
+    }
+    response
 }

@@ -12,11 +12,15 @@
 //! here: the JSON API (`http-api`), serving connections (`http-serve`).
 #![deny(missing_docs)]
 
+// Modules, each importing only those above it: `respond` and `error` nothing of the crate, `dispatch` every page.
 mod chart;
+mod dispatch;
 mod error;
+mod forms;
 mod layout;
 mod respond;
 mod routes;
+mod table;
 mod visitor;
 
 use std::sync::Arc;
@@ -25,7 +29,7 @@ use std::time::Duration;
 use accounts::Accounts;
 use bulk_jobs::BulkJobs;
 use company_lookup::LookupService;
-use http::{Method, Request};
+use http::Request;
 use http_serve::Response;
 use page_url::NetworkDomain;
 
@@ -120,136 +124,9 @@ impl Dashboard {
             .path()
             .strip_prefix(PATH_PREFIX)
             .is_some_and(|rest| !rest.starts_with("/assets/"));
-        dispatch(&self.0, request, secure)
+        dispatch::dispatch(&self.0, request, secure)
             .await
-            .unwrap_or_else(|error| error.into_response(in_dashboard))
-    }
-}
-
-async fn dispatch<B>(parts: &Parts, request: Request<B>, secure: bool) -> error::Page
-where
-    B: hyper::body::Body + Unpin,
-{
-    use error::PageError;
-    use routes::{admin, credits, invitations, jobs, keys, sign_in, try_it, usage, watches};
-
-    let path = request.uri().path().to_owned();
-    let rest = path.strip_prefix(PATH_PREFIX).unwrap_or_default();
-    let method = request.method().clone();
-    let get = matches!(method, Method::GET | Method::HEAD);
-    let post = method == Method::POST;
-    // Pages anyone may open.
-    match rest {
-        "/assets/app.css" if get => {
-            return Ok(respond::asset(respond::CSS, "text/css; charset=utf-8"));
-        }
-        "/assets/app.js" if get => {
-            return Ok(respond::asset(
-                respond::JS,
-                "text/javascript; charset=utf-8",
-            ));
-        }
-        "/sign-in" if get => return Ok(sign_in::form(request.headers(), secure)),
-        "/sign-in" if post => return sign_in::submit(parts, request, secure).await,
-        "/sign-in" => return Err(PageError::MethodNotAllowed { allow: "GET, POST" }),
-        _ => {}
-    }
-    if let Some(token) = rest.strip_prefix("/invitations/") {
-        let token = token.to_owned();
-        return match (get, post) {
-            (true, _) => invitations::form(parts, &token, None).await,
-            (_, true) => invitations::accept(parts, request, &token, secure).await,
-            _ => Err(PageError::MethodNotAllowed { allow: "GET, POST" }),
-        };
-    }
-    // Everything else needs a session; without one, the browser goes to the sign-in page.
-    let Some(visitor) =
-        visitor::Visitor::of(parts, request.uri().query(), request.headers()).await?
-    else {
-        return if get {
-            Ok(respond::redirect("/dashboard/sign-in"))
-        } else {
-            Err(PageError::Csrf)
-        };
-    };
-    let query = request.uri().query().map(str::to_owned);
-    match rest {
-        "" | "/" if get => Ok(respond::redirect("/dashboard/keys")),
-        "/keys" if get => keys::page(parts, &visitor).await,
-        "/keys" if post => keys::create(parts, &visitor, request).await,
-        "/credits" if get => credits::page(parts, &visitor, query.as_deref()).await,
-        "/credits.csv" if get => credits::csv(parts, &visitor).await,
-        "/usage" if get => usage::page(parts, &visitor).await,
-        "/try" if get => try_it::page(parts, &visitor).await,
-        "/try" if post => try_it::run(parts, &visitor, request).await,
-        "/jobs" if get => jobs::page(parts, &visitor).await,
-        "/jobs" if post => jobs::start(parts, &visitor, request).await,
-        "/watches" if get => watches::page(parts, &visitor).await,
-        "/watches" if post => watches::add(parts, &visitor, request).await,
-        "/watches/secret" if post => watches::secret(parts, &visitor, request, false).await,
-        "/watches/secret/rotate" if post => watches::secret(parts, &visitor, request, true).await,
-        "/history" if get => watches::history(parts, &visitor, query.as_deref()).await,
-        "/admin" if get => admin::page(parts, &visitor, None).await,
-        "/admin/grant" if post => admin::grant(parts, &visitor, request).await,
-        "/admin/invite" if post => admin::invite(parts, &visitor, request).await,
-        "/sign-out" if post => sign_in::sign_out(parts, &visitor, request, secure).await,
-        _ => {
-            if let Some(job) = rest.strip_prefix("/jobs/") {
-                return match (job.split_once('/'), get, post) {
-                    (Some((id, "results.csv")), true, _) => {
-                        jobs::download(parts, &visitor, id, true).await
-                    }
-                    (Some((id, "results.ndjson")), true, _) => {
-                        jobs::download(parts, &visitor, id, false).await
-                    }
-                    (Some((id, "cancel")), _, true) => {
-                        jobs::cancel(parts, &visitor, request, id).await
-                    }
-                    (Some((_, "cancel")), _, _) => {
-                        Err(PageError::MethodNotAllowed { allow: "POST" })
-                    }
-                    (Some((_, "results.csv" | "results.ndjson")), _, _) => {
-                        Err(PageError::MethodNotAllowed { allow: "GET" })
-                    }
-                    _ => Err(PageError::NotFound),
-                };
-            }
-            if let Some(id) = rest
-                .strip_prefix("/watches/")
-                .and_then(|r| r.strip_suffix("/remove"))
-            {
-                return if post {
-                    watches::remove(parts, &visitor, request, id).await
-                } else {
-                    Err(PageError::MethodNotAllowed { allow: "POST" })
-                };
-            }
-            if let Some(id) = rest
-                .strip_prefix("/keys/")
-                .and_then(|r| r.strip_suffix("/revoke"))
-            {
-                let key = keys::revocable(parts, &visitor, id).await?;
-                return match (get, post) {
-                    (true, _) => Ok(keys::revoke_page(&visitor, &key)),
-                    (_, true) => keys::revoke(parts, &visitor, request, key).await,
-                    _ => Err(PageError::MethodNotAllowed { allow: "GET, POST" }),
-                };
-            }
-            match rest {
-                "" | "/" | "/credits" | "/credits.csv" | "/usage" | "/admin" | "/history" => {
-                    Err(PageError::MethodNotAllowed { allow: "GET" })
-                }
-                "/keys" | "/try" | "/jobs" | "/watches" => {
-                    Err(PageError::MethodNotAllowed { allow: "GET, POST" })
-                }
-                "/admin/grant"
-                | "/admin/invite"
-                | "/sign-out"
-                | "/watches/secret"
-                | "/watches/secret/rotate" => Err(PageError::MethodNotAllowed { allow: "POST" }),
-                _ => Err(PageError::NotFound),
-            }
-        }
+            .unwrap_or_else(|error| layout::error_response(error, in_dashboard))
     }
 }
 

@@ -27,7 +27,7 @@ impl Api {
             .extensions()
             .get::<http_serve::RequestId>()
             .map(|id| id.0.clone());
-        let found = route(request.uri().path()).filter(|(route, _)| self.serves(route.part));
+        let found = route(request.uri().path()).filter(|(route, _)| self.serves(route.tag));
         let label = found.as_ref().map_or(OTHER, |(route, _)| route.path);
         let answer = match found {
             None => Err(ApiError::NotFound),

@@ -106,7 +106,7 @@ pub fn openapi_document(
     for route in ROUTES {
         let mut item = Map::new();
         if route.path.contains("{id}") {
-            let of = if route.part == Part::Watches {
+            let of = if route.tag == Part::Watches {
                 "watch"
             } else {
                 "job"

@@ -1,7 +1,7 @@
 //! The route table: every path the API serves, written once, with the methods it takes and the operation each
-//! method runs. Dispatch (`dispatch.rs`), the `Allow` header of a 405, the metric label of a request and the
-//! `paths` of the OpenAPI document are all read from [`ROUTES`]; the operation's handler and its OpenAPI object
-//! are `match`es over [`Operation`], so the compiler holds a new route to both.
+//! method runs (an [`http_serve::Route`]). Dispatch (`dispatch.rs`), the `Allow` header of a 405, the metric label
+//! of a request and the `paths` of the OpenAPI document are all read from [`ROUTES`]; the operation's handler and
+//! its OpenAPI object are `match`es over [`Operation`], so the compiler holds a new route to both.
 
 use http::Method;
 
@@ -90,44 +90,8 @@ pub(crate) enum Part {
     Watches,
 }
 
-/// One path and what each of its methods does. `HEAD` is taken wherever `GET` is.
-#[derive(Debug)]
-pub(crate) struct Route {
-    /// The path as matched and as published, `{id}` standing for one segment (matchit's syntax, OpenAPI's too).
-    /// Also the request's metric label.
-    pub(crate) path: &'static str,
-    /// Which part of the API serves it.
-    pub(crate) part: Part,
-    /// The methods it takes, and the operation of each.
-    pub(crate) methods: &'static [(Method, Operation)],
-}
-
-impl Route {
-    /// The operation `method` runs on this path; `HEAD` runs `GET`'s.
-    pub(crate) fn operation(&self, method: &Method) -> Option<Operation> {
-        let method = if method == Method::HEAD {
-            &Method::GET
-        } else {
-            method
-        };
-        self.methods
-            .iter()
-            .find(|(m, _)| m == method)
-            .map(|(_, operation)| *operation)
-    }
-
-    /// The `Allow` header's value: the methods in the table's order, `HEAD` after `GET`.
-    pub(crate) fn allow(&self) -> String {
-        let mut methods = Vec::with_capacity(self.methods.len() + 1);
-        for (method, _) in self.methods {
-            methods.push(method.as_str());
-            if method == Method::GET {
-                methods.push("HEAD");
-            }
-        }
-        methods.join(", ")
-    }
-}
+/// One route of the API: its [`Part`] is the tag.
+pub(crate) type Route = http_serve::Route<Operation, Part>;
 
 /// The bulk jobs' collection: a job is `{JOBS}/{id}`.
 pub(crate) const JOBS: &str = "/v1/network/company-data/jobs";
@@ -138,22 +102,22 @@ pub(crate) const WATCHES: &str = "/v1/network/company-data/watches";
 pub(crate) const ROUTES: &[Route] = &[
     Route {
         path: "/v1/network/company-data",
-        part: Part::Core,
+        tag: Part::Core,
         methods: &[(Method::POST, Operation::GetCompanyData)],
     },
     Route {
         path: "/openapi.json",
-        part: Part::Core,
+        tag: Part::Core,
         methods: &[(Method::GET, Operation::GetOpenApiDocument)],
     },
     Route {
         path: "/healthz",
-        part: Part::Core,
+        tag: Part::Core,
         methods: &[(Method::GET, Operation::GetHealth)],
     },
     Route {
         path: JOBS,
-        part: Part::Jobs,
+        tag: Part::Jobs,
         methods: &[
             (Method::GET, Operation::ListJobs),
             (Method::POST, Operation::CreateJob),
@@ -161,7 +125,7 @@ pub(crate) const ROUTES: &[Route] = &[
     },
     Route {
         path: "/v1/network/company-data/jobs/{id}",
-        part: Part::Jobs,
+        tag: Part::Jobs,
         methods: &[
             (Method::GET, Operation::GetJob),
             (Method::DELETE, Operation::DeleteJob),
@@ -169,22 +133,22 @@ pub(crate) const ROUTES: &[Route] = &[
     },
     Route {
         path: "/v1/network/company-data/jobs/{id}/cancel",
-        part: Part::Jobs,
+        tag: Part::Jobs,
         methods: &[(Method::POST, Operation::CancelJob)],
     },
     Route {
         path: "/v1/network/company-data/jobs/{id}/results",
-        part: Part::Jobs,
+        tag: Part::Jobs,
         methods: &[(Method::GET, Operation::GetJobResults)],
     },
     Route {
         path: "/v1/network/company-data/history",
-        part: Part::Core,
+        tag: Part::Core,
         methods: &[(Method::GET, Operation::GetCompanyHistory)],
     },
     Route {
         path: WATCHES,
-        part: Part::Watches,
+        tag: Part::Watches,
         methods: &[
             (Method::GET, Operation::ListWatches),
             (Method::POST, Operation::CreateWatches),
@@ -192,7 +156,7 @@ pub(crate) const ROUTES: &[Route] = &[
     },
     Route {
         path: "/v1/network/company-data/watches/{id}",
-        part: Part::Watches,
+        tag: Part::Watches,
         methods: &[
             (Method::GET, Operation::GetWatch),
             (Method::DELETE, Operation::DeleteWatch),
@@ -200,32 +164,23 @@ pub(crate) const ROUTES: &[Route] = &[
     },
     Route {
         path: "/v1/account",
-        part: Part::Core,
+        tag: Part::Core,
         methods: &[(Method::GET, Operation::GetAccount)],
     },
 ];
 
-/// The route a path names, matched once per request by a [`matchit`] router built from [`ROUTES`] on first
-/// use. A trailing `/` is forgiven (`/jobs/` is the jobs collection).
+/// The route a path names and its `{id}`, from a router built from [`ROUTES`] on first use; a trailing `/` is
+/// forgiven (`/jobs/` is the jobs collection).
 pub(crate) fn route(path: &str) -> Option<(&'static Route, Option<String>)> {
-    static ROUTER: std::sync::LazyLock<matchit::Router<usize>> = std::sync::LazyLock::new(|| {
-        let mut router = matchit::Router::new();
-        for (index, route) in ROUTES.iter().enumerate() {
+    static TABLE: std::sync::LazyLock<Option<http_serve::Routes<Operation, Part>>> =
+        std::sync::LazyLock::new(|| {
             // The table is a constant; a path matchit refuses is a bug the first request (and every test) shows.
-            if let Err(error) = router.insert(route.path, index) {
-                tracing::error!(path = route.path, %error, "the route table holds a path matchit refuses");
-            }
-        }
-        router
-    });
-    let matched = match ROUTER.at(path) {
-        Ok(matched) => matched,
-        Err(_) => ROUTER
-            .at(path.strip_suffix('/').filter(|p| !p.is_empty())?)
-            .ok()?,
-    };
-    let route = ROUTES.get(*matched.value)?;
-    Some((route, matched.params.get("id").map(str::to_owned)))
+            http_serve::Routes::new(ROUTES)
+                .inspect_err(|error| tracing::error!(%error, "the route table is not valid"))
+                .ok()
+        });
+    let found = TABLE.as_ref()?.find(path)?;
+    Some((found.route, found.param("id").map(str::to_owned)))
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@
 //! - [`read_body`] reads a request body up to a size limit and within a time-out, never buffering more than
 //!   the limit.
 //!
-//! Not here: routes, authentication, error bodies: the handler decides every response. The API
+//! - [`Routes`] is a route table: each path written once with the operation each method runs, matched with
+//!   matchit; a handler asks it which operation a request is, and what `Allow` says when there is none.
+//!
+//! Not here: what a route does, authentication, error bodies: the handler decides every response. The API
 //! (`http-api`) and the dashboard (`dashboard`) are such handlers.
 //!
 //! ```no_run
@@ -23,9 +26,11 @@
 #![deny(missing_docs)]
 
 mod body;
+mod routes;
 mod server;
 
 pub use body::{BodyError, read_body};
+pub use routes::{Found, Route, Routes};
 pub use server::{ClientAddr, ConnectionLimits, REQUEST_ID, RequestId, serve};
 
 /// The response type of every handler: a whole body in memory.

@@ -10,8 +10,9 @@ use page_scraper::CoverageReport;
 
 use crate::Parts;
 use crate::error::{Page, capitalized, refusal};
+use crate::forms::read_session_form;
 use crate::layout::{csrf, layout, time};
-use crate::respond::{html, read_session_form};
+use crate::respond::html;
 use crate::visitor::Visitor;
 
 /// A message shown at the top of the page.

@@ -7,8 +7,9 @@ use maud::{Markup, html};
 
 use crate::Parts;
 use crate::error::Page;
+use crate::forms::read_form;
 use crate::layout::layout;
-use crate::respond::{html, read_form, redirect};
+use crate::respond::{html, redirect};
 use crate::routes::sign_in::signed_in;
 
 /// `GET`: the password form, or why the link does not work.

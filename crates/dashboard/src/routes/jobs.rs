@@ -14,8 +14,9 @@ use maud::{Markup, html};
 
 use crate::Parts;
 use crate::error::{Page, PageError};
+use crate::forms::read_session_form_up_to;
 use crate::layout::{csrf, layout, time};
-use crate::respond::{html, read_session_form_up_to, redirect};
+use crate::respond::{html, redirect};
 use crate::routes::try_it::window_label;
 use crate::visitor::Visitor;
 

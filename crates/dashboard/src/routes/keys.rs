@@ -7,8 +7,9 @@ use maud::{Markup, html};
 
 use crate::Parts;
 use crate::error::{Page, PageError};
+use crate::forms::read_session_form;
 use crate::layout::{csrf, key_label, layout, time};
-use crate::respond::{html, read_session_form, redirect};
+use crate::respond::{html, redirect};
 use crate::visitor::Visitor;
 
 /// Longest key name, in characters.

@@ -8,11 +8,9 @@ use subtle::ConstantTimeEq;
 
 use crate::Parts;
 use crate::error::{Page, PageError};
+use crate::forms::{read_form, read_session_form};
 use crate::layout::layout;
-use crate::respond::{
-    SESSION_COOKIE, SIGN_IN_COOKIE, cookie, html, read_form, read_session_form, redirect,
-    set_cookie,
-};
+use crate::respond::{SESSION_COOKIE, SIGN_IN_COOKIE, cookie, html, redirect, set_cookie};
 use crate::visitor::Visitor;
 
 /// `GET /dashboard/sign-in`: the form, reusing the browser's double-submit token when it has one.

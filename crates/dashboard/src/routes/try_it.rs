@@ -13,8 +13,9 @@ use maud::{Markup, html};
 
 use crate::Parts;
 use crate::error::{Page, PageError, internal, lookup_refusal};
+use crate::forms::read_session_form;
 use crate::layout::{csrf, key_label, layout};
-use crate::respond::{html, read_session_form};
+use crate::respond::html;
 use crate::visitor::Visitor;
 
 /// What the form was sent with.

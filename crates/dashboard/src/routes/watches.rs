@@ -17,8 +17,9 @@ use watch_store::{Watch, WatchId};
 use crate::Parts;
 use crate::chart::history_chart;
 use crate::error::{Page, PageError, lookup_refusal};
+use crate::forms::read_session_form_up_to;
 use crate::layout::{csrf, layout, time};
-use crate::respond::{html, query_param, read_session_form_up_to, redirect};
+use crate::respond::{html, query_param, redirect};
 use crate::visitor::Visitor;
 
 /// Watches listed on the page.

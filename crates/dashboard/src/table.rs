@@ -1,0 +1,225 @@
+//! The dashboard's route table: every page's path, written once, who may open it, and what each method does
+//! there (an [`http_serve::Route`]). Dispatch (`dispatch.rs`) and the 405's `Allow` are read from it; each
+//! [`Op`]'s handler is one arm of dispatch's `match`.
+
+use http::Method;
+
+/// What one method of one page does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Stylesheet,
+    Script,
+    SignInForm,
+    SignIn,
+    InvitationForm,
+    AcceptInvitation,
+    Home,
+    Keys,
+    CreateKey,
+    RevokeKeyForm,
+    RevokeKey,
+    Credits,
+    CreditsCsv,
+    Usage,
+    TryIt,
+    RunTryIt,
+    Jobs,
+    StartJob,
+    JobResultsCsv,
+    JobResultsNdjson,
+    CancelJob,
+    Watches,
+    AddWatch,
+    RemoveWatch,
+    WebhookSecret,
+    RotateWebhookSecret,
+    History,
+    Admin,
+    Grant,
+    Invite,
+    SignOut,
+}
+
+/// Who may open a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Anyone (the assets, signing in, accepting an invitation).
+    Anyone,
+    /// A signed-in visitor; without a session a GET goes to the sign-in page and any other method is refused.
+    Session,
+}
+
+/// One page of the dashboard: its [`Access`] is the tag.
+pub(crate) type PageRoute = http_serve::Route<Op, Access>;
+
+const GET: Method = Method::GET;
+const POST: Method = Method::POST;
+
+/// Every page.
+pub(crate) const PAGES: &[PageRoute] = &[
+    PageRoute {
+        path: "/dashboard/assets/app.css",
+        tag: Access::Anyone,
+        methods: &[(GET, Op::Stylesheet)],
+    },
+    PageRoute {
+        path: "/dashboard/assets/app.js",
+        tag: Access::Anyone,
+        methods: &[(GET, Op::Script)],
+    },
+    PageRoute {
+        path: "/dashboard/sign-in",
+        tag: Access::Anyone,
+        methods: &[(GET, Op::SignInForm), (POST, Op::SignIn)],
+    },
+    PageRoute {
+        path: "/dashboard/invitations/{id}",
+        tag: Access::Anyone,
+        methods: &[(GET, Op::InvitationForm), (POST, Op::AcceptInvitation)],
+    },
+    PageRoute {
+        path: "/dashboard",
+        tag: Access::Session,
+        methods: &[(GET, Op::Home)],
+    },
+    PageRoute {
+        path: "/dashboard/keys",
+        tag: Access::Session,
+        methods: &[(GET, Op::Keys), (POST, Op::CreateKey)],
+    },
+    PageRoute {
+        path: "/dashboard/keys/{id}/revoke",
+        tag: Access::Session,
+        methods: &[(GET, Op::RevokeKeyForm), (POST, Op::RevokeKey)],
+    },
+    PageRoute {
+        path: "/dashboard/credits",
+        tag: Access::Session,
+        methods: &[(GET, Op::Credits)],
+    },
+    PageRoute {
+        path: "/dashboard/credits.csv",
+        tag: Access::Session,
+        methods: &[(GET, Op::CreditsCsv)],
+    },
+    PageRoute {
+        path: "/dashboard/usage",
+        tag: Access::Session,
+        methods: &[(GET, Op::Usage)],
+    },
+    PageRoute {
+        path: "/dashboard/try",
+        tag: Access::Session,
+        methods: &[(GET, Op::TryIt), (POST, Op::RunTryIt)],
+    },
+    PageRoute {
+        path: "/dashboard/jobs",
+        tag: Access::Session,
+        methods: &[(GET, Op::Jobs), (POST, Op::StartJob)],
+    },
+    PageRoute {
+        path: "/dashboard/jobs/{id}/results.csv",
+        tag: Access::Session,
+        methods: &[(GET, Op::JobResultsCsv)],
+    },
+    PageRoute {
+        path: "/dashboard/jobs/{id}/results.ndjson",
+        tag: Access::Session,
+        methods: &[(GET, Op::JobResultsNdjson)],
+    },
+    PageRoute {
+        path: "/dashboard/jobs/{id}/cancel",
+        tag: Access::Session,
+        methods: &[(POST, Op::CancelJob)],
+    },
+    PageRoute {
+        path: "/dashboard/watches",
+        tag: Access::Session,
+        methods: &[(GET, Op::Watches), (POST, Op::AddWatch)],
+    },
+    PageRoute {
+        path: "/dashboard/watches/{id}/remove",
+        tag: Access::Session,
+        methods: &[(POST, Op::RemoveWatch)],
+    },
+    PageRoute {
+        path: "/dashboard/watches/secret",
+        tag: Access::Session,
+        methods: &[(POST, Op::WebhookSecret)],
+    },
+    PageRoute {
+        path: "/dashboard/watches/secret/rotate",
+        tag: Access::Session,
+        methods: &[(POST, Op::RotateWebhookSecret)],
+    },
+    PageRoute {
+        path: "/dashboard/history",
+        tag: Access::Session,
+        methods: &[(GET, Op::History)],
+    },
+    PageRoute {
+        path: "/dashboard/admin",
+        tag: Access::Session,
+        methods: &[(GET, Op::Admin)],
+    },
+    PageRoute {
+        path: "/dashboard/admin/grant",
+        tag: Access::Session,
+        methods: &[(POST, Op::Grant)],
+    },
+    PageRoute {
+        path: "/dashboard/admin/invite",
+        tag: Access::Session,
+        methods: &[(POST, Op::Invite)],
+    },
+    PageRoute {
+        path: "/dashboard/sign-out",
+        tag: Access::Session,
+        methods: &[(POST, Op::SignOut)],
+    },
+];
+
+/// The page a path names and its `{id}`, from a router built from [`PAGES`] on first use; a trailing `/` is
+/// forgiven (`/dashboard/` is the home page).
+pub(crate) fn page(path: &str) -> Option<(&'static PageRoute, Option<String>)> {
+    static TABLE: std::sync::LazyLock<Option<http_serve::Routes<Op, Access>>> =
+        std::sync::LazyLock::new(|| {
+            // The table is a constant; a path matchit refuses is a bug every test shows.
+            http_serve::Routes::new(PAGES)
+                .inspect_err(|error| tracing::error!(%error, "the page table is not valid"))
+                .ok()
+        });
+    let found = TABLE.as_ref()?.find(path)?;
+    Some((found.route, found.param("id").map(str::to_owned)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_page_matches_itself_and_static_segments_win_over_ids() {
+        for route in PAGES {
+            let path = route.path.replace("{id}", "12");
+            let (found, id) = page(&path).expect(route.path);
+            assert_eq!(found.path, route.path);
+            assert_eq!(id.is_some(), route.path.contains("{id}"));
+        }
+        assert_eq!(page("/dashboard/").map(|(p, _)| p.path), Some("/dashboard"));
+        assert_eq!(
+            page("/dashboard/watches/secret").map(|(p, _)| p.operation(&Method::POST)),
+            Some(Some(Op::WebhookSecret))
+        );
+        for unknown in [
+            "/dashboard/nope",
+            "/dashboard/jobs/1/other",
+            "/dashboardx",
+            "/",
+        ] {
+            assert!(page(unknown).is_none(), "{unknown}");
+        }
+        let (keys, _) = page("/dashboard/keys").expect("keys");
+        assert_eq!(keys.allow(), "GET, HEAD, POST");
+        assert_eq!(keys.operation(&Method::HEAD), Some(Op::Keys));
+    }
+}
