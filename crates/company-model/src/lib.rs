@@ -46,6 +46,7 @@ pub use request::{
 };
 pub use watch_request::{
     MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchRequest, webhook_scheme_allowed,
+    webhook_url_pattern,
 };
 
 /// The id of a customer account: the owner of API keys and of a credit balance.

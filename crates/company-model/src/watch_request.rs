@@ -17,6 +17,35 @@ pub fn webhook_scheme_allowed(scheme: &str, allow_http: bool) -> bool {
     scheme == "https" || (allow_http && scheme == "http")
 }
 
+/// The rule a watch's `webhookUrl` follows, one regular expression: the OpenAPI document's `pattern` and what
+/// [`WatchRequest::from_json`] accepts (with the length bound, [`MAX_WEBHOOK_URL_LEN`] characters). `https`
+/// (and `http` when `allow_http`), a host name of letters, digits and single hyphens whose last label starts
+/// with a letter, or a dotted IPv4 address; an optional port up to 65535; then a path of RFC 3986 path
+/// characters, a query and a fragment without spaces or control characters. No user name or password.
+pub fn webhook_url_pattern(allow_http: bool) -> String {
+    let scheme = if allow_http { "https?" } else { "https" };
+    let label = "[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*";
+    let last = "[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*";
+    let octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+    let port =
+        "(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?";
+    format!(
+        "^{scheme}://(?:(?:{label}\\.)*{last}|{octet}(?:\\.{octet}){{3}}){port}\
+         (?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(?:\\?[^#\\x00-\\x20\\x7F]*)?(?:#[^\\x00-\\x20\\x7F]*)?$"
+    )
+}
+
+/// Whether `text` follows [`webhook_url_pattern`]; the compiled patterns are kept.
+fn webhook_url_admitted(text: &str, allow_http: bool) -> bool {
+    static PATTERNS: std::sync::LazyLock<[Option<regex::Regex>; 2]> =
+        std::sync::LazyLock::new(|| {
+            [false, true].map(|allow_http| regex::Regex::new(&webhook_url_pattern(allow_http)).ok())
+        });
+    PATTERNS[usize::from(allow_http)]
+        .as_ref()
+        .is_some_and(|pattern| pattern.is_match(text.strip_suffix('\n').unwrap_or(text)))
+}
+
 /// A validated watch request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WatchRequest {
@@ -158,10 +187,10 @@ fn webhook_url(
         ));
         return None;
     };
+    let length = text.chars().count();
     let reason = match url::Url::parse(text) {
-        _ if text.len() > MAX_WEBHOOK_URL_LEN => format!(
-            "`webhookUrl` is {} bytes long, over the limit of {MAX_WEBHOOK_URL_LEN}",
-            text.len()
+        _ if length > MAX_WEBHOOK_URL_LEN => format!(
+            "`webhookUrl` is {length} characters long, over the limit of {MAX_WEBHOOK_URL_LEN}"
         ),
         Err(error) => format!("`webhookUrl` is not an absolute URL ({error})"),
         Ok(url) if !webhook_scheme_allowed(url.scheme(), allow_http) => {
@@ -178,7 +207,12 @@ fn webhook_url(
              signature instead"
                 .to_owned()
         }
-        Ok(_) => return Some(text.clone()),
+        Ok(_) if !webhook_url_admitted(text, allow_http) => {
+            "`webhookUrl` has characters a webhook URL may not (spaces or control characters, a host that is \
+             not a name or an IPv4 address, a port above 65535)"
+                .to_owned()
+        }
+        Ok(_) => return Some(text.strip_suffix('\n').unwrap_or(text).to_owned()),
     };
     problems.push(problem("/webhookUrl", Some(value), reason, fix));
     None

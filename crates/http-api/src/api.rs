@@ -58,8 +58,8 @@ struct Inner {
     domain: NetworkDomain,
     settings: ApiSettings,
     key_rate: Option<RateGate>,
-    /// `/openapi.json`, serialized once.
-    openapi: Bytes,
+    /// `/openapi.json`, serialized on first use (once the watches, whose settings it states, are set).
+    openapi: std::sync::OnceLock<Bytes>,
     /// What `/healthz` asks, once set.
     health: std::sync::OnceLock<Arc<dyn HealthCheck>>,
     /// The bulk jobs behind `/v1/network/company-data/jobs`, once set.
@@ -104,15 +104,6 @@ impl Api {
         settings: ApiSettings,
         limits: Arc<dyn LimitStore>,
     ) -> Self {
-        let document = openapi_document(
-            &domain,
-            lookup.settings().live_timeout,
-            settings.body_timeout,
-        );
-        // A `Value` always serializes; the fallback only keeps this infallible.
-        let openapi = serde_json::to_vec_pretty(&document)
-            .map(Bytes::from)
-            .unwrap_or_default();
         Self(Arc::new(Inner {
             lookup,
             authenticator,
@@ -121,7 +112,7 @@ impl Api {
                 .key_rate
                 .and_then(|rate| RateGate::new(limits, rate)),
             settings,
-            openapi,
+            openapi: std::sync::OnceLock::new(),
             health: std::sync::OnceLock::new(),
             jobs: std::sync::OnceLock::new(),
             watches: std::sync::OnceLock::new(),
@@ -172,7 +163,24 @@ impl Api {
 
     /// The OpenAPI 3.1 document this API serves at `/openapi.json`, as JSON text.
     pub fn openapi(&self) -> Bytes {
-        self.0.openapi.clone()
+        self.0
+            .openapi
+            .get_or_init(|| {
+                let http_webhooks = self
+                    .watches()
+                    .is_some_and(|watches| watches.settings().allow_private);
+                let document = openapi_document(
+                    &self.0.domain,
+                    self.0.lookup.settings().live_timeout,
+                    self.0.settings.body_timeout,
+                    http_webhooks,
+                );
+                // A `Value` always serializes; the fallback only keeps this infallible.
+                serde_json::to_vec_pretty(&document)
+                    .map(Bytes::from)
+                    .unwrap_or_default()
+            })
+            .clone()
     }
 
     /// The bulk jobs, once set.

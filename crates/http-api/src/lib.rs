@@ -57,7 +57,7 @@ mod watches;
 pub use api::{Api, ApiSettings, HealthCheck};
 pub use auth::{Authenticator, CredentialsError, presented_key};
 pub use error::ApiError;
-pub use openapi::{openapi_document, url_pattern};
+pub use openapi::openapi_document;
 pub use request::strip_path_prefix;
 /// How many requests each API key may make: `per_second` on average, `burst` at once (GCRA).
 pub use shared_limits::Rate as KeyRate;

@@ -21,21 +21,12 @@ use crate::paging::{
 };
 use crate::table::{Operation, Part, ROUTES};
 
-/// The URL pattern of spec 2.1 for the network domain, as a regular expression (ECMA-262, as JSON Schema
-/// reads `pattern`).
-pub fn url_pattern(domain: &NetworkDomain) -> String {
-    format!(
-        r"^https://([a-z0-9-]+\.)?{}/(company|school|showcase)/.+",
-        domain.as_str().replace('.', r"\.")
-    )
-}
-
 /// `liUrls`: 1 to `most` page URLs of the spec's pattern.
 fn url_list(domain: &NetworkDomain, most: usize) -> Value {
     json!({
         "type": "array", "minItems": 1, "maxItems": most,
-        "description": "Company, school or showcase page URLs.",
-        "items": {"type": "string", "format": "uri", "maxLength": MAX_URL_LEN, "pattern": url_pattern(domain)}
+        "description": "Company, school or showcase page URLs: what `pattern` admits is accepted, anything else refused.",
+        "items": {"type": "string", "maxLength": MAX_URL_LEN, "pattern": page_url::submitted_pattern(domain)}
     })
 }
 
@@ -91,11 +82,13 @@ struct Context<'a> {
     body_seconds: f64,
 }
 
-/// The whole document, for a server on `domain` with these time-outs (stated in the texts).
+/// The whole document, for a server on `domain` with these time-outs (stated in the texts), taking `http`
+/// webhook URLs when `http_webhooks` (a server that allows private webhook addresses, for tests).
 pub fn openapi_document(
     domain: &NetworkDomain,
     live_timeout: Duration,
     body_timeout: Duration,
+    http_webhooks: bool,
 ) -> Value {
     let live_seconds = live_timeout.as_secs_f64();
     let context = Context {
@@ -138,7 +131,7 @@ pub fn openapi_document(
         core_schemas(domain),
         job_schemas(domain),
         history_schemas(),
-        watch_schemas(domain),
+        watch_schemas(domain, http_webhooks),
         account_schemas(),
     ] {
         if let Value::Object(part) = part {
@@ -378,7 +371,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
             "tags": ["Company Data"],
             "parameters": [
                 {"name": "liUrl", "in": "query", "required": true, "description": "The page's URL, as the company-data endpoint takes it.",
-                 "schema": {"type": "string", "pattern": url_pattern(domain)}},
+                 "schema": {"type": "string", "pattern": page_url::submitted_pattern(domain)}},
                 {"name": "from", "in": "query", "description": "Only fetches at or after this time (RFC 3339).",
                  "schema": {"type": "string", "format": "date-time"}},
                 {"name": "to", "in": "query", "description": "Only fetches at or before this time (RFC 3339).",
@@ -393,7 +386,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                     },
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyHistory"}}}
                 },
-                "400": error_response("`invalid_query`: `liUrl` missing or not a page URL, a time not in RFC 3339, `from` after `to`, or an unknown parameter."),
+                "400": error_response("`invalid_query`: `liUrl` missing or not a page URL, a time not in RFC 3339, or an unknown parameter."),
                 "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
                 "402": error_response("`insufficient_credits`: the account cannot pay for the history."),
                 "404": error_response("`not_found`: no snapshot of this page is stored (look it up or watch it first); nothing was charged."),
@@ -701,7 +694,7 @@ fn history_schemas() -> Value {
 }
 
 /// The watches' schemas, and the event a webhook receives (docs/api.md "Watches and webhooks").
-fn watch_schemas(domain: &NetworkDomain) -> Value {
+fn watch_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Value {
     let (low, high) = (*WATCH_EVERY_HOURS.start(), *WATCH_EVERY_HOURS.end());
     let fields: Vec<&str> = company_model::WATCH_FIELDS.to_vec();
     json!({
@@ -712,7 +705,7 @@ fn watch_schemas(domain: &NetworkDomain) -> Value {
             "properties": {
                 "liUrls": url_list(domain, MAX_URLS),
                 "everyHours": {"type": "integer", "minimum": low, "maximum": high, "description": "Hours between refreshes."},
-                "webhookUrl": {"type": "string", "format": "uri", "pattern": "^https://[^/@:?#]+", "maxLength": MAX_WEBHOOK_URL_LEN,
+                "webhookUrl": {"type": "string", "pattern": company_model::webhook_url_pattern(http_webhooks), "maxLength": MAX_WEBHOOK_URL_LEN,
                                "description": "Where change events are POSTed: an https URL on a public address, without user name or password."},
                 "fields": {"type": "array", "minItems": 1, "uniqueItems": true, "items": {"enum": fields},
                            "description": format!("The record members whose change is an event. Default: {}.", company_model::CHANGE_FIELDS.join(", "))}

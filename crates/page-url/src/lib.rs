@@ -21,6 +21,8 @@
 
 mod domain;
 mod page;
+mod rule;
 
 pub use domain::{DomainError, NetworkDomain};
 pub use page::{MAX_URL_LEN, PageKind, PageUrl, UrlError};
+pub use rule::submitted_pattern;

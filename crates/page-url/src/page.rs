@@ -5,8 +5,8 @@ use url::Url;
 
 use crate::NetworkDomain;
 
-/// The longest page URL accepted, in bytes. Real page URLs are far shorter; the bound keeps a 200-URL request
-/// inside the body limit and stops pathological input early.
+/// The longest page URL accepted, in characters (as JSON Schema's `maxLength` counts). Real page URLs are far
+/// shorter; the bound stops pathological input early.
 pub const MAX_URL_LEN: usize = 2048;
 
 /// Bytes kept as they are in a canonical slug: RFC 3986 unreserved characters. Everything else is
@@ -54,10 +54,10 @@ impl PageKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UrlError {
-    /// Longer than [`MAX_URL_LEN`] bytes.
-    #[error("the URL is {len} bytes long, over the limit of {MAX_URL_LEN}")]
+    /// Longer than [`MAX_URL_LEN`] characters.
+    #[error("the URL is {len} characters long, over the limit of {MAX_URL_LEN}")]
     TooLong {
-        /// Length of the submitted text in bytes.
+        /// Length of the submitted text in characters.
         len: usize,
     },
     /// Does not start with `https://`.
@@ -83,6 +83,14 @@ pub enum UrlError {
     /// The page name decodes to text that is not UTF-8 or holds control characters.
     #[error("the page name is not valid text once percent-decoded")]
     BadSlug,
+    /// The URL has characters a submitted page URL may not (the pattern of [`crate::submitted_pattern`]): spaces
+    /// or control characters, a page name `.` or `..`, `.` or `%` in a sub-page, percent-encoding that is not
+    /// UTF-8.
+    #[error(
+        "the URL has characters a page URL may not: spaces or control characters, a page name `.` or `..`, \
+         percent-encoding that is not UTF-8, or `.` or `%` after the page name"
+    )]
+    BadCharacters,
     /// The text is not a URL at all.
     #[error("the text is not a valid URL ({0})")]
     Malformed(String),
@@ -107,8 +115,9 @@ impl UrlError {
             UrlError::MissingSlug { kind } => {
                 format!("add the page name after `/{kind}/`, e.g. `/{kind}/google`")
             }
-            UrlError::BadSlug | UrlError::Malformed(_) => {
-                "copy the page URL from the browser's address bar".to_owned()
+            UrlError::BadSlug | UrlError::BadCharacters | UrlError::Malformed(_) => {
+                "copy the page URL from the browser's address bar, e.g. `https://www.linkedin.com/company/google`"
+                    .to_owned()
             }
         }
     }
@@ -128,19 +137,25 @@ pub struct PageUrl {
 }
 
 impl PageUrl {
-    /// Checks a URL as a caller submitted it against the pattern of spec 2.1, then normalizes it.
+    /// Checks a URL as a caller submitted it against [`crate::submitted_pattern`] (spec 2.1's pattern made
+    /// precise), then normalizes it. Every URL the pattern matches is accepted, every other one refused.
     ///
     /// The pattern: `https://`, an optional one-label subdomain of `a-z`, `0-9` and `-` followed by a dot, the
-    /// network domain, `/`, one of `company`, `school` or `showcase`, `/`, and at least one more character.
+    /// network domain, `/`, one of `company`, `school` or `showcase`, `/`, the page name, then optionally
+    /// sub-pages, a query and a fragment (see [`crate::submitted_pattern`] for each part's characters). The page
+    /// name is kept as sent (percent-decoded, lower-cased), spaces included.
     ///
     /// # Errors
     /// The first rule the text breaks, as a [`UrlError`].
     pub fn parse_submitted(input: &str, domain: &NetworkDomain) -> Result<Self, UrlError> {
-        if input.len() > MAX_URL_LEN {
-            return Err(UrlError::TooLong { len: input.len() });
+        let len = input.chars().count();
+        if len > MAX_URL_LEN {
+            return Err(UrlError::TooLong { len });
         }
+        // `$` before a final newline, as Python reads the pattern.
+        let input = input.strip_suffix('\n').unwrap_or(input);
         let rest = input.strip_prefix("https://").ok_or(UrlError::NotHttps)?;
-        let host_end = rest.find('/').unwrap_or(rest.len());
+        let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let host = &rest[..host_end];
         if !host_matches_pattern(host, domain) {
             return Err(UrlError::WrongHost {
@@ -157,12 +172,16 @@ impl PageUrl {
                     .strip_prefix('/')
             })
             .ok_or(UrlError::UnsupportedPageKind)?;
-        if after_kind.is_empty() || after_kind.starts_with(['\n', '\r']) {
+        if after_kind.is_empty() || after_kind.starts_with(['/', '?', '#']) {
             return Err(UrlError::MissingSlug {
                 kind: kind_of_path(path),
             });
         }
-        Self::normalize(input, domain)
+        if !crate::rule::admits(domain, input) {
+            return Err(UrlError::BadCharacters);
+        }
+        let url = Url::parse(input).map_err(|e| UrlError::Malformed(e.to_string()))?;
+        Self::from_segments(url.path(), domain, false)
     }
 
     /// Normalizes any http(s) URL of a page on the network, as pages and redirects write them.
@@ -178,8 +197,9 @@ impl PageUrl {
     /// # Errors
     /// [`UrlError`] when the URL is not on the network, not a supported kind, or has no usable slug.
     pub fn normalize(input: &str, domain: &NetworkDomain) -> Result<Self, UrlError> {
-        if input.len() > MAX_URL_LEN {
-            return Err(UrlError::TooLong { len: input.len() });
+        let len = input.chars().count();
+        if len > MAX_URL_LEN {
+            return Err(UrlError::TooLong { len });
         }
         let url = Url::parse(input.trim()).map_err(|e| UrlError::Malformed(e.to_string()))?;
         if !matches!(url.scheme(), "https" | "http") {
@@ -201,6 +221,12 @@ impl PageUrl {
     /// # Errors
     /// [`UrlError::UnsupportedPageKind`], [`UrlError::MissingSlug`] or [`UrlError::BadSlug`].
     pub fn from_path(path: &str, domain: &NetworkDomain) -> Result<Self, UrlError> {
+        Self::from_segments(path, domain, true)
+    }
+
+    /// [`PageUrl::from_path`]; `trim` takes whitespace off the page name's ends (lenient, for links found in
+    /// pages), without it the name is kept as submitted.
+    fn from_segments(path: &str, domain: &NetworkDomain, trim: bool) -> Result<Self, UrlError> {
         let mut segments = path.trim_start_matches('/').split('/');
         let kind_segment = segments.next().unwrap_or_default();
         let kind = PageKind::from_segment(kind_segment).ok_or(UrlError::UnsupportedPageKind)?;
@@ -211,7 +237,7 @@ impl PageUrl {
         if slug.chars().any(char::is_control) {
             return Err(UrlError::BadSlug);
         }
-        let slug = slug.trim().to_lowercase();
+        let slug = if trim { slug.trim() } else { &slug }.to_lowercase();
         if slug.is_empty() {
             return Err(UrlError::MissingSlug {
                 kind: kind.as_str(),
@@ -242,7 +268,7 @@ impl PageUrl {
         let host_end = rest.find('/').ok_or(UrlError::UnsupportedPageKind)?;
         let domain = NetworkDomain::parse(&rest[..host_end])
             .map_err(|e| UrlError::Malformed(e.to_string()))?;
-        let url = Self::from_path(&rest[host_end..], &domain)?;
+        let url = Self::from_segments(&rest[host_end..], &domain, false)?;
         if url.canonical != text {
             return Err(UrlError::Malformed(format!(
                 "`{text}` is not in canonical form"
@@ -470,7 +496,24 @@ mod tests {
                 "https://www.linkedin.com/company/?x=1",
                 "slug missing, only a query",
             ),
-            ("https://www.linkedin.com/company/%20", "blank slug"),
+            ("https://www.linkedin.com/company/.", "a dot segment"),
+            (
+                "https://www.linkedin.com/company/../in/x",
+                "a dot segment going up",
+            ),
+            (
+                "https://www.linkedin.com/company/google/../..",
+                "dots in sub-pages",
+            ),
+            ("https://www.linkedin.com/company/google x", "a raw space"),
+            (
+                "https://www.linkedin.com/company/%2E%2E",
+                "an encoded dot segment",
+            ),
+            (
+                "https://www.linkedin.com/company/%C2%85",
+                "a C1 control character",
+            ),
             ("https://www.linkedin.com/company/%FF", "not UTF-8"),
             (
                 "https://www.linkedin.com/company/a%0Ab",
