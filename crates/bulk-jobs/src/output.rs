@@ -6,7 +6,13 @@
 //! `status` (`resolved` or `unresolved`), `error` and `message` for an unresolved one, `source` and `fetched_at`,
 //! then the record's scalar members ([`CompanyRecord::FLAT_COLUMNS`]).
 
-use company_model::CompanyRecord;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use company_model::{AccountId, CompanyRecord};
+use futures::Stream;
+
+use crate::{BulkError, BulkJobs, JobId};
 
 use crate::{Answer, InputRow};
 
@@ -82,4 +88,75 @@ pub fn csv_bytes(rows: &[InputRow], header: bool) -> Result<Vec<u8>, csv::Error>
     writer
         .into_inner()
         .map_err(|e| csv::Error::from(std::io::Error::other(e.to_string())))
+}
+
+/// How a job's results are written: NDJSON lines or CSV rows (header first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultFormat {
+    /// One [`InputRow::ndjson_line`] per answered position (`application/x-ndjson`).
+    Ndjson,
+    /// [`csv_columns`] as a header row, then one [`csv_row`] per answered position (`text/csv`).
+    Csv,
+}
+
+/// Input rows read from the store at a time while results stream: one chunk of full records (up to ~50 KB
+/// each) is what the server holds of a download of any size.
+pub const ROWS_PER_CHUNK: u32 = 64;
+
+/// The answered positions `from..until` of a job written as `format`, chunk by chunk: each item is the encoding
+/// of up to [`ROWS_PER_CHUNK`] rows, read from the store when the previous one has been sent, so a response
+/// body that streams it holds one chunk in memory whatever the job's size. Positions not answered yet are left
+/// out. `None` when `account` has no such job.
+///
+/// # Errors
+/// [`BulkError::Store`] before the first chunk, or as an item when a read fails midway (the body ends early).
+pub async fn results(
+    jobs: Arc<BulkJobs>,
+    account: AccountId,
+    id: JobId,
+    (from, until): (u64, u64),
+    format: ResultFormat,
+) -> Result<Option<impl Stream<Item = Result<Bytes, BulkError>> + Send + 'static>, BulkError> {
+    if jobs.job(account, id).await?.is_none() {
+        return Ok(None);
+    }
+    let header = match format {
+        ResultFormat::Csv => Some(Bytes::from(csv_bytes(&[], true).unwrap_or_default())),
+        ResultFormat::Ndjson => None,
+    };
+    let rows = futures::stream::try_unfold(from, move |next| {
+        let jobs = Arc::clone(&jobs);
+        async move {
+            if next >= until {
+                return Ok(None);
+            }
+            let asked = u32::try_from((until - next).min(u64::from(ROWS_PER_CHUNK))).unwrap_or(1);
+            let rows = jobs
+                .inputs(account, id, next, asked)
+                .await?
+                .unwrap_or_default();
+            let Some(last) = rows.last() else {
+                return Ok(None);
+            };
+            // Past the last position read; the end when the store had fewer rows than asked.
+            let after = if rows.len() < asked as usize {
+                until
+            } else {
+                last.position + 1
+            };
+            let chunk: Vec<u8> = match format {
+                ResultFormat::Ndjson => rows
+                    .iter()
+                    .filter_map(InputRow::ndjson_line)
+                    .flatten()
+                    .collect(),
+                ResultFormat::Csv => csv_bytes(&rows, false).unwrap_or_default(),
+            };
+            Ok(Some((Bytes::from(chunk), after)))
+        }
+    });
+    Ok(Some(futures::StreamExt::chain(
+        futures::stream::iter(header.map(Ok)),
+        rows,
+    )))
 }

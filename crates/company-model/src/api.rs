@@ -7,6 +7,8 @@ use crate::{CompanyRecord, RecordJson};
 
 /// The body of a 200 (spec 2.2) plus `unresolved`, the URLs that could not be turned into a record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "CompanyResponse"))]
 pub struct CompanyDataResponse {
     /// Always `Success` on a 200.
     pub message: String,
@@ -121,9 +123,37 @@ impl<'de> Deserialize<'de> for CompanyResult {
     }
 }
 
+/// A record as returned for one input position: the page's record members at the top level, between
+/// `original_li_url` and `source` (the JSON shape of `CompanyResult`, for its schema).
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // read by the schema derive only
+struct CompanyResultShape {
+    /// The URL exactly as the caller sent it.
+    original_li_url: String,
+    #[serde(flatten)]
+    record: CompanyRecord,
+    /// `live`: fetched for this request; `stored`: a snapshot fetched inside the request's freshness window.
+    source: RecordSource,
+    /// When the page was fetched from the network (RFC 3339, UTC).
+    fetched_at: jiff::Timestamp,
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for CompanyResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CompanyResult".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        CompanyResultShape::json_schema(generator)
+    }
+}
+
 /// Where a record came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum RecordSource {
     /// Fetched from the network for this request.
     Live,
@@ -133,6 +163,7 @@ pub enum RecordSource {
 
 /// An input position that did not resolve to a record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UnresolvedUrl {
     /// The URL exactly as the caller sent it.
     pub original_li_url: String,
@@ -147,6 +178,7 @@ pub struct UnresolvedUrl {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum UnresolvedCode {
     /// The network has no such page (HTTP 404 or its "page not found" page).
     NotFound,
@@ -193,6 +225,8 @@ impl UnresolvedCode {
 /// Every error body (spec 2.4): `{error, message, status_code}`, plus `details` on a 400 that lists each
 /// offending part of the request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Error"))]
 pub struct ErrorBody {
     /// Stable snake_case code, e.g. `invalid_request`, `insufficient_credits`.
     pub error: String,
@@ -211,6 +245,7 @@ pub struct ErrorBody {
 
 /// One problem with a request body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Problem {
     /// Where, as a JSON Pointer (RFC 6901): `/liUrls/3`, `/maxAgeHours`, or `` for the whole body.
     pub pointer: String,

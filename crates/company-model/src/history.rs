@@ -40,6 +40,7 @@ pub const CHANGE_FIELDS: &[&str] = WATCH_FIELDS.split_at(19).0;
 
 /// One snapshot's counts (history `points`): members absent when the page did not show them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HistoryPoint {
     /// When the page was fetched (RFC 3339).
     pub fetched_at: jiff::Timestamp,
@@ -69,6 +70,7 @@ impl HistoryPoint {
 /// One member that differs between two snapshots: its JSON value before and after (`null` when the page did
 /// not show it).
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FieldChange {
     /// When the snapshot that first showed `after` was fetched.
     pub fetched_at: jiff::Timestamp,
@@ -120,8 +122,35 @@ fn members(record: &RecordJson) -> Map<String, Value> {
     serde_json::from_str(record.as_str()).unwrap_or_default()
 }
 
+/// The 200 body of `GET /v1/network/company-data/history`: the company-data endpoint's `message` and
+/// `status_code`, then the history's members, in that order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "CompanyHistory"))]
+pub struct HistoryResponse {
+    /// Always `Success`.
+    pub message: &'static str,
+    /// The HTTP status, 200.
+    pub status_code: u16,
+    /// The history.
+    #[serde(flatten)]
+    pub history: CompanyHistory,
+}
+
+impl HistoryResponse {
+    /// The body of a history found.
+    pub fn new(history: CompanyHistory) -> Self {
+        Self {
+            message: "Success",
+            status_code: 200,
+            history,
+        }
+    }
+}
+
 /// A page's history (`GET /v1/network/company-data/history`): its points and its changes, oldest first.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CompanyHistory {
     /// The page the history belongs to (the URL it resolved to).
     pub final_li_url: String,

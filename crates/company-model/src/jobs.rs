@@ -8,6 +8,7 @@ use crate::{CompanyResult, RecordJson, RecordSource, UnresolvedCode, UnresolvedU
 /// Where a job is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum JobStatus {
     /// Accepted; no page leased yet.
     Queued,
@@ -55,6 +56,8 @@ impl JobStatus {
 
 /// A job as `GET /v1/network/company-data/jobs/{id}` answers it. Counts are of input positions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Job"))]
 pub struct JobInfo {
     /// The job's id (a whole number above 0, written as a string).
     pub id: String,

@@ -31,8 +31,8 @@ pub use api::{
     UnresolvedUrl,
 };
 pub use history::{
-    CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, WATCH_FIELDS, change_fields_text,
-    changed_members,
+    CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, HistoryResponse, WATCH_FIELDS,
+    change_fields_text, changed_members,
 };
 pub use jobs::{Answer, InputRow, JobInfo, JobStatus};
 pub use record::{
@@ -45,8 +45,8 @@ pub use request::{
     MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,
 };
 pub use watch_request::{
-    MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchRequest, webhook_scheme_allowed,
-    webhook_url_pattern,
+    DeliveryInfo, MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchRequest,
+    WatchStatus, WebhookEvent, WebhookEventType, webhook_scheme_allowed, webhook_url_pattern,
 };
 
 /// The id of a customer account: the owner of API keys and of a credit balance.

@@ -15,6 +15,7 @@ pub type OpenMembers = BTreeMap<String, serde_json::Value>;
 /// that [`crate::CompanyResult`] adds).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CompanyRecord {
     /// Display name: JSON-LD `Organization.name`, else the top card's `h1`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -96,6 +97,7 @@ pub struct CompanyRecord {
 /// A postal address (spec 2.3 `headquarters`); all members are strings as the page shows them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Address {
     /// The address on one line, its parts joined by `", "`, as the page shows it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -123,6 +125,7 @@ pub struct Address {
 /// One office of the "Locations" section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Location {
     /// First address line.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -144,6 +147,7 @@ pub struct Location {
 /// The "Funding" section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FundingInfo {
     /// Total rounds the page counts.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -159,6 +163,7 @@ pub struct FundingInfo {
 /// One funding round.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FundingRound {
     /// Round type as shown, e.g. `Series A`.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
@@ -183,6 +188,7 @@ pub struct FundingRound {
 /// One card of the "Products" section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Product {
     /// Product name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -198,6 +204,7 @@ pub struct Product {
 /// A card that links another page (similar and affiliated pages).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PageCard {
     /// The page's name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -222,6 +229,7 @@ pub struct PageCard {
 /// One profile of the "Employees at" sample.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Employee {
     /// The person's name as shown.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -240,6 +248,7 @@ pub struct Employee {
 /// The author of a post.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PostAuthor {
     /// Author name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -252,6 +261,7 @@ pub struct PostAuthor {
 /// One post of the "Updates" section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Update {
     /// The post's text, line breaks kept.
     #[serde(skip_serializing_if = "Option::is_none")]

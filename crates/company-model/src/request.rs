@@ -23,15 +23,24 @@ pub const MAX_BODY_BYTES: usize = 100 * 1024;
 /// The body of `POST /v1/network/company-data` (and of a bulk job) as a client writes it (spec 2.1): the
 /// server checks it ([`CompanyRequest::from_json`]); this type only carries it.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "CompanyRequest"))]
 pub struct RequestBody {
-    /// Company, school or showcase page URLs, as the caller has them.
+    /// Company, school or showcase page URLs, as the caller has them (the published schema adds the network's
+    /// `page_url::submitted_pattern`; a bulk job takes up to [`MAX_JOB_URLS`]).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(min = 1, max = MAX_URLS), inner(length(max = page_url::MAX_URL_LEN)))
+    )]
     pub li_urls: Vec<String>,
     /// Freshness window in hours (0 to [`MAX_AGE_HOURS`]); absent or 0 fetches live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_HOURS)))]
     pub max_age_hours: Option<f64>,
     /// Freshness window in seconds; wins over `maxAgeHours`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_SECONDS)))]
     pub max_age_seconds: Option<f64>,
 }
 

@@ -330,3 +330,118 @@ mod tests {
         }
     }
 }
+
+/// The body of `POST /v1/network/company-data/watches` as a client writes it: the server checks it
+/// ([`WatchRequest::from_json`]); this type only carries it (the published schema adds the network's page-URL
+/// pattern, [`webhook_url_pattern`] and the names [`WATCH_FIELDS`] allows).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "WatchRequest"))]
+pub struct WatchBody {
+    /// The pages to watch: company, school or showcase page URLs.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(min = 1, max = MAX_URLS), inner(length(max = page_url::MAX_URL_LEN)))
+    )]
+    pub li_urls: Vec<String>,
+    /// Hours between refreshes ([`WATCH_EVERY_HOURS`]).
+    pub every_hours: u32,
+    /// Where change events are POSTed: an https URL on a public address, without user name or password.
+    #[cfg_attr(feature = "schema", schemars(length(max = MAX_WEBHOOK_URL_LEN)))]
+    pub webhook_url: String,
+    /// The record members whose change is an event; default: [`CHANGE_FIELDS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>", length(min = 1)))]
+    pub fields: Option<Vec<String>>,
+}
+
+/// Whether a watch still runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum WatchStatus {
+    /// Refreshed on its schedule.
+    Active,
+    /// Stopped after its deliveries failed for the retry window (see `disabled_reason`).
+    Disabled,
+}
+
+/// A watch as the API shows it (`GET /v1/network/company-data/watches/{id}`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Watch"))]
+pub struct WatchInfo {
+    /// The watch's id (a whole number above 0, as a string).
+    pub id: String,
+    /// The page, normalized.
+    pub li_url: String,
+    /// Hours between refreshes.
+    pub every_hours: u32,
+    /// Where change events go.
+    pub webhook_url: String,
+    /// The record members whose change is an event.
+    pub fields: Vec<String>,
+    /// Whether it still runs.
+    pub status: WatchStatus,
+    /// When it was created.
+    pub created_at: jiff::Timestamp,
+    /// When its page is refreshed next.
+    pub next_check_at: jiff::Timestamp,
+    /// When its page was last refreshed.
+    pub last_checked_at: Option<jiff::Timestamp>,
+    /// Why the last refresh got no record, e.g. `insufficient_credits`, `not_found`, `blocked`.
+    pub last_check_error: Option<String>,
+    /// When the page last changed.
+    pub last_change_at: Option<jiff::Timestamp>,
+    /// The last delivery attempt of an event.
+    pub last_delivery: Option<DeliveryInfo>,
+    /// Why it was disabled.
+    pub disabled_reason: Option<String>,
+}
+
+/// One delivery attempt of a webhook event.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DeliveryInfo {
+    /// When.
+    pub at: jiff::Timestamp,
+    /// The receiver's HTTP status, if it answered.
+    pub status: Option<u16>,
+    /// Null when delivered (2xx).
+    pub error: Option<String>,
+}
+
+/// The kind of a webhook event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum WebhookEventType {
+    /// A watched page changed.
+    #[serde(rename = "company.changed")]
+    CompanyChanged,
+}
+
+/// The body POSTed to a watch's `webhookUrl` when its page changed. The `id` is the same on every delivery
+/// attempt: drop duplicates by it.
+#[derive(Clone, Debug, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WebhookEvent {
+    /// The event's id, `evt_<watch>_<claim>`.
+    pub id: String,
+    /// `company.changed`.
+    #[serde(rename = "type")]
+    pub kind: WebhookEventType,
+    /// When the change was seen.
+    pub created_at: jiff::Timestamp,
+    /// The watch's id.
+    pub watch_id: String,
+    /// The page the record belongs to (where the URL resolved).
+    pub final_li_url: String,
+    /// What changed, one entry per member.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
+    pub changes: Vec<crate::FieldChange>,
+    /// The record fetched, as in `CompanyResult` without its per-request members (`original_li_url`, `source`,
+    /// `fetched_at`), copied as stored.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::CompanyRecord"))]
+    pub record: Box<serde_json::value::RawValue>,
+}

@@ -382,17 +382,16 @@ impl Watches {
             .ok()
             .and_then(|r| r.final_li_url)
             .unwrap_or_else(|| due.watch.url.as_str().to_owned());
-        let raw = serde_json::value::RawValue::from_string(record.as_str().to_owned()).ok()?;
-        let body = serde_json::json!({
-            "id": id,
-            "type": "company.changed",
-            "created_at": self.clock.now(),
-            "watch_id": due.watch.id.to_string(),
-            "final_li_url": final_li_url,
-            "changes": changes,
-            "record": raw,
-        });
-        Some((id, body.to_string()))
+        let event = company_model::WebhookEvent {
+            id: id.clone(),
+            kind: company_model::WebhookEventType::CompanyChanged,
+            created_at: self.clock.now(),
+            watch_id: due.watch.id.to_string(),
+            final_li_url,
+            changes,
+            record: serde_json::value::RawValue::from_string(record.as_str().to_owned()).ok()?,
+        };
+        Some((id, serde_json::to_string(&event).ok()?))
     }
 
     /// One claimed delivery attempt; true when the receiver answered 2xx.
@@ -555,25 +554,32 @@ impl Runner {
     }
 }
 
-/// A watch as the API and the dashboard show it: `{id, li_url, every_hours, webhook_url, fields, status,
-/// created_at, next_check_at, last_checked_at, last_check_error, last_change_at, last_delivery, disabled_reason}`.
-/// `status` is `active` or `disabled`; `last_delivery` `{at, status, error}` or null.
-pub fn watch_json(watch: &Watch) -> serde_json::Value {
-    serde_json::json!({
-        "id": watch.id.to_string(),
-        "li_url": watch.url.as_str(),
-        "every_hours": watch.every_hours,
-        "webhook_url": watch.webhook_url,
-        "fields": watch.fields,
-        "status": if watch.disabled_at.is_some() { "disabled" } else { "active" },
-        "created_at": watch.created_at,
-        "next_check_at": watch.next_check_at,
-        "last_checked_at": watch.last_checked_at,
-        "last_check_error": watch.last_check_error,
-        "last_change_at": watch.last_change_at,
-        "last_delivery": watch.last_delivery.as_ref().map(|d| serde_json::json!({
-            "at": d.at, "status": d.status, "error": d.error,
-        })),
-        "disabled_reason": watch.disabled_reason,
-    })
+/// A watch as the API shows it ([`company_model::WatchInfo`]).
+pub fn watch_info(watch: &Watch) -> company_model::WatchInfo {
+    company_model::WatchInfo {
+        id: watch.id.to_string(),
+        li_url: watch.url.as_str().to_owned(),
+        every_hours: watch.every_hours,
+        webhook_url: watch.webhook_url.clone(),
+        fields: watch.fields.clone(),
+        status: if watch.disabled_at.is_some() {
+            company_model::WatchStatus::Disabled
+        } else {
+            company_model::WatchStatus::Active
+        },
+        created_at: watch.created_at,
+        next_check_at: watch.next_check_at,
+        last_checked_at: watch.last_checked_at,
+        last_check_error: watch.last_check_error.clone(),
+        last_change_at: watch.last_change_at,
+        last_delivery: watch
+            .last_delivery
+            .as_ref()
+            .map(|delivery| company_model::DeliveryInfo {
+                at: delivery.at,
+                status: delivery.status,
+                error: delivery.error.clone(),
+            }),
+        disabled_reason: watch.disabled_reason.clone(),
+    }
 }

@@ -82,6 +82,22 @@ impl FromStr for Credits {
     }
 }
 
+/// A number of credits: an integer when whole, else a decimal of up to three places.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Credits {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Credits".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "number"})
+    }
+}
+
 impl serde::Serialize for Credits {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if self.0 % 1000 == 0 {

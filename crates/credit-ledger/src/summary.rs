@@ -7,6 +7,8 @@ use crate::{Credits, Ledger, LedgerError};
 /// An account as its owner sees it: the balance, the credits held for requests in flight, what is left to
 /// spend, and the usage of the current UTC calendar month.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Account"))]
 pub struct AccountSummary {
     /// The account's id.
     pub account_id: i64,
@@ -24,6 +26,7 @@ pub struct AccountSummary {
 
 /// An account's charges since the start of a UTC month, from its ledger rows.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MonthUsage {
     /// The first instant counted: midnight UTC on the first of the month (RFC 3339).
     pub since: String,

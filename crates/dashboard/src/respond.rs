@@ -2,7 +2,6 @@
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use http_body_util::Full;
 use http_serve::Response;
 
 use crate::Parts;
@@ -52,7 +51,7 @@ pub(crate) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
 }
 
 pub(crate) fn html(status: StatusCode, markup: maud::Markup) -> Response {
-    let mut response = Response::new(Full::new(Bytes::from(markup.into_string())));
+    let mut response = Response::new(http_serve::full(Bytes::from(markup.into_string())));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(
@@ -87,7 +86,7 @@ pub(crate) fn security_headers(headers: &mut HeaderMap) {
 }
 
 pub(crate) fn asset(body: &'static str, content_type: &'static str) -> Response {
-    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    let mut response = Response::new(http_serve::full(Bytes::from_static(body.as_bytes())));
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(
@@ -103,7 +102,7 @@ pub(crate) fn asset(body: &'static str, content_type: &'static str) -> Response 
 
 /// 303 See Other: after a POST, the browser GETs the next page.
 pub(crate) fn redirect(to: &str) -> Response {
-    let mut response = Response::new(Full::new(Bytes::new()));
+    let mut response = Response::new(http_serve::full(Bytes::new()));
     *response.status_mut() = StatusCode::SEE_OTHER;
     if let Ok(location) = HeaderValue::from_str(to) {
         response.headers_mut().insert(header::LOCATION, location);

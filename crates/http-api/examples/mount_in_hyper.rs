@@ -11,11 +11,9 @@
 use std::sync::Arc;
 
 use api_keys::{ApiKeys, SqliteKeyStore};
-use bytes::Bytes;
 use company_lookup::{LookupService, LookupSettings};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
 use http_api::{Api, ApiSettings, strip_path_prefix};
-use http_body_util::Full;
 use page_scraper::{Fetcher, FetcherSettings, Origin};
 use page_url::NetworkDomain;
 use snapshot_cache::SqliteSnapshotStore;
@@ -51,12 +49,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let api = api.clone();
         async move {
             if request.uri().path() == "/" {
-                return http::Response::new(Full::new(Bytes::from("the host's own page\n")));
+                return http::Response::new(http_serve::full("the host's own page\n"));
             }
             if strip_path_prefix(&mut request, PREFIX) {
                 return api.handle(request).await;
             }
-            let mut missing = http::Response::new(Full::new(Bytes::new()));
+            let mut missing = http::Response::new(http_serve::full(Vec::new()));
             *missing.status_mut() = http::StatusCode::NOT_FOUND;
             missing
         }

@@ -63,16 +63,6 @@ fn history_query(
     Ok(HistoryQuery { page, from, to })
 }
 
-/// The 200 body: the company-data endpoint's `message` and `status_code`, then the history's members, in that
-/// order.
-#[derive(serde::Serialize)]
-struct HistoryBody<'a> {
-    message: &'static str,
-    status_code: u16,
-    #[serde(flatten)]
-    history: &'a company_model::CompanyHistory,
-}
-
 impl Api {
     /// `GET /history?liUrl=…&from=…&to=…`: 200 `{message, status_code, final_li_url, points, changes}` with the
     /// billing headers, 404 `not_found` when the page has no stored snapshot.
@@ -88,11 +78,7 @@ impl Api {
             .ok_or(ApiError::NoHistory)?;
         let mut response = json_response(
             StatusCode::OK,
-            &HistoryBody {
-                message: "Success",
-                status_code: 200,
-                history: &outcome.history,
-            },
+            &company_model::HistoryResponse::new(outcome.history),
         );
         credits_headers(&mut response, Some(outcome.charged), outcome.remaining);
         Ok(response)

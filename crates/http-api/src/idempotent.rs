@@ -9,7 +9,6 @@
 use bytes::Bytes;
 use company_model::AccountId;
 use http::{HeaderValue, StatusCode};
-use http_body_util::Full;
 use http_serve::Response;
 use idempotency::{Begin, IdempotencyStore, StoredAnswer};
 use std::future::Future;
@@ -28,7 +27,7 @@ const KEPT_HEADERS: [&str; 4] = [
 
 /// A stored answer as a response, marked `Idempotent-Replayed: true`.
 fn replay(answer: StoredAnswer) -> Response {
-    let mut response = Response::new(Full::new(Bytes::from(answer.body)));
+    let mut response = Response::new(http_serve::full(Bytes::from(answer.body)));
     *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
     for (name, value) in answer.headers {
@@ -51,7 +50,7 @@ fn replay(answer: StoredAnswer) -> Response {
 async fn stored(response: Response) -> (StoredAnswer, Response) {
     use http_body_util::BodyExt;
     let (parts, body) = response.into_parts();
-    // A `Full` body is one chunk in memory: collecting it cannot fail.
+    // The answers kept (POSTs that create or charge) are whole bodies in memory: collecting cannot fail.
     let bytes = body
         .collect()
         .await
@@ -68,7 +67,7 @@ async fn stored(response: Response) -> (StoredAnswer, Response) {
             .collect(),
         body: bytes.to_vec(),
     };
-    (answer, Response::from_parts(parts, Full::new(bytes)))
+    (answer, Response::from_parts(parts, http_serve::full(bytes)))
 }
 
 impl Api {

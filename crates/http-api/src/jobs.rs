@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use bulk_jobs::{BulkJobs, InputRow, JobId, output};
+use bulk_jobs::{BulkJobs, JobId, output};
 use bytes::Bytes;
 use company_lookup::Caller;
 use company_model::{CompanyRequest, MAX_JOB_BODY_BYTES};
@@ -169,30 +169,36 @@ impl Api {
         )?
         .map_or(MOST_RESULTS_PER_PAGE, |n| n as u32);
         let csv = wants_csv(request.headers());
-        let rows = jobs
-            .inputs(caller.account, id, from, limit)
+        let total = jobs
+            .job(caller.account, id)
+            .await?
+            .ok_or(ApiError::JobNotFound)?
+            .job
+            .total;
+        let until = from.saturating_add(u64::from(limit));
+        let format = if csv {
+            output::ResultFormat::Csv
+        } else {
+            output::ResultFormat::Ndjson
+        };
+        // Streamed a chunk of rows at a time: a page of 10,000 full records is never held whole.
+        let chunks = output::results(Arc::clone(jobs), caller.account, id, (from, until), format)
             .await?
             .ok_or(ApiError::JobNotFound)?;
-        let body = if csv {
-            output::csv_bytes(&rows, true)
-                .map_err(|error| ApiError::Internal(format!("could not write CSV: {error}")))?
-        } else {
-            rows.iter()
-                .filter_map(InputRow::ndjson_line)
-                .flatten()
-                .collect()
-        };
         let content_type = if csv {
             "text/csv; charset=utf-8"
         } else {
             "application/x-ndjson"
         };
-        let mut response = bytes_response(StatusCode::OK, Bytes::from(body), content_type);
-        if rows.len() == limit as usize {
+        let mut response = bytes_response(StatusCode::OK, Bytes::new(), content_type);
+        *response.body_mut() = http_serve::streamed(futures::TryStreamExt::map_err(
+            chunks,
+            std::io::Error::other,
+        ));
+        if until < total {
             let next = format!(
-                "<{JOBS}/{}/results?from={}&limit={limit}>; rel=\"next\"",
-                id.0,
-                from + u64::from(limit)
+                "<{JOBS}/{}/results?from={until}&limit={limit}>; rel=\"next\"",
+                id.0
             );
             if let Ok(next) = HeaderValue::from_str(&next) {
                 response.headers_mut().insert(header::LINK, next);

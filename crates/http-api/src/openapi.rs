@@ -8,11 +8,12 @@
 use std::time::Duration;
 
 use company_model::{
-    FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES,
-    MAX_JOB_URLS, MAX_URLS, MAX_WEBHOOK_URL_LEN, UnresolvedCode, WATCH_EVERY_HOURS,
+    CompanyDataResponse, ErrorBody, HistoryResponse, JobInfo, MAX_AGE_HOURS, MAX_BODY_BYTES,
+    MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, WATCH_EVERY_HOURS, WatchBody,
+    WatchInfo, WebhookEvent,
 };
 use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
-use page_url::{MAX_URL_LEN, NetworkDomain};
+use page_url::NetworkDomain;
 use serde_json::{Map, Value, json};
 
 use crate::paging::{
@@ -20,15 +21,6 @@ use crate::paging::{
     MOST_WATCHES_PER_PAGE,
 };
 use crate::table::{Operation, Part, ROUTES};
-
-/// `liUrls`: 1 to `most` page URLs of the spec's pattern.
-fn url_list(domain: &NetworkDomain, most: usize) -> Value {
-    json!({
-        "type": "array", "minItems": 1, "maxItems": most,
-        "description": "Company, school or showcase page URLs: what `pattern` admits is accepted, anything else refused.",
-        "items": {"type": "string", "maxLength": MAX_URL_LEN, "pattern": page_url::submitted_pattern(domain)}
-    })
-}
 
 fn error_response(description: &str) -> Value {
     json!({
@@ -66,14 +58,6 @@ fn rate_limited() -> Value {
 /// `X-Credits-Charged` / `X-Credits-Remaining`: a decimal number of credits.
 fn credits_header(description: &str) -> Value {
     json!({"description": description, "schema": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$"}})
-}
-
-fn strings(description: &str) -> Value {
-    json!({"type": "string", "minLength": 1, "description": description})
-}
-
-fn open_array(item: &str, description: &str) -> Value {
-    json!({"type": "array", "minItems": 1, "items": {"$ref": format!("#/components/schemas/{item}")}, "description": description})
 }
 
 /// What the texts of the document state about the server it describes.
@@ -126,18 +110,7 @@ pub fn openapi_document(
         }
         paths.insert(route.path.to_owned(), Value::Object(item));
     }
-    let mut schemas = Map::new();
-    for part in [
-        core_schemas(domain),
-        job_schemas(domain),
-        history_schemas(),
-        watch_schemas(domain, http_webhooks),
-        account_schemas(),
-    ] {
-        if let Value::Object(part) = part {
-            schemas.extend(part);
-        }
-    }
+    let schemas = derived_schemas(domain, http_webhooks);
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -456,302 +429,86 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
     }
 }
 
-/// The schemas of the company-data endpoint, its records and its errors.
-fn core_schemas(domain: &NetworkDomain) -> Value {
-    let max_window = FreshnessWindow::MAX;
-    let codes: Vec<&str> = UnresolvedCode::ALL.iter().map(|c| c.as_str()).collect();
-    json!({
-        "CompanyRequest": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["liUrls"],
-            "properties": {
-                "liUrls": url_list(domain, MAX_URLS),
-                "maxAgeHours": {"type": "number", "minimum": 0, "maximum": MAX_AGE_HOURS, "default": 0,
-                                "description": format!("Freshness window in hours; 0 fetches live; at most {max_window}.")},
-                "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": MAX_AGE_SECONDS,
-                                  "description": "Freshness window in seconds; wins over maxAgeHours."}
-            }
-        },
-        "CompanyResponse": {
-            "type": "object",
-            "required": ["message", "status_code", "results", "unresolved"],
-            "properties": {
-                "message": {"type": "string", "examples": ["Success"]},
-                "status_code": {"type": "integer", "const": 200},
-                "results": {"type": "array", "items": {"$ref": "#/components/schemas/CompanyResult"}},
-                "unresolved": {"type": "array", "items": {"$ref": "#/components/schemas/UnresolvedUrl"}}
-            }
-        },
-        "CompanyResult": {
-            "type": "object",
-            "additionalProperties": true,
-            "required": ["original_li_url", "source", "fetched_at"],
-            "properties": {
-                "company_name": strings("Display name."),
-                "company_id": {"type": "integer", "minimum": 0, "description": "Network organization id."},
-                "final_li_url": {"type": "string", "format": "uri", "description": "Canonical URL of the page parsed, after redirects."},
-                "original_li_url": {"type": "string", "description": "The URL exactly as sent."},
-                "domain": strings("Registrable domain of the website."),
-                "website": strings("Website from the page."),
-                "logo": strings("Logo image URL."),
-                "banner_img": strings("Cover image URL."),
-                "description": strings("About text."),
-                "slogan": strings("Tagline."),
-                "industries": strings("Primary industry."),
-                "type": strings("Organization type."),
-                "founded": {"type": "integer", "description": "Founding year."},
-                "company_size": strings("Employee-size bucket."),
-                "employee_count_on_li": {"type": "integer", "minimum": 0},
-                "follower_count": {"type": "integer", "minimum": 0},
-                "job_count": {"type": "integer", "minimum": 0},
-                "specialties": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
-                "headquarters": {"$ref": "#/components/schemas/Address"},
-                "locations": open_array("Location", "Office locations."),
-                "funding_info": {"$ref": "#/components/schemas/FundingInfo"},
-                "products": open_array("Product", "Products."),
-                "updates": open_array("Update", "Recent posts."),
-                "similar_pages": open_array("PageCard", "Similar pages."),
-                "affiliated_pages": open_array("PageCard", "Affiliated pages."),
-                "employees_on_li": open_array("Employee", "A sample of employee profiles."),
-                "source": {"type": "string", "enum": ["live", "stored"],
-                           "description": "live: fetched for this request; stored: a snapshot inside the window."},
-                "fetched_at": {"type": "string", "format": "date-time", "description": "When the page was fetched (RFC 3339, UTC)."}
-            }
-        },
-        "Address": {"type": "object", "additionalProperties": true, "properties": {
-            "fullAddress": {"type": "string"}, "street": {"type": "string"}, "locality": {"type": "string"},
-            "region": {"type": "string"}, "postalCode": {"type": "string"},
-            "country": {"type": "string", "description": "Two-letter country code."}
-        }},
-        "Location": {"type": "object", "additionalProperties": true, "properties": {
-            "street": {"type": "string"}, "cityStatePostalCountry": {"type": "string"},
-            "fullAddress": {"type": "string"}, "getDirectionsLink": {"type": "string", "format": "uri"},
-            "isPrimary": {"type": "boolean"}
-        }},
-        "FundingInfo": {"type": "object", "additionalProperties": true, "properties": {
-            "number_of_funding_rounds": {"type": "integer", "minimum": 0},
-            "last_round": {"$ref": "#/components/schemas/FundingRound"}
-        }},
-        "FundingRound": {"type": "object", "additionalProperties": true, "properties": {
-            "type": {"type": "string"}, "date": {"type": "string"}, "money_raised": {"type": "string"},
-            "money_raised_usd": {"type": "integer"}, "money_raised_usd_qualifier": {"type": "string"}
-        }},
-        "Product": {"type": "object", "additionalProperties": true, "properties": {
-            "name": {"type": "string"}, "description": {"type": "string"}
-        }},
-        "PageCard": {"type": "object", "additionalProperties": true, "properties": {
-            "title": {"type": "string"}, "link": {"type": "string", "format": "uri"},
-            "industry": {"type": "string"}, "location": {"type": "string"}, "logo": {"type": "string"}
-        }},
-        "Employee": {"type": "object", "additionalProperties": true, "properties": {
-            "name": {"type": "string"}, "title": {"type": "string"}, "link": {"type": "string", "format": "uri"}
-        }},
-        "Update": {"type": "object", "additionalProperties": true, "properties": {
-            "postText": {"type": "string"}, "date": {"type": "string"},
-            "reactions": {"type": "integer", "minimum": 0}, "comments": {"type": "integer", "minimum": 0},
-            "media": {"type": "array", "items": {"type": "string"}},
-            "postAuthor": {"type": "object", "properties": {"text": {"type": "string"}, "link": {"type": "string"}}}
-        }},
-        "UnresolvedUrl": {
-            "type": "object",
-            "required": ["original_li_url", "error", "message"],
-            "properties": {
-                "original_li_url": {"type": "string"},
-                "error": {"type": "string", "enum": codes},
-                "message": {"type": "string"}
-            }
-        },
-        "Error": {
-            "type": "object",
-            "required": ["error", "message", "status_code"],
-            "properties": {
-                "error": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Stable snake_case code."},
-                "message": {"type": "string", "description": "What went wrong and how to fix it."},
-                "status_code": {"type": "integer"},
-                "details": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
-                "request_id": {"type": "string", "description": "The request's id, as in the `X-Request-Id` header and the server's log: quote it when reporting a problem."}
-            }
-        },
-        "Problem": {
-            "type": "object",
-            "required": ["pointer", "reason", "fix"],
-            "properties": {
-                "pointer": {"type": "string", "description": "JSON Pointer (RFC 6901) into the body."},
-                "index": {"type": "integer", "minimum": 0},
-                "value": {},
-                "reason": {"type": "string"},
-                "fix": {"type": "string"}
-            }
-        }
-    })
-}
-
-/// `GET /v1/account`'s schema.
-fn account_schemas() -> Value {
-    let credits =
-        |description: &str| json!({"type": "number", "minimum": 0, "description": description});
-    json!({
-        "Account": {
-            "type": "object",
-            "required": ["account_id", "name", "balance", "held", "available", "usage_this_month"],
-            "properties": {
-                "account_id": {"type": "integer"},
-                "name": {"type": "string"},
-                "balance": {"type": "number", "description": "Settled balance in credits (holds not subtracted); negative never."},
-                "held": credits("Credits held for requests in flight."),
-                "available": {"type": "number", "description": "What a new request may spend: balance minus held."},
-                "usage_this_month": {
-                    "type": "object",
-                    "required": ["since", "requests", "records", "unresolved", "credits"],
-                    "properties": {
-                        "since": {"type": "string", "format": "date-time", "description": "Midnight UTC on the first of the month."},
-                        "requests": {"type": "integer", "minimum": 0, "description": "Requests billed (each writes one charge row, even at zero)."},
-                        "records": {"type": "integer", "minimum": 0, "description": "Companies returned."},
-                        "unresolved": {"type": "integer", "minimum": 0, "description": "URLs that did not resolve (not billed)."},
-                        "credits": credits("Credits charged.")
-                    }
-                }
-            }
-        }
-    })
-}
-
-/// The bulk jobs' schemas (docs/api.md "Bulk jobs").
-fn job_schemas(domain: &NetworkDomain) -> Value {
-    json!({
-        "JobRequest": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["liUrls"],
-            "properties": {
-                "liUrls": url_list(domain, MAX_JOB_URLS),
-                "maxAgeHours": {"type": "number", "minimum": 0, "maximum": MAX_AGE_HOURS, "default": 0},
-                "maxAgeSeconds": {"type": "number", "minimum": 0, "maximum": MAX_AGE_SECONDS}
-            }
-        },
-        "Job": {
-            "type": "object",
-            "required": ["id", "status", "total", "done", "resolved", "unresolved", "credits_charged",
-                         "max_age_seconds", "created_at"],
-            "properties": {
-                "id": {"type": "string"},
-                "status": {"enum": ["queued", "running", "paused", "done", "cancelled"]},
-                "paused_reason": {"type": ["string", "null"], "description": "Why a paused job waits, e.g. `insufficient_credits`."},
-                "total": {"type": "integer", "minimum": 0, "description": "Input positions."},
-                "done": {"type": "integer", "minimum": 0, "description": "Positions answered."},
-                "resolved": {"type": "integer", "minimum": 0},
-                "unresolved": {"type": "integer", "minimum": 0},
-                "credits_charged": {"type": "number", "minimum": 0},
-                "max_age_seconds": {"type": "number", "minimum": 0},
-                "created_at": {"type": "string", "format": "date-time"},
-                "started_at": {"type": ["string", "null"], "format": "date-time"},
-                "finished_at": {"type": ["string", "null"], "format": "date-time"},
-                "estimated_finish_at": {"type": ["string", "null"], "format": "date-time",
-                                        "description": "While running: when it should end at its pace so far."}
-            }
-        }
-    })
-}
-
-/// The history's schemas (docs/api.md, "History").
-fn history_schemas() -> Value {
-    let fields: Vec<&str> = company_model::WATCH_FIELDS.to_vec();
-    json!({
-        "CompanyHistory": {
-            "type": "object",
-            "required": ["message", "status_code", "final_li_url", "points", "changes"],
-            "properties": {
-                "message": {"type": "string"},
-                "status_code": {"const": 200},
-                "final_li_url": {"type": "string", "description": "The page the history belongs to (where the URL resolved)."},
-                "points": {"type": "array", "items": {"$ref": "#/components/schemas/HistoryPoint"}},
-                "changes": {"type": "array", "items": {"$ref": "#/components/schemas/FieldChange"}}
-            }
-        },
-        "HistoryPoint": {
-            "type": "object",
-            "required": ["fetched_at"],
-            "description": "One stored fetch's counts; a member is absent when the page did not show it.",
-            "properties": {
-                "fetched_at": {"type": "string", "format": "date-time"},
-                "follower_count": {"type": "integer", "minimum": 0},
-                "employee_count_on_li": {"type": "integer", "minimum": 0},
-                "company_size": {"type": "string"}
-            }
-        },
-        "FieldChange": {
-            "type": "object",
-            "required": ["fetched_at", "field", "before", "after"],
-            "properties": {
-                "fetched_at": {"type": "string", "format": "date-time", "description": "The fetch that first showed `after`."},
-                "field": {"enum": fields, "description": "The record member."},
-                "before": {"description": "Its value before (a record member's JSON value), null when the page did not show it."},
-                "after": {"description": "Its value after, null when the page no longer shows it."}
-            }
-        }
-    })
-}
-
-/// The watches' schemas, and the event a webhook receives (docs/api.md "Watches and webhooks").
-fn watch_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Value {
+/// The schemas derived from the Rust types that (de)serialize the bodies (`company-model` with its `schema`
+/// feature; their doc comments are the descriptions), with what only this server knows added: its network's
+/// page-URL pattern on each URL of a request, the webhook URL rule it applies, the bounds their owners keep
+/// (`WATCH_EVERY_HOURS`, `WATCH_FIELDS`), and a job's larger list (`JobRequest`).
+fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, Value> {
+    use schemars::generate::{Contract, SchemaSettings};
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.definitions_path = "/components/schemas".into();
+            // Answers are what the types serialize (a member skipped when empty is optional); requests are
+            // described by the same rule, as the types are written to match it.
+            settings.contract = Contract::Serialize;
+        })
+        .into_generator();
+    generator.subschema_for::<RequestBody>();
+    generator.subschema_for::<CompanyDataResponse>();
+    generator.subschema_for::<ErrorBody>();
+    generator.subschema_for::<JobInfo>();
+    generator.subschema_for::<HistoryResponse>();
+    generator.subschema_for::<WatchBody>();
+    generator.subschema_for::<WatchInfo>();
+    generator.subschema_for::<WebhookEvent>();
+    generator.subschema_for::<credit_ledger::AccountSummary>();
+    let schemas = generator.take_definitions(true);
     let (low, high) = (*WATCH_EVERY_HOURS.start(), *WATCH_EVERY_HOURS.end());
-    let fields: Vec<&str> = company_model::WATCH_FIELDS.to_vec();
-    json!({
-        "WatchRequest": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["liUrls", "everyHours", "webhookUrl"],
-            "properties": {
-                "liUrls": url_list(domain, MAX_URLS),
-                "everyHours": {"type": "integer", "minimum": low, "maximum": high, "description": "Hours between refreshes."},
-                "webhookUrl": {"type": "string", "pattern": company_model::webhook_url_pattern(http_webhooks), "maxLength": MAX_WEBHOOK_URL_LEN,
-                               "description": "Where change events are POSTed: an https URL on a public address, without user name or password."},
-                "fields": {"type": "array", "minItems": 1, "uniqueItems": true, "items": {"enum": fields},
-                           "description": format!("The record members whose change is an event. Default: {}.", company_model::CHANGE_FIELDS.join(", "))}
-            }
-        },
-        "Watch": {
-            "type": "object",
-            "required": ["id", "li_url", "every_hours", "webhook_url", "fields", "status", "created_at", "next_check_at"],
-            "properties": {
-                "id": {"type": "string"},
-                "li_url": {"type": "string", "description": "The page, normalized."},
-                "every_hours": {"type": "integer", "minimum": low, "maximum": high},
-                "webhook_url": {"type": "string"},
-                "fields": {"type": "array", "items": {"type": "string"}},
-                "status": {"enum": ["active", "disabled"]},
-                "created_at": {"type": "string", "format": "date-time"},
-                "next_check_at": {"type": "string", "format": "date-time"},
-                "last_checked_at": {"type": ["string", "null"], "format": "date-time"},
-                "last_check_error": {"type": ["string", "null"], "description": "Why the last refresh got no record, e.g. `insufficient_credits`, `not_found`, `blocked`."},
-                "last_change_at": {"type": ["string", "null"], "format": "date-time"},
-                "last_delivery": {"oneOf": [{"type": "null"}, {
-                    "type": "object", "required": ["at", "status", "error"],
-                    "properties": {
-                        "at": {"type": "string", "format": "date-time"},
-                        "status": {"type": ["integer", "null"], "description": "The receiver's HTTP status, if it answered."},
-                        "error": {"type": ["string", "null"], "description": "Null when delivered (2xx)."}
-                    }
-                }]},
-                "disabled_reason": {"type": ["string", "null"]}
-            }
-        },
-        "WebhookEvent": {
-            "type": "object",
-            "description": "The body POSTed to a watch's webhookUrl when its page changed. The `id` is the same on every delivery attempt: drop duplicates by it.",
-            "required": ["id", "type", "created_at", "watch_id", "final_li_url", "changes", "record"],
-            "properties": {
-                "id": {"type": "string"},
-                "type": {"const": "company.changed"},
-                "created_at": {"type": "string", "format": "date-time"},
-                "watch_id": {"type": "string"},
-                "final_li_url": {"type": "string"},
-                "changes": {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/FieldChange"}},
-                "record": {"type": "object", "description": "The record fetched, as in `CompanyResult` without its per-request members (`original_li_url`, `source`, `fetched_at`)."}
-            }
+    let added = [
+        (
+            "/CompanyRequest/properties/liUrls/items",
+            json!({"pattern": page_url::submitted_pattern(domain)}),
+        ),
+        (
+            "/WatchRequest/properties/liUrls/items",
+            json!({"pattern": page_url::submitted_pattern(domain)}),
+        ),
+        (
+            "/WatchRequest/properties/webhookUrl",
+            json!({"pattern": company_model::webhook_url_pattern(http_webhooks)}),
+        ),
+        (
+            "/WatchRequest/properties/everyHours",
+            json!({"minimum": low, "maximum": high}),
+        ),
+        (
+            "/WatchRequest/properties/fields",
+            json!({"uniqueItems": true, "items": {"enum": company_model::WATCH_FIELDS}}),
+        ),
+        (
+            "/Watch/properties/every_hours",
+            json!({"minimum": low, "maximum": high}),
+        ),
+    ];
+    let mut schemas = Value::Object(schemas);
+    for (pointer, members) in added {
+        if let (Some(Value::Object(target)), Value::Object(members)) =
+            (schemas.pointer_mut(pointer), members)
+        {
+            target.extend(members);
         }
-    })
+    }
+    let Value::Object(mut schemas) = schemas else {
+        return Map::new();
+    };
+    if let Some(mut job) = schemas.get("CompanyRequest").cloned() {
+        if let Some(urls) = job
+            .pointer_mut("/properties/liUrls")
+            .and_then(Value::as_object_mut)
+        {
+            urls.insert("maxItems".to_owned(), Value::from(MAX_JOB_URLS));
+        }
+        if let Some(job) = job.as_object_mut() {
+            job.insert(
+                "description".to_owned(),
+                Value::from(format!(
+                    "The body of a bulk job: as `CompanyRequest`, with up to {MAX_JOB_URLS} URLs."
+                )),
+            );
+        }
+        schemas.insert("JobRequest".to_owned(), job);
+    }
+    schemas
 }
 
 /// OpenAPI 3.1's `webhooks`: the request this service sends to a watch's `webhookUrl`.

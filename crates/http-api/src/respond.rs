@@ -3,7 +3,6 @@
 
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use http_body_util::Full;
 use http_serve::Response;
 
 /// A JSON response of `body`, or a 500 if it could not be written.
@@ -33,7 +32,7 @@ pub(crate) fn bytes_response(
     body: Bytes,
     content_type: &'static str,
 ) -> Response {
-    let mut response = Response::new(Full::new(body));
+    let mut response = Response::new(http_serve::full(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -43,7 +42,7 @@ pub(crate) fn bytes_response(
 
 /// 204 No Content.
 pub(crate) fn no_content() -> Response {
-    let mut response = Response::new(Full::new(Bytes::new()));
+    let mut response = Response::new(http_serve::full(Bytes::new()));
     *response.status_mut() = StatusCode::NO_CONTENT;
     response
         .headers_mut()

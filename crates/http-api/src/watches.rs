@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use company_lookup::Caller;
 use company_model::{MAX_BODY_BYTES, WatchRequest};
-use company_watch::{Watches, watch_json};
+use company_watch::{Watches, watch_info};
 use http::{Request, StatusCode};
 use http_serve::Response;
 use watch_store::WatchId;
@@ -53,7 +53,7 @@ impl Api {
         let watch = watches.get(caller.account, id).await?;
         Ok(json_response(
             StatusCode::OK,
-            &watch_json(&watch.ok_or(ApiError::WatchNotFound)?),
+            &watch_info(&watch.ok_or(ApiError::WatchNotFound)?),
         ))
     }
 
@@ -88,7 +88,7 @@ impl Api {
         let fingerprint = idempotency::fingerprint("POST", WATCHES, &body);
         self.idempotent(caller.account, key, fingerprint, move |_| async move {
             let created = watches.create(caller.account, &parsed).await?;
-            let listed: Vec<serde_json::Value> = created.iter().map(watch_json).collect();
+            let listed: Vec<company_model::WatchInfo> = created.iter().map(watch_info).collect();
             Ok(json_response(
                 StatusCode::CREATED,
                 &serde_json::json!({ "watches": listed }),
@@ -118,7 +118,7 @@ impl Api {
             .then(|| page.last())
             .flatten()
             .map(|last| format!("{WATCHES}?after={}&limit={limit}", last.id));
-        let listed: Vec<serde_json::Value> = page.iter().map(watch_json).collect();
+        let listed: Vec<company_model::WatchInfo> = page.iter().map(watch_info).collect();
         Ok(json_response(
             StatusCode::OK,
             &serde_json::json!({"watches": listed, "next": next}),

@@ -3,9 +3,7 @@
 
 use std::sync::OnceLock;
 
-use bytes::Bytes;
 use http::{Method, StatusCode, header};
-use http_body_util::Full;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// Bucket bounds of every `*_seconds` histogram: 1 ms to 25 s, where request and fetch times fall.
@@ -57,7 +55,7 @@ pub async fn serve(
                 "metrics are at /metrics\n".to_owned(),
             ),
         };
-        let mut response = http::Response::new(Full::new(Bytes::from(body)));
+        let mut response = http::Response::new(http_serve::full(body));
         *response.status_mut() = status;
         response.headers_mut().insert(
             header::CONTENT_TYPE,

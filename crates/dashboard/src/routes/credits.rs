@@ -6,7 +6,6 @@ use api_keys::KeyRecord;
 use bytes::Bytes;
 use credit_ledger::{EntryKind, LIVE_PRICE, LedgerEntry, STORED_PRICE};
 use http::{HeaderValue, StatusCode, header};
-use http_body_util::Full;
 use http_serve::Response;
 use maud::{Markup, html};
 
@@ -120,7 +119,7 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor) -> Page {
         }
     }
     let body = writer.into_inner().map_err(|e| internal(e.into_error()))?;
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let mut response = Response::new(http_serve::full(Bytes::from(body)));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

@@ -5,6 +5,8 @@
 //! [`CompanyRequest::from_job_json`], the windows offered are [`FreshnessWindow::CHOICES`], the downloads are
 //! written by [`bulk_jobs::output`].
 
+use std::sync::Arc;
+
 use bulk_jobs::{JobId, JobView, output};
 use company_lookup::Caller;
 use company_model::{CompanyRequest, FreshnessWindow, MAX_JOB_BODY_BYTES, MAX_JOB_URLS};
@@ -22,8 +24,6 @@ use crate::visitor::Visitor;
 
 /// Jobs listed on the page.
 const LISTED: u32 = 50;
-/// Rows read per call when a download is written.
-const DOWNLOAD_BATCH: u32 = bulk_jobs::MOST_ROWS_PER_READ;
 
 fn jobs(parts: &Parts) -> Result<&std::sync::Arc<bulk_jobs::BulkJobs>, PageError> {
     parts.jobs.as_ref().ok_or(PageError::NotFound)
@@ -111,41 +111,29 @@ where
     Ok(redirect(&visitor.link("/dashboard/jobs")))
 }
 
-/// `GET /dashboard/jobs/{id}/results.csv` or `.ndjson`: every answered input, in order.
+/// `GET /dashboard/jobs/{id}/results.csv` or `.ndjson`: every answered input, in order, streamed a chunk of
+/// rows at a time (a 100,000-row job is never held whole).
 pub(crate) async fn download(parts: &Parts, visitor: &Visitor, id: &str, csv: bool) -> Page {
-    let jobs = jobs(parts)?;
+    let jobs = Arc::clone(jobs(parts)?);
     let id = job_id(id)?;
-    let mut body = Vec::new();
-    if csv {
-        body.extend(output::csv_bytes(&[], true).map_err(crate::error::internal)?);
-    }
-    let mut from = 0;
-    loop {
-        let rows = jobs
-            .inputs(visitor.account.id, id, from, DOWNLOAD_BATCH)
-            .await?
-            .ok_or(PageError::NotFound)?;
-        if csv {
-            body.extend(output::csv_bytes(&rows, false).map_err(crate::error::internal)?);
-        } else {
-            body.extend(
-                rows.iter()
-                    .filter_map(bulk_jobs::InputRow::ndjson_line)
-                    .flatten(),
-            );
-        }
-        if rows.len() < DOWNLOAD_BATCH as usize {
-            break;
-        }
-        from += u64::from(DOWNLOAD_BATCH);
-    }
+    let format = if csv {
+        output::ResultFormat::Csv
+    } else {
+        output::ResultFormat::Ndjson
+    };
+    let chunks = output::results(jobs, visitor.account.id, id, (0, u64::MAX), format)
+        .await?
+        .ok_or(PageError::NotFound)?;
     let (content_type, extension) = if csv {
         ("text/csv; charset=utf-8", "csv")
     } else {
         ("application/x-ndjson", "ndjson")
     };
     let mut response = html(StatusCode::OK, html! {});
-    *response.body_mut() = http_body_util::Full::new(bytes::Bytes::from(body));
+    *response.body_mut() = http_serve::streamed(futures::TryStreamExt::map_err(
+        chunks,
+        std::io::Error::other,
+    ));
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     if let Ok(disposition) =

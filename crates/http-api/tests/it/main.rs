@@ -237,3 +237,60 @@ async fn every_documented_path_refuses_other_methods_with_the_documents_allow() 
         assert_eq!(allowed, methods, "{path}");
     }
 }
+
+/// Every record the parser makes of a captured page — the repository's origin pages and, when `../shared` is
+/// beside it, every captured page there that is a company page — validates against the published
+/// `CompanyResult` schema, derived from the record's Rust type.
+#[tokio::test]
+async fn every_parsed_record_validates_against_the_published_schema() {
+    let world = world().await;
+    let api = world.api(world.keys.clone());
+    let document: Value = serde_json::from_slice(&api.openapi()).expect("JSON");
+    let root = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": "#/components/schemas/CompanyResult",
+        "components": document["components"],
+    });
+    let validator = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&root)
+        .expect("a valid schema");
+    let root_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut pages: Vec<std::path::PathBuf> = Vec::new();
+    for dir in ["tests/fixtures/origin/company", "../shared/fixtures/pages"] {
+        if let Ok(entries) = std::fs::read_dir(root_dir.join(dir)) {
+            pages.extend(
+                entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.path())
+                    .filter(|path| path.extension().is_some_and(|e| e == "html")),
+            );
+        }
+    }
+    let domain = NetworkDomain::default();
+    let mut validated = 0;
+    for path in &pages {
+        let html = std::fs::read_to_string(path).expect("a page");
+        // The slug does not change what is parsed; the name says which company it is.
+        let page = page_url::PageUrl::from_path("/company/captured", &domain).expect("a page URL");
+        let Ok(record) = page_scraper::parse_page(&html, &page, &domain) else {
+            continue; // a sign-in wall, a block, a page of another kind
+        };
+        let mut result = serde_json::to_value(&record).expect("JSON");
+        let members = result.as_object_mut().expect("an object");
+        members.insert("original_li_url".into(), Value::from(page.as_str()));
+        members.insert("source".into(), Value::from("live"));
+        members.insert("fetched_at".into(), Value::from("2026-11-25T00:00:00Z"));
+        let errors: Vec<String> = validator
+            .iter_errors(&result)
+            .map(|error| format!("{error} at {}", error.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
+        validated += 1;
+    }
+    assert!(
+        validated >= 2,
+        "only {validated} of {} captured pages parsed",
+        pages.len()
+    );
+}
