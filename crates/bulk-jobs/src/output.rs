@@ -101,7 +101,7 @@ pub enum ResultFormat {
 
 /// Input rows read from the store at a time while results stream: one chunk of full records (up to ~50 KB
 /// each) is what the server holds of a download of any size.
-pub const ROWS_PER_CHUNK: u32 = 64;
+pub const ROWS_PER_CHUNK: u32 = 32;
 
 /// The answered positions `from..until` of a job written as `format`, chunk by chunk: each item is the encoding
 /// of up to [`ROWS_PER_CHUNK`] rows, read from the store when the previous one has been sent, so a response

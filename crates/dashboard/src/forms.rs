@@ -53,7 +53,9 @@ where
                 _ => "The form did not arrive whole. Send it again.".to_owned(),
             })
         })?;
-    Ok(form_urlencoded::parse(&body).into_owned().collect())
+    serde_urlencoded::from_bytes(&body).map_err(|_| {
+        PageError::BadRequest("The form did not arrive whole. Send it again.".to_owned())
+    })
 }
 
 /// The form's fields, if it carries this session's CSRF token. A form carries at most what an API request does

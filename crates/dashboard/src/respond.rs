@@ -44,10 +44,13 @@ pub(crate) fn set_cookie(name: &str, value: &str, max_age_secs: u64, secure: boo
     .unwrap_or_else(|_| HeaderValue::from_static("invalid=; Max-Age=0"))
 }
 
+/// The query parameter `name` (percent-decoded, the first when repeated); `None` when absent or when the query
+/// is not `application/x-www-form-urlencoded`.
 pub(crate) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
-    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.into_owned())
+    serde_urlencoded::from_str::<Vec<(String, String)>>(query.unwrap_or_default())
+        .ok()?
+        .into_iter()
+        .find_map(|(key, value)| (key == name).then_some(value))
 }
 
 pub(crate) fn html(status: StatusCode, markup: maud::Markup) -> Response {

@@ -145,3 +145,95 @@ pub(crate) fn markdown(jobs: &Value) -> String {
     }
     out
 }
+
+/// The server's resident set now (`VmRSS`), in MB.
+fn rss_mb(pid: u32) -> f64 {
+    crate::status_mb(pid, "VmRSS:")
+}
+
+/// Section 11: a job of many rows downloaded whole, page after page of the results endpoint (10,000 rows a page,
+/// streamed): the server's resident set while it writes them, over its resident set at rest once the job ended.
+pub(crate) async fn download(plan: Plan, release: &Path) -> Result<Value, Error> {
+    eprintln!("11: a large job's download");
+    let rows: usize = if plan.quick { 5_000 } else { 100_000 };
+    // Rows over 20 pages of the test origin: the job fetches 20 pages and answers every position.
+    let origin = TestOrigin::start().await;
+    let service = Service::start(service_options(release, Some(&origin.base)));
+    let key = service.key("bench", "1000000");
+    let pages = page_urls(200_000, 20);
+    let urls: Vec<String> = (0..rows).map(|n| pages[n % pages.len()].clone()).collect();
+    let id = submit(&service, &key, &urls).await?;
+    loop {
+        let job = status(&service, &key, &id).await?;
+        if job["status"] == "done" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pid = service.pid();
+    let at_rest = rss_mb(pid);
+    // The resident set, polled while the pages are read.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let done = std::sync::Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut peak = 0.0_f64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(rss_mb(pid));
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            peak
+        })
+    };
+    let started = Instant::now();
+    let (mut read_rows, mut bytes) = (0_usize, 0_usize);
+    let mut next = Some(format!("{JOBS}/{id}/results"));
+    while let Some(path) = next.take() {
+        let reply = tests::client()
+            .get(format!("{}{path}", service.base))
+            .header("x-api-key", &key)
+            .send()
+            .await?;
+        next = reply
+            .headers()
+            .get("link")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once('<'))
+            .and_then(|(_, rest)| rest.split_once('>'))
+            .map(|(target, _)| target.to_owned());
+        let text = reply.text().await?;
+        bytes += text.len();
+        read_rows += text.lines().count();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let peak = watcher.join().map_err(|_| "the RSS watcher panicked")?;
+    if read_rows != rows {
+        return Err(format!("downloaded {read_rows} rows of {rows}").into());
+    }
+    Ok(json!({
+        "rows": rows,
+        "mb_downloaded": bytes as f64 / 1e6,
+        "seconds": seconds,
+        "rss_at_rest_mb": at_rest,
+        "rss_peak_mb": peak,
+        "rss_over_rest_mb": (peak - at_rest).max(0.01),
+    }))
+}
+
+/// The report's section 11.
+pub(crate) fn download_markdown(download: &Value) -> String {
+    let over = download["rss_over_rest_mb"].as_f64().unwrap_or(f64::NAN);
+    format!(
+        "\n## 11. A large job's download\n\nA done job of {} rows (20 pages of the test origin, every row a whole \
+         record) read page after page from the results endpoint (10,000 rows a page, each streamed 32 rows at a \
+         time): {:.0} MB in {:.1} s. The server's resident set at rest after the job: **{:.1} MB**; at its peak \
+         during the download: **{:.1} MB**, **{over:.1} MB** over rest (target ≤ 20 MB: {}).\n",
+        download["rows"],
+        download["mb_downloaded"].as_f64().unwrap_or(f64::NAN),
+        download["seconds"].as_f64().unwrap_or(f64::NAN),
+        download["rss_at_rest_mb"].as_f64().unwrap_or(f64::NAN),
+        download["rss_peak_mb"].as_f64().unwrap_or(f64::NAN),
+        if over <= 20.0 { "met" } else { "not met" },
+    )
+}

@@ -98,12 +98,17 @@ fn machine() -> Value {
 
 /// Peak resident set of a process (`VmHWM`), in MB.
 fn peak_rss_mb(pid: u32) -> f64 {
+    status_mb(pid, "VmHWM:")
+}
+
+/// A size line of a process's `/proc/<pid>/status` (`VmHWM:`, `VmRSS:`), in MB; NaN when unreadable.
+fn status_mb(pid: u32, field: &str) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|status| {
             status
                 .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         })
         .map_or(f64::NAN, |kb| kb / 1024.0)
@@ -857,6 +862,7 @@ fn markdown(report: &Value, plan: Plan) -> String {
     out += &postgres_markdown(&report["postgres"], &report["stored_path"]);
     out += &jobs::markdown(&report["jobs"]);
     out += &flood::markdown(&report["flood"]);
+    out += &jobs::download_markdown(&report["download"]);
     out
 }
 
@@ -878,9 +884,18 @@ fn replace_section(path: &Path, heading: &str, section: &str) -> Result<(), Erro
         None => (end_of_report, end_of_report),
     };
     let updated = format!(
-        "{}{}\n\n_Section 10 written by `just bench --flood` on {}._\n{}",
+        "{}{}\n\n_Section {} written by `just bench {}` on {}._\n{}",
         &text[..start],
         section.trim_end(),
+        heading
+            .trim()
+            .trim_start_matches("## ")
+            .trim_end_matches('.'),
+        if heading.contains("11") {
+            "--download"
+        } else {
+            "--flood"
+        },
         today(),
         &text[end..]
     );
@@ -1000,6 +1015,15 @@ async fn main() -> Result<(), Error> {
         println!("{}\n{figures:#}", jobs::markdown(&figures));
         return Ok(());
     }
+    if args.iter().any(|a| a == "--download") {
+        let release = tests::binary().to_path_buf();
+        let section = jobs::download_markdown(&jobs::download(plan, &release).await?);
+        if !quick {
+            replace_section(&out, "\n## 11. ", &section)?;
+        }
+        println!("{section}");
+        return Ok(());
+    }
     if args.iter().any(|a| a == "--flood") {
         let release = tests::binary().to_path_buf();
         let section = flood::markdown(&flood::flood(plan, &release).await?);
@@ -1027,6 +1051,7 @@ async fn main() -> Result<(), Error> {
     let parsing = parsing(plan)?;
     let postgres = postgres::postgres(plan, &release).await?;
     let jobs = jobs::jobs(plan, &release).await?;
+    let download = jobs::download(plan, &release).await?;
     eprintln!("10: auth under a flood");
     let flood = flood::flood(plan, &release).await?;
     let report = json!({
@@ -1040,6 +1065,7 @@ async fn main() -> Result<(), Error> {
         "postgres": postgres,
         "jobs": jobs,
         "flood": flood,
+        "download": download,
         "harness_seconds": started.elapsed().as_secs_f64(),
     });
     if let Some(parent) = json_out.parent() {
@@ -1101,6 +1127,8 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
         "/flood/spread_flood/flood_401_per_second",
         "/flood/one_address_flood/p99_ms",
         "/flood/one_address_flood/flood_429_per_second",
+        "/download/rss_at_rest_mb",
+        "/download/rss_over_rest_mb",
     ];
     let missing: Vec<&str> = figures
         .into_iter()
@@ -1111,7 +1139,7 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
                 .is_some_and(|v| v.is_finite() && v > 0.0)
         })
         .collect();
-    let sections: Vec<String> = (1..=10)
+    let sections: Vec<String> = (1..=11)
         .map(|n| format!("## {n}."))
         .filter(|section| !text.contains(section.as_str()))
         .collect();
