@@ -51,23 +51,23 @@ impl Default for ApiSettings {
 #[derive(Clone, Debug)]
 pub struct Api(Arc<Inner>);
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Inner {
     lookup: Arc<LookupService>,
     authenticator: Arc<dyn Authenticator>,
     domain: NetworkDomain,
     settings: ApiSettings,
-    key_rate: Option<RateGate>,
-    /// `/openapi.json`, serialized on first use (once the watches, whose settings it states, are set).
+    key_rate: Option<Arc<RateGate>>,
+    /// `/openapi.json`, serialized on first use (it states the parts' settings).
     openapi: std::sync::OnceLock<Bytes>,
-    /// What `/healthz` asks, once set.
-    health: std::sync::OnceLock<Arc<dyn HealthCheck>>,
-    /// The bulk jobs behind `/v1/network/company-data/jobs`, once set.
-    jobs: std::sync::OnceLock<Arc<BulkJobs>>,
-    /// The watches behind `/v1/network/company-data/watches`, once set.
-    watches: std::sync::OnceLock<Arc<Watches>>,
-    /// Where `Idempotency-Key` answers are kept, once set.
-    idempotency: std::sync::OnceLock<Arc<dyn IdempotencyStore>>,
+    /// What `/healthz` asks.
+    health: Option<Arc<dyn HealthCheck>>,
+    /// The bulk jobs behind `/v1/network/company-data/jobs`.
+    jobs: Option<Arc<BulkJobs>>,
+    /// The watches behind `/v1/network/company-data/watches`.
+    watches: Option<Arc<Watches>>,
+    /// Where `Idempotency-Key` answers are kept.
+    idempotency: Option<Arc<dyn IdempotencyStore>>,
 }
 
 /// What `GET /healthz` asks besides "the process answers": typically whether the database answers.
@@ -79,68 +79,85 @@ pub trait HealthCheck: Send + Sync + std::fmt::Debug {
 
 impl Api {
     /// The API over a lookup service, checking keys with `authenticator`, accepting page URLs on `domain`; the
-    /// per-key rate counted in this process.
+    /// per-key rate counted in this process until [`Api::with_limits`] says where. The jobs, the watches, the
+    /// idempotency store and the health check are added with their `with_*` methods, as the dashboard's and the
+    /// lookup's parts are.
     pub fn new(
         lookup: Arc<LookupService>,
         authenticator: Arc<dyn Authenticator>,
         domain: NetworkDomain,
         settings: ApiSettings,
     ) -> Self {
-        Self::with_limits(
-            lookup,
-            authenticator,
-            domain,
-            settings,
-            Arc::new(MemoryLimits::new()),
-        )
-    }
-
-    /// [`Api::new`] with the per-key rate counted in `limits` (bucket `key:<key id>`): on a store several
-    /// servers share, each key's rate is a total for the deployment.
-    pub fn with_limits(
-        lookup: Arc<LookupService>,
-        authenticator: Arc<dyn Authenticator>,
-        domain: NetworkDomain,
-        settings: ApiSettings,
-        limits: Arc<dyn LimitStore>,
-    ) -> Self {
+        let key_rate = settings
+            .key_rate
+            .and_then(|rate| RateGate::new(Arc::new(MemoryLimits::new()), rate))
+            .map(Arc::new);
         Self(Arc::new(Inner {
             lookup,
             authenticator,
             domain,
-            key_rate: settings
-                .key_rate
-                .and_then(|rate| RateGate::new(limits, rate)),
+            key_rate,
             settings,
             openapi: std::sync::OnceLock::new(),
-            health: std::sync::OnceLock::new(),
-            jobs: std::sync::OnceLock::new(),
-            watches: std::sync::OnceLock::new(),
-            idempotency: std::sync::OnceLock::new(),
+            health: None,
+            jobs: None,
+            watches: None,
+            idempotency: None,
         }))
     }
 
-    /// Keeps the answers of requests sent with an `Idempotency-Key` in `store` (once; later calls change
-    /// nothing), so that a retry with the same key gets the first answer and is charged once. Without it the
-    /// header is checked for its form and otherwise ignored.
-    pub fn set_idempotency(&self, store: Arc<dyn IdempotencyStore>) {
-        let _ = self.0.idempotency.set(store);
+    /// The same API with `change` made to its parts (a clone of them when the API is already shared).
+    fn changed(self, change: impl FnOnce(&mut Inner)) -> Self {
+        let mut inner = Arc::unwrap_or_clone(self.0);
+        change(&mut inner);
+        // The document states the parts' settings: written again on first use.
+        inner.openapi = std::sync::OnceLock::new();
+        Self(Arc::new(inner))
+    }
+
+    /// The same API with the per-key rate counted in `limits` (bucket `key:<key id>`): on a store several
+    /// servers share, each key's rate is a total for the deployment.
+    #[must_use]
+    pub fn with_limits(self, limits: Arc<dyn LimitStore>) -> Self {
+        self.changed(|inner| {
+            inner.key_rate = inner
+                .settings
+                .key_rate
+                .and_then(|rate| RateGate::new(limits, rate))
+                .map(Arc::new);
+        })
+    }
+
+    /// The same API keeping the answers of requests sent with an `Idempotency-Key` in `store`, so that a retry
+    /// with the same key gets the first answer and is charged once. Without it the header is checked for its
+    /// form and otherwise ignored.
+    #[must_use]
+    pub fn with_idempotency(self, store: Arc<dyn IdempotencyStore>) -> Self {
+        self.changed(|inner| inner.idempotency = Some(store))
     }
 
     pub(crate) fn idempotency(&self) -> Option<Arc<dyn IdempotencyStore>> {
-        self.0.idempotency.get().cloned()
+        self.0.idempotency.clone()
     }
 
-    /// Serves bulk jobs from `jobs` under `/v1/network/company-data/jobs` (once; later calls change nothing).
-    /// Without it those paths are 404.
-    pub fn set_jobs(&self, jobs: Arc<BulkJobs>) {
-        let _ = self.0.jobs.set(jobs);
+    /// The same API serving bulk jobs from `jobs` under `/v1/network/company-data/jobs`. Without them those
+    /// paths are 404.
+    #[must_use]
+    pub fn with_jobs(self, jobs: Arc<BulkJobs>) -> Self {
+        self.changed(|inner| inner.jobs = Some(jobs))
     }
 
-    /// Serves watches from `watches` under `/v1/network/company-data/watches` (once; later calls change
-    /// nothing). Without it those paths are 404.
-    pub fn set_watches(&self, watches: Arc<Watches>) {
-        let _ = self.0.watches.set(watches);
+    /// The same API serving watches from `watches` under `/v1/network/company-data/watches`. Without them those
+    /// paths are 404.
+    #[must_use]
+    pub fn with_watches(self, watches: Arc<Watches>) -> Self {
+        self.changed(|inner| inner.watches = Some(watches))
+    }
+
+    /// The same API with `/healthz` asking `check`. Without one, `/healthz` says only that the process answers.
+    #[must_use]
+    pub fn with_health_check(self, check: Arc<dyn HealthCheck>) -> Self {
+        self.changed(|inner| inner.health = Some(check))
     }
 
     pub(crate) fn body_timeout(&self) -> Duration {
@@ -153,12 +170,6 @@ impl Api {
 
     pub(crate) fn domain(&self) -> &NetworkDomain {
         &self.0.domain
-    }
-
-    /// Makes `/healthz` ask `check` (once; later calls change nothing). Without one, `/healthz` says only that
-    /// the process answers.
-    pub fn set_health_check(&self, check: Arc<dyn HealthCheck>) {
-        let _ = self.0.health.set(check);
     }
 
     /// The OpenAPI 3.1 document this API serves at `/openapi.json`, as JSON text.
@@ -183,19 +194,19 @@ impl Api {
             .clone()
     }
 
-    /// The bulk jobs, once set.
+    /// The bulk jobs, when added.
     pub(crate) fn jobs(&self) -> Option<&Arc<BulkJobs>> {
-        self.0.jobs.get()
+        self.0.jobs.as_ref()
     }
 
-    /// The watches, once set.
+    /// The watches, when added.
     pub(crate) fn watches(&self) -> Option<&Arc<Watches>> {
-        self.0.watches.get()
+        self.0.watches.as_ref()
     }
 
-    /// What `/healthz` asks, once set.
+    /// What `/healthz` asks, when added.
     pub(crate) fn health_check(&self) -> Option<&Arc<dyn HealthCheck>> {
-        self.0.health.get()
+        self.0.health.as_ref()
     }
 
     /// The caller of a key-bearing request: the key verified (failures limited per client address), then its

@@ -78,8 +78,8 @@ impl Operation {
     }
 }
 
-/// Which of the API's parts serves a route: the jobs and watches answer 404 until the host sets them
-/// ([`crate::Api::set_jobs`], [`crate::Api::set_watches`]).
+/// Which of the API's parts serves a route: the jobs and watches answer 404 until the host adds them
+/// ([`crate::Api::with_jobs`], [`crate::Api::with_watches`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Part {
     /// Always served.

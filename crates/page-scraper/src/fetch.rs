@@ -189,7 +189,8 @@ struct Inner {
     /// ever booked ahead of an interactive one.
     background_booking: tokio::sync::Mutex<()>,
     parsers: Parsers,
-    pacer: Option<Pacer>,
+    /// Paces request starts ([`FetcherSettings::rate_per_second`]); replaced by [`Fetcher::with_limits`].
+    pacer: std::sync::RwLock<Option<Arc<Pacer>>>,
     in_flight: Mutex<HashMap<PageUrl, WeakShared<ScrapeFuture>>>,
     /// Which fields live parses of company pages filled: the layout-change alarm.
     coverage: FieldCoverage,
@@ -276,19 +277,13 @@ impl Fetcher {
     ///
     /// # Errors
     /// [`OriginError::BadProxy`] or [`OriginError::Client`].
-    pub fn new(settings: FetcherSettings) -> Result<Self, OriginError> {
-        Self::with_limits(settings, Arc::new(MemoryLimits::new()))
-    }
-
-    /// [`Fetcher::new`] with [`FetcherSettings::rate_per_second`] counted in `limits` (pace `origin`): on a
-    /// store several servers share, the rate is their total.
+    /// The pace of request starts ([`FetcherSettings::rate_per_second`]) is counted in this process until
+    /// [`Fetcher::with_limits`] says where.
     ///
     /// # Errors
     /// [`OriginError::BadProxy`] or [`OriginError::Client`].
-    pub fn with_limits(
-        mut settings: FetcherSettings,
-        limits: Arc<dyn LimitStore>,
-    ) -> Result<Self, OriginError> {
+    pub fn new(mut settings: FetcherSettings) -> Result<Self, OriginError> {
+        let limits: Arc<dyn LimitStore> = Arc::new(MemoryLimits::new());
         if settings.user_agents.is_empty() {
             settings.user_agents =
                 FetcherSettings::new(settings.origin.clone(), settings.domain.clone()).user_agents;
@@ -342,9 +337,7 @@ impl Fetcher {
                 })
                 .collect::<Result<_, _>>()?
         };
-        let pacer = settings
-            .rate_per_second
-            .and_then(|rate| Pacer::new(limits, "origin", rate));
+        let pacer = Self::pacer(&settings, limits);
         let reserved = settings.max_concurrency / 4;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -357,11 +350,31 @@ impl Fetcher {
                 settings,
                 clients,
                 route: AtomicUsize::new(0),
-                pacer,
+                pacer: std::sync::RwLock::new(pacer),
                 in_flight: Mutex::new(HashMap::new()),
                 coverage: FieldCoverage::new(CoverageRules::default()),
             }),
         })
+    }
+
+    /// The same fetcher (and its clones) with [`FetcherSettings::rate_per_second`] counted in `limits` (pace
+    /// `origin`): on a store several servers share, the rate is their total.
+    #[must_use]
+    pub fn with_limits(self, limits: Arc<dyn LimitStore>) -> Self {
+        let pacer = Self::pacer(&self.inner.settings, limits);
+        *self
+            .inner
+            .pacer
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = pacer;
+        self
+    }
+
+    fn pacer(settings: &FetcherSettings, limits: Arc<dyn LimitStore>) -> Option<Arc<Pacer>> {
+        settings
+            .rate_per_second
+            .and_then(|rate| Pacer::new(limits, "origin", rate))
+            .map(Arc::new)
     }
 
     /// The share of live parses of company pages that filled each record field, and the layout-change alarms
@@ -514,7 +527,12 @@ impl Inner {
                 }
             };
             let _permit = self.permits.acquire().await.map_err(shut_down)?;
-            if let Some(pacer) = &self.pacer {
+            let pacer = self
+                .pacer
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            if let Some(pacer) = pacer {
                 match priority {
                     Priority::Interactive => pacer.wait().await,
                     Priority::Background => {

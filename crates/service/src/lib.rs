@@ -218,7 +218,7 @@ impl App {
             .keys()
             .set_failure_limit(settings.failed_auth_limit);
         let mut lookup = LookupService::new(
-            Fetcher::with_limits(settings.fetcher.clone(), Arc::clone(&stores.limits))?,
+            Fetcher::new(settings.fetcher.clone())?.with_limits(Arc::clone(&stores.limits)),
             Arc::clone(&stores.snapshots),
             Arc::clone(stores.accounts.ledger()),
             settings.lookup,
@@ -243,7 +243,7 @@ impl App {
             settings.jobs,
         );
         let domain = settings.fetcher.domain.clone();
-        let api = Api::with_limits(
+        let api = Api::new(
             Arc::clone(&lookup),
             Arc::clone(stores.accounts.keys()) as Arc<dyn http_api::Authenticator>,
             domain.clone(),
@@ -252,14 +252,14 @@ impl App {
                 body_timeout: settings.connections.body_timeout,
                 client_address_header: settings.client_address_header.clone(),
             },
-            stores.limits,
-        );
-        api.set_health_check(Arc::new(DatabaseHealth(Arc::clone(
+        )
+        .with_limits(stores.limits)
+        .with_health_check(Arc::new(DatabaseHealth(Arc::clone(
             stores.accounts.ledger(),
-        ))));
-        api.set_jobs(Arc::clone(&jobs));
-        api.set_watches(Arc::clone(&watches));
-        api.set_idempotency(Arc::clone(&stores.idempotency));
+        ))))
+        .with_jobs(Arc::clone(&jobs))
+        .with_watches(Arc::clone(&watches))
+        .with_idempotency(Arc::clone(&stores.idempotency));
         let dashboard = Dashboard::new(
             Arc::clone(&stores.accounts),
             Arc::clone(&lookup),
