@@ -129,7 +129,7 @@ impl Watches {
         clock: Arc<dyn Clock>,
     ) -> Result<Self, WatchError> {
         let client =
-            page_scraper::public_only_client(settings.allow_private, settings.delivery_timeout)
+            public_address::public_only_client(settings.allow_private, settings.delivery_timeout)
                 .map_err(|e| WatchError::Client(e.to_string()))?;
         Ok(Self {
             store,
@@ -471,7 +471,7 @@ impl Watches {
                 format!("webhooks are sent over https only, not `{}`", url.scheme()),
             ));
         }
-        page_scraper::check_literal_host(&url, self.settings.allow_private).map_err(|address| {
+        public_address::check_literal_host(&url, self.settings.allow_private).map_err(|address| {
             (
                 None,
                 format!(
@@ -494,7 +494,7 @@ impl Watches {
             .send()
             .await
             .map_err(
-                |error| match page_scraper::private_address_refused(&error) {
+                |error| match public_address::private_address_refused(&error) {
                     Some(host) => (
                         None,
                         format!("{host} resolves only to addresses that are not public"),

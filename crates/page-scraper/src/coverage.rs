@@ -24,7 +24,7 @@ use std::time::Duration;
 use company_model::WATCH_FIELDS;
 use page_url::PageUrl;
 
-use crate::CompanyRecord;
+use page_parser::CompanyRecord;
 
 /// Pages kept per field as examples of what lacked it.
 const EXAMPLES: usize = 5;

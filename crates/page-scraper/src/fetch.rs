@@ -17,8 +17,9 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use url::Url;
 
-use crate::parse::AUTHWALL_PATHS;
-use crate::{CompanyRecord, CoverageRules, FieldCoverage, FilledFields, ScrapeError, parse_page};
+use page_parser::{AUTHWALL_PATHS, CompanyRecord, ScrapeError, parse_page};
+
+use crate::{CoverageRules, FieldCoverage, FilledFields};
 
 /// Where live pages come from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -158,7 +158,7 @@ fn built_beside(name: &str) -> Result<PathBuf, Error> {
     } else {
         Err(format!(
             "{} is not built: `tests/ci bench` builds it with the benchmark (`cargo build --release -p tests \
-             --bin bench -p company-data --bin company-data -p page-scraper --example parse_throughput`)",
+             --bin bench -p company-data --bin company-data -p page-parser --example parse_throughput`)",
             path.display()
         )
         .into())

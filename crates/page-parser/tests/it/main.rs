@@ -1,11 +1,10 @@
 //! Golden tests: the captured pages in `tests/fixtures/` against their hand-checked records.
 
 mod drift;
-mod resolve;
 
 use std::path::PathBuf;
 
-use page_scraper::{ScrapeError, parse_page};
+use page_parser::{ScrapeError, parse_page};
 use page_url::{NetworkDomain, PageUrl};
 use serde_json::Value;
 

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
 use html5ever::tendril::StrTendril;
-use page_scraper::parse_page_explained;
+use page_parser::parse_page_explained;
 use page_url::{NetworkDomain, PageUrl};
 use scraper::{Html, Selector};
 use serde_json::Value;
@@ -344,7 +344,7 @@ fn add_unknowns(html: &str) -> String {
     }
 }
 
-fn record(html: &str, url: &str) -> (Value, Vec<page_scraper::FieldSource>) {
+fn record(html: &str, url: &str) -> (Value, Vec<page_parser::FieldSource>) {
     let domain = NetworkDomain::default();
     let url = PageUrl::parse_submitted(url, &domain).expect("a valid URL");
     let parsed = parse_page_explained(html, &url, &domain).expect("still a company page");

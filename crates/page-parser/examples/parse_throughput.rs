@@ -1,5 +1,5 @@
 //! Parsing throughput over captured pages, on one core:
-//! `cargo run --release -p page-scraper --example parse_throughput -- [--seconds S] [--rounds N] DIR...`.
+//! `cargo run --release -p page-parser --example parse_throughput -- [--seconds S] [--rounds N] DIR...`.
 //!
 //! Measures, over every `*.html` under the folders (company pages and the pages the network shows instead):
 //! `parse_page` (the full extraction: tree build, then every field), and html5ever's tokenizer alone over the
@@ -14,7 +14,7 @@ use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::{
     BufferQueue, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
-use page_scraper::parse_page;
+use page_parser::parse_page;
 use page_url::{NetworkDomain, PageUrl};
 
 fn html_files(dir: &Path, into: &mut Vec<PathBuf>) {

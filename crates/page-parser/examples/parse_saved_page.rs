@@ -1,12 +1,11 @@
-//! Embedding the parser alone: a saved company page in, a record out. No tokio, no reqwest, no network:
-//! build it with `--no-default-features`.
+//! Embedding the parser alone: a saved company page in, a record out. No tokio, no reqwest, no network.
 //!
-//! `cargo run -p page-scraper --no-default-features --example parse_saved_page -- PAGE.html URL`
+//! `cargo run -p page-parser --example parse_saved_page -- PAGE.html URL`
 //!
 //! Prints the record as JSON, then one line per field that the page did not have.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // an example reports on stdout
 
-use page_scraper::parse_page;
+use page_parser::parse_page;
 use page_url::{NetworkDomain, PageUrl};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

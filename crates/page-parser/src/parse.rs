@@ -202,7 +202,7 @@ selectors! {
 }
 
 /// Paths of the network's sign-in wall and login pages.
-pub(crate) const AUTHWALL_PATHS: [&str; 5] = [
+pub const AUTHWALL_PATHS: [&str; 5] = [
     "/authwall",
     "/login",
     "/uas/login",
