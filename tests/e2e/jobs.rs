@@ -181,15 +181,7 @@ async fn a_job_runs_and_its_results_read_back_in_input_order() {
     }
     let ended = cancel(&service, &key, &format!("{JOBS}/{id}")).await;
     assert_eq!(ended.json["status"], "done");
-    let (results_before, _) = service
-        .send(
-            reqwest::Method::GET,
-            &format!("{JOBS}/{id}/results"),
-            &key,
-            None,
-            None,
-        )
-        .await;
+    let results_before = get(&service, &key, &format!("{JOBS}/{id}/results")).await;
     assert_eq!(results_before.status, 200, "a cancel keeps the results");
     // A delete leaves nothing to read: the job and its results are 404, and a second delete too.
     let (deleted, _) = service

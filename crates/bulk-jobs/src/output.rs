@@ -103,23 +103,21 @@ pub enum ResultFormat {
 /// each) is what the server holds of a download of any size.
 pub const ROWS_PER_CHUNK: u32 = 32;
 
-/// The answered positions `from..until` of a job written as `format`, chunk by chunk: each item is the encoding
-/// of up to [`ROWS_PER_CHUNK`] rows, read from the store when the previous one has been sent, so a response
-/// body that streams it holds one chunk in memory whatever the job's size. Positions not answered yet are left
-/// out. `None` when `account` has no such job.
+/// The answered positions `from..until` of the job `id` of `account` (the caller has read the job, so it
+/// exists) written as `format`, chunk by chunk: each item is the encoding of up to [`ROWS_PER_CHUNK`] rows, read
+/// from the store when the previous one has been sent, so a response body that streams it holds one chunk in
+/// memory whatever the job's size. Positions not answered yet are left out; a job deleted meanwhile ends the
+/// stream.
 ///
 /// # Errors
-/// [`BulkError::Store`] before the first chunk, or as an item when a read fails midway (the body ends early).
-pub async fn results(
+/// [`BulkError::Store`] as an item when a read fails (the body ends early).
+pub fn results(
     jobs: Arc<BulkJobs>,
     account: AccountId,
     id: JobId,
     (from, until): (u64, u64),
     format: ResultFormat,
-) -> Result<Option<impl Stream<Item = Result<Bytes, BulkError>> + Send + 'static>, BulkError> {
-    if jobs.job(account, id).await?.is_none() {
-        return Ok(None);
-    }
+) -> impl Stream<Item = Result<Bytes, BulkError>> + Send + 'static {
     let header = match format {
         ResultFormat::Csv => Some(Bytes::from(csv_bytes(&[], true).unwrap_or_default())),
         ResultFormat::Ndjson => None,
@@ -155,8 +153,5 @@ pub async fn results(
             Ok(Some((Bytes::from(chunk), after)))
         }
     });
-    Ok(Some(futures::StreamExt::chain(
-        futures::stream::iter(header.map(Ok)),
-        rows,
-    )))
+    futures::StreamExt::chain(futures::stream::iter(header.map(Ok)), rows)
 }

@@ -182,16 +182,12 @@ pub(crate) const PAGES: &[PageRoute] = &[
 /// The page a path names and its `{id}`, from a router built from [`PAGES`] on first use; a trailing `/` is
 /// forgiven (`/dashboard/` is the home page).
 pub(crate) fn page(path: &str) -> Option<(&'static PageRoute, Option<String>)> {
-    static TABLE: std::sync::LazyLock<Option<http_serve::Routes<Op, Access>>> =
-        std::sync::LazyLock::new(|| {
-            // The table is a constant; a path matchit refuses is a bug every test shows.
-            http_serve::Routes::new(PAGES)
-                .inspect_err(|error| tracing::error!(%error, "the page table is not valid"))
-                .ok()
-        });
-    let found = TABLE.as_ref()?.find(path)?;
+    let found = TABLE.find(path)?;
     Some((found.route, found.param("id").map(str::to_owned)))
 }
+
+/// The router of [`PAGES`], built on the first lookup.
+static TABLE: http_serve::RouteTable<Op, Access> = http_serve::RouteTable::new(PAGES);
 
 #[cfg(test)]
 mod tests {
@@ -199,6 +195,7 @@ mod tests {
 
     #[test]
     fn every_page_matches_itself_and_static_segments_win_over_ids() {
+        TABLE.check().expect("matchit takes every path");
         for route in PAGES {
             let path = route.path.replace("{id}", "12");
             let (found, id) = page(&path).expect(route.path);

@@ -332,8 +332,8 @@ impl ApiError {
         false
     }
 
-    /// `Retry-After` in whole seconds, where the client should wait.
-    fn retry_after(&self) -> Option<u64> {
+    /// `Retry-After` in whole seconds, where the client should wait, for this error answered with `status`.
+    fn retry_after(&self, status: StatusCode) -> Option<u64> {
         match self {
             Self::RateLimited { retry_after }
             | Self::Key(KeyError::TooManyFailures { retry_after })
@@ -341,7 +341,7 @@ impl ApiError {
                 Some(retry_after_seconds(*retry_after))
             }
             Self::IdempotencyKeyInUse => Some(1),
-            _ if self.status() == StatusCode::SERVICE_UNAVAILABLE => Some(5),
+            _ if status == StatusCode::SERVICE_UNAVAILABLE => Some(5),
             _ => None,
         }
     }
@@ -362,7 +362,7 @@ impl ApiError {
                 "request failed inside the service"
             );
         }
-        let retry_after = self.retry_after();
+        let retry_after = self.retry_after(status);
         let allow = match &self {
             Self::MethodNotAllowed { allow } => HeaderValue::from_str(allow).ok(),
             _ => None,
@@ -440,7 +440,7 @@ mod tests {
     fn store_failures_are_503_with_retry_after_and_no_detail() {
         let failed = ApiError::Key(KeyError::Backend("disk I/O error at /var/db".into()));
         assert_eq!(failed.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(failed.retry_after(), Some(5));
+        assert_eq!(failed.retry_after(failed.status()), Some(5));
         assert!(!failed.message().contains("/var/db"));
     }
 }

@@ -182,9 +182,7 @@ impl Api {
             output::ResultFormat::Ndjson
         };
         // Streamed a chunk of rows at a time: a page of 10,000 full records is never held whole.
-        let chunks = output::results(Arc::clone(jobs), caller.account, id, (from, until), format)
-            .await?
-            .ok_or(ApiError::JobNotFound)?;
+        let chunks = output::results(Arc::clone(jobs), caller.account, id, (from, until), format);
         let content_type = if csv {
             "text/csv; charset=utf-8"
         } else {

@@ -8,7 +8,7 @@
 //! - [`read_body`] reads a request body up to a size limit and within a time-out, never buffering more than
 //!   the limit; a response's [`Body`] is [`full`] or [`streamed`] chunk by chunk.
 //!
-//! - [`Routes`] is a route table: each path written once with the operation each method runs, matched with
+//! - [`RouteTable`] is a route table: each path written once with the operation each method runs, matched with
 //!   matchit; a handler asks it which operation a request is, and what `Allow` says when there is none.
 //!
 //! Not here: what a route does, authentication, error bodies: the handler decides every response. The API
@@ -28,7 +28,7 @@ mod routes;
 mod server;
 
 pub use body::{BodyError, read_body};
-pub use routes::{Found, Route, Routes};
+pub use routes::{Found, Route, RouteTable};
 pub use server::{ClientAddr, ConnectionLimits, REQUEST_ID, RequestId, serve};
 
 /// A response body: whole in memory ([`full`]) or produced chunk by chunk as the client reads ([`streamed`]).

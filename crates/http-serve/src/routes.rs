@@ -43,11 +43,13 @@ impl<Op: Copy, Tag> Route<Op, Tag> {
     }
 }
 
-/// A table of routes and its router, built once (e.g. in a `LazyLock`).
+/// A constant route table, its router built on the first lookup:
+/// `static TABLE: RouteTable<Op, Tag> = RouteTable::new(ROUTES);`.
 #[derive(Debug)]
-pub struct Routes<Op: 'static, Tag: 'static = ()> {
+pub struct RouteTable<Op: 'static, Tag: 'static = ()> {
     routes: &'static [Route<Op, Tag>],
-    router: matchit::Router<usize>,
+    /// `None` when the table is not valid (logged once; every lookup then finds nothing, and `check` fails).
+    router: std::sync::OnceLock<Option<matchit::Router<usize>>>,
 }
 
 /// The route a path names, with the path's parameters.
@@ -68,30 +70,44 @@ impl<Op, Tag> Found<Op, Tag> {
     }
 }
 
-impl<Op, Tag> Routes<Op, Tag> {
-    /// The table's router.
-    ///
-    /// # Errors
-    /// When two paths conflict or one is not matchit's syntax (a bug in the table, found by its first test).
-    pub fn new(routes: &'static [Route<Op, Tag>]) -> Result<Self, matchit::InsertError> {
-        let mut router = matchit::Router::new();
-        for (index, route) in routes.iter().enumerate() {
-            router.insert(route.path, index)?;
+impl<Op, Tag> RouteTable<Op, Tag> {
+    /// The table of `routes`; nothing is built until the first lookup.
+    pub const fn new(routes: &'static [Route<Op, Tag>]) -> Self {
+        Self {
+            routes,
+            router: std::sync::OnceLock::new(),
         }
-        Ok(Self { routes, router })
     }
 
-    /// Every route, in the table's order.
-    pub fn all(&self) -> &'static [Route<Op, Tag>] {
-        self.routes
+    /// Whether every path is matchit's syntax and no two conflict: what a table's test asserts.
+    ///
+    /// # Errors
+    /// The first path matchit refuses.
+    pub fn check(&self) -> Result<(), matchit::InsertError> {
+        self.build().map(drop)
+    }
+
+    fn build(&self) -> Result<matchit::Router<usize>, matchit::InsertError> {
+        let mut router = matchit::Router::new();
+        for (index, route) in self.routes.iter().enumerate() {
+            router.insert(route.path, index)?;
+        }
+        Ok(router)
     }
 
     /// The route `path` names; a trailing `/` is forgiven (`/jobs/` is `/jobs`).
     pub fn find(&self, path: &str) -> Option<Found<Op, Tag>> {
-        let matched = match self.router.at(path) {
+        let router = self
+            .router
+            .get_or_init(|| {
+                self.build()
+                    .inspect_err(|error| tracing::error!(%error, "a route table is not valid"))
+                    .ok()
+            })
+            .as_ref()?;
+        let matched = match router.at(path) {
             Ok(matched) => matched,
-            Err(_) => self
-                .router
+            Err(_) => router
                 .at(path.strip_suffix('/').filter(|p| !p.is_empty())?)
                 .ok()?,
         };
@@ -130,7 +146,8 @@ mod tests {
 
     #[test]
     fn paths_methods_and_parameters() {
-        let routes = Routes::new(TABLE).expect("a valid table");
+        let routes = RouteTable::new(TABLE);
+        routes.check().expect("a valid table");
         let found = routes.find("/jobs/12").expect("a job");
         assert_eq!(
             (found.route.path, found.param("id")),
@@ -164,6 +181,8 @@ mod tests {
                 methods: &[],
             },
         ];
-        assert!(Routes::new(BAD).is_err());
+        let bad = RouteTable::new(BAD);
+        assert!(bad.check().is_err());
+        assert!(bad.find("/a/1").is_none(), "an invalid table finds nothing");
     }
 }

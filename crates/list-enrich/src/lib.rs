@@ -121,11 +121,9 @@ pub struct Embedded {
 #[async_trait::async_trait]
 impl JobTarget for Embedded {
     async fn submit(&self, body: &RequestBody) -> Result<JobInfo, EnrichError> {
-        // The body goes through the server's own validation, as it would over HTTP.
-        let text = serde_json::to_vec(body).map_err(|error| EnrichError::Write {
-            path: "the job's request".into(),
-            source: std::io::Error::other(error),
-        })?;
+        // The body goes through the server's own validation, as it would over HTTP (a `RequestBody` always
+        // serializes; were it not to, the empty text would be refused as not JSON).
+        let text = serde_json::to_vec(body).unwrap_or_default();
         let request = CompanyRequest::from_job_json(&text, &self.domain)?;
         Ok(self.jobs.submit(self.caller, &request).await?.info())
     }

@@ -61,24 +61,28 @@ pub fn submitted_pattern(domain: &NetworkDomain) -> String {
 /// Whether the pattern of `domain` matches `input` (each domain's pattern compiled once).
 pub(crate) fn admits(domain: &NetworkDomain, input: &str) -> bool {
     use std::collections::HashMap;
-    use std::sync::{Arc, LazyLock, Mutex};
-    static COMPILED: LazyLock<Mutex<HashMap<String, Arc<regex::Regex>>>> =
-        LazyLock::new(|| Mutex::new(HashMap::new()));
-    let compiled = {
-        let Ok(mut compiled) = COMPILED.lock() else {
+    use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+    // One network per server in practice: every submitted URL takes the read lock, the first one compiles.
+    static COMPILED: LazyLock<RwLock<HashMap<String, Arc<regex::Regex>>>> =
+        LazyLock::new(|| RwLock::new(HashMap::new()));
+    let known = COMPILED
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(domain.as_str())
+        .cloned();
+    let compiled = if let Some(regex) = known {
+        regex
+    } else {
+        // The pattern is built from constants and an escaped domain: it always compiles (a test says so).
+        let Ok(regex) = regex::Regex::new(&submitted_pattern(domain)) else {
             return false;
         };
-        if let Some(regex) = compiled.get(domain.as_str()) {
-            Arc::clone(regex)
-        } else {
-            // The pattern is built from constants and an escaped domain: it always compiles (a test says so).
-            let Ok(regex) = regex::Regex::new(&submitted_pattern(domain)) else {
-                return false;
-            };
-            let regex = Arc::new(regex);
-            compiled.insert(domain.as_str().to_owned(), Arc::clone(&regex));
-            regex
-        }
+        let regex = Arc::new(regex);
+        COMPILED
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(domain.as_str().to_owned(), Arc::clone(&regex));
+        regex
     };
     compiled.is_match(input)
 }

@@ -121,9 +121,10 @@ pub(crate) async fn download(parts: &Parts, visitor: &Visitor, id: &str, csv: bo
     } else {
         output::ResultFormat::Ndjson
     };
-    let chunks = output::results(jobs, visitor.account.id, id, (0, u64::MAX), format)
+    jobs.job(visitor.account.id, id)
         .await?
         .ok_or(PageError::NotFound)?;
+    let chunks = output::results(jobs, visitor.account.id, id, (0, u64::MAX), format);
     let (content_type, extension) = if csv {
         ("text/csv; charset=utf-8", "csv")
     } else {

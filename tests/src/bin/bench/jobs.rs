@@ -213,6 +213,8 @@ pub(crate) async fn download(plan: Plan, release: &Path) -> Result<Value, Error>
     }
     Ok(json!({
         "rows": rows,
+        "rows_per_page": bulk_jobs::MOST_ROWS_PER_READ,
+        "rows_per_chunk": bulk_jobs::output::ROWS_PER_CHUNK,
         "mb_downloaded": bytes as f64 / 1e6,
         "seconds": seconds,
         "rss_at_rest_mb": at_rest,
@@ -226,10 +228,12 @@ pub(crate) fn download_markdown(download: &Value) -> String {
     let over = download["rss_over_rest_mb"].as_f64().unwrap_or(f64::NAN);
     format!(
         "\n## 11. A large job's download\n\nA done job of {} rows (20 pages of the test origin, every row a whole \
-         record) read page after page from the results endpoint (10,000 rows a page, each streamed 32 rows at a \
+         record) read page after page from the results endpoint ({} rows a page, each streamed {} rows at a \
          time): {:.0} MB in {:.1} s. The server's resident set at rest after the job: **{:.1} MB**; at its peak \
          during the download: **{:.1} MB**, **{over:.1} MB** over rest (target ≤ 20 MB: {}).\n",
         download["rows"],
+        download["rows_per_page"],
+        download["rows_per_chunk"],
         download["mb_downloaded"].as_f64().unwrap_or(f64::NAN),
         download["seconds"].as_f64().unwrap_or(f64::NAN),
         download["rss_at_rest_mb"].as_f64().unwrap_or(f64::NAN),
