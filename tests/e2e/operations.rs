@@ -180,7 +180,7 @@ async fn a_failed_authentication_flood_from_one_address_is_refused_with_429() {
         .and_then(|v| v.parse().ok())
         .expect("Retry-After in seconds");
     assert!((1..=60).contains(&wait), "Retry-After {wait}");
-    // Even a valid key waits: nothing is checked for that address until its minute ends.
+    // Even a valid key waits: nothing is checked for that address until it earns a try back (every 12 s here).
     assert_eq!(send(key.clone(), "203.0.113.9").await.status, 429);
     // Another client behind the same proxy is not affected.
     assert_eq!(send(key, "198.51.100.4").await.status, 200);

@@ -112,8 +112,9 @@ pub struct ServeArgs {
     /// Requests an API key may make at once before the rate applies.
     #[arg(long, env = "COMPANY_DATA_KEY_BURST", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     key_burst: u32,
-    /// Failed authentications (keys that are not valid) one client address may send per minute; past it, its
-    /// requests get 429 with Retry-After and no key is checked until the minute ends. IPv6 counts per /64.
+    /// Failed authentications (keys that are not valid) one client address may send at once, and per minute on
+    /// average; past it, its requests get 429 with Retry-After and no key is checked until it earns a try back
+    /// (one every 60 s / N). IPv6 counts per /64.
     #[arg(long, env = "COMPANY_DATA_FAILED_AUTH_LIMIT", default_value = "20", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     failed_auth_limit: u32,
     /// Seconds a client has to send a request's headers, and the longest a kept-alive connection may sit idle.

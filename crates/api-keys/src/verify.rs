@@ -218,8 +218,7 @@ impl ApiKeys {
     }
 
     /// [`ApiKeys::verify`] for a request from `client`: refused with [`KeyError::TooManyFailures`], before
-    /// anything is computed, when the address has had too many failed authentications in the window
-    /// ([`FailureLimit`]); a refusal of the key counts as one failure. Either failure is answered after
+    /// anything is computed, when the address has no failed authentication left ([`FailureLimit`]); a refusal of the key counts as one failure. Either failure is answered after
     /// [`FailureLimit::delay`].
     ///
     /// # Errors
@@ -237,7 +236,7 @@ impl ApiKeys {
         }
         let verified = self.verify(presented).await;
         if matches!(verified, Err(KeyError::Invalid)) {
-            self.failures.record(client);
+            self.failures.record(client).await;
             tokio::time::sleep(self.failures.delay()).await;
         }
         verified
