@@ -176,7 +176,11 @@ mod tests {
             attempts.record(client).await;
         }
         let retry_after = attempts.check(client).expect_err("refused");
-        assert_eq!(retry_after, Duration::from_millis(100), "one try per 100 ms");
+        assert_eq!(
+            retry_after,
+            Duration::from_millis(100),
+            "one try per 100 ms"
+        );
         assert_eq!(attempts.check(other), Ok(()), "others are not affected");
         tokio::time::advance(Duration::from_millis(99)).await;
         assert!(attempts.check(client).is_err(), "a millisecond left");
@@ -205,7 +209,10 @@ mod tests {
             delay: Duration::ZERO,
         });
         attempts.record(client).await;
-        assert!(attempts.check(client).is_err(), "the earlier failure counts");
+        assert!(
+            attempts.check(client).is_err(),
+            "the earlier failure counts"
+        );
     }
 
     #[test]

@@ -87,6 +87,16 @@ pub struct JobInfo {
     pub estimated_finish_at: Option<jiff::Timestamp>,
 }
 
+/// A page of the account's jobs, as `GET /v1/network/company-data/jobs` answers it: newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct JobList {
+    /// Up to the page's `limit` jobs, newest first.
+    pub jobs: Vec<JobInfo>,
+    /// The next page's path (with its `before` and `limit`), or null on the last page.
+    pub next: Option<String>,
+}
+
 /// How one page of a job was answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {

@@ -34,7 +34,7 @@ pub use history::{
     CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, HistoryResponse, WATCH_FIELDS,
     change_fields_text, changed_members,
 };
-pub use jobs::{Answer, InputRow, JobInfo, JobStatus};
+pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus};
 pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
     PostAuthor, Product, Update,
@@ -45,8 +45,9 @@ pub use request::{
     MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,
 };
 pub use watch_request::{
-    DeliveryInfo, MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchRequest,
-    WatchStatus, WebhookEvent, WebhookEventType, webhook_scheme_allowed, webhook_url_pattern,
+    CreatedWatches, DeliveryInfo, MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchBody, WatchInfo,
+    WatchList, WatchRequest, WatchStatus, WebhookEvent, WebhookEventType, webhook_scheme_allowed,
+    webhook_url_pattern,
 };
 
 /// The id of a customer account: the owner of API keys and of a credit balance.

@@ -400,6 +400,24 @@ pub struct WatchInfo {
     pub disabled_reason: Option<String>,
 }
 
+/// A page of the account's watches, as `GET /v1/network/company-data/watches` answers it: oldest first.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WatchList {
+    /// Up to the page's `limit` watches, oldest first.
+    pub watches: Vec<WatchInfo>,
+    /// The next page's path (with its `after` and `limit`), or null on the last page.
+    pub next: Option<String>,
+}
+
+/// The watches `POST /v1/network/company-data/watches` made: one per distinct page of the request, in its order.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CreatedWatches {
+    /// One watch per distinct page.
+    pub watches: Vec<WatchInfo>,
+}
+
 /// One delivery attempt of a webhook event.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

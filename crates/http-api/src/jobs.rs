@@ -88,12 +88,11 @@ impl Api {
             .then(|| page.last())
             .flatten()
             .map(|last| format!("{JOBS}?before={}&limit={limit}", last.job.id));
-        let listed: Vec<company_model::JobInfo> =
-            page.iter().map(bulk_jobs::JobView::info).collect();
-        Ok(json_response(
-            StatusCode::OK,
-            &serde_json::json!({"jobs": listed, "next": next}),
-        ))
+        let listed = company_model::JobList {
+            jobs: page.iter().map(bulk_jobs::JobView::info).collect(),
+            next,
+        };
+        Ok(json_response(StatusCode::OK, &listed))
     }
 
     /// The jobs, the caller (key checked first) and the job the path names: what every `/jobs/{id}…` handler

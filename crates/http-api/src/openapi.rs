@@ -8,9 +8,9 @@
 use std::time::Duration;
 
 use company_model::{
-    CompanyDataResponse, ErrorBody, HistoryResponse, JobInfo, MAX_AGE_HOURS, MAX_BODY_BYTES,
-    MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, WATCH_EVERY_HOURS, WatchBody,
-    WatchInfo, WebhookEvent,
+    CompanyDataResponse, CreatedWatches, ErrorBody, HistoryResponse, JobInfo, JobList,
+    MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody,
+    WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList, WebhookEvent,
 };
 use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use page_url::NetworkDomain;
@@ -260,13 +260,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                  "schema": {"type": "integer", "minimum": 1, "maximum": MOST_JOBS_PER_PAGE, "default": DEFAULT_JOBS_PER_PAGE}}
             ],
             "responses": {
-                "200": {"description": "A page of jobs.", "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["jobs", "next"],
-                    "properties": {
-                        "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}},
-                        "next": {"type": ["string", "null"], "description": "The next page's path, or null on the last page."}
-                    }
-                }}}},
+                "200": {"description": "A page of jobs.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobList"}}}},
                 "400": error_response("`invalid_query`: `before` or `limit` is not a number in range."),
                 "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
                 "429": rate_limited(),
@@ -374,10 +368,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchRequest"}}}},
             "responses": {
                 "201": {"description": "Created; nothing is fetched or charged until the first refresh.",
-                        "content": {"application/json": {"schema": {
-                            "type": "object", "required": ["watches"],
-                            "properties": {"watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}}}
-                        }}}},
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreatedWatches"}}}},
                 "400": error_response("Invalid body; `details` lists every problem."),
                 "401": unauthorized,
                 "408": error_response("The request body did not arrive within the body time-out."),
@@ -397,13 +388,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                  "schema": {"type": "integer", "minimum": 1, "maximum": MOST_WATCHES_PER_PAGE, "default": DEFAULT_WATCHES_PER_PAGE}}
             ],
             "responses": {
-                "200": {"description": "A page of watches.", "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["watches", "next"],
-                    "properties": {
-                        "watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}},
-                        "next": {"type": ["string", "null"], "description": "The next page's path, or null on the last page."}
-                    }
-                }}}},
+                "200": {"description": "A page of watches.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchList"}}}},
                 "400": error_response("`invalid_query`: `after` or `limit` is not a number in range."),
                 "401": unauthorized,
                 "429": rate_limited(),
@@ -447,9 +432,12 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
     generator.subschema_for::<CompanyDataResponse>();
     generator.subschema_for::<ErrorBody>();
     generator.subschema_for::<JobInfo>();
+    generator.subschema_for::<JobList>();
     generator.subschema_for::<HistoryResponse>();
     generator.subschema_for::<WatchBody>();
     generator.subschema_for::<WatchInfo>();
+    generator.subschema_for::<WatchList>();
+    generator.subschema_for::<CreatedWatches>();
     generator.subschema_for::<WebhookEvent>();
     generator.subschema_for::<credit_ledger::AccountSummary>();
     let schemas = generator.take_definitions(true);
@@ -478,6 +466,18 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
         (
             "/Watch/properties/every_hours",
             json!({"minimum": low, "maximum": high}),
+        ),
+        (
+            "/JobList/properties/jobs",
+            json!({"maxItems": MOST_JOBS_PER_PAGE}),
+        ),
+        (
+            "/WatchList/properties/watches",
+            json!({"maxItems": MOST_WATCHES_PER_PAGE}),
+        ),
+        (
+            "/CreatedWatches/properties/watches",
+            json!({"maxItems": MAX_URLS}),
         ),
     ];
     let mut schemas = Value::Object(schemas);

@@ -88,11 +88,10 @@ impl Api {
         let fingerprint = idempotency::fingerprint("POST", WATCHES, &body);
         self.idempotent(caller.account, key, fingerprint, move |_| async move {
             let created = watches.create(caller.account, &parsed).await?;
-            let listed: Vec<company_model::WatchInfo> = created.iter().map(watch_info).collect();
-            Ok(json_response(
-                StatusCode::CREATED,
-                &serde_json::json!({ "watches": listed }),
-            ))
+            let created = company_model::CreatedWatches {
+                watches: created.iter().map(watch_info).collect(),
+            };
+            Ok(json_response(StatusCode::CREATED, &created))
         })
         .await
     }
@@ -118,10 +117,10 @@ impl Api {
             .then(|| page.last())
             .flatten()
             .map(|last| format!("{WATCHES}?after={}&limit={limit}", last.id));
-        let listed: Vec<company_model::WatchInfo> = page.iter().map(watch_info).collect();
-        Ok(json_response(
-            StatusCode::OK,
-            &serde_json::json!({"watches": listed, "next": next}),
-        ))
+        let listed = company_model::WatchList {
+            watches: page.iter().map(watch_info).collect(),
+            next,
+        };
+        Ok(json_response(StatusCode::OK, &listed))
     }
 }
