@@ -133,6 +133,9 @@ pub trait LimitStore: Send + Sync + std::fmt::Debug {
     async fn give_back(&self, name: &str, rate: Rate, tokens: u32) -> Result<(), LimitError>;
     /// Books the next start of the pace `name`, one every `interval`: how long from now until it.
     async fn next_start(&self, name: &str, interval: Duration) -> Result<Duration, LimitError>;
+    /// Pushes the pace `name`'s next start to at least `delay` from now (a start booked later waits for it):
+    /// how a route quarantined by one process waits on all.
+    async fn defer(&self, name: &str, delay: Duration) -> Result<(), LimitError>;
     /// Admits `units` under the cap `name` of `most` units in flight at once, for at most `lasting`. A
     /// request larger than the cap is admitted when nothing else is in flight under it, so it can run alone.
     async fn admit(

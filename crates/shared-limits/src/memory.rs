@@ -95,6 +95,14 @@ impl LimitStore for MemoryLimits {
         ))
     }
 
+    async fn defer(&self, name: &str, delay: Duration) -> Result<(), LimitError> {
+        let until = self.now_us().saturating_add(micros(delay));
+        let mut state = self.state();
+        let slot = state.arrivals.entry(name.to_owned()).or_insert(until);
+        *slot = (*slot).max(until);
+        Ok(())
+    }
+
     async fn admit(
         &self,
         name: &str,

@@ -187,6 +187,18 @@ impl LimitStore for PgLimits {
         Ok(duration(row.get(0)))
     }
 
+    async fn defer(&self, name: &str, delay: Duration) -> Result<(), LimitError> {
+        self.pool
+            .execute(
+                "INSERT INTO limit_buckets (name, tat_us) VALUES ($1, limit_now_us() + $2)
+                 ON CONFLICT (name) DO UPDATE SET tat_us = greatest(limit_buckets.tat_us, EXCLUDED.tat_us)",
+                &[&name, &micros(delay)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
     async fn admit(
         &self,
         name: &str,

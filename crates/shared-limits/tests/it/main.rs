@@ -172,6 +172,41 @@ async fn paced_starts_on_three_servers_are_spaced_as_one(engine: &Engine) {
     );
 }
 
+async fn a_pace_deferred_on_one_server_waits_on_every_server(engine: &Engine) {
+    let stores = three_stores(engine).await;
+    let interval = Duration::from_millis(10);
+    assert!(
+        stores[0]
+            .next_start("route:a", interval)
+            .await
+            .expect("booked")
+            <= interval,
+        "an idle pace starts now"
+    );
+    stores[0]
+        .defer("route:a", Duration::from_mins(1))
+        .await
+        .expect("deferred");
+    // A shorter deferral does not bring it forward.
+    stores[1]
+        .defer("route:a", Duration::from_secs(1))
+        .await
+        .expect("deferred");
+    let wait = stores[2]
+        .next_start("route:a", interval)
+        .await
+        .expect("booked");
+    assert!(
+        wait > Duration::from_secs(58) && wait <= Duration::from_mins(1),
+        "{wait:?}"
+    );
+    let other = stores[1]
+        .next_start("route:b", interval)
+        .await
+        .expect("booked");
+    assert!(other <= interval, "names apart: {other:?}");
+}
+
 async fn a_cap_counts_what_every_server_admitted_until_it_leaves_or_lapses(engine: &Engine) {
     let _alone = TIMING.lock().await;
     let stores = three_stores(engine).await;
@@ -217,5 +252,6 @@ test_support::engine_tests! {
     a_bucket_gives_its_burst_then_asks_to_wait_and_takes_back_what_was_unused,
     a_rate_is_a_total_for_three_servers_within_ten_percent(flavor = "multi_thread", worker_threads = 6),
     paced_starts_on_three_servers_are_spaced_as_one,
+    a_pace_deferred_on_one_server_waits_on_every_server,
     a_cap_counts_what_every_server_admitted_until_it_leaves_or_lapses,
 }
