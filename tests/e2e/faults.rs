@@ -24,8 +24,6 @@ async fn every_fault_gets_its_code_and_the_service_keeps_answering() {
         ("endless", "timed_out"),
         ("brotli", "fetch_failed"),
         ("bomb", "fetch_failed"),
-        ("limited", "blocked"),
-        ("blocked", "blocked"),
         ("walled", "authwall"),
         ("does-not-exist", "not_found"),
     ];
@@ -61,20 +59,62 @@ async fn every_fault_gets_its_code_and_the_service_keeps_answering() {
     assert_eq!(results.len(), 2);
     assert_eq!(reply.header("x-credits-charged"), Some("2"));
     assert_eq!(origin.hits("/company/flaky"), 2);
-    // Retry-After: 1 was honoured: one retry fits in the 2 s time-out, not the four backoff would allow.
-    assert_eq!(origin.hits("/company/limited"), 2);
-    assert!(
-        origin.hits("/company/blocked") >= 2,
-        "HTTP 999 is retried with backoff"
-    );
     assert_eq!(origin.hits("/company/does-not-exist"), 1, "a 404 is final");
 
+    // Push-back slows the only route down for every page, so it comes after. Retry-After: 1 was honoured (the
+    // route waited it out): one retry fits in the 2 s time-out, not the four backoff would allow.
+    let limited = service
+        .post(
+            &key,
+            &json!({ "liUrls": ["https://www.linkedin.com/company/limited"] }),
+        )
+        .await;
+    assert_eq!(
+        limited.json["unresolved"][0]["error"], "blocked",
+        "{}",
+        limited.json
+    );
+    assert_eq!(origin.hits("/company/limited"), 2);
+
+    // HTTP 999 without Retry-After quarantines the only route: not retried, and the next page waits for the
+    // route instead of being sent into the block.
+    let blocked = service
+        .post(
+            &key,
+            &json!({ "liUrls": ["https://www.linkedin.com/company/blocked"] }),
+        )
+        .await;
+    assert_eq!(
+        blocked.json["unresolved"][0]["error"], "blocked",
+        "{}",
+        blocked.json
+    );
+    assert_eq!(
+        origin.hits("/company/blocked"),
+        1,
+        "a block is not retried into"
+    );
+    let google_hits = origin.hits("/company/google");
     let after = service.post(&key, &json!({ "liUrls": [GOOGLE] })).await;
     assert_eq!(after.status, 200, "the service still answers");
+    let message = after.json["unresolved"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        after.json["unresolved"][0]["error"] == "blocked" && message.contains("cooling down"),
+        "{}",
+        after.json
+    );
+    assert_eq!(
+        origin.hits("/company/google"),
+        google_hits,
+        "nothing sent while cooling"
+    );
     assert!(
         service
             .cli(&["credits", "show", "--account", "acme"])
-            .starts_with("acme: 17 credits")
+            .starts_with("acme: 18 credits"),
+        "only the two resolved pages were billed"
     );
 }
 

@@ -12,6 +12,7 @@ mod enrich;
 mod faults;
 mod freshness;
 mod history;
+mod hostile;
 mod idempotency;
 mod jobs;
 mod limits;

@@ -14,6 +14,8 @@ use std::time::Duration;
 
 pub use test_support::{eventually, stays};
 
+pub mod hostile;
+
 /// The repository's `tests/fixtures` folder.
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
@@ -853,7 +855,55 @@ fn gzipped(file: &'static str) -> Arc<Vec<u8>> {
     bytes
 }
 
-/// Reads one request head and answers it (one request per connection: `Connection: close`).
+/// A whole HTTP/1.1 answer: `status`, the `extra` header lines (each ending in CRLF), `body` as HTML, and
+/// `Connection: close` (one request per connection).
+fn response(status: u16, extra: &str, body: &[u8]) -> Vec<u8> {
+    let mut response = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n{extra}\r\n",
+        body.len()
+    )
+    .into_bytes();
+    response.extend_from_slice(body);
+    response
+}
+
+/// What a test origin needs of a request head.
+struct RequestHead {
+    /// The target's path, without its query; through a proxy (whose request line holds the whole URL), the
+    /// URL's path.
+    path: String,
+    /// `Accept-Encoding` names gzip.
+    accepts_gzip: bool,
+}
+
+/// Reads one request head (at most 64 KiB); `None` when the client went away first.
+async fn read_head(stream: &mut tokio::net::TcpStream) -> std::io::Result<Option<RequestHead>> {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let read = stream.read(&mut buffer).await?;
+        if read == 0 || head.len() > 64 * 1024 {
+            return Ok(None);
+        }
+        head.extend_from_slice(&buffer[..read]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    let target = head.split_whitespace().nth(1).unwrap_or("/");
+    let path = target
+        .split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|at| &rest[at..]))
+        .unwrap_or(target);
+    Ok(Some(RequestHead {
+        path: path.split('?').next().unwrap_or("/").to_owned(),
+        accepts_gzip: head.lines().any(|line| {
+            line.to_ascii_lowercase()
+                .strip_prefix("accept-encoding:")
+                .is_some_and(|codings| codings.contains("gzip"))
+        }),
+    }))
+}
+
 /// What a [`TestOrigin`] was asked.
 #[derive(Default)]
 struct Hits {
@@ -885,18 +935,9 @@ async fn serve_one(
 ) -> std::io::Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (hits, abandoned) = (&shared.hits, &shared.abandoned);
-    let mut head = Vec::new();
-    let mut buffer = [0u8; 4096];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let read = stream.read(&mut buffer).await?;
-        if read == 0 || head.len() > 64 * 1024 {
-            return Ok(());
-        }
-        head.extend_from_slice(&buffer[..read]);
-    }
-    let head = String::from_utf8_lossy(&head);
-    let target = head.split_whitespace().nth(1).unwrap_or("/");
-    let path = target.split('?').next().unwrap_or("/").to_owned();
+    let Some(RequestHead { path, accepts_gzip }) = read_head(&mut stream).await? else {
+        return Ok(());
+    };
     shared
         .in_flight
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -908,11 +949,6 @@ async fn serve_one(
         *count += 1;
         *count
     };
-    let accepts_gzip = head.lines().any(|line| {
-        line.to_ascii_lowercase()
-            .strip_prefix("accept-encoding:")
-            .is_some_and(|codings| codings.contains("gzip"))
-    });
     let read = |file: &str| std::fs::read(fixtures().join(file)).expect("fixture");
     let behaviour = routes.get(&path).cloned().or_else(|| {
         path.strip_prefix("/company/p")
@@ -923,15 +959,7 @@ async fn serve_one(
                 jitter: Duration::from_millis(100),
             })
     });
-    let respond = |status: u16, extra: &str, body: &[u8]| {
-        let mut response = format!(
-            "HTTP/1.1 {status} X\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n{extra}\r\n",
-            body.len()
-        )
-        .into_bytes();
-        response.extend_from_slice(body);
-        response
-    };
+    let respond = response;
     // A captured page, compressed when the client accepts gzip (as the network does).
     let page = |status: u16, extra: &str, file: &'static str| {
         if accepts_gzip {

@@ -95,17 +95,26 @@ pub struct ServeArgs {
     /// and only inside the live time-out).
     #[arg(long, env = "COMPANY_DATA_ORIGIN_ATTEMPTS", default_value = "4", value_parser = clap::value_parser!(u32).range(1..=20))]
     origin_attempts: u32,
-    /// A User-Agent to send; repeat for several, used in turn when the site blocks (environment: separated by `|`).
+    /// A User-Agent to send; repeat for several: each route (direct, or one per proxy) sends one of them, always
+    /// the same (environment: separated by `|`).
     #[arg(
         long = "user-agent",
         env = "COMPANY_DATA_USER_AGENTS",
         value_delimiter = '|'
     )]
     user_agents: Vec<String>,
-    /// An outbound proxy (http://, https:// or socks5:// URL); repeat for several, used in turn when the site
-    /// blocks (environment: separated by `,`).
+    /// An outbound proxy (http://, https:// or socks5:// URL); repeat for several. Each is a route with its own
+    /// pace, learned from the site's push-back, and its own cool-down (docs/operations.md, "Proxies")
+    /// (environment: separated by `,`).
     #[arg(long = "proxy", env = "COMPANY_DATA_PROXIES", value_delimiter = ',')]
     proxies: Vec<String>,
+    /// Starts per second each route begins at (0: unpaced until the site first pushes back; fractions allowed).
+    #[arg(long, env = "COMPANY_DATA_ROUTE_RATE", default_value = "0", value_parser = parse_rate)]
+    route_rate: f64,
+    /// Seconds a route waits after a block without Retry-After (999, the guest home page) before one probe;
+    /// doubled at each block in a row, up to 15 minutes.
+    #[arg(long, env = "COMPANY_DATA_ROUTE_COOL_DOWN", default_value = "30", value_parser = parse_seconds)]
+    route_cool_down: Duration,
     /// Requests per second each API key may make, on average (0 for no limit; fractions allowed).
     #[arg(long, env = "COMPANY_DATA_KEY_RATE", default_value = "10", value_parser = parse_rate)]
     key_rate: f64,
@@ -239,6 +248,8 @@ fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
     );
     fetcher.max_concurrency = args.origin_concurrency as usize;
     fetcher.rate_per_second = (args.origin_rate > 0.0).then_some(args.origin_rate);
+    fetcher.routes.start_per_second = (args.route_rate > 0.0).then_some(args.route_rate);
+    fetcher.routes.cool_down = args.route_cool_down;
     fetcher.max_attempts = args.origin_attempts;
     let user_agents = non_empty(&args.user_agents);
     if !user_agents.is_empty() {

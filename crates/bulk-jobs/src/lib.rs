@@ -56,6 +56,10 @@ pub struct BulkSettings {
     pub idle_poll: Duration,
     /// How often paused jobs are checked for credits granted since.
     pub resume_check: Duration,
+    /// How long after a job started its pages that met push-back (`blocked`, `authwall`) are put back to be
+    /// fetched again later rather than answered so: the job slows down to what the origin allows instead of
+    /// losing pages. Past it, such a page is answered with its code. Default 6 hours.
+    pub push_back_patience: Duration,
 }
 
 impl Default for BulkSettings {
@@ -66,6 +70,7 @@ impl Default for BulkSettings {
             retention: Duration::from_hours(7 * 24),
             idle_poll: Duration::from_secs(1),
             resume_check: Duration::from_secs(2),
+            push_back_patience: Duration::from_hours(6),
         }
     }
 }
@@ -380,13 +385,30 @@ impl BulkJobs {
         let reference = format!("job:{}:lease:{}", lease.job, lease.id);
         match self.lookup.run_bulk(caller, &request, reference).await {
             Ok(outcome) => {
-                let answers = answers(&lease.pages, outcome.response);
+                let mut answers = answers(&lease.pages, outcome.response);
+                let pushed_back = answers.iter().filter(|(_, a)| is_push_back(a)).count();
+                if pushed_back > 0 && self.patient(&lease).await? {
+                    // Unanswered, they go back to the job (nothing was charged for them).
+                    answers.retain(|(_, answer)| !is_push_back(answer));
+                }
                 let recorded = self
                     .store
                     .finish(lease.id, answers, outcome.charged.millis())
                     .await?;
                 if !recorded {
                     debug!(lease = lease.id, "another worker recorded this lease first");
+                }
+                if pushed_back > 0 {
+                    // Hold off until the fetcher has a route again, rather than spend attempts on cooling ones.
+                    let ready_in = self.lookup.routes_ready_in();
+                    debug!(
+                        pushed_back,
+                        ready_in_ms = ready_in.as_millis() as u64,
+                        "pages met push-back"
+                    );
+                    return Ok(Worked::Wait(
+                        ready_in.clamp(Duration::from_millis(100), Duration::from_secs(5)),
+                    ));
                 }
                 Ok(Worked::Done)
             }
@@ -423,6 +445,19 @@ impl BulkJobs {
                 Ok(Worked::Wait(Duration::from_secs(1)))
             }
         }
+    }
+
+    /// Whether the lease's job is young enough for its pushed-back pages to be tried again
+    /// ([`BulkSettings::push_back_patience`]).
+    async fn patient(&self, lease: &Lease) -> Result<bool, BulkError> {
+        let started = self
+            .store
+            .job(lease.account, lease.job)
+            .await?
+            .and_then(|job| job.started_at);
+        let patience = jiff::SignedDuration::try_from(self.settings.push_back_patience)
+            .unwrap_or(jiff::SignedDuration::MAX);
+        Ok(started.is_none_or(|at| jiff::Timestamp::now().duration_since(at) < patience))
     }
 
     /// Resumes paused jobs whose account can pay again and purges old jobs, until stopped.
@@ -477,7 +512,8 @@ pub enum Worked {
     Done,
     /// Gave a lease back because the account can pay for only this many pages: lease no more next time.
     Smaller(usize),
-    /// Gave a lease back for now (the account's live lookups are at their cap): wait this long.
+    /// Wait this long before the next lease: the lease was given back (the account's live lookups are at their
+    /// cap), or some of its pages met push-back and went back to the job.
     Wait(Duration),
     /// No work.
     Nothing,
@@ -500,6 +536,17 @@ impl Runner {
             let _ = tokio::time::timeout(self.jobs.lease_time(), task).await;
         }
     }
+}
+
+/// An answer that is the origin pushing back rather than the page's own: worth asking again later.
+fn is_push_back(answer: &Answer) -> bool {
+    matches!(
+        answer,
+        Answer::Unresolved {
+            code: company_model::UnresolvedCode::Blocked | company_model::UnresolvedCode::Authwall,
+            ..
+        }
+    )
 }
 
 /// Each leased page's answer from the response of its request, whose URLs were the pages themselves.

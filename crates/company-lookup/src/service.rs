@@ -232,6 +232,16 @@ impl LookupService {
         self.fetcher.coverage()
     }
 
+    /// The fetcher's routes (direct, or one per proxy) as they stand: state, pace, requests and push-back.
+    pub fn routes(&self) -> Vec<page_scraper::RouteStatus> {
+        self.fetcher.routes()
+    }
+
+    /// Until the fetcher's soonest route takes a page again (zero when one is ready now).
+    pub fn routes_ready_in(&self) -> Duration {
+        self.fetcher.routes_ready_in()
+    }
+
     /// The ledger requests are billed on (for readers of balances and usage).
     pub fn ledger(&self) -> &Arc<dyn Ledger> {
         &self.ledger

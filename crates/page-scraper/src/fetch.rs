@@ -1,10 +1,9 @@
-//! Getting pages from the configured origin reliably: a pooled HTTP client per outbound route, a limit on
-//! requests in flight and on request starts per second, retries with backoff inside the caller's deadline,
-//! rotation of user agent and proxy when the site pushes back, and one upstream fetch per page at a time.
+//! Getting pages from the configured origin reliably: a limit on requests in flight and on request starts per
+//! second, the route pool (`routes.rs`: a paced, cooled-down route per proxy), retries inside the caller's
+//! deadline, and one upstream fetch per page at a time.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,6 +18,7 @@ use url::Url;
 
 use page_parser::{AUTHWALL_PATHS, CompanyRecord, ScrapeError, parse_page};
 
+use crate::routes::{Met, Route, RoutePool, RouteSettings, RouteStatus, RouteTicket};
 use crate::{CoverageRules, FieldCoverage, FilledFields};
 
 /// Where live pages come from.
@@ -85,11 +85,12 @@ pub struct FetcherSettings {
     pub origin: Origin,
     /// The network whose canonical URLs records carry, whatever the origin.
     pub domain: NetworkDomain,
-    /// `User-Agent` values, used in turn; the next is taken when the site blocks. Never empty.
+    /// `User-Agent` values: route `n` sends the `n`-th (in turn), always the same one. Never empty.
     pub user_agents: Vec<String>,
-    /// Outbound proxies (`http://`, `https://`, `socks5://` URLs), used in turn like the user agents; empty
-    /// for direct connections.
+    /// Outbound proxies (`http://`, `https://`, `socks5://` URLs), one route each; empty for one direct route.
     pub proxies: Vec<String>,
+    /// How each route's pace and cool-down react to the origin's push-back.
+    pub routes: RouteSettings,
     /// Time allowed to open a connection.
     pub connect_timeout: Duration,
     /// Largest page read, in bytes of HTML (after decompression); a larger page is a fetch failure.
@@ -100,7 +101,8 @@ pub struct FetcherSettings {
     /// store, for every server together.
     pub rate_per_second: Option<f64>,
     /// Attempts per page, the first included. Retries happen only on blocks, the sign-in wall, server errors
-    /// and connection failures, and only while the caller's deadline leaves time.
+    /// and connection failures, and only while the caller's deadline leaves time; after push-back the retry
+    /// takes another route (or waits for one).
     pub max_attempts: u32,
     /// First retry delay; doubled each retry up to [`FetcherSettings::backoff_max`], with full jitter.
     pub backoff_base: Duration,
@@ -122,6 +124,7 @@ impl FetcherSettings {
             domain,
             user_agents: user_agents.iter().map(|ua| (*ua).to_owned()).collect(),
             proxies: Vec::new(),
+            routes: RouteSettings::default(),
             connect_timeout: Duration::from_secs(5),
             max_page_bytes: 8 * 1024 * 1024,
             max_concurrency: 16,
@@ -179,10 +182,10 @@ pub struct Fetcher {
 #[derive(Debug)]
 struct Inner {
     settings: FetcherSettings,
-    /// One client (connection pool) per outbound route: one per proxy, or one direct.
-    clients: Vec<reqwest::Client>,
-    /// Which route and user agent to use; advanced when the site blocks.
-    route: AtomicUsize,
+    /// One route per proxy, or one direct: each its own connection pool, cookie jar, user agent and pace.
+    routes: Arc<RoutePool>,
+    /// Where routes book their slots when several servers share them (`None`: this server alone).
+    shared_routes: std::sync::RwLock<Option<Arc<dyn LimitStore>>>,
     permits: Semaphore,
     /// What background fetches may hold of `permits`: all but a quarter, so interactive fetches always find some.
     background_permits: Semaphore,
@@ -261,6 +264,14 @@ impl Parsers {
 struct Failure {
     error: ScrapeError,
     retry_after: Option<Duration>,
+    /// The connection could not be opened (through a proxy: the proxy is down).
+    unreachable: bool,
+    /// It went through a proxy, and the proxy failed it: it could not be connected to, or the request could not
+    /// be sent to it (a kept-alive connection it had closed). An origin that fails behind a proxy is the
+    /// proxy's 5xx instead.
+    proxy_failed: bool,
+    /// No route is free before the deadline: another attempt cannot do better.
+    final_: bool,
 }
 
 impl From<ScrapeError> for Failure {
@@ -268,6 +279,41 @@ impl From<ScrapeError> for Failure {
         Self {
             error,
             retry_after: None,
+            unreachable: false,
+            proxy_failed: false,
+            final_: false,
+        }
+    }
+}
+
+impl Failure {
+    /// No route (or no connection to send on) before the deadline; the soonest route is free in `ready_in`.
+    fn no_route(ready_in: Duration) -> Self {
+        Self {
+            error: ScrapeError::Blocked {
+                reason: format!(
+                    "every route is cooling down after the site pushed back, or busy; the next is free in {} s",
+                    ready_in.as_secs().max(1)
+                ),
+            },
+            retry_after: Some(ready_in),
+            unreachable: false,
+            proxy_failed: false,
+            final_: true,
+        }
+    }
+
+    /// What the route met, for the pool to learn from.
+    fn met(&self) -> Met {
+        match (&self.error, self.retry_after) {
+            (ScrapeError::Blocked { reason }, Some(wait)) if reason.contains("429") => {
+                Met::RateLimited(wait)
+            }
+            (ScrapeError::Blocked { .. }, _) => Met::Blocked,
+            (ScrapeError::Authwall, _) => Met::Authwall,
+            (ScrapeError::NotFound | ScrapeError::WrongPageKind { .. }, _) => Met::Answer,
+            _ if self.unreachable => Met::Unreachable,
+            _ => Met::Failed,
         }
     }
 }
@@ -316,27 +362,39 @@ impl Fetcher {
                 .connect_timeout(settings.connect_timeout)
                 .pool_max_idle_per_host(settings.max_concurrency)
                 .redirect(reqwest::redirect::Policy::limited(5))
+                // A route keeps the cookies the site sets, as one browser would.
+                .cookie_store(true)
         };
-        let clients = if settings.proxies.is_empty() {
-            vec![
-                builder()
+        let user_agent = |n: usize| settings.user_agents[n % settings.user_agents.len()].clone();
+        let routes = if settings.proxies.is_empty() {
+            vec![Route {
+                name: "direct".to_owned(),
+                client: builder()
                     .no_proxy()
                     .build()
                     .map_err(|e| OriginError::Client(e.to_string()))?,
-            ]
+                user_agent: user_agent(0),
+            }]
         } else {
             settings
                 .proxies
                 .iter()
-                .map(|proxy| {
+                .enumerate()
+                .map(|(n, proxy)| {
+                    let name =
+                        route_name(proxy).ok_or_else(|| OriginError::BadProxy(proxy.clone()))?;
                     let proxy = reqwest::Proxy::all(proxy)
                         .map_err(|_| OriginError::BadProxy(proxy.clone()))?;
-                    builder()
-                        .proxy(proxy)
-                        .build()
-                        .map_err(|e| OriginError::Client(e.to_string()))
+                    Ok(Route {
+                        name,
+                        client: builder()
+                            .proxy(proxy)
+                            .build()
+                            .map_err(|e| OriginError::Client(e.to_string()))?,
+                        user_agent: user_agent(n),
+                    })
                 })
-                .collect::<Result<_, _>>()?
+                .collect::<Result<_, OriginError>>()?
         };
         let pacer = Self::pacer(&settings, limits);
         let reserved = settings.max_concurrency / 4;
@@ -348,9 +406,9 @@ impl Fetcher {
                 parsers: Parsers::start(
                     std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
                 ),
+                routes: Arc::new(RoutePool::new(settings.routes, routes)),
+                shared_routes: std::sync::RwLock::new(None),
                 settings,
-                clients,
-                route: AtomicUsize::new(0),
                 pacer: std::sync::RwLock::new(pacer),
                 in_flight: Mutex::new(HashMap::new()),
                 coverage: FieldCoverage::new(CoverageRules::default()),
@@ -359,9 +417,16 @@ impl Fetcher {
     }
 
     /// The same fetcher (and its clones) with [`FetcherSettings::rate_per_second`] counted in `limits` (pace
-    /// `origin`): on a store several servers share, the rate is their total.
+    /// `origin`): on a store several servers share, the rate is their total, and each route's slots and
+    /// quarantines are booked there too (pace `route:<name>`), so a route blocked for one server waits on all.
     #[must_use]
     pub fn with_limits(self, limits: Arc<dyn LimitStore>) -> Self {
+        *self
+            .inner
+            .shared_routes
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            limits.is_shared().then(|| Arc::clone(&limits));
         let pacer = Self::pacer(&self.inner.settings, limits);
         *self
             .inner
@@ -382,6 +447,17 @@ impl Fetcher {
     /// ([`FieldCoverage`]).
     pub fn coverage(&self) -> &FieldCoverage {
         &self.inner.coverage
+    }
+
+    /// Every route (direct, or one per proxy) as it stands: state, pace, requests and push-back.
+    pub fn routes(&self) -> Vec<RouteStatus> {
+        self.inner.routes.statuses()
+    }
+
+    /// Until the soonest route takes a page again (zero when one is ready now): how long work that can wait
+    /// should hold off after its pages met push-back.
+    pub fn routes_ready_in(&self) -> Duration {
+        self.inner.routes.ready_in()
     }
 
     /// The settings this fetcher was built with.
@@ -445,28 +521,6 @@ impl Fetcher {
         };
         shared.await
     }
-
-    /// Fetches a page's HTML once (no retries) and the normalized URL it ended on. The HTML is decompressed when
-    /// the origin sent it gzip-compressed, and invalid UTF-8 is replaced by U+FFFD.
-    ///
-    /// # Errors
-    /// [`ScrapeError`] for HTTP statuses and redirects that mean the page is not there or not given to us;
-    /// [`ScrapeError::Fetch`] for a page over [`FetcherSettings::max_page_bytes`] of HTML, a broken gzip stream or
-    /// a `Content-Encoding` other than gzip.
-    pub async fn fetch_html(&self, url: &PageUrl) -> Result<(PageUrl, String), ScrapeError> {
-        let (final_url, body) = self
-            .inner
-            .fetch_once(url)
-            .await
-            .map_err(|failure| failure.error)?;
-        let max_bytes = self.inner.settings.max_page_bytes;
-        let (html, _) = self
-            .inner
-            .parsers
-            .run(move || decode_body(body, max_bytes))
-            .await??;
-        Ok((final_url, html))
-    }
 }
 
 impl Inner {
@@ -481,28 +535,46 @@ impl Inner {
             Origin::Directory(_) => 1,
         };
         let mut attempt = 0;
+        // Proxies that failed the request on the way (down, or a connection they had closed): a retry that costs
+        // the page no attempt, at most as many as there are routes.
+        let mut proxy_failures = 0;
+        let mut previous: Option<ScrapeError> = None;
         loop {
             attempt += 1;
-            let failure = match self.attempt(url, priority).await {
+            let failure = match self.attempt(url, deadline, priority).await {
                 Ok(page) => return Ok(page),
                 Err(failure) => failure,
             };
+            if failure.final_ {
+                // No route before the deadline: what the page last met says more than that (nothing, when only
+                // proxies that were down were tried: then it is "no route", which work that can wait puts back).
+                return Err(previous.unwrap_or(failure.error));
+            }
+            if failure.proxy_failed && proxy_failures < self.routes.len() {
+                proxy_failures += 1;
+                attempt -= 1;
+                continue;
+            }
             if !failure.error.is_transient() || attempt >= attempts {
                 return Err(failure.error);
             }
-            if matches!(
+            // After push-back the pool has cooled that route down: the retry takes the route free soonest, at
+            // its pace, with no wait of its own.
+            let pushed_back = matches!(
                 failure.error,
                 ScrapeError::Blocked { .. } | ScrapeError::Authwall
-            ) {
-                // Try the next user agent and proxy.
-                self.route.fetch_add(1, Ordering::Relaxed);
-            }
-            let wait = failure.retry_after.unwrap_or_else(|| self.backoff(attempt));
+            );
+            let wait = if pushed_back {
+                Duration::ZERO
+            } else {
+                failure.retry_after.unwrap_or_else(|| self.backoff(attempt))
+            };
             if Instant::now() + wait >= deadline {
                 return Err(failure.error);
             }
             tracing::debug!(%url, attempt, wait_ms = wait.as_millis() as u64, error = %failure.error, "retrying");
             tokio::time::sleep(wait).await;
+            previous = Some(failure.error);
         }
     }
 
@@ -518,16 +590,35 @@ impl Inner {
 
     /// One fetch and parse (the parse on a parser thread: a page is a few hundred KB of HTML). Bodies wait for a
     /// parser as they arrived (compressed, when the origin compressed them).
-    async fn attempt(&self, url: &PageUrl, priority: Priority) -> Result<ScrapedPage, Failure> {
+    async fn attempt(
+        &self,
+        url: &PageUrl,
+        deadline: Instant,
+        priority: Priority,
+    ) -> Result<ScrapedPage, Failure> {
         let shut_down = |_| ScrapeError::Fetch("the fetcher is shut down".into());
         let (fetched_url, body) = {
-            let _background = match priority {
-                Priority::Interactive => None,
-                Priority::Background => {
-                    Some(self.background_permits.acquire().await.map_err(shut_down)?)
-                }
+            // A start in the last quarter of the time left would leave the fetch too little of it: the waits for
+            // a connection permit and for a route's slot end there.
+            let latest_start = {
+                let now = Instant::now();
+                now + deadline.saturating_duration_since(now).mul_f64(0.75)
             };
-            let _permit = self.permits.acquire().await.map_err(shut_down)?;
+            let permits = async {
+                let background = match priority {
+                    Priority::Interactive => None,
+                    Priority::Background => Some(self.background_permits.acquire().await),
+                };
+                (background, self.permits.acquire().await)
+            };
+            let (_background, _permit) = match tokio::time::timeout_at(latest_start, permits).await
+            {
+                Ok((Some(Err(closed)), _) | (_, Err(closed))) => {
+                    return Err(shut_down(closed).into());
+                }
+                Ok((background, Ok(permit))) => (background, permit),
+                Err(_) => return Err(Failure::no_route(self.routes.ready_in())),
+            };
             let pacer = self
                 .pacer
                 .read()
@@ -542,9 +633,19 @@ impl Inner {
                     }
                 }
             }
+            let route = match &self.settings.origin {
+                Origin::Http(_) => Some(self.take_route(latest_start).await?),
+                Origin::Directory(_) => None,
+            };
             let started = Instant::now();
-            let fetched = self.fetch_once(url).await;
+            let fetched = self
+                .fetch_once(url, route.as_ref().map(|(ticket, _)| ticket.route()))
+                .await;
             record_fetch(fetched.as_ref().err().map(|f| &f.error), started.elapsed());
+            if let Some((ticket, shared)) = route {
+                let met = fetched.as_ref().map_or_else(Failure::met, |_| Met::Answer);
+                ticket.report(met, shared.as_ref()).await;
+            }
             fetched?
         };
         let domain = self.settings.domain.clone();
@@ -579,10 +680,33 @@ impl Inner {
         })
     }
 
-    async fn fetch_once(&self, url: &PageUrl) -> Result<(PageUrl, Body), Failure> {
-        match &self.settings.origin {
-            Origin::Http(base) => self.fetch_http(base, url).await,
-            Origin::Directory(dir) => {
+    /// The route free soonest, once its slot comes, with the shared store it books in.
+    async fn take_route(
+        &self,
+        deadline: Instant,
+    ) -> Result<(RouteTicket, Option<Arc<dyn LimitStore>>), Failure> {
+        let shared = self
+            .shared_routes
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        match self.routes.take(deadline, shared.as_ref()).await {
+            Ok(ticket) => Ok((ticket, shared)),
+            Err(ready_in) => Err(Failure::no_route(ready_in)),
+        }
+    }
+
+    async fn fetch_once(
+        &self,
+        url: &PageUrl,
+        route: Option<&Route>,
+    ) -> Result<(PageUrl, Body), Failure> {
+        match (&self.settings.origin, route) {
+            (Origin::Http(base), Some(route)) => self.fetch_http(base, url, route).await,
+            (Origin::Http(_), None) => {
+                Err(ScrapeError::Fetch("no route to the origin was taken".into()).into())
+            }
+            (Origin::Directory(dir), _) => {
                 let path = dir
                     .join(url.kind().as_str())
                     .join(format!("{}.html", url.slug()));
@@ -600,24 +724,39 @@ impl Inner {
         }
     }
 
-    async fn fetch_http(&self, base: &Url, url: &PageUrl) -> Result<(PageUrl, Body), Failure> {
-        let route = self.route.load(Ordering::Relaxed);
-        let client = &self.clients[route % self.clients.len()];
-        let user_agent = &self.settings.user_agents[route % self.settings.user_agents.len()];
+    async fn fetch_http(
+        &self,
+        base: &Url,
+        url: &PageUrl,
+        route: &Route,
+    ) -> Result<(PageUrl, Body), Failure> {
         let target = format!("{}{}", base.as_str().trim_end_matches('/'), url.path());
-        let mut response = client
+        let mut response = route
+            .client
             .get(&target)
-            .header("user-agent", user_agent)
+            .header("user-agent", &route.user_agent)
             .send()
             .await
             .map_err(|e| {
-                ScrapeError::Fetch(if e.is_connect() {
+                let through_proxy = route.name != "direct";
+                // Only a connection that could not be opened says the proxy is down: a kept-alive one the proxy
+                // closed fails a request too, and the next opens a new one.
+                let unreachable = e.is_connect();
+                let message = if unreachable && through_proxy {
+                    format!("could not connect through the proxy {}", route.name)
+                } else if unreachable {
                     "could not connect to the origin".into()
                 } else if e.is_timeout() {
                     "the origin did not answer: timed out".into()
                 } else {
                     e.to_string()
-                })
+                };
+                Failure {
+                    unreachable,
+                    proxy_failed: through_proxy
+                        && (unreachable || (e.is_request() && !e.is_timeout())),
+                    ..ScrapeError::Fetch(message).into()
+                }
             })?;
         let final_path = response.url().path().to_owned();
         if AUTHWALL_PATHS.iter().any(|p| final_path.starts_with(p)) {
@@ -625,7 +764,10 @@ impl Inner {
         }
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
-        let refused = |error: ScrapeError| Failure { error, retry_after };
+        let refused = |error: ScrapeError| Failure {
+            retry_after,
+            ..error.into()
+        };
         match status {
             200 => {}
             999 => {
@@ -687,6 +829,14 @@ impl Inner {
         }
         Ok((final_url, Body { bytes: body, gzip }))
     }
+}
+
+/// A route's name: `direct`, or the proxy's URL without its credentials; `None` for text that is not a URL.
+fn route_name(proxy: &str) -> Option<String> {
+    let mut url = Url::parse(proxy).ok()?;
+    url.set_username("").ok()?;
+    url.set_password(None).ok()?;
+    Some(url.as_str().trim_end_matches('/').to_owned())
 }
 
 /// A body's HTML (at most `max_bytes` once decompressed, invalid UTF-8 replaced by U+FFFD) and, when it came

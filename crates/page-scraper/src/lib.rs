@@ -3,8 +3,9 @@
 //! [`Fetcher`] gets a page from an [`Origin`]: the real site, any HTTP server that serves the same paths (tests,
 //! demos, a caching proxy), or a folder of captured pages. [`Fetcher::scrape`] fetches and parses, within the
 //! limits of [`FetcherSettings`]: requests in flight and per second, retries with backoff and `Retry-After` inside
-//! the caller's deadline, user agents and proxies rotated on blocks, and one upstream fetch per page however many
-//! callers want it at once. [`FieldCoverage`] watches which fields live parses fill (the layout-change alarm);
+//! the caller's deadline, and one upstream fetch per page however many callers want it at once. Pages go through
+//! routes (direct, or one per proxy), each looking like one browser and learning the pace the origin tolerates
+//! from its address, cooling down after push-back ([`RouteSettings`], [`Fetcher::routes`]). [`FieldCoverage`] watches which fields live parses fill (the layout-change alarm);
 //! [`LinkResolver`] follows shortened website links, through the public-address guard (`public-address`).
 //!
 //! The parser's API is re-exported ([`parse_page`], [`ScrapeError`], ...), so a crate that fetches needs this one
@@ -16,6 +17,7 @@
 mod coverage;
 mod fetch;
 mod resolve;
+mod routes;
 
 pub use coverage::{CoverageReport, CoverageRules, FieldCoverage, FieldShare, FilledFields};
 pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, Priority, ScrapedPage};
@@ -24,3 +26,4 @@ pub use page_parser::{
     parse_count, parse_page, parse_page_explained, registrable_domain,
 };
 pub use resolve::{LinkResolver, LinkResolverSettings, ResolveError};
+pub use routes::{CALM, RESTART_PER_SECOND, RouteSettings, RouteState, RouteStatus};

@@ -1,0 +1,682 @@
+//! The routes pages are fetched through (direct, or one per proxy), each learning the pace the origin tolerates
+//! from its address.
+//!
+//! A route looks like one browser: its own connection pool and cookie jar, one user agent. Each route has:
+//! - a **pace**: unpaced until the origin first pushes back, then a rate found by halving the gap between what
+//!   worked and what was pushed back (multiplicative decrease on 429, 999, the guest home page, the sign-in
+//!   wall; a step up after every [`CALM`] pages without push-back, creeping past the last ceiling so that a
+//!   raised budget is found again);
+//! - a **cool-down**: a 429's `Retry-After` is obeyed; a block without one (999, the home page) quarantines the
+//!   route for [`RouteSettings::cool_down`], doubled at each block in a row, and the first page after it is a
+//!   lone probe; a proxy that cannot be connected to is marked down the same way, with one log line;
+//! - a **score**: the next page takes the route free soonest, a route that failed lately counted later.
+//!
+//! With a shared [`LimitStore`] (several servers on one database) every start books its route's slot in the
+//! store (pace `route:<name>`), and a quarantine defers it there, so a route blocked for one server waits on all.
+//! The learning itself is local: each server learns from what it sees.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use shared_limits::LimitStore;
+use tokio::time::Instant;
+
+/// Pages without push-back after which a paced route steps up.
+pub const CALM: u32 = 10;
+
+/// The pace an unpaced route starts over at when the origin first pushes back, in starts per second; from there it
+/// steps up by half after every [`CALM`] pages until pushed back again.
+pub const RESTART_PER_SECOND: f64 = 1.0;
+
+/// How a route's pace and cool-down react to the origin. Part of [`crate::FetcherSettings`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RouteSettings {
+    /// Starts per second a route begins at, per route; `None` (the default) for unpaced until the origin first
+    /// pushes back, as the fetcher always was.
+    pub start_per_second: Option<f64>,
+    /// The fastest a route is paced; a route stepping up past it is unpaced again. Default 50.
+    pub max_per_second: f64,
+    /// The slowest a route is paced. Default one a minute.
+    pub min_per_second: f64,
+    /// The first quarantine after a block without `Retry-After`; doubled at each block in a row. Default 30 s.
+    pub cool_down: Duration,
+    /// The longest quarantine. Default 15 minutes.
+    pub cool_down_max: Duration,
+    /// The first wait before a proxy that could not be connected to is tried again; doubled each time up to
+    /// `cool_down_max`. Default 5 s.
+    pub unreachable_retry: Duration,
+}
+
+impl Default for RouteSettings {
+    fn default() -> Self {
+        Self {
+            start_per_second: None,
+            max_per_second: 50.0,
+            min_per_second: 1.0 / 60.0,
+            cool_down: Duration::from_secs(30),
+            cool_down_max: Duration::from_mins(15),
+            unreachable_retry: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Where a route stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteState {
+    /// Taking pages at its pace.
+    Ready,
+    /// Waiting out a `Retry-After` or a quarantine after a block; then one probe.
+    CoolingDown,
+    /// Its proxy could not be connected to; tried again after a growing wait.
+    Down,
+}
+
+impl RouteState {
+    /// `ready`, `cooling_down` or `down`: the metric label and what the Admin page shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "ready",
+            Self::CoolingDown => "cooling_down",
+            Self::Down => "down",
+        }
+    }
+}
+
+/// One route as [`crate::Fetcher::routes`] reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteStatus {
+    /// `direct`, or the proxy's URL without its credentials.
+    pub name: String,
+    /// Where it stands.
+    pub state: RouteState,
+    /// Its pace in starts per second; `None` while unpaced.
+    pub pace_per_second: Option<f64>,
+    /// Requests sent through it.
+    pub attempts: u64,
+    /// Of those, answers that pushed back (429, 999, the sign-in wall, the guest home page).
+    pub blocks: u64,
+    /// Until it takes a page again (0 when it is ready now).
+    pub ready_in: Duration,
+}
+
+/// What one request through a route met, as the pool learns from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Met {
+    /// An answer that was not push-back (the page, or a page that does not exist).
+    Answer,
+    /// 429 with `Retry-After`.
+    RateLimited(Duration),
+    /// 999, the guest home page, or 429 without `Retry-After`.
+    Blocked,
+    /// The sign-in wall.
+    Authwall,
+    /// The proxy (or the origin, direct) could not be connected to.
+    Unreachable,
+    /// Another failure (5xx, a time-out, a broken body): not the route's fault.
+    Failed,
+}
+
+/// The routes of one fetcher.
+#[derive(Debug)]
+pub(crate) struct RoutePool {
+    settings: RouteSettings,
+    routes: Vec<Route>,
+    learning: Mutex<Vec<Learning>>,
+}
+
+/// What a route sends through.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub(crate) name: String,
+    pub(crate) client: reqwest::Client,
+    pub(crate) user_agent: String,
+}
+
+/// What a route has learned, and its schedule on this server.
+#[derive(Clone, Debug)]
+struct Learning {
+    state: RouteState,
+    /// `None`: unpaced.
+    pace: Option<f64>,
+    /// The pace last pushed back at.
+    ceiling: Option<f64>,
+    /// Pages without push-back since the pace last changed.
+    calm: u32,
+    /// Blocks (or failed connections) in a row, for the growing quarantine.
+    strikes: u32,
+    /// This server's next free slot.
+    next_start: Instant,
+    /// Until when it cools down or is down.
+    until: Option<Instant>,
+    /// The probe after a cool-down is out: no other page takes the route until it reports.
+    probing: bool,
+    /// Counts push-backs: a start booked before one is chosen again after its wait.
+    generation: u64,
+    /// Share of recent requests that got an answer (exponentially weighted), for the score.
+    health: f64,
+    attempts: u64,
+    blocks: u64,
+}
+
+/// A route taken for one request: report what it met with [`RouteTicket::report`]; dropped unreported, it frees
+/// a probe it held.
+#[derive(Debug)]
+pub(crate) struct RouteTicket {
+    pool: Arc<RoutePool>,
+    index: usize,
+    /// The route's generation when this request was sent: push-back met by a request sent before the route last
+    /// slowed down is the same event, and slows it no further.
+    generation: u64,
+    reported: bool,
+}
+
+impl RouteTicket {
+    pub(crate) fn route(&self) -> &Route {
+        &self.pool.routes[self.index]
+    }
+
+    /// Learns from what the request met; `shared` is told of a quarantine.
+    pub(crate) async fn report(mut self, met: Met, shared: Option<&Arc<dyn LimitStore>>) {
+        self.reported = true;
+        if let Some(defer) = self.pool.learn(self.index, met, self.generation)
+            && let Some(store) = shared
+            && let Err(error) = store.defer(&self.pool.key(self.index), defer).await
+        {
+            tracing::warn!(%error, "could not share a route's cool-down");
+        }
+    }
+}
+
+impl Drop for RouteTicket {
+    fn drop(&mut self) {
+        if !self.reported {
+            let mut learning = self.pool.lock();
+            learning[self.index].probing = false;
+        }
+    }
+}
+
+impl RoutePool {
+    pub(crate) fn new(settings: RouteSettings, routes: Vec<Route>) -> Self {
+        let now = Instant::now();
+        let learning = routes
+            .iter()
+            .map(|_| Learning {
+                state: RouteState::Ready,
+                pace: settings
+                    .start_per_second
+                    .filter(|p| p.is_finite() && *p > 0.0),
+                ceiling: None,
+                calm: 0,
+                strikes: 0,
+                next_start: now,
+                until: None,
+                probing: false,
+                generation: 0,
+                health: 1.0,
+                attempts: 0,
+                blocks: 0,
+            })
+            .collect();
+        let pool = Self {
+            settings,
+            routes,
+            learning: Mutex::new(learning),
+        };
+        for index in 0..pool.routes.len() {
+            pool.publish(index, &pool.lock()[index]);
+        }
+        pool
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Learning>> {
+        // Each change is a few assignments: a panic while holding the lock leaves nothing half-done.
+        self.learning.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The pace name of route `index` in a shared store.
+    fn key(&self, index: usize) -> String {
+        format!("route:{}", self.routes[index].name)
+    }
+
+    /// Takes the route free soonest and waits for its slot. With `shared`, the slot is also booked there; a
+    /// route another server has booked far ahead or quarantined is then skipped.
+    ///
+    /// # Errors
+    /// How long until a route is free, when none is before `deadline`.
+    pub(crate) async fn take(
+        self: &Arc<Self>,
+        deadline: Instant,
+        shared: Option<&Arc<dyn LimitStore>>,
+    ) -> Result<RouteTicket, Duration> {
+        loop {
+            let now = Instant::now();
+            let (index, at, interval, generation) = {
+                let mut learning = self.lock();
+                let chosen = learning
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (i, l.free_at(now), l.score_at(now)))
+                    .min_by_key(|(_, _, score)| *score);
+                let Some((index, at, _)) = chosen else {
+                    return Err(Duration::MAX);
+                };
+                if at > deadline {
+                    return Err(at - now);
+                }
+                let route = &mut learning[index];
+                if route.strikes > 0 && route.until.is_some_and(|until| until <= at) {
+                    // The first page after a quarantine goes alone (after a 429's Retry-After the site said
+                    // when to come back: the pace applies).
+                    route.probing = true;
+                }
+                let interval = route.interval(&self.settings);
+                route.next_start = at.max(now) + interval.unwrap_or(Duration::ZERO);
+                (index, at, interval, route.generation)
+            };
+            tokio::time::sleep_until(at).await;
+            {
+                let mut learning = self.lock();
+                let route = &mut learning[index];
+                if route.generation != generation {
+                    // The origin pushed back on this route meanwhile: its slot was booked at the old pace, and
+                    // going now could ignore a `Retry-After`.
+                    route.probing = false;
+                    continue;
+                }
+            }
+            if let (Some(store), Some(interval)) = (shared, interval) {
+                match store.next_start(&self.key(index), interval).await {
+                    // Another server holds the route's next slots or has quarantined it.
+                    Ok(wait) if wait > interval => {
+                        let free = Instant::now() + wait;
+                        let mut learning = self.lock();
+                        let route = &mut learning[index];
+                        route.next_start = route.next_start.max(free);
+                        route.probing = false;
+                        continue;
+                    }
+                    Ok(wait) => tokio::time::sleep(wait).await,
+                    Err(error) => {
+                        tracing::warn!(%error, "route schedule store unavailable; pacing on this server only");
+                    }
+                }
+            }
+            let mut learning = self.lock();
+            let route = &mut learning[index];
+            route.attempts += 1;
+            return Ok(RouteTicket {
+                pool: Arc::clone(self),
+                index,
+                generation,
+                reported: false,
+            });
+        }
+    }
+
+    /// Learns from what a request through route `index`, sent at `generation`, met; returns the quarantine to
+    /// share, if any.
+    fn learn(&self, index: usize, met: Met, generation: u64) -> Option<Duration> {
+        let settings = &self.settings;
+        let now = Instant::now();
+        let mut learning = self.lock();
+        let route = &mut learning[index];
+        route.probing = false;
+        // Push-back to a request sent before the route last slowed down is the event it already slowed for.
+        let new_event = generation == route.generation;
+        let was = route.state;
+        let mut quarantine = None;
+        match met {
+            Met::Answer => {
+                route.health = 0.9 * route.health + 0.1;
+                route.strikes = 0;
+                route.state = RouteState::Ready;
+                route.until = None;
+                route.calm += 1;
+                if route.calm >= CALM {
+                    route.calm = 0;
+                    route.step_up(settings);
+                }
+            }
+            Met::RateLimited(retry_after) => {
+                route.blocks += 1;
+                if new_event {
+                    route.slow_down(0.8, settings);
+                }
+                route.state = RouteState::CoolingDown;
+                route.until = Some(now + retry_after);
+                route.next_start = route.next_start.max(now + retry_after);
+            }
+            Met::Blocked => {
+                route.blocks += 1;
+                if new_event {
+                    route.slow_down(0.5, settings);
+                    route.strikes += 1;
+                }
+                let wait = growing(settings.cool_down, route.strikes, settings.cool_down_max);
+                route.state = RouteState::CoolingDown;
+                route.until = Some(now + wait);
+                quarantine = Some(wait);
+            }
+            Met::Authwall => {
+                route.blocks += 1;
+                route.health *= 0.9;
+                if route.pace.is_some() && new_event {
+                    route.slow_down(0.9, settings);
+                }
+            }
+            Met::Unreachable => {
+                route.health *= 0.5;
+                if new_event {
+                    route.strikes += 1;
+                    route.generation += 1;
+                }
+                let wait = growing(
+                    settings.unreachable_retry,
+                    route.strikes,
+                    settings.cool_down_max,
+                );
+                route.state = RouteState::Down;
+                route.until = Some(now + wait);
+                tracing::warn!(
+                    route = %self.routes[index].name,
+                    retry_in_s = wait.as_secs(),
+                    "the route's proxy cannot be connected to; marked down, tried again after the wait"
+                );
+            }
+            Met::Failed => route.health *= 0.9,
+        }
+        if was == RouteState::Down && route.state == RouteState::Ready {
+            tracing::info!(route = %self.routes[index].name, "the route's proxy answers again");
+        }
+        let name = &self.routes[index].name;
+        let outcome = match met {
+            Met::Answer => "answer",
+            Met::RateLimited(_) => "rate_limited",
+            Met::Blocked => "blocked",
+            Met::Authwall => "authwall",
+            Met::Unreachable => "unreachable",
+            Met::Failed => "failed",
+        };
+        metrics::counter!("company_data_route_attempts_total", "route" => name.clone(), "outcome" => outcome)
+            .increment(1);
+        self.publish(index, route);
+        quarantine
+    }
+
+    /// Sets the route's gauges.
+    fn publish(&self, index: usize, route: &Learning) {
+        let name = &self.routes[index].name;
+        metrics::gauge!("company_data_route_pace_per_second", "route" => name.clone())
+            .set(route.pace.unwrap_or(0.0));
+        for state in [RouteState::Ready, RouteState::CoolingDown, RouteState::Down] {
+            metrics::gauge!("company_data_route_state", "route" => name.clone(), "state" => state.as_str())
+                .set(if route.state == state { 1.0 } else { 0.0 });
+        }
+    }
+
+    /// How many routes there are.
+    pub(crate) fn len(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// Every route as it stands.
+    pub(crate) fn statuses(&self) -> Vec<RouteStatus> {
+        let now = Instant::now();
+        self.lock()
+            .iter()
+            .zip(&self.routes)
+            .map(|(l, r)| RouteStatus {
+                name: r.name.clone(),
+                state: l.state,
+                pace_per_second: l.pace,
+                attempts: l.attempts,
+                blocks: l.blocks,
+                ready_in: l.free_at(now).saturating_duration_since(now),
+            })
+            .collect()
+    }
+
+    /// Until the soonest route is free (a route whose probe is out counts as free in a second: the probe
+    /// reports by then or soon after).
+    pub(crate) fn ready_in(&self) -> Duration {
+        let now = Instant::now();
+        self.lock()
+            .iter()
+            .map(|l| {
+                if l.probing {
+                    Duration::from_secs(1)
+                } else {
+                    l.free_at(now).saturating_duration_since(now)
+                }
+            })
+            .min()
+            .unwrap_or(Duration::ZERO)
+    }
+}
+
+/// `first` doubled `strikes - 1` times, at most `most`.
+fn growing(first: Duration, strikes: u32, most: Duration) -> Duration {
+    first
+        .saturating_mul(2u32.saturating_pow(strikes.saturating_sub(1).min(20)))
+        .min(most)
+}
+
+impl Learning {
+    /// When the route can take its next page.
+    fn free_at(&self, now: Instant) -> Instant {
+        if self.probing {
+            return now + Duration::from_hours(24);
+        }
+        self.next_start.max(self.until.unwrap_or(now)).max(now)
+    }
+
+    /// The choice: the route free soonest, a route that failed lately counted later by up to one slot (or a
+    /// second, unpaced).
+    fn score_at(&self, now: Instant) -> Instant {
+        let slot = self
+            .pace
+            .map_or(Duration::from_secs(1), |p| Duration::from_secs_f64(1.0 / p));
+        self.free_at(now) + slot.mul_f64((1.0 - self.health).clamp(0.0, 1.0))
+    }
+
+    fn interval(&self, settings: &RouteSettings) -> Option<Duration> {
+        self.pace.map(|p| {
+            Duration::from_secs_f64(1.0 / p.clamp(settings.min_per_second, settings.max_per_second))
+        })
+    }
+
+    /// Multiplies the pace by `factor`, and what was pushed back at is the new ceiling. An unpaced route starts
+    /// over at [`RESTART_PER_SECOND`] with no ceiling instead: how fast it went before says nothing of what the
+    /// origin allows (a burst it let through ended in the push-back).
+    fn slow_down(&mut self, factor: f64, settings: &RouteSettings) {
+        self.calm = 0;
+        self.generation += 1;
+        let Some(pace) = self.pace else {
+            self.pace =
+                Some(RESTART_PER_SECOND.clamp(settings.min_per_second, settings.max_per_second));
+            return;
+        };
+        self.ceiling = Some(pace);
+        self.pace = Some((pace * factor).max(settings.min_per_second));
+    }
+
+    /// After [`CALM`] pages without push-back: halfway to the ceiling, or a little past it when close (the
+    /// ceiling then moves: the origin may allow more now), or half as fast again with no ceiling.
+    fn step_up(&mut self, settings: &RouteSettings) {
+        let Some(pace) = self.pace else { return };
+        let next = match self.ceiling {
+            Some(ceiling) if pace < ceiling * 0.97 => f64::midpoint(pace, ceiling),
+            Some(_) => pace * 1.02,
+            None => pace * 1.5,
+        };
+        if self.ceiling.is_some_and(|c| next > c) {
+            self.ceiling = Some(next);
+        }
+        self.pace = (next < settings.max_per_second).then_some(next);
+        if self.pace.is_none() {
+            self.ceiling = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(routes: usize, settings: RouteSettings) -> Arc<RoutePool> {
+        Arc::new(RoutePool::new(
+            settings,
+            (0..routes)
+                .map(|i| Route {
+                    name: format!("r{i}"),
+                    client: reqwest::Client::new(),
+                    user_agent: "test".into(),
+                })
+                .collect(),
+        ))
+    }
+
+    fn assert_pace(pool: &RoutePool, expected: f64, why: &str) {
+        let pace = pool.statuses()[0].pace_per_second.expect("paced");
+        assert!((pace - expected).abs() < 1e-9, "{why}: {pace}");
+    }
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_hours(1)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_route_is_paced_and_steps_up_after_calm_pages() {
+        let pool = pool(
+            1,
+            RouteSettings {
+                start_per_second: Some(2.0),
+                ..RouteSettings::default()
+            },
+        );
+        let start = Instant::now();
+        for _ in 0..CALM {
+            let ticket = pool.take(far(), None).await.expect("route");
+            ticket.report(Met::Answer, None).await;
+        }
+        // Ten starts at 2 a second: the tenth at 4.5 s.
+        assert_eq!(start.elapsed(), Duration::from_millis(4500));
+        assert_pace(&pool, 3.0, "half as fast again");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_429_is_obeyed_and_the_pace_comes_back_below_where_it_was_pushed_back() {
+        let pool = pool(
+            1,
+            RouteSettings {
+                start_per_second: Some(4.0),
+                ..RouteSettings::default()
+            },
+        );
+        let ticket = pool.take(far(), None).await.expect("route");
+        ticket
+            .report(Met::RateLimited(Duration::from_secs(3)), None)
+            .await;
+        let status = &pool.statuses()[0];
+        assert_eq!(status.state, RouteState::CoolingDown);
+        assert_pace(&pool, 3.2, "cut by 0.8");
+        let before = Instant::now();
+        let ticket = pool.take(far(), None).await.expect("route");
+        assert_eq!(
+            before.elapsed(),
+            Duration::from_secs(3),
+            "Retry-After obeyed"
+        );
+        ticket.report(Met::Answer, None).await;
+        for _ in 1..CALM {
+            pool.take(far(), None)
+                .await
+                .expect("route")
+                .report(Met::Answer, None)
+                .await;
+        }
+        assert_pace(&pool, 3.6, "halfway back to the 4 pushed back at");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn push_back_to_requests_sent_together_slows_the_route_once() {
+        let pool = pool(
+            1,
+            RouteSettings {
+                start_per_second: Some(4.0),
+                ..RouteSettings::default()
+            },
+        );
+        let first = pool.take(far(), None).await.expect("route");
+        let second = pool.take(far(), None).await.expect("route");
+        first
+            .report(Met::RateLimited(Duration::from_secs(1)), None)
+            .await;
+        second
+            .report(Met::RateLimited(Duration::from_secs(1)), None)
+            .await;
+        assert_pace(&pool, 3.2, "one cut for one event");
+        assert_eq!(pool.statuses()[0].blocks, 2, "both counted");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_block_quarantines_the_route_and_others_take_the_pages() {
+        let pool = pool(2, RouteSettings::default());
+        let first = pool.take(far(), None).await.expect("route");
+        let blocked = first.index;
+        first.report(Met::Blocked, None).await;
+        for _ in 0..5 {
+            let ticket = pool.take(far(), None).await.expect("route");
+            assert_ne!(ticket.index, blocked, "the blocked route waits");
+            ticket.report(Met::Answer, None).await;
+        }
+        assert_eq!(pool.statuses()[blocked].state, RouteState::CoolingDown);
+        // With a deadline inside its quarantine and the other route blocked too, no route is free.
+        let other = pool.take(far(), None).await.expect("route");
+        other.report(Met::Blocked, None).await;
+        let ready_in = pool
+            .take(Instant::now() + Duration::from_secs(10), None)
+            .await
+            .expect_err("every route cools down");
+        assert!(ready_in > Duration::from_secs(10) && ready_in <= Duration::from_secs(30));
+        // After the quarantine one probe goes alone; blocked again, the quarantine doubles.
+        let probe = pool.take(far(), None).await.expect("route");
+        assert_eq!(probe.index, blocked);
+        probe.report(Met::Blocked, None).await;
+        let statuses = pool.statuses();
+        assert!(
+            statuses[blocked].ready_in > Duration::from_secs(59),
+            "{statuses:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_probe_dropped_unreported_frees_the_route() {
+        let pool = pool(1, RouteSettings::default());
+        pool.take(far(), None)
+            .await
+            .expect("route")
+            .report(Met::Blocked, None)
+            .await;
+        let probe = pool.take(far(), None).await.expect("route");
+        drop(probe);
+        // Free again at its pace (the block restarted it at one a second), not held for the probe that never
+        // reported.
+        let before = Instant::now();
+        let next = pool
+            .take(Instant::now() + Duration::from_secs(5), None)
+            .await;
+        assert!(next.is_ok(), "the route is free again");
+        assert_eq!(before.elapsed(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn quarantines_double_up_to_the_most() {
+        let first = Duration::from_secs(30);
+        let most = Duration::from_mins(15);
+        assert_eq!(growing(first, 1, most), first);
+        assert_eq!(growing(first, 3, most), Duration::from_mins(2));
+        assert_eq!(growing(first, 40, most), most);
+    }
+}

@@ -1,0 +1,92 @@
+//! Live fetching through real forward proxies (Debian's `tinyproxy`) against an origin that judges each proxy's
+//! address as the network does (`tests::hostile`): a job gets every page and pays for each once, whatever the
+//! origin refused on the way. The full-size figures (2,000 pages, 8 proxies) are `just bench`'s section 12.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tests::hostile::{ForwardProxies, HostileOrigin, HostileSettings};
+use tests::{Service, ServiceOptions};
+
+use crate::jobs::{JOBS, submit, wait_until};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_through_proxies_gets_every_page_from_a_hostile_origin_and_pays_once_each() {
+    let Some(mut proxies) = ForwardProxies::start(4).await else {
+        return;
+    };
+    // Each proxy's address may have 10 pages a second (a short run; the bench uses the network's 1 a second).
+    // Resets and slow answers are the fault tests' (`faults.rs`); here the origin judges addresses.
+    let origin = HostileOrigin::start(HostileSettings {
+        per_minute: 600.0,
+        first_ban: Duration::from_secs(5),
+        reset_share: 0.0,
+        slow_share: 0.0,
+        ..HostileSettings::default()
+    })
+    .await;
+    let proxy_list = proxies.urls.join(",");
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--proxy", &proxy_list, "--route-cool-down", "5"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "1000");
+    let pages = 300;
+    let urls: Vec<String> = (0..pages)
+        .map(|n| format!("https://www.linkedin.com/company/h{n}"))
+        .collect();
+    let created = submit(&service, &key, &json!({ "liUrls": urls })).await;
+    assert_eq!(created.status, 202, "{}", created.json);
+    let id = created.json["id"].as_str().expect("id").to_owned();
+    // One proxy goes away mid-run: its route is marked down, and the others take its pages.
+    tests::eventually(
+        Duration::from_mins(1),
+        "the job never got going",
+        || async { (origin.answered().pages >= 50).then_some(()) },
+    )
+    .await;
+    proxies.stop(3);
+
+    let done = wait_until(&service, &key, &id, "done", Duration::from_mins(3)).await;
+    let (_, results) = service
+        .send(
+            reqwest::Method::GET,
+            &format!("{JOBS}/{id}/results"),
+            &key,
+            None,
+            None,
+        )
+        .await;
+    let unresolved: Vec<&str> = results
+        .lines()
+        .filter(|line| !line.contains("\"company_name\""))
+        .collect();
+    assert_eq!(
+        (done["resolved"].as_u64(), done["unresolved"].as_u64()),
+        (Some(pages), Some(0)),
+        "no page is lost to push-back: {done}\n{unresolved:#?}"
+    );
+    assert_eq!(
+        done["credits_charged"], pages as f64,
+        "each page paid once, none of the refusals"
+    );
+    let answered = origin.answered();
+    let refused = answered.refused() as f64 / answered.requests() as f64;
+    assert!(
+        refused < 0.15,
+        "{:.1}% of requests refused ({answered:?}): the routes did not learn the pace",
+        refused * 100.0
+    );
+    let by_address = origin.answered_by_address();
+    assert!(
+        !by_address.contains_key(&"127.0.0.1".parse().expect("address")),
+        "nothing went direct: {by_address:?}"
+    );
+    for address in &proxies.addresses[..3] {
+        assert!(
+            by_address.get(address).is_some_and(|a| a.pages > 0),
+            "{address} served no page: {by_address:?}"
+        );
+    }
+}
