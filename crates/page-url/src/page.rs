@@ -181,7 +181,7 @@ impl PageUrl {
             return Err(UrlError::BadCharacters);
         }
         let url = Url::parse(input).map_err(|e| UrlError::Malformed(e.to_string()))?;
-        Self::from_segments(url.path(), domain, false)
+        Self::from_path(url.path(), domain)
     }
 
     /// Normalizes any http(s) URL of a page on the network, as pages and redirects write them.
@@ -224,8 +224,10 @@ impl PageUrl {
         Self::from_segments(path, domain, true)
     }
 
-    /// [`PageUrl::from_path`]; `trim` takes whitespace off the page name's ends (lenient, for links found in
-    /// pages), without it the name is kept as submitted.
+    /// [`PageUrl::from_path`]. With `trim`, whitespace at the page name's ends (`/company/acme%20`, a link written
+    /// carelessly) is dropped, so that one page has one canonical URL and that URL normalizes to itself; a name
+    /// that is only whitespace is kept as it is (the submitted-URL pattern admits it, and the page then does not
+    /// exist). Without it (reading back stored text) the name is kept as written, rows written before included.
     fn from_segments(path: &str, domain: &NetworkDomain, trim: bool) -> Result<Self, UrlError> {
         let mut segments = path.trim_start_matches('/').split('/');
         let kind_segment = segments.next().unwrap_or_default();
@@ -237,7 +239,13 @@ impl PageUrl {
         if slug.chars().any(char::is_control) {
             return Err(UrlError::BadSlug);
         }
-        let slug = if trim { slug.trim() } else { &slug }.to_lowercase();
+        let trimmed = slug.trim();
+        let slug = if trim && !trimmed.is_empty() {
+            trimmed
+        } else {
+            &slug
+        }
+        .to_lowercase();
         if slug.is_empty() {
             return Err(UrlError::MissingSlug {
                 kind: kind.as_str(),
@@ -554,6 +562,36 @@ mod tests {
         assert_eq!(url.slug(), "x");
         assert_eq!(url.kind(), PageKind::School);
         assert!(PageUrl::parse_submitted("https://www.linkedin.com/company/x", &domain).is_err());
+    }
+
+    #[test]
+    fn whitespace_at_a_names_ends_goes_so_the_canonical_url_normalizes_to_itself() {
+        // Found by the fuzz target `page_url`: a submitted name ending in a no-break space was kept, and its
+        // canonical URL then normalized to the name without it.
+        let domain = NetworkDomain::default();
+        for (input, canonical) in [
+            (
+                "https://linkedin.com/school/sta\u{a0}",
+                "https://www.linkedin.com/school/sta",
+            ),
+            (
+                "https://www.linkedin.com/company/sta%20",
+                "https://www.linkedin.com/company/sta",
+            ),
+            (
+                "https://www.linkedin.com/company/%E2%80%83sta",
+                "https://www.linkedin.com/company/sta",
+            ),
+            (
+                "https://www.linkedin.com/company/%20",
+                "https://www.linkedin.com/company/%20",
+            ),
+        ] {
+            let url = PageUrl::parse_submitted(input, &domain).expect(input);
+            assert_eq!(url.as_str(), canonical, "{input}");
+            let again = PageUrl::normalize(url.as_str(), &domain).expect(canonical);
+            assert_eq!(again, url, "{canonical} normalizes to itself");
+        }
     }
 
     #[test]
