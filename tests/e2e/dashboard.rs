@@ -528,6 +528,12 @@ async fn the_layout_change_alarm_fires_when_a_section_disappears_and_not_before(
     let page = admin.get("/dashboard/admin").await;
     assert_eq!(page.status, 200);
     assert!(page.body.contains("<h2>Parsing</h2>"), "{}", page.body);
+    // A folder origin has no route to show traffic on; the direct route is listed, unpaced.
+    assert!(
+        page.body.contains("<h2>Fetching</h2>") && page.body.contains("<code>direct</code>"),
+        "{}",
+        page.body
+    );
     assert!(
         !page.body.contains("Layout change?"),
         "no alarm on normal pages"

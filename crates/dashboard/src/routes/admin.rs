@@ -1,12 +1,13 @@
-//! Admin (`/dashboard/admin`): every account, granting credits, inviting people, and the layout-change alarm
-//! (each record field's share of live company-page parses that filled it). Admins only.
+//! Admin (`/dashboard/admin`): every account, granting credits, inviting people, the fetcher's routes (each
+//! proxy's state and learned pace) and the layout-change alarm (each record field's share of live company-page
+//! parses that filled it). Admins only.
 
 use accounts::AccountId;
 use credit_ledger::Credits;
 use dashboard_auth::User;
 use http::{Request, StatusCode};
 use maud::{Markup, html};
-use page_scraper::CoverageReport;
+use page_scraper::{CoverageReport, RouteStatus};
 
 use crate::Parts;
 use crate::error::{Page, capitalized, refusal};
@@ -35,15 +36,54 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, notice: Option<Notice
         _ => StatusCode::OK,
     };
     let coverage = parts.lookup.field_coverage().report();
+    let routes = parts.lookup.routes();
     Ok(html(
         status,
-        admin_markup(visitor, &users, notice.as_ref(), &coverage),
+        admin_markup(visitor, &users, notice.as_ref(), &routes, &coverage),
     ))
 }
 
 /// A share as a whole percentage, or a dash before any parse.
 fn percent(share: Option<f64>) -> String {
     share.map_or_else(|| "–".to_owned(), |s| format!("{:.0} %", s * 100.0))
+}
+
+/// The fetcher's routes: the direct connection or each proxy, where it stands and the pace it learned.
+fn routes_markup(routes: &[RouteStatus]) -> Markup {
+    html! {
+        section.card #routes {
+            h2 { "Fetching" }
+            p.hint {
+                "Each route (the direct connection, or one per proxy) learns from the network's push-back how fast "
+                "it may go, and cools down after a block (this server's view; docs/operations.md, \"Proxies\")."
+            }
+            div.table-wrap {
+                table {
+                    thead { tr {
+                        th { "Route" } th { "State" } th.num { "Pace" } th.num { "Requests" }
+                        th.num { "Pushed back" } th.num { "Free in" }
+                    } }
+                    tbody {
+                        @for route in routes {
+                            tr {
+                                td { code { (route.name) } }
+                                td { (route.state.as_str().replace('_', " ")) }
+                                td.num {
+                                    @match route.pace_per_second {
+                                        Some(pace) => { (format!("{pace:.2}/s")) }
+                                        None => { "unpaced" }
+                                    }
+                                }
+                                td.num { (route.attempts) }
+                                td.num { (route.blocks) }
+                                td.num { (format!("{} s", route.ready_in.as_secs())) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The layout-change alarm: each record field's share of live company-page parses that filled it.
@@ -146,6 +186,7 @@ fn admin_markup(
     visitor: &Visitor,
     users: &[User],
     notice: Option<&Notice>,
+    routes: &[RouteStatus],
     coverage: &CoverageReport,
 ) -> Markup {
     let body = html! {
@@ -224,6 +265,7 @@ fn admin_markup(
                 button type="submit" { "Make invitation link" }
             }
         }
+        (routes_markup(routes))
         (coverage_markup(coverage))
     };
     layout("Admin", Some(visitor), "/dashboard/admin", &body)
