@@ -95,26 +95,23 @@ pub struct ServeArgs {
     /// and only inside the live time-out).
     #[arg(long, env = "COMPANY_DATA_ORIGIN_ATTEMPTS", default_value = "4", value_parser = clap::value_parser!(u32).range(1..=20))]
     origin_attempts: u32,
-    /// A User-Agent to send; repeat for several: each route (direct, or one per proxy) sends one of them, always
-    /// the same (environment: separated by `|`).
+    /// A User-Agent; repeat for several: each route sends one, always the same (environment: `|`-separated).
     #[arg(
         long = "user-agent",
         env = "COMPANY_DATA_USER_AGENTS",
         value_delimiter = '|'
     )]
     user_agents: Vec<String>,
-    /// An outbound proxy (http://, https:// or socks5:// URL); repeat for several. Each is a route with its own
-    /// pace, learned from the site's push-back, and its own cool-down (docs/operations.md, "Proxies")
-    /// (environment: separated by `,`).
+    /// An outbound proxy (http://, https:// or socks5:// URL); repeat for several, each a route with its own learned
+    /// pace and cool-down (docs/operations.md, "Proxies") (environment: `,`-separated).
     #[arg(long = "proxy", env = "COMPANY_DATA_PROXIES", value_delimiter = ',')]
     proxies: Vec<String>,
     /// Starts per second each route begins at (0: unpaced until the site first pushes back; fractions allowed).
     #[arg(long, env = "COMPANY_DATA_ROUTE_RATE", default_value = "0", value_parser = parse_rate)]
     route_rate: f64,
-    /// Seconds a route waits after a block without Retry-After (999, the guest home page) before one probe;
-    /// doubled at each block in a row, up to 15 minutes.
-    #[arg(long, env = "COMPANY_DATA_ROUTE_COOL_DOWN", default_value = "30", value_parser = parse_seconds)]
-    route_cool_down: Duration,
+    /// Seconds a route rests after a block without Retry-After, doubled at each block in a row (default: the fetcher's).
+    #[arg(long, env = "COMPANY_DATA_ROUTE_COOL_DOWN", value_parser = parse_seconds)]
+    route_cool_down: Option<Duration>,
     /// Requests per second each API key may make, on average (0 for no limit; fractions allowed).
     #[arg(long, env = "COMPANY_DATA_KEY_RATE", default_value = "10", value_parser = parse_rate)]
     key_rate: f64,
@@ -237,79 +234,75 @@ impl ServeArgs {
     /// # Errors
     /// When `--origin` is neither an http(s) URL nor a folder.
     pub fn settings(&self) -> anyhow::Result<Settings> {
-        settings(self)
-    }
-}
-
-fn settings(args: &ServeArgs) -> anyhow::Result<Settings> {
-    let mut fetcher = FetcherSettings::new(
-        Origin::parse(&args.origin)?,
-        args.domain.network_domain.clone(),
-    );
-    fetcher.max_concurrency = args.origin_concurrency as usize;
-    fetcher.rate_per_second = (args.origin_rate > 0.0).then_some(args.origin_rate);
-    fetcher.routes.start_per_second = (args.route_rate > 0.0).then_some(args.route_rate);
-    fetcher.routes.cool_down = args.route_cool_down;
-    fetcher.max_attempts = args.origin_attempts;
-    let user_agents = non_empty(&args.user_agents);
-    if !user_agents.is_empty() {
-        fetcher.user_agents = user_agents;
-    }
-    fetcher.proxies = non_empty(&args.proxies);
-    Ok(Settings {
-        db: args.db.db.clone(),
-        fetcher,
-        lookup: LookupSettings {
-            live_timeout: args.live_timeout,
-            live_lookups_per_account: (args.account_live_lookups > 0)
-                .then_some(args.account_live_lookups),
-            history_retention: Duration::from_hours(24 * u64::from(args.history_days)),
-        },
-        link_resolver: (!args.no_link_resolution).then(|| LinkResolverSettings {
-            allow_private: args.link_resolution_allow_private,
-            resolve: args.link_resolve.clone(),
-            ..LinkResolverSettings::default()
-        }),
-        key_rate: (args.key_rate > 0.0).then_some(KeyRate {
-            per_second: args.key_rate,
-            burst: args.key_burst,
-        }),
-        connections: ConnectionLimits {
-            header_timeout: args.header_timeout,
-            body_timeout: args.body_timeout,
-            max_connections: args.max_connections as usize,
-        },
-        secure_cookies: args.secure_cookies,
-        client_address_header: args.client_address_header.clone(),
-        failed_auth_limit: FailureLimit {
-            max_failures: args.failed_auth_limit,
-            ..FailureLimit::default()
-        },
-        watches: WatchSettings {
-            allow_private: args.webhook_allow_private,
-            ..WatchSettings::default()
-        },
-        jobs: BulkSettings {
-            workers: args.job_workers as usize,
-            retention: Duration::from_hours(24 * u64::from(args.job_retention_days)),
-            ..BulkSettings::default()
-        },
-        server_name: args
-            .server_name
-            .clone()
-            .unwrap_or_else(|| match args.listen.port() {
-                // A port picked at start says nothing stable: a name no other server has, freed by the sweep only.
-                0 => format!(
-                    "{}:0-{}-{}",
-                    host_name(),
-                    std::process::id(),
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |since| since.as_nanos())
-                ),
-                port => format!("{}:{port}", host_name()),
+        let mut fetcher = FetcherSettings::new(
+            Origin::parse(&self.origin)?,
+            self.domain.network_domain.clone(),
+        );
+        fetcher.max_concurrency = self.origin_concurrency as usize;
+        fetcher.rate_per_second = (self.origin_rate > 0.0).then_some(self.origin_rate);
+        fetcher.routes.start_per_second = (self.route_rate > 0.0).then_some(self.route_rate);
+        fetcher.routes.cool_down = self.route_cool_down.unwrap_or(fetcher.routes.cool_down);
+        fetcher.max_attempts = self.origin_attempts;
+        let user_agents = non_empty(&self.user_agents);
+        if !user_agents.is_empty() {
+            fetcher.user_agents = user_agents;
+        }
+        fetcher.proxies = non_empty(&self.proxies);
+        Ok(Settings {
+            db: self.db.db.clone(),
+            fetcher,
+            lookup: LookupSettings {
+                live_timeout: self.live_timeout,
+                live_lookups_per_account: (self.account_live_lookups > 0)
+                    .then_some(self.account_live_lookups),
+                history_retention: Duration::from_hours(24 * u64::from(self.history_days)),
+            },
+            link_resolver: (!self.no_link_resolution).then(|| LinkResolverSettings {
+                allow_private: self.link_resolution_allow_private,
+                resolve: self.link_resolve.clone(),
+                ..LinkResolverSettings::default()
             }),
-    })
+            key_rate: (self.key_rate > 0.0).then_some(KeyRate {
+                per_second: self.key_rate,
+                burst: self.key_burst,
+            }),
+            connections: ConnectionLimits {
+                header_timeout: self.header_timeout,
+                body_timeout: self.body_timeout,
+                max_connections: self.max_connections as usize,
+            },
+            secure_cookies: self.secure_cookies,
+            client_address_header: self.client_address_header.clone(),
+            failed_auth_limit: FailureLimit {
+                max_failures: self.failed_auth_limit,
+                ..FailureLimit::default()
+            },
+            watches: WatchSettings {
+                allow_private: self.webhook_allow_private,
+                ..WatchSettings::default()
+            },
+            jobs: BulkSettings {
+                workers: self.job_workers as usize,
+                retention: Duration::from_hours(24 * u64::from(self.job_retention_days)),
+                ..BulkSettings::default()
+            },
+            server_name: self
+                .server_name
+                .clone()
+                .unwrap_or_else(|| match self.listen.port() {
+                    // A port picked at start says nothing stable: a name no other server has, freed by the sweep only.
+                    0 => format!(
+                        "{}:0-{}-{}",
+                        host_name(),
+                        std::process::id(),
+                        std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |since| since.as_nanos())
+                    ),
+                    port => format!("{}:{port}", host_name()),
+                }),
+        })
+    }
 }
 
 /// The machine's host name (Linux: `/proc/sys/kernel/hostname`), or `localhost` (give `--server-name` there).

@@ -306,9 +306,8 @@ impl Failure {
     /// What the route met, for the pool to learn from.
     fn met(&self) -> Met {
         match (&self.error, self.retry_after) {
-            (ScrapeError::Blocked { reason }, Some(wait)) if reason.contains("429") => {
-                Met::RateLimited(wait)
-            }
+            // A refusal that says when to come back (429's `Retry-After`) is waited out, not quarantined.
+            (ScrapeError::Blocked { .. }, Some(wait)) => Met::RateLimited(wait),
             (ScrapeError::Blocked { .. }, _) => Met::Blocked,
             (ScrapeError::Authwall, _) => Met::Authwall,
             (ScrapeError::NotFound | ScrapeError::WrongPageKind { .. }, _) => Met::Answer,
@@ -369,6 +368,7 @@ impl Fetcher {
         let routes = if settings.proxies.is_empty() {
             vec![Route {
                 name: "direct".to_owned(),
+                via_proxy: false,
                 client: builder()
                     .no_proxy()
                     .build()
@@ -387,6 +387,7 @@ impl Fetcher {
                         .map_err(|_| OriginError::BadProxy(proxy.clone()))?;
                     Ok(Route {
                         name,
+                        via_proxy: true,
                         client: builder()
                             .proxy(proxy)
                             .build()
@@ -738,7 +739,7 @@ impl Inner {
             .send()
             .await
             .map_err(|e| {
-                let through_proxy = route.name != "direct";
+                let through_proxy = route.via_proxy;
                 // Only a connection that could not be opened says the proxy is down: a kept-alive one the proxy
                 // closed fails a request too, and the next opens a new one.
                 let unreachable = e.is_connect();

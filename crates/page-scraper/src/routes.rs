@@ -128,6 +128,8 @@ pub(crate) struct RoutePool {
 #[derive(Debug)]
 pub(crate) struct Route {
     pub(crate) name: String,
+    /// Through a proxy (else direct).
+    pub(crate) via_proxy: bool,
     pub(crate) client: reqwest::Client,
     pub(crate) user_agent: String,
 }
@@ -530,6 +532,7 @@ mod tests {
             (0..routes)
                 .map(|i| Route {
                     name: format!("r{i}"),
+                    via_proxy: true,
                     client: reqwest::Client::new(),
                     user_agent: "test".into(),
                 })
