@@ -105,6 +105,29 @@ async fn every_fault_gets_its_code_and_the_service_keeps_answering() {
         "{}",
         after.json
     );
+    // It says when to come back: the header and the URL agree, and the route's cool-down bounds them.
+    let retry_after: u64 = after
+        .header("retry-after")
+        .and_then(|s| s.parse().ok())
+        .expect("a Retry-After header");
+    assert!((1..=30).contains(&retry_after), "{retry_after}");
+    assert_eq!(
+        after.json["unresolved"][0]["retry_after_seconds"], retry_after,
+        "{}",
+        after.json
+    );
+    // Allowed a stale snapshot, the same request gets Google's from the first request, flagged and billed as
+    // stored.
+    let stale = service
+        .post(&key, &json!({ "liUrls": [GOOGLE], "staleIfError": true }))
+        .await;
+    assert_eq!(
+        stale.json["results"][0]["source"], "stale",
+        "{}",
+        stale.json
+    );
+    assert_eq!(stale.header("x-credits-charged"), Some("0.5"));
+    assert_eq!(stale.header("retry-after"), None, "nothing left to retry");
     assert_eq!(
         origin.hits("/company/google"),
         google_hits,
@@ -113,8 +136,8 @@ async fn every_fault_gets_its_code_and_the_service_keeps_answering() {
     assert!(
         service
             .cli(&["credits", "show", "--account", "acme"])
-            .starts_with("acme: 18 credits"),
-        "only the two resolved pages were billed"
+            .starts_with("acme: 17.5 credits"),
+        "only the two resolved pages and the stale one were billed"
     );
 }
 

@@ -381,6 +381,7 @@ impl BulkJobs {
                 })
                 .collect(),
             window: lease.window,
+            stale_if_error: false,
         };
         let reference = format!("job:{}:lease:{}", lease.job, lease.id);
         match self.lookup.run_bulk(caller, &request, reference).await {

@@ -44,10 +44,7 @@ pub fn csv_row(row: &InputRow) -> Option<Vec<String>> {
                 "resolved".to_owned(),
                 String::new(),
                 String::new(),
-                match source {
-                    company_model::RecordSource::Live => "live".to_owned(),
-                    company_model::RecordSource::Stored => "stored".to_owned(),
-                },
+                source.as_str().to_owned(),
                 fetched_at.to_string(),
             ]);
             // A stored record always parses; one that does not is written with empty fields rather than lost.

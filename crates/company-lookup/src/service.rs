@@ -6,7 +6,9 @@ use company_model::{
     AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, RecordJson, RecordSource,
     UnresolvedCode, UnresolvedUrl,
 };
-use credit_ledger::{Charge, Credits, Ledger, LedgerError, Reservation, price_per_company};
+use credit_ledger::{
+    Charge, Credits, Ledger, LedgerError, Reservation, price_per_company, price_per_record,
+};
 use page_scraper::{
     Fetcher, LinkResolver, Priority, ScrapeError, is_url_shortener, registrable_domain,
 };
@@ -121,6 +123,8 @@ enum PageOutcome {
     Failed {
         code: UnresolvedCode,
         message: String,
+        /// For push-back (`blocked`, `authwall`): until a route to the network is free again.
+        retry_after: Option<Duration>,
     },
 }
 
@@ -347,7 +351,7 @@ impl LookupService {
         let mut outcomes = self.stored(&distinct, request).await;
         if outcomes.len() == distinct.len() {
             // Every answer is known before billing: check and charge in one step, no hold.
-            let (response, charge) = answer(caller, request, &outcomes, price, reference);
+            let (response, charge) = answer(caller, request, &outcomes, reference);
             let remaining = self
                 .ledger
                 .charge(caller.account, required, charge.clone())
@@ -382,7 +386,10 @@ impl LookupService {
                 return Err(refused);
             }
         }
-        let (response, charge) = answer(caller, request, &outcomes, price, reference);
+        if request.stale_if_error {
+            self.fall_back_to_stale(&mut outcomes).await;
+        }
+        let (response, charge) = answer(caller, request, &outcomes, reference);
         let resolved = outcomes
             .values()
             .filter(|o| matches!(o, PageOutcome::Found { .. }))
@@ -440,22 +447,67 @@ impl LookupService {
         let window = jiff::SignedDuration::try_from(request.window.duration())
             .unwrap_or(jiff::SignedDuration::ZERO);
         let since = jiff::Timestamp::now() - window;
-        match self.snapshots.fresh_many(distinct, since).await {
-            Ok(found) => {
-                for (url, snapshot) in found {
-                    outcomes.insert(
-                        url,
-                        PageOutcome::Found {
-                            snapshot: Box::new(snapshot),
-                            source: RecordSource::Stored,
-                        },
-                    );
-                }
-            }
-            // A broken cache must not fail the request: fetch everything live instead.
-            Err(error) => warn!(%error, "snapshot lookup failed; fetching live"),
+        // A broken cache must not fail the request: fetch everything live instead.
+        if let Err(error) = self
+            .found_since(distinct, since, RecordSource::Stored, &mut outcomes)
+            .await
+        {
+            warn!(%error, "snapshot lookup failed; fetching live");
         }
         outcomes
+    }
+
+    /// Answers each page of `urls` that has a snapshot fetched since `since` with the newest, as from `source`.
+    async fn found_since(
+        &self,
+        urls: &[PageUrl],
+        since: jiff::Timestamp,
+        source: RecordSource,
+        outcomes: &mut HashMap<PageUrl, PageOutcome>,
+    ) -> Result<(), snapshot_cache::CacheError> {
+        for (url, snapshot) in self.snapshots.fresh_many(urls, since).await? {
+            outcomes.insert(
+                url,
+                PageOutcome::Found {
+                    snapshot: Box::new(snapshot),
+                    source,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// `staleIfError`: each page whose live fetch failed for a reason that may pass (push-back, time-out, no
+    /// connection) and that has a stored snapshot of any age is answered from the newest one, as
+    /// [`RecordSource::Stale`]. Pages the network says are gone (`not_found`, another kind of page) or that did
+    /// not parse keep their answer: an old snapshot would hide what the network says now.
+    async fn fall_back_to_stale(&self, outcomes: &mut HashMap<PageUrl, PageOutcome>) {
+        let failed: Vec<PageUrl> = outcomes
+            .iter()
+            .filter(|(_, outcome)| {
+                matches!(
+                    outcome,
+                    PageOutcome::Failed {
+                        code: UnresolvedCode::Blocked
+                            | UnresolvedCode::Authwall
+                            | UnresolvedCode::TimedOut
+                            | UnresolvedCode::FetchFailed,
+                        ..
+                    }
+                )
+            })
+            .map(|(url, _)| url.clone())
+            .collect();
+        if failed.is_empty() {
+            return;
+        }
+        // The live answers stand if the store fails: the caller learns what failed rather than nothing.
+        if let Err(error) = self
+            .found_since(&failed, jiff::Timestamp::MIN, RecordSource::Stale, outcomes)
+            .await
+        {
+            warn!(%error, "stale snapshot lookup failed; answering the live failures");
+        }
     }
 
     /// Releases `hold` in the background, retrying every second while the store fails, until the hold could
@@ -595,13 +647,19 @@ impl LookupService {
             Ok(Ok(scraped)) => scraped,
             Ok(Err(error)) => {
                 debug!(%error, "live lookup failed");
+                let pushed_back =
+                    matches!(error, ScrapeError::Blocked { .. } | ScrapeError::Authwall);
                 return PageOutcome::Failed {
                     code: error.code(),
                     message: advice(&error),
+                    // Whole seconds, at least one: when a client that retries finds a route free.
+                    retry_after: pushed_back
+                        .then(|| self.fetcher.routes_ready_in().max(Duration::from_secs(1))),
                 };
             }
             Err(_) => {
                 return PageOutcome::Failed {
+                    retry_after: None,
                     code: UnresolvedCode::TimedOut,
                     message: format!(
                         "The live lookup took longer than the {}-second live time-out and was abandoned. Retry, \
@@ -672,22 +730,18 @@ fn live_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Option<Cap
         .map(|most| Cap::new(limits, u32::try_from(most).unwrap_or(u32::MAX)))
 }
 
-/// The 200 body, every requested URL in order with its page's outcome, and what it costs: `price` for each page
-/// found (a URL repeated in the request is one page, charged once).
+/// The 200 body, every requested URL in order with its page's outcome, and what it costs: each page found at its
+/// source's price ([`price_per_record`]; a URL repeated in the request is one page, charged once).
 fn answer(
     caller: Caller,
     request: &CompanyRequest,
     outcomes: &HashMap<PageUrl, PageOutcome>,
-    price: Credits,
     reference: Option<String>,
 ) -> (CompanyDataResponse, Charge) {
-    let resolved = outcomes
-        .values()
-        .filter(|o| matches!(o, PageOutcome::Found { .. }))
-        .count();
     let missing = PageOutcome::Failed {
         code: UnresolvedCode::FetchFailed,
         message: "The page was not looked up. Retry.".to_owned(),
+        retry_after: None,
     };
     let mut results = Vec::new();
     let mut unresolved = Vec::new();
@@ -700,15 +754,28 @@ fn answer(
                 source: *source,
                 fetched_at: snapshot.fetched_at,
             }),
-            PageOutcome::Failed { code, message } => unresolved.push(UnresolvedUrl {
+            PageOutcome::Failed {
+                code,
+                message,
+                retry_after,
+            } => unresolved.push(UnresolvedUrl {
                 original_li_url: url.original.clone(),
                 error: *code,
                 message: message.clone(),
+                retry_after_seconds: retry_after.map(|wait| wait.as_secs_f64().ceil() as u64),
             }),
         }
     }
+    // Each distinct page once, at its source's price.
+    let amount = outcomes
+        .values()
+        .filter_map(|outcome| match outcome {
+            PageOutcome::Found { source, .. } => Some(price_per_record(request.window, *source)),
+            PageOutcome::Failed { .. } => None,
+        })
+        .fold(Credits::ZERO, Credits::saturating_add);
     let charge = Charge {
-        amount: price.times(resolved as u32),
+        amount,
         key_id: caller.key_id,
         urls_requested: request.urls.len() as u32,
         urls_returned: results.len() as u32,
@@ -728,14 +795,18 @@ fn answer(
 /// `company_data_credits_charged_millis_total` (thousandths of a credit, so the counter stays whole).
 fn record_served(response: &CompanyDataResponse, charge: &Charge) {
     // One increment per label, not per record: a 200-URL answer touches the registry a few times.
-    let live = response
-        .results
-        .iter()
-        .filter(|r| r.source == RecordSource::Live)
-        .count();
-    for (source, count) in [("live", live), ("stored", response.results.len() - live)] {
+    for source in [
+        RecordSource::Live,
+        RecordSource::Stored,
+        RecordSource::Stale,
+    ] {
+        let count = response
+            .results
+            .iter()
+            .filter(|r| r.source == source)
+            .count();
         if count > 0 {
-            metrics::counter!("company_data_records_total", "source" => source)
+            metrics::counter!("company_data_records_total", "source" => source.as_str())
                 .increment(count as u64);
         }
     }

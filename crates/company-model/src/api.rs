@@ -159,6 +159,21 @@ pub enum RecordSource {
     Live,
     /// Served from a snapshot stored inside the request's freshness window.
     Stored,
+    /// Served from the newest stored snapshot, older than the request's freshness window, because the live fetch
+    /// failed (the network refused it, showed its sign-in wall, timed out or could not be reached) and the
+    /// request sent `staleIfError: true`. Billed at the stored price; `fetched_at` says how old it is.
+    Stale,
+}
+
+impl RecordSource {
+    /// The source as serialized: `live`, `stored` or `stale`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordSource::Live => "live",
+            RecordSource::Stored => "stored",
+            RecordSource::Stale => "stale",
+        }
+    }
 }
 
 /// An input position that did not resolve to a record.
@@ -171,6 +186,10 @@ pub struct UnresolvedUrl {
     pub error: UnresolvedCode,
     /// What happened and what the caller can do.
     pub message: String,
+    /// For `blocked` and `authwall`: whole seconds until the service has a route to the network free again
+    /// (the response's `Retry-After` header carries the largest of them). Absent for other codes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_seconds: Option<u64>,
 }
 
 /// Why a URL did not resolve. Serialized in snake_case (`not_found`, ...); the set is stable and documented in

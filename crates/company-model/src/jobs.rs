@@ -149,6 +149,7 @@ impl InputRow {
                 original_li_url: self.original.clone(),
                 error: *code,
                 message: message.clone(),
+                retry_after_seconds: None,
             }),
         }
         .ok()?;
@@ -180,6 +181,7 @@ impl InputRow {
         } else {
             let source = match object.remove("source")?.as_str()? {
                 "live" => RecordSource::Live,
+                "stale" => RecordSource::Stale,
                 _ => RecordSource::Stored,
             };
             let fetched_at = object.remove("fetched_at")?.as_str()?.parse().ok()?;

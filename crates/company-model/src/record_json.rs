@@ -139,6 +139,7 @@ mod tests {
                 original_li_url: "x".into(),
                 error: crate::UnresolvedCode::FetchFailed,
                 message: "m".into(),
+                retry_after_seconds: None,
             }],
         };
         assert_eq!(

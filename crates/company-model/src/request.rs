@@ -42,7 +42,18 @@ pub struct RequestBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_SECONDS)))]
     pub max_age_seconds: Option<f64>,
+    /// When a live fetch fails for a reason that may pass (the network refused it or showed its sign-in wall,
+    /// it timed out, it could not be reached), answer with the newest stored snapshot of any age instead, as
+    /// `source: "stale"` billed at the stored price (after `stale-if-error`, RFC 5861). Default false. The
+    /// synchronous endpoint only: a bulk job waits for a route instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_if_error: Option<bool>,
 }
+
+/// The request members the synchronous endpoint takes.
+const PROPERTIES: [&str; 4] = ["liUrls", "maxAgeHours", "maxAgeSeconds", STALE_IF_ERROR];
+/// The member that asks for a stale snapshot when the live fetch fails.
+const STALE_IF_ERROR: &str = "staleIfError";
 
 /// Longest string echoed back in a [`Problem::value`].
 const ECHO_CHARS: usize = 200;
@@ -54,6 +65,9 @@ pub struct CompanyRequest {
     pub urls: Vec<SubmittedUrl>,
     /// The freshness window: `maxAgeSeconds` when sent, else `maxAgeHours`, else 0.
     pub window: FreshnessWindow,
+    /// `staleIfError`: a page whose live fetch failed for a reason that may pass is answered from its newest
+    /// stored snapshot of any age (`source: "stale"`, the stored price). Always false for a bulk job.
+    pub stale_if_error: bool,
 }
 
 /// One `liUrls` item: as sent, and normalized.
@@ -167,9 +181,10 @@ impl std::error::Error for InvalidRequest {}
 impl CompanyRequest {
     /// Validates a JSON request body against spec 2.1 and normalizes its URLs.
     ///
-    /// Rules: a JSON object; only `liUrls`, `maxAgeHours`, `maxAgeSeconds`; `liUrls` an array of 1 to 200
-    /// strings, each matching the URL pattern for `domain`; `maxAgeHours` a number in 0..=24; `maxAgeSeconds` a
-    /// number in 0..=86400, which wins over `maxAgeHours` when both are sent.
+    /// Rules: a JSON object; only `liUrls`, `maxAgeHours`, `maxAgeSeconds`, `staleIfError`; `liUrls` an array
+    /// of 1 to 200 strings, each matching the URL pattern for `domain`; `maxAgeHours` a number in 0..=24;
+    /// `maxAgeSeconds` a number in 0..=86400, which wins over `maxAgeHours` when both are sent; `staleIfError`
+    /// a boolean.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found, not just the first.
@@ -182,10 +197,12 @@ impl CompanyRequest {
                 "split the URLs into requests of at most {MAX_URLS}, or send them all as one bulk job \
                  (POST /v1/network/company-data/jobs, up to {MAX_JOB_URLS})"
             ),
+            true,
         )
     }
 
-    /// Validates a bulk job's body: the rules of [`CompanyRequest::from_json`] with up to [`MAX_JOB_URLS`] URLs.
+    /// Validates a bulk job's body: the rules of [`CompanyRequest::from_json`] with up to [`MAX_JOB_URLS`] URLs
+    /// and without `staleIfError` (a job puts a page the network refused back and fetches it later).
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found, not just the first.
@@ -195,6 +212,7 @@ impl CompanyRequest {
             domain,
             MAX_JOB_URLS,
             &format!("split the URLs into jobs of at most {MAX_JOB_URLS}"),
+            false,
         )
     }
 
@@ -203,6 +221,7 @@ impl CompanyRequest {
         domain: &NetworkDomain,
         most: usize,
         split: &str,
+        stale_allowed: bool,
     ) -> Result<Self, InvalidRequest> {
         let object = json_object(
             body,
@@ -210,7 +229,17 @@ impl CompanyRequest {
         )?;
         let mut problems = Vec::new();
         for key in object.keys() {
-            if !matches!(key.as_str(), "liUrls" | "maxAgeHours" | "maxAgeSeconds") {
+            if key == STALE_IF_ERROR && !stale_allowed {
+                problems.push(Problem {
+                    pointer: format!("/{STALE_IF_ERROR}"),
+                    index: None,
+                    value: None,
+                    reason: format!("a bulk job does not take `{STALE_IF_ERROR}`"),
+                    fix: "leave it out: a job puts the pages the network refused back and fetches them when a \
+                          route is free; send staleIfError to POST /v1/network/company-data for a fallback"
+                        .to_owned(),
+                });
+            } else if !PROPERTIES.contains(&key.as_str()) {
                 problems.push(Problem {
                     pointer: format!("/{}", escape_pointer(key)),
                     index: None,
@@ -223,6 +252,24 @@ impl CompanyRequest {
         let urls = validate_urls(&object, domain, (most, split), &mut problems);
         let hours = validate_number(&object, "maxAgeHours", MAX_AGE_HOURS, &mut problems);
         let seconds = validate_number(&object, "maxAgeSeconds", MAX_AGE_SECONDS, &mut problems);
+        let stale_if_error = match object.get(STALE_IF_ERROR) {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(_) if !stale_allowed => false,
+            Some(other) => {
+                problems.push(Problem {
+                    pointer: format!("/{STALE_IF_ERROR}"),
+                    index: None,
+                    value: Some(echo(other)),
+                    reason: format!(
+                        "`{STALE_IF_ERROR}` is a {}, not a boolean",
+                        type_name(other)
+                    ),
+                    fix: format!("send true or false, or leave `{STALE_IF_ERROR}` out"),
+                });
+                false
+            }
+        };
         if !problems.is_empty() {
             return Err(InvalidRequest { problems });
         }
@@ -234,6 +281,7 @@ impl CompanyRequest {
         Ok(CompanyRequest {
             urls,
             window: window.unwrap_or(FreshnessWindow::LIVE),
+            stale_if_error,
         })
     }
 }
@@ -474,16 +522,15 @@ pub(crate) fn escape_pointer(key: &str) -> String {
 
 fn suggest_property(key: &str) -> String {
     let lowered = key.to_ascii_lowercase().replace(['_', '-'], "");
-    let guess = ["liUrls", "maxAgeHours", "maxAgeSeconds"]
-        .into_iter()
-        .find(|known| {
-            let known = known.to_ascii_lowercase();
-            known == lowered || known.trim_end_matches('s') == lowered.trim_end_matches('s')
-        });
+    let guess = PROPERTIES.into_iter().find(|known| {
+        let known = known.to_ascii_lowercase();
+        known == lowered || known.trim_end_matches('s') == lowered.trim_end_matches('s')
+    });
     match guess {
         Some(known) => format!("did you mean `{known}`? Property names are case-sensitive"),
         None => {
-            "remove it; the allowed properties are liUrls, maxAgeHours and maxAgeSeconds".to_owned()
+            "remove it; the allowed properties are liUrls, maxAgeHours, maxAgeSeconds and staleIfError"
+                .to_owned()
         }
     }
 }
@@ -670,6 +717,38 @@ mod tests {
             "{:?}",
             error.problems[0]
         );
+    }
+
+    #[test]
+    fn stale_if_error_is_a_boolean_of_the_synchronous_endpoint() {
+        let body = |value: &str| format!(r#"{{"liUrls":["{URL}"],"staleIfError":{value}}}"#);
+        assert!(parse(&body("true")).expect("valid").stale_if_error);
+        assert!(!parse(&body("false")).expect("valid").stale_if_error);
+        assert!(
+            !parse(&format!(r#"{{"liUrls":["{URL}"]}}"#))
+                .expect("valid")
+                .stale_if_error
+        );
+        let error = parse(&body("\"yes\"")).expect_err("a string");
+        assert_eq!(error.problems[0].pointer, "/staleIfError");
+        assert!(error.problems[0].fix.contains("true or false"), "{error}");
+        assert!(
+            parse(&format!(r#"{{"liUrls":["{URL}"],"staleiferror":true}}"#))
+                .expect_err("case-sensitive")
+                .problems[0]
+                .fix
+                .contains("`staleIfError`")
+        );
+
+        // A job puts refused pages back instead, so it refuses the member whatever its value.
+        for value in ["true", "false", "1"] {
+            let error =
+                CompanyRequest::from_job_json(body(value).as_bytes(), &NetworkDomain::default())
+                    .expect_err("not for jobs");
+            assert_eq!(error.problems.len(), 1, "{error}");
+            assert_eq!(error.problems[0].pointer, "/staleIfError");
+            assert!(error.problems[0].reason.contains("bulk job"), "{error}");
+        }
     }
 
     #[test]

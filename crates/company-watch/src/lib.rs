@@ -301,6 +301,7 @@ impl Watches {
                 page: watch.url.clone(),
             }],
             window: FreshnessWindow::LIVE,
+            stale_if_error: false,
         };
         let caller = Caller {
             account: watch.account,

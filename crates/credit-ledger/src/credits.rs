@@ -55,6 +55,12 @@ impl Credits {
         Self(self.0.saturating_mul(i64::from(count)))
     }
 
+    /// `self + other`, saturating.
+    #[must_use]
+    pub fn saturating_add(self, other: Self) -> Self {
+        Self(self.0.saturating_add(other.0))
+    }
+
     /// The amount as a float, for JSON and headers.
     pub fn as_f64(self) -> f64 {
         self.0 as f64 / 1000.0

@@ -40,7 +40,7 @@ mod sqlite;
 mod summary;
 
 pub use company_model::AccountId;
-use company_model::FreshnessWindow;
+use company_model::{FreshnessWindow, RecordSource};
 pub use credits::{Credits, CreditsError};
 #[cfg(feature = "postgres")]
 pub use postgres::PgLedger;
@@ -65,6 +65,15 @@ pub fn price_per_company(window: FreshnessWindow) -> Credits {
         LIVE_PRICE
     } else {
         STORED_PRICE
+    }
+}
+
+/// The price of one record served from `source` to a request with `window`: [`price_per_company`], except a
+/// stale snapshot (`staleIfError` after a failed live fetch), which is [`STORED_PRICE`] whatever the window.
+pub fn price_per_record(window: FreshnessWindow, source: RecordSource) -> Credits {
+    match source {
+        RecordSource::Stale => STORED_PRICE,
+        RecordSource::Live | RecordSource::Stored => price_per_company(window),
     }
 }
 

@@ -44,6 +44,18 @@ impl Api {
             Some(outcome.charged),
             Some(outcome.remaining),
         );
+        // URLs the network pushed back on: when to send them again (the latest of their routes' free times).
+        if let Some(seconds) = outcome
+            .response
+            .unresolved
+            .iter()
+            .filter_map(|u| u.retry_after_seconds)
+            .max()
+        {
+            response
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+        }
         Ok(response)
     }
 }

@@ -177,6 +177,12 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                     "headers": {
                         "X-Credits-Charged": credits_header("Credits charged for this request."),
                         "X-Credits-Remaining": credits_header("The account's balance after the charge."),
+                        "Retry-After": {
+                            "description": "When some URLs are unresolved as `blocked` or `authwall`: seconds until \
+                                the service has a route to the network free again (the largest of their \
+                                `retry_after_seconds`); send those URLs again then.",
+                            "schema": {"type": "integer", "minimum": 1}
+                        },
                     },
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyResponse"}}}
                 },
@@ -498,11 +504,19 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
         {
             urls.insert("maxItems".to_owned(), Value::from(MAX_JOB_URLS));
         }
+        // A job puts refused pages back rather than falling back (`CompanyRequest::from_job_json`).
+        if let Some(properties) = job
+            .pointer_mut("/properties")
+            .and_then(Value::as_object_mut)
+        {
+            properties.remove("staleIfError");
+        }
         if let Some(job) = job.as_object_mut() {
             job.insert(
                 "description".to_owned(),
                 Value::from(format!(
-                    "The body of a bulk job: as `CompanyRequest`, with up to {MAX_JOB_URLS} URLs."
+                    "The body of a bulk job: as `CompanyRequest`, with up to {MAX_JOB_URLS} URLs and without \
+                     `staleIfError`."
                 )),
             );
         }

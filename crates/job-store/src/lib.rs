@@ -220,10 +220,7 @@ pub(crate) fn answer_columns(answer: &Answer) -> AnswerColumns {
         } => (
             true,
             Some(record.as_str().to_owned()),
-            Some(match source {
-                RecordSource::Live => "live",
-                RecordSource::Stored => "stored",
-            }),
+            Some(source.as_str()),
             Some(fetched_at.as_millisecond()),
             None,
             None,
@@ -257,10 +254,10 @@ pub(crate) fn answer_from_columns(
     if found? {
         Some(Answer::Found {
             record: RecordJson::from_stored(record?).ok()?,
-            source: if source? == "live" {
-                RecordSource::Live
-            } else {
-                RecordSource::Stored
+            source: match source? {
+                "live" => RecordSource::Live,
+                "stale" => RecordSource::Stale,
+                _ => RecordSource::Stored,
             },
             fetched_at: jiff::Timestamp::from_millisecond(fetched_at_ms?).ok()?,
         })

@@ -290,6 +290,7 @@ async fn start(
                 li_urls: urls.to_vec(),
                 max_age_hours: Some(what.max_age_hours),
                 max_age_seconds: None,
+                stale_if_error: None,
             };
             let job = target.submit(&body).await?.id;
             let saved = Saved {

@@ -198,6 +198,7 @@ async fn a_lease_run_again_after_a_crash_pays_nothing_more() {
             })
             .collect(),
         window: lease.window,
+        stale_if_error: false,
     };
     let lookup = LookupService::new(
         Fetcher::new(FetcherSettings::new(

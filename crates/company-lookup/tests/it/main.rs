@@ -241,3 +241,118 @@ async fn a_dropped_request_releases_its_hold() {
     world.ledger.release(hold).await.expect("released");
     assert_eq!(balance(&world).await, one, "nothing charged");
 }
+
+/// A folder origin the test can change: Google's and Audiense's captured pages, copied.
+fn changing_origin() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let company = dir.path().join("company");
+    std::fs::create_dir(&company).expect("folder");
+    let captured = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    for name in ["google", "audiense"] {
+        std::fs::copy(
+            captured.join(format!("origin/company/{name}.html")),
+            company.join(format!("{name}.html")),
+        )
+        .expect("copy");
+    }
+    (dir, company)
+}
+
+/// A world on a [`changing_origin`]: the origin's folder, its `company` folder, the world.
+async fn changing_world() -> (tempfile::TempDir, PathBuf, World) {
+    let (origin, company) = changing_origin();
+    let world = world(
+        Origin::Directory(origin.path().to_path_buf()),
+        "10",
+        Duration::from_secs(5),
+    )
+    .await;
+    (origin, company, world)
+}
+
+/// The network bounces every page to its guest home page from now on (the captured block page).
+fn block_everything(company: &std::path::Path) {
+    let bounce = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/pages/blocked-guest-homepage-2024.html");
+    for name in ["google", "audiense"] {
+        std::fs::copy(&bounce, company.join(format!("{name}.html"))).expect("copy");
+    }
+}
+
+#[tokio::test]
+async fn a_blocked_page_says_when_to_retry_and_stale_if_error_serves_the_newest_snapshot() {
+    let (_origin, company, world) = changing_world().await;
+    let google = "https://www.linkedin.com/company/google";
+    let audiense = "https://www.linkedin.com/company/audiense";
+    let first = world
+        .service
+        .run(world.caller, &request(&[google], ""))
+        .await
+        .expect("live");
+    assert_eq!(first.response.results[0].source, RecordSource::Live);
+    block_everything(&company);
+
+    // Without the flag: both unresolved as blocked, each saying when a route is free, nothing charged.
+    let refused = world
+        .service
+        .run(world.caller, &request(&[google, audiense], ""))
+        .await
+        .expect("answered");
+    assert!(refused.response.results.is_empty());
+    assert_eq!(refused.charged, Credits::ZERO);
+    for unresolved in &refused.response.unresolved {
+        assert_eq!(unresolved.error, UnresolvedCode::Blocked);
+        assert!(
+            unresolved.retry_after_seconds.is_some_and(|s| s >= 1),
+            "{unresolved:?}"
+        );
+    }
+
+    // With it: Google from its snapshot of the first request, flagged stale, at the stored price; Audiense was
+    // never stored and stays blocked.
+    let fallback = world
+        .service
+        .run(
+            world.caller,
+            &request(&[google, audiense], r#","staleIfError":true"#),
+        )
+        .await
+        .expect("answered");
+    assert_eq!(fallback.response.results.len(), 1);
+    let stale = &fallback.response.results[0];
+    assert_eq!(stale.source, RecordSource::Stale);
+    assert_eq!(stale.fetched_at, first.response.results[0].fetched_at);
+    assert_eq!(stale.record, first.response.results[0].record);
+    assert_eq!(fallback.response.unresolved[0].original_li_url, audiense);
+    assert_eq!(
+        fallback.response.unresolved[0].error,
+        UnresolvedCode::Blocked
+    );
+    assert_eq!(fallback.charged, Credits::parse("0.5").expect("amount"));
+    assert_eq!(
+        balance(&world).await,
+        Credits::parse("8.5").expect("amount"),
+        "1 live, then 0.5 for the stale record, nothing for the blocked ones"
+    );
+}
+
+#[tokio::test]
+async fn stale_if_error_does_not_hide_a_page_the_network_says_is_gone() {
+    let (_origin, company, world) = changing_world().await;
+    let google = ["https://www.linkedin.com/company/google"];
+    world
+        .service
+        .run(world.caller, &request(&google, ""))
+        .await
+        .expect("live");
+    std::fs::remove_file(company.join("google.html")).expect("removed");
+    let gone = world
+        .service
+        .run(world.caller, &request(&google, r#","staleIfError":true"#))
+        .await
+        .expect("answered");
+    assert!(gone.response.results.is_empty());
+    assert_eq!(gone.response.unresolved[0].error, UnresolvedCode::NotFound);
+    assert_eq!(gone.response.unresolved[0].retry_after_seconds, None);
+    assert_eq!(gone.charged, Credits::ZERO);
+}
