@@ -90,3 +90,89 @@ async fn a_job_through_proxies_gets_every_page_from_a_hostile_origin_and_pays_on
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_routes_follow_the_proxy_file_as_it_changes() {
+    let Some(proxies) = ForwardProxies::start(2).await else {
+        return;
+    };
+    let origin = HostileOrigin::start(HostileSettings {
+        per_minute: 6000.0,
+        authwall_share: 0.0,
+        slow_share: 0.0,
+        reset_share: 0.0,
+        ..HostileSettings::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("proxies.txt");
+    // Written elsewhere and renamed over, as docs/operations.md says to.
+    let write = |text: String| {
+        let draft = dir.path().join("proxies.txt.new");
+        std::fs::write(&draft, text).expect("write");
+        std::fs::rename(&draft, &file).expect("rename");
+    };
+    write(format!("# the provider's list\n{}\n", proxies.urls[0]));
+    let file_arg = file.display().to_string();
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--proxy-file", &file_arg],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "1000");
+    let from = |n: usize| {
+        origin
+            .answered_by_address()
+            .get(&proxies.addresses[n])
+            .map_or(0, |a| a.pages)
+    };
+    let fetch = || async {
+        let reply = service
+            .post(
+                &key,
+                &json!({ "liUrls": ["https://www.linkedin.com/company/google"] }),
+            )
+            .await;
+        assert_eq!(reply.json["results"][0]["source"], "live", "{}", reply.json);
+    };
+    fetch().await;
+    assert_eq!((from(0), from(1)), (1, 0), "the file's one proxy");
+
+    // The provider swaps the proxy: within the file's poll, pages go through the new one only.
+    write(format!("{}\n", proxies.urls[1]));
+    tests::eventually(
+        Duration::from_secs(20),
+        "the new proxy file was never followed",
+        || async {
+            fetch().await;
+            (from(1) > 0).then_some(())
+        },
+    )
+    .await;
+    let through_first = from(0);
+    for _ in 0..3 {
+        fetch().await;
+    }
+    assert_eq!(from(0), through_first, "the removed proxy takes no pages");
+
+    // A list emptied by mistake is refused: the routes stay, nothing goes direct. Two of the file's polls (5 s
+    // each) pass with pages being fetched.
+    write("# nothing here yet\n".to_owned());
+    let (written, seen) = (std::time::Instant::now(), from(1));
+    tests::eventually(
+        Duration::from_secs(30),
+        "the requests never ended",
+        || async {
+            fetch().await;
+            (written.elapsed() > Duration::from_secs(11)).then_some(())
+        },
+    )
+    .await;
+    assert!(from(1) > seen, "pages still go through the proxy");
+    assert!(
+        !origin
+            .answered_by_address()
+            .contains_key(&"127.0.0.1".parse().expect("address")),
+        "nothing went direct"
+    );
+}

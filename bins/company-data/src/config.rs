@@ -106,6 +106,10 @@ pub struct ServeArgs {
     /// pace and cool-down (docs/operations.md, "Proxies") (environment: `,`-separated).
     #[arg(long = "proxy", env = "COMPANY_DATA_PROXIES", value_delimiter = ',')]
     proxies: Vec<String>,
+    /// A file of more proxies, one URL per line (`#` comments); re-read every 5 s while serving, and when it
+    /// changes the routes become `--proxy` and its lines (routes that stay keep what they learned).
+    #[arg(long, env = "COMPANY_DATA_PROXY_FILE")]
+    proxy_file: Option<std::path::PathBuf>,
     /// Starts per second each route begins at (0: unpaced until the site first pushes back; fractions allowed).
     #[arg(long, env = "COMPANY_DATA_ROUTE_RATE", default_value = "0", value_parser = parse_rate)]
     route_rate: f64,
@@ -248,6 +252,7 @@ impl ServeArgs {
             fetcher.user_agents = user_agents;
         }
         fetcher.proxies = non_empty(&self.proxies);
+        fetcher.proxy_file.clone_from(&self.proxy_file);
         Ok(Settings {
             db: self.db.db.clone(),
             fetcher,

@@ -241,6 +241,12 @@ impl LookupService {
         self.fetcher.routes()
     }
 
+    /// Follows the fetcher's proxy file, changing the routes when it changes
+    /// ([`page_scraper::Fetcher::follow_proxy_file`]); `None` without one. Needs a Tokio runtime.
+    pub fn follow_proxy_file(&self) -> Option<tokio::task::JoinHandle<()>> {
+        self.fetcher.follow_proxy_file()
+    }
+
     /// Until the fetcher's soonest route takes a page again (zero when one is ready now).
     pub fn routes_ready_in(&self) -> Duration {
         self.fetcher.routes_ready_in()

@@ -54,6 +54,16 @@ pub enum OriginError {
     /// The HTTP client could not be built (TLS set-up).
     #[error("the HTTP client could not be set up: {0}")]
     Client(String),
+    /// The proxy file ([`FetcherSettings::proxy_file`]) could not be read, or lists no proxy.
+    #[error(
+        "the proxy file `{path}` {reason}; list one proxy URL per line (http://host:port, https://host:port or socks5://host:port; `#` starts a comment)"
+    )]
+    ProxyFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl Origin {
@@ -87,8 +97,12 @@ pub struct FetcherSettings {
     pub domain: NetworkDomain,
     /// `User-Agent` values: route `n` sends the `n`-th (in turn), always the same one. Never empty.
     pub user_agents: Vec<String>,
-    /// Outbound proxies (`http://`, `https://`, `socks5://` URLs), one route each; empty for one direct route.
+    /// Outbound proxies (`http://`, `https://`, `socks5://` URLs), one route each; empty (and no
+    /// [`FetcherSettings::proxy_file`]) for one direct route.
     pub proxies: Vec<String>,
+    /// A file of more proxies, one URL per line (`#` comments, blank lines ignored), read at start and followed
+    /// by [`Fetcher::follow_proxy_file`]: when it changes, the routes become `proxies` and its lines.
+    pub proxy_file: Option<PathBuf>,
     /// How each route's pace and cool-down react to the origin's push-back.
     pub routes: RouteSettings,
     /// Time allowed to open a connection.
@@ -124,6 +138,7 @@ impl FetcherSettings {
             domain,
             user_agents: user_agents.iter().map(|ua| (*ua).to_owned()).collect(),
             proxies: Vec::new(),
+            proxy_file: None,
             routes: RouteSettings::default(),
             connect_timeout: Duration::from_secs(5),
             max_page_bytes: 8 * 1024 * 1024,
@@ -180,7 +195,7 @@ pub struct Fetcher {
 }
 
 #[derive(Debug)]
-struct Inner {
+pub(crate) struct Inner {
     settings: FetcherSettings,
     /// One route per proxy, or one direct: each its own connection pool, cookie jar, user agent and pace.
     routes: Arc<RoutePool>,
@@ -319,15 +334,12 @@ impl Failure {
 
 impl Fetcher {
     /// Builds a fetcher, its connection pools and its parser threads (one per core, named `page-parser-<n>`;
-    /// they end when the fetcher and its clones are dropped).
+    /// they end when the fetcher and its clones are dropped). The routes are [`FetcherSettings::proxies`] and
+    /// the proxy file's, read now. The pace of request starts ([`FetcherSettings::rate_per_second`]) is counted
+    /// in this process until [`Fetcher::with_limits`] says where.
     ///
     /// # Errors
-    /// [`OriginError::BadProxy`] or [`OriginError::Client`].
-    /// The pace of request starts ([`FetcherSettings::rate_per_second`]) is counted in this process until
-    /// [`Fetcher::with_limits`] says where.
-    ///
-    /// # Errors
-    /// [`OriginError::BadProxy`] or [`OriginError::Client`].
+    /// [`OriginError::BadProxy`], [`OriginError::ProxyFile`] or [`OriginError::Client`].
     pub fn new(mut settings: FetcherSettings) -> Result<Self, OriginError> {
         let limits: Arc<dyn LimitStore> = Arc::new(MemoryLimits::new());
         if settings.user_agents.is_empty() {
@@ -336,67 +348,11 @@ impl Fetcher {
         }
         settings.max_concurrency = settings.max_concurrency.max(1);
         settings.max_attempts = settings.max_attempts.max(1);
-        let mut headers = reqwest::header::HeaderMap::new();
-        for (name, value) in [
-            (
-                "accept",
-                "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-            ),
-            ("accept-language", "en-US,en;q=0.9"),
-            // Asked for and decoded here (not by reqwest), so a page waits for a parser compressed and its
-            // compressed bytes are what the snapshot store keeps.
-            ("accept-encoding", "gzip"),
-        ] {
-            headers.insert(name, reqwest::header::HeaderValue::from_static(value));
-        }
-        let builder = || {
-            reqwest::Client::builder()
-                .default_headers(headers.clone())
-                // The workspace builds reqwest without its decoders; these keep the client from decoding even
-                // when another crate in an embedder's build turns them on (Cargo unifies features).
-                .no_gzip()
-                .no_brotli()
-                .no_zstd()
-                .no_deflate()
-                .connect_timeout(settings.connect_timeout)
-                .pool_max_idle_per_host(settings.max_concurrency)
-                .redirect(reqwest::redirect::Policy::limited(5))
-                // A route keeps the cookies the site sets, as one browser would.
-                .cookie_store(true)
+        let proxies = match &settings.proxy_file {
+            Some(path) => crate::proxy_file::proxies(&settings.proxies, path)?,
+            None => settings.proxies.clone(),
         };
-        let user_agent = |n: usize| settings.user_agents[n % settings.user_agents.len()].clone();
-        let routes = if settings.proxies.is_empty() {
-            vec![Route {
-                name: "direct".to_owned(),
-                via_proxy: false,
-                client: builder()
-                    .no_proxy()
-                    .build()
-                    .map_err(|e| OriginError::Client(e.to_string()))?,
-                user_agent: user_agent(0),
-            }]
-        } else {
-            settings
-                .proxies
-                .iter()
-                .enumerate()
-                .map(|(n, proxy)| {
-                    let name =
-                        route_name(proxy).ok_or_else(|| OriginError::BadProxy(proxy.clone()))?;
-                    let proxy = reqwest::Proxy::all(proxy)
-                        .map_err(|_| OriginError::BadProxy(proxy.clone()))?;
-                    Ok(Route {
-                        name,
-                        via_proxy: true,
-                        client: builder()
-                            .proxy(proxy)
-                            .build()
-                            .map_err(|e| OriginError::Client(e.to_string()))?,
-                        user_agent: user_agent(n),
-                    })
-                })
-                .collect::<Result<_, OriginError>>()?
-        };
+        let routes = build_routes(&settings, &proxies)?;
         let pacer = Self::pacer(&settings, limits);
         let reserved = settings.max_concurrency / 4;
         Ok(Self {
@@ -464,6 +420,18 @@ impl Fetcher {
     /// The settings this fetcher was built with.
     pub fn settings(&self) -> &FetcherSettings {
         &self.inner.settings
+    }
+
+    pub(crate) fn route_pool(&self) -> &RoutePool {
+        &self.inner.routes
+    }
+
+    pub(crate) fn inner_arc(&self) -> &Arc<Inner> {
+        &self.inner
+    }
+
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Self {
+        Self { inner }
     }
 
     /// Fetches and parses a page, retrying transient failures while `deadline` leaves time. Concurrent calls for
@@ -829,6 +797,73 @@ impl Inner {
             body.extend_from_slice(&chunk);
         }
         Ok((final_url, Body { bytes: body, gzip }))
+    }
+}
+
+/// One route per proxy in `proxies`, or one direct route when there is none: each its own client (connection
+/// pool, cookie jar) and user agent (the `n`-th of the settings' for the `n`-th proxy).
+pub(crate) fn build_routes(
+    settings: &FetcherSettings,
+    proxies: &[String],
+) -> Result<Vec<Route>, OriginError> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    for (name, value) in [
+        (
+            "accept",
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        ),
+        ("accept-language", "en-US,en;q=0.9"),
+        // Asked for and decoded here (not by reqwest), so a page waits for a parser compressed and its
+        // compressed bytes are what the snapshot store keeps.
+        ("accept-encoding", "gzip"),
+    ] {
+        headers.insert(name, reqwest::header::HeaderValue::from_static(value));
+    }
+    let builder = || {
+        reqwest::Client::builder()
+            .default_headers(headers.clone())
+            // The workspace builds reqwest without its decoders; these keep the client from decoding even
+            // when another crate in an embedder's build turns them on (Cargo unifies features).
+            .no_gzip()
+            .no_brotli()
+            .no_zstd()
+            .no_deflate()
+            .connect_timeout(settings.connect_timeout)
+            .pool_max_idle_per_host(settings.max_concurrency)
+            .redirect(reqwest::redirect::Policy::limited(5))
+            // A route keeps the cookies the site sets, as one browser would.
+            .cookie_store(true)
+    };
+    let user_agent = |n: usize| settings.user_agents[n % settings.user_agents.len()].clone();
+    if proxies.is_empty() {
+        Ok(vec![Route {
+            name: "direct".to_owned(),
+            via_proxy: false,
+            client: builder()
+                .no_proxy()
+                .build()
+                .map_err(|e| OriginError::Client(e.to_string()))?,
+            user_agent: user_agent(0),
+        }])
+    } else {
+        proxies
+            .iter()
+            .enumerate()
+            .map(|(n, proxy)| {
+                let name = route_name(proxy).ok_or_else(|| OriginError::BadProxy(proxy.clone()))?;
+                let proxy =
+                    reqwest::Proxy::all(proxy).map_err(|_| OriginError::BadProxy(proxy.clone()))?;
+                Ok(Route {
+                    name,
+                    via_proxy: true,
+                    client: builder()
+                        .proxy(proxy)
+                        .build()
+                        .map_err(|e| OriginError::Client(e.to_string()))?,
+                    user_agent: user_agent(n),
+                })
+            })
+            .collect()
     }
 }
 

@@ -16,6 +16,7 @@
 
 mod coverage;
 mod fetch;
+mod proxy_file;
 mod resolve;
 mod routes;
 
@@ -25,5 +26,6 @@ pub use page_parser::{
     CompanyRecord, FieldSource, ParsedPage, ScrapeError, URL_SHORTENERS, is_url_shortener,
     parse_count, parse_page, parse_page_explained, registrable_domain,
 };
+pub use proxy_file::{PROXY_FILE_POLL, RouteChange};
 pub use resolve::{LinkResolver, LinkResolverSettings, ResolveError};
 pub use routes::{CALM, RESTART_PER_SECOND, RouteSettings, RouteState, RouteStatus};

@@ -4,8 +4,9 @@
 //! A route looks like one browser: its own connection pool and cookie jar, one user agent. Each route has:
 //! - a **pace**: unpaced until the origin first pushes back, then a rate found by halving the gap between what
 //!   worked and what was pushed back (multiplicative decrease on 429, 999, the guest home page, the sign-in
-//!   wall; a step up after every [`CALM`] pages without push-back, creeping past the last ceiling so that a
-//!   raised budget is found again);
+//!   wall, steeper when push-back comes again within [`CALM`] pages; a step up after every [`CALM`] pages
+//!   without push-back, creeping past the last ceiling so that a raised budget is found again, more rarely
+//!   each time the same ceiling is confirmed);
 //! - a **cool-down**: a 429's `Retry-After` is obeyed; a block without one (999, the home page) quarantines the
 //!   route for [`RouteSettings::cool_down`], doubled at each block in a row, and the first page after it is a
 //!   lone probe; a proxy that cannot be connected to is marked down the same way, with one log line;
@@ -14,6 +15,10 @@
 //! With a shared [`LimitStore`] (several servers on one database) every start books its route's slot in the
 //! store (pace `route:<name>`), and a quarantine defers it there, so a route blocked for one server waits on all.
 //! The learning itself is local: each server learns from what it sees.
+//!
+//! The set of routes can change while serving ([`RoutePool::replace`], from a proxy file that changed): a route
+//! that stays keeps what it learned, a new one starts fresh, a removed one takes no more pages (requests already
+//! sent through it finish) and is dropped from the reports.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -23,6 +28,9 @@ use tokio::time::Instant;
 
 /// Pages without push-back after which a paced route steps up.
 pub const CALM: u32 = 10;
+
+/// Most confirmations of a route's ceiling: a step past it then waits for `CALM << 3` = 80 calm pages.
+const MAX_CONFIRMED: u32 = 3;
 
 /// The pace an unpaced route starts over at when the origin first pushes back, in starts per second; from there it
 /// steps up by half after every [`CALM`] pages until pushed back again.
@@ -120,7 +128,8 @@ pub(crate) enum Met {
 #[derive(Debug)]
 pub(crate) struct RoutePool {
     settings: RouteSettings,
-    routes: Vec<Route>,
+    /// Every route there has been, in the order added (an index names a route for good; removed ones are
+    /// `retired`).
     learning: Mutex<Vec<Learning>>,
 }
 
@@ -134,9 +143,12 @@ pub(crate) struct Route {
     pub(crate) user_agent: String,
 }
 
-/// What a route has learned, and its schedule on this server.
+/// A route, what it has learned, and its schedule on this server.
 #[derive(Clone, Debug)]
 struct Learning {
+    route: Arc<Route>,
+    /// Removed from the set: takes no more pages, not reported.
+    retired: bool,
     state: RouteState,
     /// `None`: unpaced.
     pace: Option<f64>,
@@ -144,6 +156,11 @@ struct Learning {
     ceiling: Option<f64>,
     /// Pages without push-back since the pace last changed.
     calm: u32,
+    /// Pages answered since the last 429 or block (saturating; `u32::MAX` before the first).
+    since_push_back: u32,
+    /// Push-backs in a row at (nearly) the same ceiling, up to [`MAX_CONFIRMED`]: each doubles the calm pages
+    /// a step past the ceiling waits for, so a route that has found the origin's limit probes it rarely.
+    confirmed: u32,
     /// Blocks (or failed connections) in a row, for the growing quarantine.
     strikes: u32,
     /// This server's next free slot.
@@ -165,6 +182,7 @@ struct Learning {
 #[derive(Debug)]
 pub(crate) struct RouteTicket {
     pool: Arc<RoutePool>,
+    route: Arc<Route>,
     index: usize,
     /// The route's generation when this request was sent: push-back met by a request sent before the route last
     /// slowed down is the same event, and slows it no further.
@@ -174,7 +192,7 @@ pub(crate) struct RouteTicket {
 
 impl RouteTicket {
     pub(crate) fn route(&self) -> &Route {
-        &self.pool.routes[self.index]
+        &self.route
     }
 
     /// Learns from what the request met; `shared` is told of a quarantine.
@@ -200,35 +218,66 @@ impl Drop for RouteTicket {
 
 impl RoutePool {
     pub(crate) fn new(settings: RouteSettings, routes: Vec<Route>) -> Self {
-        let now = Instant::now();
-        let learning = routes
-            .iter()
-            .map(|_| Learning {
-                state: RouteState::Ready,
-                pace: settings
-                    .start_per_second
-                    .filter(|p| p.is_finite() && *p > 0.0),
-                ceiling: None,
-                calm: 0,
-                strikes: 0,
-                next_start: now,
-                until: None,
-                probing: false,
-                generation: 0,
-                health: 1.0,
-                attempts: 0,
-                blocks: 0,
-            })
-            .collect();
         let pool = Self {
             settings,
-            routes,
-            learning: Mutex::new(learning),
+            learning: Mutex::new(Vec::new()),
         };
-        for index in 0..pool.routes.len() {
-            pool.publish(index, &pool.lock()[index]);
-        }
+        pool.replace(routes);
         pool
+    }
+
+    /// A route that has learned nothing yet.
+    fn fresh(&self, route: Route) -> Learning {
+        Learning {
+            route: Arc::new(route),
+            retired: false,
+            state: RouteState::Ready,
+            pace: self
+                .settings
+                .start_per_second
+                .filter(|p| p.is_finite() && *p > 0.0),
+            ceiling: None,
+            calm: 0,
+            since_push_back: u32::MAX,
+            confirmed: 0,
+            strikes: 0,
+            next_start: Instant::now(),
+            until: None,
+            probing: false,
+            generation: 0,
+            health: 1.0,
+            attempts: 0,
+            blocks: 0,
+        }
+    }
+
+    /// Makes `routes` the set: a route of the same name as one in the pool keeps it (client, cookies, what it
+    /// learned; a removed one that comes back included), a new name starts fresh, a route not in `routes` is
+    /// retired. Returns the names added and removed.
+    pub(crate) fn replace(&self, routes: Vec<Route>) -> (Vec<String>, Vec<String>) {
+        let mut learning = self.lock();
+        let (mut added, mut removed) = (Vec::new(), Vec::new());
+        for existing in learning.iter_mut() {
+            let keep = routes.iter().any(|r| r.name == existing.route.name);
+            if existing.retired == keep {
+                existing.retired = !keep;
+                if keep {
+                    added.push(existing.route.name.clone());
+                } else {
+                    removed.push(existing.route.name.clone());
+                }
+            }
+        }
+        for route in routes {
+            if !learning.iter().any(|l| l.route.name == route.name) {
+                added.push(route.name.clone());
+                learning.push(self.fresh(route));
+            }
+        }
+        for route in learning.iter() {
+            Self::publish(route);
+        }
+        (added, removed)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Learning>> {
@@ -238,7 +287,7 @@ impl RoutePool {
 
     /// The pace name of route `index` in a shared store.
     fn key(&self, index: usize) -> String {
-        format!("route:{}", self.routes[index].name)
+        format!("route:{}", self.lock()[index].route.name)
     }
 
     /// Takes the route free soonest and waits for its slot. With `shared`, the slot is also booked there; a
@@ -258,6 +307,7 @@ impl RoutePool {
                 let chosen = learning
                     .iter()
                     .enumerate()
+                    .filter(|(_, l)| !l.retired)
                     .map(|(i, l)| (i, l.free_at(now), l.score_at(now)))
                     .min_by_key(|(_, _, score)| *score);
                 let Some((index, at, _)) = chosen else {
@@ -280,7 +330,7 @@ impl RoutePool {
             {
                 let mut learning = self.lock();
                 let route = &mut learning[index];
-                if route.generation != generation {
+                if route.generation != generation || route.retired {
                     // The origin pushed back on this route meanwhile: its slot was booked at the old pace, and
                     // going now could ignore a `Retry-After`.
                     route.probing = false;
@@ -309,6 +359,7 @@ impl RoutePool {
             route.attempts += 1;
             return Ok(RouteTicket {
                 pool: Arc::clone(self),
+                route: Arc::clone(&route.route),
                 index,
                 generation,
                 reported: false,
@@ -335,7 +386,8 @@ impl RoutePool {
                 route.state = RouteState::Ready;
                 route.until = None;
                 route.calm += 1;
-                if route.calm >= CALM {
+                route.since_push_back = route.since_push_back.saturating_add(1);
+                if route.calm >= route.calm_needed() {
                     route.calm = 0;
                     route.step_up(settings);
                 }
@@ -343,7 +395,15 @@ impl RoutePool {
             Met::RateLimited(retry_after) => {
                 route.blocks += 1;
                 if new_event {
-                    route.slow_down(0.8, settings);
+                    // Pushed back again before CALM pages got through: the origin's budget fell (or the
+                    // first cut was not enough), so the cut is steeper to find it before the origin bans.
+                    let factor = if route.since_push_back < CALM {
+                        0.5
+                    } else {
+                        0.8
+                    };
+                    route.since_push_back = 0;
+                    route.slow_down(factor, settings);
                 }
                 route.state = RouteState::CoolingDown;
                 route.until = Some(now + retry_after);
@@ -352,6 +412,7 @@ impl RoutePool {
             Met::Blocked => {
                 route.blocks += 1;
                 if new_event {
+                    route.since_push_back = 0;
                     route.slow_down(0.5, settings);
                     route.strikes += 1;
                 }
@@ -381,7 +442,7 @@ impl RoutePool {
                 route.state = RouteState::Down;
                 route.until = Some(now + wait);
                 tracing::warn!(
-                    route = %self.routes[index].name,
+                    route = %route.route.name,
                     retry_in_s = wait.as_secs(),
                     "the route's proxy cannot be connected to; marked down, tried again after the wait"
                 );
@@ -389,9 +450,9 @@ impl RoutePool {
             Met::Failed => route.health *= 0.9,
         }
         if was == RouteState::Down && route.state == RouteState::Ready {
-            tracing::info!(route = %self.routes[index].name, "the route's proxy answers again");
+            tracing::info!(route = %route.route.name, "the route's proxy answers again");
         }
-        let name = &self.routes[index].name;
+        let name = &route.route.name;
         let outcome = match met {
             Met::Answer => "answer",
             Met::RateLimited(_) => "rate_limited",
@@ -402,34 +463,39 @@ impl RoutePool {
         };
         metrics::counter!("company_data_route_attempts_total", "route" => name.clone(), "outcome" => outcome)
             .increment(1);
-        self.publish(index, route);
+        Self::publish(route);
         quarantine
     }
 
-    /// Sets the route's gauges.
-    fn publish(&self, index: usize, route: &Learning) {
-        let name = &self.routes[index].name;
-        metrics::gauge!("company_data_route_pace_per_second", "route" => name.clone())
-            .set(route.pace.unwrap_or(0.0));
+    /// Sets the route's gauges (a retired route's to zero: it is in no state).
+    fn publish(route: &Learning) {
+        let name = &route.route.name;
+        metrics::gauge!("company_data_route_pace_per_second", "route" => name.clone()).set(
+            if route.retired {
+                0.0
+            } else {
+                route.pace.unwrap_or(0.0)
+            },
+        );
         for state in [RouteState::Ready, RouteState::CoolingDown, RouteState::Down] {
             metrics::gauge!("company_data_route_state", "route" => name.clone(), "state" => state.as_str())
-                .set(if route.state == state { 1.0 } else { 0.0 });
+                .set(if route.state == state && !route.retired { 1.0 } else { 0.0 });
         }
     }
 
-    /// How many routes there are.
+    /// How many routes take pages.
     pub(crate) fn len(&self) -> usize {
-        self.routes.len()
+        self.lock().iter().filter(|l| !l.retired).count()
     }
 
-    /// Every route as it stands.
+    /// Every route that takes pages, as it stands.
     pub(crate) fn statuses(&self) -> Vec<RouteStatus> {
         let now = Instant::now();
         self.lock()
             .iter()
-            .zip(&self.routes)
-            .map(|(l, r)| RouteStatus {
-                name: r.name.clone(),
+            .filter(|l| !l.retired)
+            .map(|l| RouteStatus {
+                name: l.route.name.clone(),
                 state: l.state,
                 pace_per_second: l.pace,
                 attempts: l.attempts,
@@ -445,6 +511,7 @@ impl RoutePool {
         let now = Instant::now();
         self.lock()
             .iter()
+            .filter(|l| !l.retired)
             .map(|l| {
                 if l.probing {
                     Duration::from_secs(1)
@@ -488,9 +555,19 @@ impl Learning {
         })
     }
 
-    /// Multiplies the pace by `factor`, and what was pushed back at is the new ceiling. An unpaced route starts
-    /// over at [`RESTART_PER_SECOND`] with no ceiling instead: how fast it went before says nothing of what the
-    /// origin allows (a burst it let through ended in the push-back).
+    /// Calm pages before the next step up: [`CALM`], doubled for each confirmation once the pace is at the
+    /// ceiling (a step past a limit found again and again is made rarely).
+    fn calm_needed(&self) -> u32 {
+        match (self.pace, self.ceiling) {
+            (Some(pace), Some(ceiling)) if pace >= ceiling * 0.97 => CALM << self.confirmed,
+            _ => CALM,
+        }
+    }
+
+    /// Multiplies the pace by `factor`, and what was pushed back at is the new ceiling (pushed back within 5%
+    /// of the last one, the limit is confirmed). An unpaced route starts over at [`RESTART_PER_SECOND`] with no
+    /// ceiling instead: how fast it went before says nothing of what the origin allows (a burst it let through
+    /// ended in the push-back).
     fn slow_down(&mut self, factor: f64, settings: &RouteSettings) {
         self.calm = 0;
         self.generation += 1;
@@ -498,6 +575,10 @@ impl Learning {
             self.pace =
                 Some(RESTART_PER_SECOND.clamp(settings.min_per_second, settings.max_per_second));
             return;
+        };
+        self.confirmed = match self.ceiling {
+            Some(ceiling) if pace >= ceiling * 0.95 => (self.confirmed + 1).min(MAX_CONFIRMED),
+            _ => 0,
         };
         self.ceiling = Some(pace);
         self.pace = Some((pace * factor).max(settings.min_per_second));
@@ -509,7 +590,11 @@ impl Learning {
         let Some(pace) = self.pace else { return };
         let next = match self.ceiling {
             Some(ceiling) if pace < ceiling * 0.97 => f64::midpoint(pace, ceiling),
-            Some(_) => pace * 1.02,
+            Some(_) => {
+                // Past the ceiling without push-back: the limit may have risen; probe it sooner next time.
+                self.confirmed = self.confirmed.saturating_sub(1);
+                pace * 1.02
+            }
             None => pace * 1.5,
         };
         if self.ceiling.is_some_and(|c| next > c) {
@@ -547,6 +632,15 @@ mod tests {
 
     fn far() -> Instant {
         Instant::now() + Duration::from_hours(1)
+    }
+
+    /// One request through the route free soonest, meeting `met`.
+    async fn send(pool: &Arc<RoutePool>, met: Met) {
+        pool.take(far(), None)
+            .await
+            .expect("route")
+            .report(met, None)
+            .await;
     }
 
     #[tokio::test(start_paused = true)]
@@ -593,11 +687,7 @@ mod tests {
         );
         ticket.report(Met::Answer, None).await;
         for _ in 1..CALM {
-            pool.take(far(), None)
-                .await
-                .expect("route")
-                .report(Met::Answer, None)
-                .await;
+            send(&pool, Met::Answer).await;
         }
         assert_pace(&pool, 3.6, "halfway back to the 4 pushed back at");
     }
@@ -657,11 +747,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_probe_dropped_unreported_frees_the_route() {
         let pool = pool(1, RouteSettings::default());
-        pool.take(far(), None)
-            .await
-            .expect("route")
-            .report(Met::Blocked, None)
-            .await;
+        send(&pool, Met::Blocked).await;
         let probe = pool.take(far(), None).await.expect("route");
         drop(probe);
         // Free again at its pace (the block restarted it at one a second), not held for the probe that never
@@ -672,6 +758,150 @@ mod tests {
             .await;
         assert!(next.is_ok(), "the route is free again");
         assert_eq!(before.elapsed(), Duration::from_secs(1));
+    }
+
+    fn named(names: &[&str]) -> Vec<Route> {
+        names
+            .iter()
+            .map(|name| Route {
+                name: (*name).to_owned(),
+                via_proxy: true,
+                client: reqwest::Client::new(),
+                user_agent: "test".into(),
+            })
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_new_set_keeps_what_stayed_retires_what_went_and_remembers_it() {
+        let pool = Arc::new(RoutePool::new(
+            RouteSettings {
+                start_per_second: Some(2.0),
+                ..RouteSettings::default()
+            },
+            named(&["a", "b"]),
+        ));
+        // Teach `a` something: a block halves its pace and quarantines it.
+        loop {
+            let ticket = pool.take(far(), None).await.expect("route");
+            let name = ticket.route().name.clone();
+            ticket.report(Met::Blocked, None).await;
+            if name == "a" {
+                break;
+            }
+        }
+        let b_before = pool
+            .statuses()
+            .into_iter()
+            .find(|s| s.name == "b")
+            .expect("b");
+        let (added, removed) = pool.replace(named(&["a", "c"]));
+        assert_eq!(
+            (added, removed),
+            (vec!["c".to_owned()], vec!["b".to_owned()])
+        );
+        let statuses = pool.statuses();
+        let names: Vec<&str> = statuses.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "c"], "b is no longer reported");
+        assert_eq!(
+            statuses[0].state,
+            RouteState::CoolingDown,
+            "a kept its quarantine"
+        );
+        assert_eq!(
+            statuses[0].pace_per_second,
+            Some(1.0),
+            "and its learned pace"
+        );
+        assert_eq!(statuses[1].pace_per_second, Some(2.0), "c starts fresh");
+        assert_eq!(pool.len(), 2);
+        // Only `c` takes pages while `a` cools down; `b` never again.
+        for _ in 0..5 {
+            let ticket = pool
+                .take(Instant::now() + Duration::from_secs(10), None)
+                .await
+                .expect("route");
+            assert_eq!(ticket.route().name, "c");
+            ticket.report(Met::Answer, None).await;
+        }
+        // `b` comes back with what it had.
+        let (added, removed) = pool.replace(named(&["a", "b", "c"]));
+        assert_eq!(
+            (added, removed),
+            (vec!["b".to_owned()], Vec::<String>::new())
+        );
+        let b = pool
+            .statuses()
+            .into_iter()
+            .find(|s| s.name == "b")
+            .expect("b is back");
+        assert_eq!(
+            (b.attempts, b.blocks, b.pace_per_second),
+            (b_before.attempts, b_before.blocks, b_before.pace_per_second)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn push_back_again_within_calm_pages_cuts_steeper() {
+        let pool = pool(
+            1,
+            RouteSettings {
+                start_per_second: Some(4.0),
+                ..RouteSettings::default()
+            },
+        );
+        let limited = || Met::RateLimited(Duration::from_millis(100));
+        send(&pool, limited()).await;
+        assert_pace(&pool, 3.2, "the first cut");
+        for _ in 0..3 {
+            send(&pool, Met::Answer).await;
+        }
+        send(&pool, limited()).await;
+        assert_pace(&pool, 1.6, "halved: three pages were not enough to be calm");
+        for _ in 0..CALM {
+            send(&pool, Met::Answer).await;
+        }
+        send(&pool, limited()).await;
+        let pace = pool.statuses()[0].pace_per_second.expect("paced");
+        assert!(
+            (pace - 0.8 * 2.4).abs() < 1e-9,
+            "after calm pages, the usual cut: {pace}"
+        );
+    }
+
+    #[test]
+    fn a_ceiling_found_again_is_probed_more_rarely() {
+        let settings = RouteSettings::default();
+        let pool = RoutePool::new(settings, named(&["a"]));
+        let mut route = pool.lock()[0].clone();
+        route.pace = Some(1.0);
+        route.slow_down(0.8, &settings);
+        assert_eq!((route.ceiling, route.confirmed), (Some(1.0), 0));
+        route.pace = Some(0.99);
+        route.slow_down(0.8, &settings);
+        assert_eq!(
+            route.confirmed, 1,
+            "pushed back within 5% of the last ceiling"
+        );
+        assert_eq!(
+            route.calm_needed(),
+            CALM,
+            "below the ceiling it recovers as usual"
+        );
+        route.pace = Some(0.98);
+        assert_eq!(
+            route.calm_needed(),
+            2 * CALM,
+            "a step past it waits twice as long"
+        );
+        route.step_up(&settings);
+        assert_eq!(
+            route.confirmed, 0,
+            "a step past it that got through: the limit may have risen"
+        );
+        route.pace = Some(0.5);
+        route.slow_down(0.8, &settings);
+        assert_eq!(route.confirmed, 0, "pushed back far below: a new limit");
     }
 
     #[test]

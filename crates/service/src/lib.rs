@@ -379,6 +379,8 @@ impl Server {
             );
         }
         app.spawn_upkeep();
+        // Ends with the fetcher, when the server is dropped.
+        let _proxy_file = app.lookup.follow_proxy_file();
         let runner = app.jobs.start();
         let watch_runner = app.watches.start();
         Ok(Self {
