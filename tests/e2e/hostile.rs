@@ -176,3 +176,39 @@ async fn the_routes_follow_the_proxy_file_as_it_changes() {
         "nothing went direct"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_request_is_not_queued_behind_the_slots_a_job_booked() {
+    let origin = tests::TestOrigin::start().await;
+    // One route, two pages a second: a job's waiting fetches would book its next seconds.
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--route-rate", "2"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "1000");
+    let urls: Vec<String> = (0..60)
+        .map(|n| format!("https://www.linkedin.com/company/p{n}"))
+        .collect();
+    let created = submit(&service, &key, &json!({ "liUrls": urls })).await;
+    assert_eq!(created.status, 202, "{}", created.json);
+    tests::eventually(Duration::from_secs(30), "the job never started", || async {
+        (origin.hits_total() >= 3).then_some(())
+    })
+    .await;
+    let before = origin.hits_total();
+    let reply = service
+        .post(
+            &key,
+            &json!({ "liUrls": ["https://www.linkedin.com/company/google"] }),
+        )
+        .await;
+    assert_eq!(reply.json["results"][0]["source"], "live", "{}", reply.json);
+    // Job pages the origin saw between the request and its page: the one whose slot was booked, the one in
+    // flight, not the dozen the job has waiting.
+    let job_pages_first = origin.hits_total() - before - 1;
+    assert!(
+        job_pages_first <= 3,
+        "{job_pages_first} job pages went before the live request"
+    );
+}

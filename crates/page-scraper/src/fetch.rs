@@ -204,8 +204,8 @@ pub(crate) struct Inner {
     permits: Semaphore,
     /// What background fetches may hold of `permits`: all but a quarter, so interactive fetches always find some.
     background_permits: Semaphore,
-    /// Held by a background fetch while it books its start with the pacer, so at most one background start is
-    /// ever booked ahead of an interactive one.
+    /// Held by a background fetch while it books its start with the pacer and a route, so at most one background
+    /// start is ever booked ahead of an interactive one.
     background_booking: tokio::sync::Mutex<()>,
     parsers: Parsers,
     /// Paces request starts ([`FetcherSettings::rate_per_second`]); replaced by [`Fetcher::with_limits`].
@@ -593,19 +593,24 @@ impl Inner {
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .clone();
+            // A background fetch books its start (the pace, then a route's slot) holding the booking lock: at most
+            // one background start is ever booked ahead of an interactive one, on the pace or on a route.
+            let booking = match priority {
+                Priority::Interactive => None,
+                Priority::Background => Some(
+                    tokio::time::timeout_at(latest_start, self.background_booking.lock())
+                        .await
+                        .map_err(|_| Failure::no_route(self.routes.ready_in()))?,
+                ),
+            };
             if let Some(pacer) = pacer {
-                match priority {
-                    Priority::Interactive => pacer.wait().await,
-                    Priority::Background => {
-                        let _booking = self.background_booking.lock().await;
-                        pacer.wait().await;
-                    }
-                }
+                pacer.wait().await;
             }
             let route = match &self.settings.origin {
                 Origin::Http(_) => Some(self.take_route(latest_start).await?),
                 Origin::Directory(_) => None,
             };
+            drop(booking);
             let started = Instant::now();
             let fetched = self
                 .fetch_once(url, route.as_ref().map(|(ticket, _)| ticket.route()))
