@@ -165,6 +165,10 @@ struct Learning {
     strikes: u32,
     /// This server's next free slot.
     next_start: Instant,
+    /// When it last took a page: among routes free at the same time, the one that waited longest goes (unpaced
+    /// routes would otherwise all send through the first, each in turn meeting the origin's limit with every
+    /// page in flight).
+    last_taken: Option<Instant>,
     /// Until when it cools down or is down.
     until: Option<Instant>,
     /// The probe after a cool-down is out: no other page takes the route until it reports.
@@ -242,6 +246,7 @@ impl RoutePool {
             confirmed: 0,
             strikes: 0,
             next_start: Instant::now(),
+            last_taken: None,
             until: None,
             probing: false,
             generation: 0,
@@ -308,7 +313,7 @@ impl RoutePool {
                     .iter()
                     .enumerate()
                     .filter(|(_, l)| !l.retired)
-                    .map(|(i, l)| (i, l.free_at(now), l.score_at(now)))
+                    .map(|(i, l)| (i, l.free_at(now), (l.score_at(now), l.last_taken)))
                     .min_by_key(|(_, _, score)| *score);
                 let Some((index, at, _)) = chosen else {
                     return Err(Duration::MAX);
@@ -324,6 +329,7 @@ impl RoutePool {
                 }
                 let interval = route.interval(&self.settings);
                 route.next_start = at.max(now) + interval.unwrap_or(Duration::ZERO);
+                route.last_taken = Some(at.max(now));
                 (index, at, interval, route.generation)
             };
             tokio::time::sleep_until(at).await;
@@ -838,6 +844,22 @@ mod tests {
         assert_eq!(
             (b.attempts, b.blocks, b.pace_per_second),
             (b_before.attempts, b_before.blocks, b_before.pace_per_second)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pages_spread_over_routes_free_at_the_same_time() {
+        let pool = pool(3, RouteSettings::default());
+        let mut tickets = Vec::new();
+        for _ in 0..6 {
+            tickets.push(pool.take(far(), None).await.expect("route"));
+            tokio::time::advance(Duration::from_millis(1)).await;
+        }
+        let used: Vec<usize> = tickets.iter().map(|t| t.index).collect();
+        assert_eq!(
+            used,
+            [0, 1, 2, 0, 1, 2],
+            "unpaced routes in turn, not all through the first"
         );
     }
 
