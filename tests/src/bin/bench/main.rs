@@ -20,6 +20,10 @@
 //!    beside a running job ([`jobs`]).
 //! 10. Auth under a flood: a legitimate key's stored-path p50/p99 alone and while 64 clients send made-up keys
 //!     ([`flood`]); `--flood` runs it alone and replaces its section of `docs/benchmarks.md`.
+//! 11. A large job's download: the server's resident set while it streams 100,000 rows ([`jobs`]).
+//! 12. Live fetching against a hostile origin through real forward proxies, the fetcher before the route pool
+//!     beside today's, then today's with a proxy banned and the budget halved mid-run ([`pool`]); `--pool` runs
+//!     it alone and replaces its section.
 //!
 //! It builds and installs nothing: `tests/ci bench` builds it in release beside `company-data` and the
 //! `parse_throughput` example, installs oha (`$OHA`) and the Python peers beautifulsoup4, lxml and selectolax
@@ -30,6 +34,7 @@
 mod flood;
 mod jobs;
 mod load;
+mod pool;
 mod postgres;
 
 use std::path::{Path, PathBuf};
@@ -863,12 +868,13 @@ fn markdown(report: &Value, plan: Plan) -> String {
     out += &jobs::markdown(&report["jobs"]);
     out += &flood::markdown(&report["flood"]);
     out += &jobs::download_markdown(&report["download"]);
+    out += &pool::markdown(&report["pool"]);
     out
 }
 
 /// Replaces the section of the report at `path` that starts with `heading` (up to the next `\n## ` or the closing
-/// line) with `section`, or adds it before the closing line: for a section run alone.
-fn replace_section(path: &Path, heading: &str, section: &str) -> Result<(), Error> {
+/// line) with `section`, or adds it before the closing line: for a section run alone with `flag`.
+fn replace_section(path: &Path, heading: &str, flag: &str, section: &str) -> Result<(), Error> {
     const CLOSING: &str = "\nWhat limits each figure";
     let text = std::fs::read_to_string(path)?;
     let end_of_report = text.find(CLOSING).unwrap_or(text.len());
@@ -891,11 +897,7 @@ fn replace_section(path: &Path, heading: &str, section: &str) -> Result<(), Erro
             .trim()
             .trim_start_matches("## ")
             .trim_end_matches('.'),
-        if heading.contains("11") {
-            "--download"
-        } else {
-            "--flood"
-        },
+        flag,
         today(),
         &text[end..]
     );
@@ -1015,20 +1017,19 @@ async fn main() -> Result<(), Error> {
         println!("{}\n{figures:#}", jobs::markdown(&figures));
         return Ok(());
     }
-    if args.iter().any(|a| a == "--download") {
+    // A section run alone replaces its part of the report.
+    let alone = [("--flood", 10), ("--download", 11), ("--pool", 12)]
+        .into_iter()
+        .find(|(flag, _)| args.iter().any(|a| a == flag));
+    if let Some((flag, number)) = alone {
         let release = tests::binary().to_path_buf();
-        let section = jobs::download_markdown(&jobs::download(plan, &release).await?);
+        let section = match number {
+            10 => flood::markdown(&flood::flood(plan, &release).await?),
+            11 => jobs::download_markdown(&jobs::download(plan, &release).await?),
+            _ => pool::markdown(&pool::pool(plan, &release).await?),
+        };
         if !quick {
-            replace_section(&out, "\n## 11. ", &section)?;
-        }
-        println!("{section}");
-        return Ok(());
-    }
-    if args.iter().any(|a| a == "--flood") {
-        let release = tests::binary().to_path_buf();
-        let section = flood::markdown(&flood::flood(plan, &release).await?);
-        if !quick {
-            replace_section(&out, "\n## 10. ", &section)?;
+            replace_section(&out, &format!("\n## {number}. "), flag, &section)?;
         }
         println!("{section}");
         return Ok(());
@@ -1054,6 +1055,7 @@ async fn main() -> Result<(), Error> {
     let download = jobs::download(plan, &release).await?;
     eprintln!("10: auth under a flood");
     let flood = flood::flood(plan, &release).await?;
+    let pool = pool::pool(plan, &release).await?;
     let report = json!({
         "date": today(),
         "quick": quick,
@@ -1066,6 +1068,7 @@ async fn main() -> Result<(), Error> {
         "jobs": jobs,
         "flood": flood,
         "download": download,
+        "pool": pool,
         "harness_seconds": started.elapsed().as_secs_f64(),
     });
     if let Some(parent) = json_out.parent() {
@@ -1129,6 +1132,10 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
         "/flood/one_address_flood/flood_429_per_second",
         "/download/rss_at_rest_mb",
         "/download/rss_over_rest_mb",
+        "/pool/pool/pages_per_second",
+        "/pool/pool/requests_per_page",
+        "/pool/disturbed/pages_per_second",
+        "/pool/disturbed/halved/to_the_end/share_of_most",
     ];
     let missing: Vec<&str> = figures
         .into_iter()
@@ -1139,7 +1146,7 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
                 .is_some_and(|v| v.is_finite() && v > 0.0)
         })
         .collect();
-    let sections: Vec<String> = (1..=11)
+    let sections: Vec<String> = (1..=12)
         .map(|n| format!("## {n}."))
         .filter(|section| !text.contains(section.as_str()))
         .collect();
