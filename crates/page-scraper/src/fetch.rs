@@ -844,6 +844,7 @@ pub(crate) fn build_routes(
         Ok(vec![Route {
             name: "direct".to_owned(),
             via_proxy: false,
+            identity: 0,
             client: builder()
                 .no_proxy()
                 .build()
@@ -854,13 +855,18 @@ pub(crate) fn build_routes(
         proxies
             .iter()
             .enumerate()
-            .map(|(n, proxy)| {
-                let name = route_name(proxy).ok_or_else(|| OriginError::BadProxy(proxy.clone()))?;
-                let proxy =
-                    reqwest::Proxy::all(proxy).map_err(|_| OriginError::BadProxy(proxy.clone()))?;
+            .map(|(n, proxy_url)| {
+                use std::hash::{Hash, Hasher};
+                let name = route_name(proxy_url)
+                    .ok_or_else(|| OriginError::BadProxy(proxy_url.clone()))?;
+                let proxy = reqwest::Proxy::all(proxy_url)
+                    .map_err(|_| OriginError::BadProxy(proxy_url.clone()))?;
+                let mut digest = std::collections::hash_map::DefaultHasher::new();
+                proxy_url.hash(&mut digest);
                 Ok(Route {
                     name,
                     via_proxy: true,
+                    identity: digest.finish(),
                     client: builder()
                         .proxy(proxy)
                         .build()

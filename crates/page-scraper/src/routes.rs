@@ -137,6 +137,9 @@ pub(crate) struct RoutePool {
 #[derive(Debug)]
 pub(crate) struct Route {
     pub(crate) name: String,
+    /// A digest of the whole proxy URL, credentials included (0 direct): a route of the same name whose
+    /// credentials changed takes the new client.
+    pub(crate) identity: u64,
     /// Through a proxy (else direct).
     pub(crate) via_proxy: bool,
     pub(crate) client: reqwest::Client,
@@ -259,11 +262,19 @@ impl RoutePool {
     /// Makes `routes` the set: a route of the same name as one in the pool keeps it (client, cookies, what it
     /// learned; a removed one that comes back included), a new name starts fresh, a route not in `routes` is
     /// retired. Returns the names added and removed.
-    pub(crate) fn replace(&self, routes: Vec<Route>) -> (Vec<String>, Vec<String>) {
+    pub(crate) fn replace(&self, mut routes: Vec<Route>) -> (Vec<String>, Vec<String>) {
         let mut learning = self.lock();
         let (mut added, mut removed) = (Vec::new(), Vec::new());
         for existing in learning.iter_mut() {
-            let keep = routes.iter().any(|r| r.name == existing.route.name);
+            let same = routes.iter().position(|r| r.name == existing.route.name);
+            let keep = same.is_some();
+            if let Some(index) = same {
+                let route = routes.swap_remove(index);
+                if route.identity != existing.route.identity {
+                    // New credentials for the same proxy: its client changes, what it learned stays.
+                    existing.route = Arc::new(route);
+                }
+            }
             if existing.retired == keep {
                 existing.retired = !keep;
                 if keep {
@@ -274,10 +285,8 @@ impl RoutePool {
             }
         }
         for route in routes {
-            if !learning.iter().any(|l| l.route.name == route.name) {
-                added.push(route.name.clone());
-                learning.push(self.fresh(route));
-            }
+            added.push(route.name.clone());
+            learning.push(self.fresh(route));
         }
         for route in learning.iter() {
             Self::publish(route);
@@ -624,6 +633,7 @@ mod tests {
                 .map(|i| Route {
                     name: format!("r{i}"),
                     via_proxy: true,
+                    identity: 0,
                     client: reqwest::Client::new(),
                     user_agent: "test".into(),
                 })
@@ -772,6 +782,7 @@ mod tests {
             .map(|name| Route {
                 name: (*name).to_owned(),
                 via_proxy: true,
+                identity: 0,
                 client: reqwest::Client::new(),
                 user_agent: "test".into(),
             })
@@ -845,6 +856,29 @@ mod tests {
             (b.attempts, b.blocks, b.pace_per_second),
             (b_before.attempts, b_before.blocks, b_before.pace_per_second)
         );
+
+        // New credentials for `c`'s proxy: the new client, the same learning.
+        let mut rotated = named(&["a", "b", "c"]);
+        rotated[2].identity = 7;
+        let c_before = pool
+            .statuses()
+            .into_iter()
+            .find(|s| s.name == "c")
+            .expect("c");
+        assert_eq!(pool.replace(rotated), (Vec::new(), Vec::new()));
+        let c_after = pool
+            .statuses()
+            .into_iter()
+            .find(|s| s.name == "c")
+            .expect("c");
+        assert_eq!(c_after.attempts, c_before.attempts);
+        let identity = |pool: &RoutePool| {
+            pool.lock()
+                .iter()
+                .find(|l| l.route.name == "c")
+                .map(|l| l.route.identity)
+        };
+        assert_eq!(identity(&pool), Some(7));
     }
 
     #[tokio::test(start_paused = true)]
