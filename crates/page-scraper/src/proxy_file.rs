@@ -77,7 +77,8 @@ impl Fetcher {
         Ok(RouteChange { added, removed })
     }
 
-    /// Makes the routes `named` and the proxies of the file `text` read from `path`, with one log line.
+    /// Makes the routes `named` and the proxies of the file `text` read from `path`, with one log line when they
+    /// changed or the file is not usable.
     fn follow(&self, path: &Path, named: &[String], text: &str) {
         let proxies = union(named, text);
         let changed = if proxies.is_empty() {
@@ -86,6 +87,7 @@ impl Fetcher {
             self.replace_proxies(&proxies)
         };
         match changed {
+            Ok(change) if change.added.is_empty() && change.removed.is_empty() => {}
             Ok(change) => tracing::info!(
                 path = %path.display(),
                 routes = proxies.len(),
@@ -110,8 +112,9 @@ impl Fetcher {
         let path: PathBuf = self.settings().proxy_file.clone()?;
         let named = self.settings().proxies.clone();
         let fetcher = Arc::downgrade(self.inner_arc());
-        // What `Fetcher::new` read: a change is measured from there.
-        let mut last = std::fs::read_to_string(&path).ok();
+        // The first read applies the file as it is then: the set `Fetcher::new` built, unless it changed since.
+        let mut last: Option<String> = None;
+        let mut unreadable = false;
         Some(tokio::spawn(async move {
             let mut tick = tokio::time::interval(PROXY_FILE_POLL);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -124,19 +127,22 @@ impl Fetcher {
                 let fetcher = Fetcher::from_inner(inner);
                 match tokio::fs::read_to_string(&path).await {
                     Err(error) => {
-                        if last.take().is_some() {
+                        if !unreadable {
                             tracing::warn!(
                                 path = %path.display(),
                                 %error,
                                 "the proxy file cannot be read; the routes stay as they are"
                             );
                         }
+                        unreadable = true;
                     }
-                    Ok(text) if last.as_ref() != Some(&text) => {
-                        fetcher.follow(&path, &named, &text);
-                        last = Some(text);
+                    Ok(text) => {
+                        unreadable = false;
+                        if last.as_ref() != Some(&text) {
+                            fetcher.follow(&path, &named, &text);
+                            last = Some(text);
+                        }
                     }
-                    Ok(_) => {}
                 }
             }
         }))
