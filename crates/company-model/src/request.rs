@@ -245,7 +245,7 @@ impl CompanyRequest {
                     index: None,
                     value: None,
                     reason: format!("unknown property `{key}`"),
-                    fix: suggest_property(key),
+                    fix: suggest_property(key, stale_allowed),
                 });
             }
         }
@@ -520,18 +520,24 @@ pub(crate) fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn suggest_property(key: &str) -> String {
+/// The fix for an unknown member `key`: the allowed name it resembles, or the allowed names (a job's without
+/// `staleIfError`).
+fn suggest_property(key: &str, stale_allowed: bool) -> String {
+    let allowed: Vec<&str> = PROPERTIES
+        .into_iter()
+        .filter(|known| stale_allowed || *known != STALE_IF_ERROR)
+        .collect();
     let lowered = key.to_ascii_lowercase().replace(['_', '-'], "");
-    let guess = PROPERTIES.into_iter().find(|known| {
+    let guess = allowed.iter().find(|known| {
         let known = known.to_ascii_lowercase();
         known == lowered || known.trim_end_matches('s') == lowered.trim_end_matches('s')
     });
     match guess {
         Some(known) => format!("did you mean `{known}`? Property names are case-sensitive"),
-        None => {
-            "remove it; the allowed properties are liUrls, maxAgeHours, maxAgeSeconds and staleIfError"
-                .to_owned()
-        }
+        None => format!(
+            "remove it; the allowed properties are {}",
+            allowed.join(", ")
+        ),
     }
 }
 
@@ -739,6 +745,17 @@ mod tests {
                 .fix
                 .contains("`staleIfError`")
         );
+
+        // The allowed names offered for an unknown member are the endpoint's own.
+        let unknown = format!(r#"{{"liUrls":["{URL}"],"extra":1}}"#);
+        assert!(
+            parse(&unknown).expect_err("unknown").problems[0]
+                .fix
+                .contains("staleIfError")
+        );
+        let job = CompanyRequest::from_job_json(unknown.as_bytes(), &NetworkDomain::default())
+            .expect_err("unknown");
+        assert!(!job.problems[0].fix.contains("staleIfError"), "{job}");
 
         // A job puts refused pages back instead, so it refuses the member whatever its value.
         for value in ["true", "false", "1"] {
