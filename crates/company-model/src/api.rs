@@ -189,6 +189,7 @@ pub struct UnresolvedUrl {
     /// For `blocked` and `authwall`: whole seconds until the service has a route to the network free again
     /// (the response's `Retry-After` header carries the largest of them). Absent for other codes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64", range(min = 1)))]
     pub retry_after_seconds: Option<u64>,
 }
 

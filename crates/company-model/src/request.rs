@@ -47,6 +47,7 @@ pub struct RequestBody {
     /// `source: "stale"` billed at the stored price (after `stale-if-error`, RFC 5861). Default false. The
     /// synchronous endpoint only: a bulk job waits for a route instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub stale_if_error: Option<bool>,
 }
 
