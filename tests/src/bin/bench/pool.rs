@@ -41,8 +41,8 @@ impl Scenario {
             Self {
                 proxies: 4,
                 per_minute: 600.0,
-                pages: 80,
-                disturbed_pages: 160,
+                pages: 60,
+                disturbed_pages: 120,
                 ban_at: Duration::from_secs(2),
                 halve_at: Duration::from_secs(4),
                 window: Duration::from_secs(3),
@@ -157,15 +157,15 @@ fn between(samples: &[(f64, Answered)], from: f64, until: f64, most: f64) -> Val
     })
 }
 
-/// One job of `pages` new pages through `proxies` to `origin` on the server `binary`; `disturb` runs beside it
-/// (given the proxies' addresses). Returns the job's figures and the origin's samples.
+/// One job of `pages` new pages through `proxies` to `origin` on a new server `binary` (its own database); with
+/// `disturb`, proxy 0's address is banned and the budget halved at the scenario's times. Returns the job's
+/// figures and the origin's samples.
 async fn run_job(
     binary: &Path,
     origin: &Arc<HostileOrigin>,
     proxies: &ForwardProxies,
     pages: usize,
-    first: usize,
-    disturb: Option<(Scenario, f64)>,
+    disturb: Option<Scenario>,
 ) -> Result<(Value, Vec<(f64, Answered)>), Error> {
     let proxy_list = proxies.urls.join(",");
     let service = Service::start(tests::ServiceOptions {
@@ -175,7 +175,7 @@ async fn run_job(
         ..tests::ServiceOptions::default()
     });
     let key = service.key("bench", "1000000");
-    let urls: Vec<String> = (first..first + pages)
+    let urls: Vec<String> = (0..pages)
         .map(|n| format!("https://www.linkedin.com/company/h{n}"))
         .collect();
     let before = origin.answered();
@@ -213,14 +213,14 @@ async fn run_job(
         if job["status"] == "done" {
             break job;
         }
-        if let Some((scenario, per_minute)) = disturb {
+        if let Some(scenario) = disturb {
             if !banned && started.elapsed() >= scenario.ban_at {
                 before_ban = requests_from(proxies.addresses[0]);
                 origin.ban(proxies.addresses[0], Duration::from_hours(1));
                 banned = true;
             }
             if !halved && started.elapsed() >= scenario.halve_at {
-                origin.set_per_minute(per_minute / 2.0);
+                origin.set_per_minute(scenario.per_minute / 2.0);
                 halved = true;
             }
         }
@@ -287,7 +287,7 @@ pub(crate) async fn pool(plan: Plan, release: &Path) -> Result<Value, Error> {
         Some(binary) => {
             eprintln!("12: the fetcher before the route pool");
             let origin = origin(scenario).await;
-            run_job(&binary, &origin, &proxies, scenario.pages, 0, None)
+            run_job(&binary, &origin, &proxies, scenario.pages, None)
                 .await?
                 .0
         }
@@ -298,7 +298,7 @@ pub(crate) async fn pool(plan: Plan, release: &Path) -> Result<Value, Error> {
     eprintln!("12: the route pool");
     let origin_now = origin(scenario).await;
     let (mut clean, samples) =
-        run_job(release, &origin_now, &proxies, scenario.pages, 0, None).await?;
+        run_job(release, &origin_now, &proxies, scenario.pages, None).await?;
     // How many of its refusals came while the routes first learned their pace.
     let start_up = scenario.window.as_secs_f64() * 1.5;
     clean["refused_in_start_up"] = json!(at(&samples, start_up).refused());
@@ -312,8 +312,7 @@ pub(crate) async fn pool(plan: Plan, release: &Path) -> Result<Value, Error> {
         &origin_disturbed,
         &proxies,
         scenario.disturbed_pages,
-        0,
-        Some((scenario, scenario.per_minute)),
+        Some(scenario),
     )
     .await?;
     let (ban, halve) = (
@@ -455,7 +454,7 @@ pub(crate) fn markdown(pool: &Value) -> String {
          | settled after | {} | {} |\n\
          | pages/s ÷ the new most, change to next change or end | {} | {} |\n\
          | requests refused, same span | {}% | {}% |\n\n\
-         After the ban the banned address got {} requests (the pool's lone probes, further apart each time). The whole \
+         Requests to the banned address after the ban: {} (the pool's lone probes, further apart each time). The whole \
          run: {} of {} pages delivered, {} unresolved, {:.1}% of {} requests refused, {} credits charged.\n",
         disturbed["pages"],
         disturbed["ban_at"],
