@@ -58,3 +58,46 @@ fn links_are_read_as_markdown_writes_them() {
     let links = relative_links("see [a](docs/a.md#x), [b](https://x.y/z) and ![c](img/c.png).");
     assert_eq!(links, ["docs/a.md", "img/c.png"]);
 }
+
+/// docs/operations.md states the route pool's numbers as `page-scraper` has them (a number written twice
+/// drifts: this fails when the code changes and the page does not).
+#[test]
+fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() {
+    use page_scraper::{CALM, PROXY_FILE_POLL, RESTART_PER_SECOND, RouteSettings};
+    let text = std::fs::read_to_string(tests::workspace().join("docs/operations.md"))
+        .expect("docs/operations.md");
+    // Lines are wrapped: compare with single spaces.
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let defaults = RouteSettings::default();
+    assert!(
+        (RESTART_PER_SECOND - 1.0).abs() < f64::EPSILON,
+        "the page says \"one page a second\""
+    );
+    let stated = [
+        "restarts at one page a second".to_owned(),
+        format!("after every {CALM} pages without push-back"),
+        format!("({CALM}, {}, {}, up to {})", CALM * 2, CALM * 4, CALM * 8),
+        format!(
+            "`--route-cool-down` ({} s), doubled at each block in a row up to {} minutes",
+            defaults.cool_down.as_secs(),
+            defaults.cool_down_max.as_secs() / 60
+        ),
+        format!(
+            "marked `down` ({} s, doubling)",
+            defaults.unreachable_retry.as_secs()
+        ),
+        format!("the file is read every {} s", PROXY_FILE_POLL.as_secs()),
+        format!(
+            "| `--route-cool-down SECONDS` | `COMPANY_DATA_ROUTE_COOL_DOWN` | `{}` |",
+            defaults.cool_down.as_secs()
+        ),
+    ];
+    let missing: Vec<&String> = stated
+        .iter()
+        .filter(|s| !text.contains(s.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/operations.md no longer says: {missing:#?}"
+    );
+}

@@ -8,7 +8,14 @@ use serde_json::json;
 use tests::hostile::{ForwardProxies, HostileOrigin, HostileSettings};
 use tests::{Service, ServiceOptions};
 
+use crate::GOOGLE;
 use crate::jobs::{JOBS, submit, wait_until};
+
+/// A live lookup of Google's page; panics unless it resolved live.
+async fn look_up_live(service: &Service, key: &str) {
+    let reply = service.post(key, &json!({ "liUrls": [GOOGLE] })).await;
+    assert_eq!(reply.json["results"][0]["source"], "live", "{}", reply.json);
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_through_proxies_gets_every_page_from_a_hostile_origin_and_pays_once_each() {
@@ -126,15 +133,7 @@ async fn the_routes_follow_the_proxy_file_as_it_changes() {
             .get(&proxies.addresses[n])
             .map_or(0, |a| a.pages)
     };
-    let fetch = || async {
-        let reply = service
-            .post(
-                &key,
-                &json!({ "liUrls": ["https://www.linkedin.com/company/google"] }),
-            )
-            .await;
-        assert_eq!(reply.json["results"][0]["source"], "live", "{}", reply.json);
-    };
+    let fetch = || look_up_live(&service, &key);
     fetch().await;
     assert_eq!((from(0), from(1)), (1, 0), "the file's one proxy");
 
@@ -197,13 +196,7 @@ async fn a_live_request_is_not_queued_behind_the_slots_a_job_booked() {
     })
     .await;
     let before = origin.hits_total();
-    let reply = service
-        .post(
-            &key,
-            &json!({ "liUrls": ["https://www.linkedin.com/company/google"] }),
-        )
-        .await;
-    assert_eq!(reply.json["results"][0]["source"], "live", "{}", reply.json);
+    look_up_live(&service, &key).await;
     // Job pages the origin saw between the request and its page: the one whose slot was booked, the one in
     // flight, not the dozen the job has waiting.
     let job_pages_first = origin.hits_total() - before - 1;

@@ -106,9 +106,8 @@ pub struct ServeArgs {
     /// pace and cool-down (docs/operations.md, "Proxies") (environment: `,`-separated).
     #[arg(long = "proxy", env = "COMPANY_DATA_PROXIES", value_delimiter = ',')]
     proxies: Vec<String>,
-    /// A file of more proxies, one URL per line (`#` comments); re-read every 5 s while serving, and when it
-    /// changes the routes become `--proxy` and its lines (routes that stay keep what they learned).
-    #[arg(long, env = "COMPANY_DATA_PROXY_FILE")]
+    /// The proxy file ([`proxy_file_help`] says what it holds and how often it is read).
+    #[arg(long, env = "COMPANY_DATA_PROXY_FILE", help = proxy_file_help())]
     proxy_file: Option<std::path::PathBuf>,
     /// Starts per second each route begins at (0: unpaced until the site first pushes back; fractions allowed).
     #[arg(long, env = "COMPANY_DATA_ROUTE_RATE", default_value = "0", value_parser = parse_rate)]
@@ -317,4 +316,13 @@ fn host_name() -> String {
         .map(|name| name.trim().to_owned())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".to_owned())
+}
+
+/// `--proxy-file`'s help, with the poll interval the fetcher uses.
+fn proxy_file_help() -> String {
+    format!(
+        "A file of more proxies, one URL per line (`#` comments); re-read every {} s while serving, and when it \
+         changes the routes become `--proxy` and its lines (routes that stay keep what they learned)",
+        page_scraper::PROXY_FILE_POLL.as_secs()
+    )
 }

@@ -174,6 +174,16 @@ impl RecordSource {
             RecordSource::Stale => "stale",
         }
     }
+
+    /// The source named `name` as [`RecordSource::as_str`] writes it; anything else reads as `stored` (rows
+    /// written before a source had a name).
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "live" => RecordSource::Live,
+            "stale" => RecordSource::Stale,
+            _ => RecordSource::Stored,
+        }
+    }
 }
 
 /// An input position that did not resolve to a record.
@@ -279,4 +289,25 @@ pub struct Problem {
     pub reason: String,
     /// How to fix it.
     pub fix: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RecordSource;
+
+    #[test]
+    fn a_source_reads_back_from_its_name() {
+        for source in [
+            RecordSource::Live,
+            RecordSource::Stored,
+            RecordSource::Stale,
+        ] {
+            assert_eq!(RecordSource::from_name(source.as_str()), source);
+            assert_eq!(
+                serde_json::to_value(source).expect("serializes"),
+                source.as_str(),
+                "the name is the serialized one"
+            );
+        }
+    }
 }

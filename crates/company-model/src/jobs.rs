@@ -179,11 +179,7 @@ impl InputRow {
                     .to_owned(),
             }
         } else {
-            let source = match object.remove("source")?.as_str()? {
-                "live" => RecordSource::Live,
-                "stale" => RecordSource::Stale,
-                _ => RecordSource::Stored,
-            };
+            let source = RecordSource::from_name(object.remove("source")?.as_str()?);
             let fetched_at = object.remove("fetched_at")?.as_str()?.parse().ok()?;
             let record = RecordJson::from_stored(serde_json::to_string(&object).ok()?).ok()?;
             Answer::Found {

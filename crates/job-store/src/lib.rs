@@ -254,11 +254,7 @@ pub(crate) fn answer_from_columns(
     if found? {
         Some(Answer::Found {
             record: RecordJson::from_stored(record?).ok()?,
-            source: match source? {
-                "live" => RecordSource::Live,
-                "stale" => RecordSource::Stale,
-                _ => RecordSource::Stored,
-            },
+            source: RecordSource::from_name(source?),
             fetched_at: jiff::Timestamp::from_millisecond(fetched_at_ms?).ok()?,
         })
     } else {

@@ -19,7 +19,7 @@ const STORED_RATE: f64 = 200.0;
 const JOBS: &str = "/v1/network/company-data/jobs";
 
 /// Submits a job of `urls` and returns its id.
-async fn submit(service: &Service, key: &str, urls: &[String]) -> Result<String, Error> {
+pub(crate) async fn submit(service: &Service, key: &str, urls: &[String]) -> Result<String, Error> {
     let reply: Value = tests::client()
         .post(format!("{}{JOBS}", service.base))
         .header("x-api-key", key)
@@ -34,7 +34,8 @@ async fn submit(service: &Service, key: &str, urls: &[String]) -> Result<String,
         .ok_or_else(|| format!("no job id in {reply}").into())
 }
 
-async fn status(service: &Service, key: &str, id: &str) -> Result<Value, Error> {
+/// The job's status body.
+pub(crate) async fn status(service: &Service, key: &str, id: &str) -> Result<Value, Error> {
     Ok(tests::client()
         .get(format!("{}{JOBS}/{id}", service.base))
         .header("x-api-key", key)

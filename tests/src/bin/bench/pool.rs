@@ -12,9 +12,8 @@ use serde_json::{Value, json};
 use tests::Service;
 use tests::hostile::{Answered, ForwardProxies, HostileOrigin, HostileSettings};
 
+use crate::jobs::{status, submit};
 use crate::{Error, Plan};
-
-const JOBS: &str = "/v1/network/company-data/jobs";
 
 /// One run's size and timing; the full run is the (2,000 pages, 8 proxies, 60 pages a minute each), the
 /// quick one only proves the harness in CI.
@@ -181,18 +180,7 @@ async fn run_job(
     let before = origin.answered();
     let started = Instant::now();
     let sampler = Sampler::start(origin, started);
-    let reply: Value = tests::client()
-        .post(format!("{}{JOBS}", service.base))
-        .header("x-api-key", &key)
-        .json(&json!({ "liUrls": urls }))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let id = reply["id"]
-        .as_str()
-        .ok_or_else(|| format!("no job id in {reply}"))?
-        .to_owned();
+    let id = submit(&service, &key, &urls).await?;
     let (mut banned, mut halved) = (false, false);
     let requests_from = |address| {
         origin
@@ -203,13 +191,7 @@ async fn run_job(
     // Requests from the banned address by the time of the ban.
     let mut before_ban = 0;
     let job = loop {
-        let job: Value = tests::client()
-            .get(format!("{}{JOBS}/{id}", service.base))
-            .header("x-api-key", &key)
-            .send()
-            .await?
-            .json()
-            .await?;
+        let job = status(&service, &key, &id).await?;
         if job["status"] == "done" {
             break job;
         }
