@@ -21,9 +21,11 @@
 mod api;
 mod history;
 mod jobs;
+mod names;
 mod record;
 mod record_json;
 mod request;
+mod resolve;
 mod watch_request;
 
 pub use api::{
@@ -35,6 +37,7 @@ pub use history::{
     change_fields_text, changed_members,
 };
 pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus};
+pub use names::{LEGAL_SUFFIXES, name_key, name_slugs};
 pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
     PostAuthor, Product, Update,
@@ -43,6 +46,11 @@ pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
 pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS,
     MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,
+};
+pub use resolve::{
+    Candidate, DEFAULT_RESOLVE_WINDOW, Evidence, MAX_DOMAIN_LEN, MAX_NAME_LEN, MAX_QUERIES,
+    Resolution, ResolveBody, ResolveMethod, ResolveQuery, ResolveRequest, ResolveResponse,
+    UnresolvedQuery, UnresolvedReason,
 };
 pub use watch_request::{
     CreatedWatches, DeliveryInfo, MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchBody, WatchInfo,

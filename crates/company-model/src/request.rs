@@ -465,7 +465,7 @@ pub(crate) fn validate_urls(
 }
 
 /// Reads an optional number property in `0..=max`; reports a problem and returns `None` when it is wrong.
-fn validate_number(
+pub(crate) fn validate_number(
     object: &Map<String, Value>,
     name: &str,
     max: f64,

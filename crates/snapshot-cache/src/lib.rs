@@ -152,6 +152,35 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
     /// stay. Returns how many rows were removed.
     async fn forget_history_before(&self, cutoff: jiff::Timestamp) -> Result<u64, CacheError>;
 
+    /// The newest snapshot of each page whose record's `domain` is `domain` (compared in lower case), most
+    /// recently fetched first, at most `limit`: the resolver's first step, which fetches nothing.
+    async fn pages_with_domain(
+        &self,
+        domain: &str,
+        limit: u32,
+    ) -> Result<Vec<Snapshot>, CacheError>;
+
+    /// The newest snapshot of each page whose record's `company_name` has the [`company_model::name_key`]
+    /// `name_key`, most recently fetched first, at most `limit`.
+    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<Snapshot>, CacheError>;
+
+    /// What [`SnapshotStore::remember`] kept under `key`, unless it expired before `now`. The text is the
+    /// caller's own (the resolver keeps its answers per domain and name here, for every server on the database).
+    async fn remembered(
+        &self,
+        key: &str,
+        now: jiff::Timestamp,
+    ) -> Result<Option<String>, CacheError>;
+
+    /// Keeps `text` under `key` until `expires_at`, replacing what was kept there; expired entries are removed
+    /// as new ones are written.
+    async fn remember(
+        &self,
+        key: &str,
+        text: &str,
+        expires_at: jiff::Timestamp,
+    ) -> Result<(), CacheError>;
+
     /// Claims the fetch of `url` until `until`, so that of several servers asked for the same page at once, one
     /// fetches it and the others wait for its snapshot: `true` when the caller should fetch (nobody holds an
     /// unexpired claim), `false` when another server is fetching it. A store that one process uses (SQLite)

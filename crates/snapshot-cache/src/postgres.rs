@@ -6,7 +6,9 @@ use page_url::PageUrl;
 use pg_pool::PgPool;
 
 use crate::hot::HotSnapshots;
-use crate::stored::{change_digest, gunzip, gzip_record, point_of, state_text, stored_record};
+use crate::stored::{
+    change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
+};
 use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
 
 const MIGRATIONS: &[&str] = &["
@@ -54,6 +56,18 @@ const MIGRATIONS: &[&str] = &["
         FROM snapshots;
     INSERT INTO history_states (url, fetched_at, digest, record, record_format)
         SELECT url, fetched_at, '', record, record_format FROM snapshots;
+", "
+    -- What the resolver finds pages by besides their URL (stored::lookup_keys; '' when the record lacks it, NULL
+    -- until the rows stored before are keyed at open), and its remembered answers.
+    ALTER TABLE snapshots ADD COLUMN domain_key TEXT;
+    ALTER TABLE snapshots ADD COLUMN name_key TEXT;
+    CREATE INDEX snapshots_domain_key ON snapshots (domain_key) WHERE domain_key <> '';
+    CREATE INDEX snapshots_name_key ON snapshots (name_key) WHERE name_key <> '';
+    CREATE TABLE remembered (
+        key TEXT PRIMARY KEY,
+        text TEXT NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL
+    );
 "];
 
 /// Snapshots in a PostgreSQL database (tables `snapshots` and `snapshot_aliases`), shared by every server on
@@ -90,10 +104,12 @@ impl PgSnapshotStore {
         pool.migrate("snapshot-cache", MIGRATIONS)
             .await
             .map_err(backend)?;
-        Ok(Self {
+        let store = Self {
             pool,
             hot: std::sync::Arc::default(),
-        })
+        };
+        store.key_unkeyed_rows().await?;
+        Ok(store)
     }
 }
 
@@ -164,17 +180,20 @@ impl SnapshotStore for PgSnapshotStore {
         alias_texts.dedup();
         let point = point_of(&snapshot.record, snapshot.fetched_at);
         let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
+        let (domain_key, name_key) = lookup_keys(&snapshot.record);
         // One statement (one round trip): the snapshot, keeping the newer one when two fetches of one page finish
         // out of order (on any server); its aliases; its history point; and its record as a history state when
         // its change fields differ from the state before it.
         self.pool
             .execute(
                 "WITH snapshot AS (
-                     INSERT INTO snapshots (url, record, record_format, fetched_at, page_gzip)
-                     VALUES ($1, $2, $3, $4, $5)
+                     INSERT INTO snapshots (url, record, record_format, fetched_at, page_gzip, domain_key,
+                                            name_key)
+                     VALUES ($1, $2, $3, $4, $5, $12, $13)
                      ON CONFLICT (url) DO UPDATE SET record = excluded.record,
                          record_format = excluded.record_format, fetched_at = excluded.fetched_at,
-                         page_gzip = excluded.page_gzip
+                         page_gzip = excluded.page_gzip, domain_key = excluded.domain_key,
+                         name_key = excluded.name_key
                      WHERE excluded.fetched_at >= snapshots.fetched_at
                  ), point AS (
                      INSERT INTO history_points (url, fetched_at, follower_count, employee_count_on_li,
@@ -201,6 +220,8 @@ impl SnapshotStore for PgSnapshotStore {
                     &point.company_size,
                     &change_digest(&snapshot.record),
                     &gzip_record(&snapshot.record),
+                    &domain_key,
+                    &name_key,
                 ],
             )
             .await
@@ -335,19 +356,68 @@ impl SnapshotStore for PgSnapshotStore {
         fetched_at: jiff::Timestamp,
         record: &CompanyRecord,
     ) -> Result<bool, CacheError> {
+        let (domain_key, name_key) = lookup_keys(&company_model::RecordJson::from_record(record));
         let record = serde_json::to_string(record).map_err(backend)?;
         let fetched_at = SystemTime::from(fetched_at);
         let client = self.pool.client().await.map_err(backend)?;
         let changed = client
             .execute(
-                "UPDATE snapshots SET record = $1, record_format = $4 WHERE url = $2 AND fetched_at = $3",
-                &[&record, &url.as_str(), &fetched_at, &format_column()],
+                "UPDATE snapshots SET record = $1, record_format = $4, domain_key = $5, name_key = $6
+                 WHERE url = $2 AND fetched_at = $3",
+                &[&record, &url.as_str(), &fetched_at, &format_column(), &domain_key, &name_key],
             )
             .await
             .map_err(backend)?;
         // Rare (a reparse), so forgetting every kept snapshot is simpler than finding the ones of this page.
         self.hot.clear();
         Ok(changed > 0)
+    }
+
+    async fn pages_with_domain(
+        &self,
+        domain: &str,
+        limit: u32,
+    ) -> Result<Vec<Snapshot>, CacheError> {
+        self.pages_keyed("domain_key", &domain.trim().to_ascii_lowercase(), limit)
+            .await
+    }
+
+    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<Snapshot>, CacheError> {
+        self.pages_keyed("name_key", name_key, limit).await
+    }
+
+    async fn remembered(
+        &self,
+        key: &str,
+        now: jiff::Timestamp,
+    ) -> Result<Option<String>, CacheError> {
+        let row = self
+            .pool
+            .query_opt(
+                "SELECT text FROM remembered WHERE key = $1 AND expires_at > $2",
+                &[&key, &SystemTime::from(now)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(row.map(|row| row.get(0)))
+    }
+
+    async fn remember(
+        &self,
+        key: &str,
+        text: &str,
+        expires_at: jiff::Timestamp,
+    ) -> Result<(), CacheError> {
+        self.pool
+            .execute(
+                "WITH expired AS (DELETE FROM remembered WHERE expires_at <= now())
+                 INSERT INTO remembered (key, text, expires_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (key) DO UPDATE SET text = excluded.text, expires_at = excluded.expires_at",
+                &[&key, &text, &SystemTime::from(expires_at)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 
     async fn claim_fetch(&self, url: &PageUrl, until: jiff::Timestamp) -> Result<bool, CacheError> {
@@ -372,5 +442,76 @@ impl SnapshotStore for PgSnapshotStore {
             .await
             .map_err(backend)?;
         Ok(())
+    }
+}
+
+impl PgSnapshotStore {
+    /// The newest snapshots whose `column` (`domain_key` or `name_key`) is `key`.
+    async fn pages_keyed(
+        &self,
+        column: &'static str,
+        key: &str,
+        limit: u32,
+    ) -> Result<Vec<Snapshot>, CacheError> {
+        if key.is_empty() {
+            return Ok(Vec::new());
+        }
+        let client = self.pool.client().await.map_err(backend)?;
+        let statement = client
+            .prepare_cached(&format!(
+                "SELECT url, record, fetched_at, record_format FROM snapshots
+                 WHERE {column} = $1 ORDER BY fetched_at DESC LIMIT $2"
+            ))
+            .await
+            .map_err(backend)?;
+        let rows = client
+            .query(&statement, &[&key, &i64::from(limit)])
+            .await
+            .map_err(backend)?;
+        let mut found = Vec::with_capacity(rows.len());
+        for row in rows {
+            let format: i32 = row.get(3);
+            // A damaged row is skipped here as `fresh_many` skips it.
+            let Ok(record) = stored_record(row.get(1), u32::try_from(format).unwrap_or(0)) else {
+                continue;
+            };
+            found.push(Snapshot {
+                url: PageUrl::from_canonical(row.get(0)).map_err(backend)?,
+                record,
+                fetched_at: timestamp(row.get(2)),
+            });
+        }
+        Ok(found)
+    }
+
+    /// Keys the rows stored before snapshots were keyed by domain and name, a thousand at a time.
+    async fn key_unkeyed_rows(&self) -> Result<(), CacheError> {
+        loop {
+            let client = self.pool.client().await.map_err(backend)?;
+            let rows = client
+                .query(
+                    "SELECT url, record, record_format FROM snapshots WHERE name_key IS NULL LIMIT 1000",
+                    &[],
+                )
+                .await
+                .map_err(backend)?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            for row in rows {
+                let format: i32 = row.get(2);
+                let (domain, name) = stored_record(row.get(1), u32::try_from(format).unwrap_or(0))
+                    .map(|r| lookup_keys(&r))
+                    .unwrap_or_default();
+                let url: &str = row.get(0);
+                client
+                    .execute(
+                        "UPDATE snapshots SET domain_key = $2, name_key = $3 WHERE url = $1",
+                        &[&url, &domain, &name],
+                    )
+                    .await
+                    .map_err(backend)?;
+            }
+        }
     }
 }

@@ -7,7 +7,9 @@ use sqlite_pool::{SqlitePool, rusqlite};
 use company_model::{CompanyRecord, RECORD_FORMAT};
 
 use crate::hot::HotSnapshots;
-use crate::stored::{change_digest, gunzip, gzip_record, point_of, state_text, stored_record};
+use crate::stored::{
+    change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
+};
 use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
 
 /// A history point as read: milliseconds, follower count, employee count, size band.
@@ -61,6 +63,18 @@ const MIGRATIONS: &[&str] = &["
         FROM snapshots;
     INSERT INTO history_states (url, fetched_at_ms, digest, record, record_format)
         SELECT url, fetched_at_ms, '', record, record_format FROM snapshots;
+", "
+    -- What the resolver finds pages by besides their URL (stored::lookup_keys; '' when the record lacks it, NULL
+    -- until the rows stored before are keyed at open), and its remembered answers.
+    ALTER TABLE snapshots ADD COLUMN domain_key TEXT;
+    ALTER TABLE snapshots ADD COLUMN name_key TEXT;
+    CREATE INDEX snapshots_domain_key ON snapshots (domain_key) WHERE domain_key <> '';
+    CREATE INDEX snapshots_name_key ON snapshots (name_key) WHERE name_key <> '';
+    CREATE TABLE remembered (
+        key TEXT PRIMARY KEY,
+        text TEXT NOT NULL,
+        expires_at_ms INTEGER NOT NULL
+    );
 "];
 
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).
@@ -95,10 +109,12 @@ impl SqliteSnapshotStore {
         pool.migrate("snapshot-cache", MIGRATIONS)
             .await
             .map_err(backend)?;
-        Ok(Self {
+        let store = Self {
             pool,
             hot: std::sync::Arc::default(),
-        })
+        };
+        store.key_unkeyed_rows().await?;
+        Ok(store)
     }
 }
 
@@ -180,18 +196,22 @@ impl SnapshotStore for SqliteSnapshotStore {
         let point = point_of(&snapshot.record, snapshot.fetched_at);
         let digest = change_digest(&snapshot.record);
         let record_gzip = gzip_record(&snapshot.record);
+        let (domain_key, name_key) = lookup_keys(&snapshot.record);
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 // Keep the newer snapshot when two fetches of one page finish out of order.
                 tx.execute(
-                    "INSERT INTO snapshots (url, record, fetched_at_ms, page_gzip, record_format)
-                     VALUES (?1, ?2, ?3, ?4, ?5)
+                    "INSERT INTO snapshots (url, record, fetched_at_ms, page_gzip, record_format, domain_key,
+                                            name_key)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                      ON CONFLICT (url) DO UPDATE SET record = excluded.record, fetched_at_ms = excluded.fetched_at_ms,
                                                      page_gzip = excluded.page_gzip,
-                                                     record_format = excluded.record_format
+                                                     record_format = excluded.record_format,
+                                                     domain_key = excluded.domain_key,
+                                                     name_key = excluded.name_key
                      WHERE excluded.fetched_at_ms >= snapshots.fetched_at_ms",
-                    rusqlite::params![url, record, fetched_at_ms, page, RECORD_FORMAT],
+                    rusqlite::params![url, record, fetched_at_ms, page, RECORD_FORMAT, domain_key, name_key],
                 )?;
                 for alias in &alias_texts {
                     tx.execute(
@@ -378,14 +398,16 @@ impl SnapshotStore for SqliteSnapshotStore {
         record: &CompanyRecord,
     ) -> Result<bool, CacheError> {
         let url = url.as_str().to_owned();
+        let (domain_key, name_key) = lookup_keys(&company_model::RecordJson::from_record(record));
         let record = serde_json::to_string(record).map_err(backend)?;
         let fetched_at_ms = fetched_at.as_millisecond();
         let changed = self
             .pool
             .write(move |conn| {
                 conn.execute(
-                    "UPDATE snapshots SET record = ?1, record_format = ?4 WHERE url = ?2 AND fetched_at_ms = ?3",
-                    rusqlite::params![record, url, fetched_at_ms, RECORD_FORMAT],
+                    "UPDATE snapshots SET record = ?1, record_format = ?4, domain_key = ?5, name_key = ?6
+                     WHERE url = ?2 AND fetched_at_ms = ?3",
+                    rusqlite::params![record, url, fetched_at_ms, RECORD_FORMAT, domain_key, name_key],
                 )
             })
             .await
@@ -393,5 +415,153 @@ impl SnapshotStore for SqliteSnapshotStore {
         // Rare (a reparse), so forgetting every kept snapshot is simpler than finding the ones of this page.
         self.hot.clear();
         Ok(changed > 0)
+    }
+
+    async fn pages_with_domain(
+        &self,
+        domain: &str,
+        limit: u32,
+    ) -> Result<Vec<Snapshot>, CacheError> {
+        self.pages_keyed("domain_key", domain.trim().to_ascii_lowercase(), limit)
+            .await
+    }
+
+    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<Snapshot>, CacheError> {
+        self.pages_keyed("name_key", name_key.to_owned(), limit)
+            .await
+    }
+
+    async fn remembered(
+        &self,
+        key: &str,
+        now: jiff::Timestamp,
+    ) -> Result<Option<String>, CacheError> {
+        let key = key.to_owned();
+        let now_ms = now.as_millisecond();
+        self.pool
+            .run(move |conn| {
+                use rusqlite::OptionalExtension;
+                conn.prepare_cached(
+                    "SELECT text FROM remembered WHERE key = ?1 AND expires_at_ms > ?2",
+                )?
+                .query_row(rusqlite::params![key, now_ms], |row| row.get(0))
+                .optional()
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn remember(
+        &self,
+        key: &str,
+        text: &str,
+        expires_at: jiff::Timestamp,
+    ) -> Result<(), CacheError> {
+        let (key, text) = (key.to_owned(), text.to_owned());
+        let expires_ms = expires_at.as_millisecond();
+        let now_ms = jiff::Timestamp::now().as_millisecond();
+        self.pool
+            .write(move |conn| {
+                conn.execute(
+                    "DELETE FROM remembered WHERE expires_at_ms <= ?1",
+                    [now_ms],
+                )?;
+                conn.execute(
+                    "INSERT INTO remembered (key, text, expires_at_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (key) DO UPDATE SET text = excluded.text, expires_at_ms = excluded.expires_at_ms",
+                    rusqlite::params![key, text, expires_ms],
+                )
+            })
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+}
+
+impl SqliteSnapshotStore {
+    /// The newest snapshots whose `column` (`domain_key` or `name_key`) is `key`.
+    async fn pages_keyed(
+        &self,
+        column: &'static str,
+        key: String,
+        limit: u32,
+    ) -> Result<Vec<Snapshot>, CacheError> {
+        if key.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self
+            .pool
+            .run(move |conn| {
+                conn.prepare_cached(&format!(
+                    "SELECT url, record, fetched_at_ms, record_format FROM snapshots
+                     WHERE {column} = ?1 ORDER BY fetched_at_ms DESC LIMIT ?2"
+                ))?
+                .query_map(rusqlite::params![key, limit], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, i64>(2)?,
+                        row.get::<_, u32>(3)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)?;
+        let mut found = Vec::with_capacity(rows.len());
+        for (url, record, fetched_at_ms, format) in rows {
+            // A damaged row is skipped here as `fresh_many` skips it.
+            let Ok(record) = stored_record(record, format) else {
+                continue;
+            };
+            found.push(Snapshot {
+                url: PageUrl::from_canonical(&url).map_err(backend)?,
+                record,
+                fetched_at: jiff::Timestamp::from_millisecond(fetched_at_ms).map_err(backend)?,
+            });
+        }
+        Ok(found)
+    }
+
+    /// Keys the rows stored before snapshots were keyed by domain and name, a thousand at a time.
+    async fn key_unkeyed_rows(&self) -> Result<(), CacheError> {
+        loop {
+            let rows: Vec<(String, String, u32)> = self
+                .pool
+                .run(|conn| {
+                    conn.prepare_cached(
+                        "SELECT url, record, record_format FROM snapshots WHERE name_key IS NULL LIMIT 1000",
+                    )?
+                    .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .await
+                .map_err(backend)?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let keyed: Vec<(String, String, String)> = rows
+                .into_iter()
+                .map(|(url, record, format)| {
+                    let (domain, name) = stored_record(record, format)
+                        .map(|r| lookup_keys(&r))
+                        .unwrap_or_default();
+                    (url, domain, name)
+                })
+                .collect();
+            self.pool
+                .write(move |conn| {
+                    let tx = conn.transaction()?;
+                    for (url, domain, name) in &keyed {
+                        tx.execute(
+                            "UPDATE snapshots SET domain_key = ?2, name_key = ?3 WHERE url = ?1",
+                            rusqlite::params![url, domain, name],
+                        )?;
+                    }
+                    tx.commit()
+                })
+                .await
+                .map_err(backend)?;
+        }
     }
 }

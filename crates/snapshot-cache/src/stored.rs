@@ -60,3 +60,21 @@ pub(crate) fn state_text(plain: Option<String>, gzip: Option<&[u8]>) -> Result<S
         (None, None) => Err("a history state holds no record".to_owned()),
     }
 }
+
+/// The keys a snapshot is found by besides its URL ([`crate::SnapshotStore::pages_with_domain`],
+/// [`crate::SnapshotStore::pages_named`]): the record's `domain` in lower case, and
+/// [`company_model::name_key`] of its `company_name`; `""` for what the record lacks (so a row is keyed once).
+pub(crate) fn lookup_keys(record: &RecordJson) -> (String, String) {
+    let record = record.to_record().ok();
+    let domain = record
+        .as_ref()
+        .and_then(|r| r.domain.as_deref())
+        .map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
+        .unwrap_or_default();
+    let name = record
+        .as_ref()
+        .and_then(|r| r.company_name.as_deref())
+        .map(company_model::name_key)
+        .unwrap_or_default();
+    (domain, name)
+}

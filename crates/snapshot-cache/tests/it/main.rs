@@ -418,7 +418,126 @@ async fn history_keeps_every_fetch_as_a_point_and_each_change_once(engine: &Engi
     assert_eq!(history.changes[0].before, "Google");
 }
 
+/// Pages are found by their record's domain and name (as `name_key` folds it), newest first, and follow a
+/// reparse that changes them; remembered texts expire.
+async fn pages_by_domain_and_name_and_remembered_answers(engine: &Engine) {
+    let store = open_store(engine).await;
+    let now = Timestamp::now()
+        .round(jiff::Unit::Millisecond)
+        .expect("rounds");
+    let company = |name: &str, domain: &str| CompanyRecord {
+        company_name: Some(name.into()),
+        domain: Some(domain.into()),
+        ..CompanyRecord::default()
+    };
+    for (page, name, domain, age) in [
+        ("acme", "Acme, Inc.", "acme.test", 2),
+        ("acme-labs", "Acme Labs", "Acme.test", 1),
+        ("other", "Other GmbH", "other.test", 0),
+    ] {
+        let snapshot = Snapshot {
+            url: url(&format!("https://www.linkedin.com/company/{page}")),
+            record: RecordJson::from_record(&company(name, domain)),
+            fetched_at: now - SignedDuration::from_hours(age),
+        };
+        store.put(&snapshot, &[], None).await.expect("stores");
+    }
+    let by_domain = store
+        .pages_with_domain("ACME.test", 10)
+        .await
+        .expect("reads");
+    let pages: Vec<&str> = by_domain.iter().map(|s| s.url.slug()).collect();
+    assert_eq!(pages, ["acme-labs", "acme"], "newest first, case folded");
+    assert_eq!(
+        store
+            .pages_with_domain("acme.test", 1)
+            .await
+            .expect("reads")
+            .len(),
+        1
+    );
+    let named = store.pages_named("acme", 10).await.expect("reads");
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0].url.slug(), "acme");
+    assert!(store.pages_named("", 10).await.expect("reads").is_empty());
+    // A reparse that changes the name moves the page to its new key.
+    let acme = url("https://www.linkedin.com/company/acme");
+    let replaced = store
+        .replace_record(
+            &acme,
+            now - SignedDuration::from_hours(2),
+            &company("Acme Rockets", "rockets.test"),
+        )
+        .await
+        .expect("replaces");
+    assert!(replaced);
+    assert!(
+        store
+            .pages_named("acme", 10)
+            .await
+            .expect("reads")
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .pages_with_domain("rockets.test", 10)
+            .await
+            .expect("reads")
+            .len(),
+        1
+    );
+
+    store
+        .remember(
+            "domain:acme.test",
+            "kept",
+            now + SignedDuration::from_secs(60),
+        )
+        .await
+        .expect("remembers");
+    assert_eq!(
+        store
+            .remembered("domain:acme.test", now)
+            .await
+            .expect("reads")
+            .as_deref(),
+        Some("kept")
+    );
+    store
+        .remember(
+            "domain:acme.test",
+            "again",
+            now + SignedDuration::from_secs(60),
+        )
+        .await
+        .expect("replaces");
+    assert_eq!(
+        store
+            .remembered("domain:acme.test", now)
+            .await
+            .expect("reads")
+            .as_deref(),
+        Some("again")
+    );
+    let later = now + SignedDuration::from_secs(61);
+    assert_eq!(
+        store
+            .remembered("domain:acme.test", later)
+            .await
+            .expect("reads"),
+        None
+    );
+    assert_eq!(
+        store
+            .remembered("domain:none.test", now)
+            .await
+            .expect("reads"),
+        None
+    );
+}
+
 test_support::engine_tests! {
+    pages_by_domain_and_name_and_remembered_answers,
     one_server_at_a_time_claims_a_page_on_a_shared_database,
     windows_aliases_and_replacement,
     kept_pages_can_be_parsed_again,
