@@ -123,6 +123,14 @@ for (const window of windows) {
 }
 await shot(admin, "try-it");
 
+step("try it: a website domain resolves to its page, with the evidence");
+await admin.getByLabel("Each line is").selectOption("domain");
+await admin.getByLabel("Page URLs").fill("audiense.com");
+await admin.getByRole("button", { name: "Run" }).click();
+await admin.getByTestId("try-json").filter({ hasText: '"method": "site_link"' }).waitFor();
+assert.match(await admin.getByTestId("try-json").textContent(),
+  /"li_url": "https:\/\/www\.linkedin\.com\/company\/audiense"/);
+
 step("jobs: a CSV file loaded into the form starts a job, and the page follows it to the end");
 await admin.goto(`${base}/dashboard/jobs`);
 await admin.locator("#job-file").setInputFiles({

@@ -203,3 +203,124 @@ async fn an_interrupted_run_resumes_without_paying_again() {
         );
     }
 }
+
+/// A CRM export of 1,000 website domains: 100 belong to companies whose sites link their pages; of the other
+/// 900, a third have a site that links no page and the rest no site at all (and none has a page); three rows
+/// have no domain.
+#[tokio::test]
+async fn a_domain_list_turns_into_records_with_evidence_and_unresolved_rows_are_free() {
+    use tests::websites::{Company, NetworkPages, Site, Websites, home_page};
+    let names: Vec<(String, String, String)> = (0..100)
+        .map(|n| {
+            (
+                format!("co{n}"),
+                format!("Company {n} Ltd"),
+                format!("www.co{n}.test"),
+            )
+        })
+        .collect();
+    let companies: Vec<Company<'_>> = names
+        .iter()
+        .map(|(slug, name, website)| Company {
+            kind: "company",
+            slug,
+            name,
+            website,
+        })
+        .collect();
+    let pages = NetworkPages::new(&companies);
+    let sites = Websites::start(
+        (0..1000)
+            .filter(|n| *n < 100 || n % 3 == 0)
+            .map(|n| {
+                let link = if n < 100 {
+                    format!(r#"<footer><a href="https://www.linkedin.com/company/co{n}/">in</a></footer>"#)
+                } else {
+                    "<footer>No social links</footer>".to_owned()
+                };
+                (format!("co{n}.test"), Site::Page(home_page("Co", "", &link)))
+            })
+            .collect(),
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("accounts.csv");
+    let mut writer = csv::Writer::from_path(&input).expect("csv file");
+    writer
+        .write_record(["account_id", "website"])
+        .expect("header");
+    for n in 0..1000 {
+        let website = match n {
+            5 | 50 | 950 => String::new(),
+            n if n % 2 == 0 => format!("co{n}.test"),
+            n => format!("https://www.co{n}.test/contact"),
+        };
+        writer
+            .write_record([format!("A-{n}"), website])
+            .expect("row");
+    }
+    writer.flush().expect("written");
+    let db = dir.path().join("resolve.db").display().to_string();
+    cli(&["keys", "create", "--account", "crm", "--db", &db]);
+    cli(&["credits", "grant", "--account", "crm", "1000", "--db", &db]);
+    let out = dir.path().join("accounts.enriched.csv");
+    let args: Vec<String> = [
+        "enrich",
+        &input.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+        "--domain-column",
+        "website",
+        "--db",
+        &db,
+        "--origin",
+        &pages.origin(),
+        "--site-proxy",
+        &sites.proxy,
+        "--account",
+        "crm",
+    ]
+    .map(str::to_owned)
+    .into();
+    run(args).await;
+
+    let (header, rows) = read_rows(&out);
+    assert_eq!(rows.len(), 1000);
+    let column = |name: &str| header.iter().position(|h| h == name).expect(name);
+    for (n, row) in rows.iter().enumerate() {
+        assert_eq!(&row[column("account_id")], format!("A-{n}"));
+        match n {
+            5 | 50 | 950 => assert_eq!(&row[column("error")], "no_query"),
+            n if n < 100 => {
+                assert_eq!(
+                    &row[column("resolved_li_url")],
+                    format!("https://www.linkedin.com/company/co{n}"),
+                    "row {n}"
+                );
+                assert_eq!(&row[column("method")], "site_link");
+                assert_eq!(&row[column("confidence")], "0.99");
+                assert!(row[column("evidence")].contains("site_link in the site's footer"));
+                assert_eq!(&row[column("company_name")], format!("Company {n} Ltd"));
+                assert_eq!(&row[column("status")], "resolved");
+            }
+            n => {
+                assert_eq!(&row[column("status")], "unresolved", "row {n}");
+                let error = if n % 3 == 0 {
+                    "no_page_found"
+                } else {
+                    "site_unreachable"
+                };
+                assert_eq!(
+                    &row[column("error")],
+                    error,
+                    "row {n}: {}",
+                    &row[column("message")]
+                );
+                assert_eq!(&row[column("resolved_li_url")], "");
+            }
+        }
+    }
+    // 98 resolved rows (two of the first hundred have no domain), live: one credit each; the others nothing.
+    let shown = cli(&["credits", "show", "--account", "crm", "--db", &db]);
+    assert!(shown.starts_with("crm: 902 credits"), "{shown}");
+}

@@ -21,6 +21,7 @@ mod openapi;
 mod operations;
 mod postgres;
 mod requests;
+mod resolve;
 mod unresolved;
 mod watches;
 

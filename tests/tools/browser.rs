@@ -8,7 +8,8 @@
 
 use std::process::Command;
 
-use tests::{Service, target_dir, tool, workspace};
+use tests::websites::{Site, Websites, home_page};
+use tests::{Service, ServiceOptions, target_dir, tool, workspace};
 
 const PASSWORD: &str = "a long test password";
 
@@ -27,7 +28,17 @@ fn the_dashboard_works_in_a_real_browser() {
         );
         return;
     }
-    let service = Service::with_captured_pages();
+    // Audiense's website, for Try it's resolving step: served on loopback through the site proxy setting.
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let footer = r#"<footer><a href="https://www.linkedin.com/company/audiense/">in</a></footer>"#;
+    let websites = runtime.block_on(Websites::start(std::collections::HashMap::from([(
+        "audiense.com".to_owned(),
+        Site::Page(home_page("Audiense", "", footer)),
+    )])));
+    let service = Service::start(ServiceOptions {
+        args: vec!["--site-proxy", &websites.proxy],
+        ..ServiceOptions::default()
+    });
     // The first start made the account `default`; its admin signs in to it. The other account is a customer.
     service.create_sign_in(
         "admin@example.com",

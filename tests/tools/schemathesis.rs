@@ -19,11 +19,21 @@ async fn schemathesis_finds_nothing_in_a_thousand_generated_requests() {
     let Some(schemathesis) = tool("SCHEMATHESIS", "Schemathesis") else {
         return;
     };
+    // The generated domains' websites: a loopback proxy that knows none of them (every site answers 502 at
+    // once), so resolving them costs no DNS and no time-out.
+    let websites = tests::websites::Websites::start(std::collections::HashMap::new()).await;
     let service = Service::start(ServiceOptions {
         // Generated requests come fast and many; the per-key limit is tested on its own.
         // No key rate, and a failed-authentication limit no run reaches: the checks that send no key or a
         // wrong one must see 401, not the 429 that guards against floods.
-        args: vec!["--key-rate", "0", "--failed-auth-limit", "1000000"],
+        args: vec![
+            "--key-rate",
+            "0",
+            "--failed-auth-limit",
+            "1000000",
+            "--site-proxy",
+            &websites.proxy,
+        ],
         ..ServiceOptions::default()
     });
     let key = service.key("acme", "1000000");

@@ -9,6 +9,7 @@ use api_keys::FailureLimit;
 use bulk_jobs::BulkSettings;
 use clap::Args;
 use company_lookup::LookupSettings;
+use company_resolve::{ResolverSettings, SiteSettings};
 use company_watch::WatchSettings;
 use http_api::KeyRate;
 use http_serve::ConnectionLimits;
@@ -182,6 +183,19 @@ pub struct ServeArgs {
     /// tests and pinned set-ups).
     #[arg(long = "link-resolve", value_parser = parse_resolve)]
     link_resolve: Vec<(String, SocketAddr)>,
+    /// Fetch companies' websites (the resolver's home-page step) through this forward proxy
+    /// (`http://host:port`), which resolves the sites' names itself: an egress proxy that enforces the
+    /// operator's policy, or a test's loopback server. Unset: direct, every name through the public-address
+    /// guard.
+    #[arg(long, env = "COMPANY_DATA_SITE_PROXY")]
+    site_proxy: Option<url::Url>,
+    /// `HOST=IP:PORT`: resolve a website's host to this address instead of through DNS (repeat for several);
+    /// the public-address guard still refuses private addresses.
+    #[arg(long = "site-resolve", value_parser = parse_resolve)]
+    site_resolve: Vec<(String, SocketAddr)>,
+    /// Seconds one company website may take, redirects included (the resolver's home-page step).
+    #[arg(long, env = "COMPANY_DATA_SITE_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
+    site_timeout: Duration,
     /// Mark the dashboard's cookies `Secure` on every response: set it when a TLS proxy is in front (they are
     /// marked on any request whose `X-Forwarded-Proto` is `https` anyway).
     #[arg(long, env = "COMPANY_DATA_SECURE_COOKIES")]
@@ -266,6 +280,15 @@ impl ServeArgs {
                 resolve: self.link_resolve.clone(),
                 ..LinkResolverSettings::default()
             }),
+            resolver: ResolverSettings {
+                site: SiteSettings {
+                    proxy: self.site_proxy.clone(),
+                    resolve: self.site_resolve.clone(),
+                    timeout: self.site_timeout,
+                    ..SiteSettings::default()
+                },
+                ..ResolverSettings::default()
+            },
             key_rate: (self.key_rate > 0.0).then_some(KeyRate {
                 per_second: self.key_rate,
                 burst: self.key_burst,

@@ -37,7 +37,8 @@
 use std::time::Duration;
 
 pub use company_model::{
-    Answer, CompanyDataResponse, ErrorBody, InputRow, JobInfo, JobStatus, RequestBody,
+    Answer, CompanyDataResponse, ErrorBody, InputRow, JobInfo, JobStatus, RequestBody, ResolveBody,
+    ResolveQuery, ResolveResponse,
 };
 use reqwest::{Method, StatusCode, header};
 
@@ -116,6 +117,17 @@ pub struct CompanyData {
     pub replayed: bool,
 }
 
+/// The answer to [`Client::resolve`].
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// The pages found and the queries left unresolved.
+    pub response: ResolveResponse,
+    /// `X-Credits-Charged`: credits this request cost.
+    pub credits_charged: Option<f64>,
+    /// `X-Credits-Remaining`: the account's balance after it.
+    pub credits_remaining: Option<f64>,
+}
+
 /// A client of one server with one API key: cheap to clone (the connection pool is shared).
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -170,17 +182,25 @@ impl Client {
         let reply = self
             .send(Method::POST, "/v1/network/company-data", Some(body))
             .await?;
-        let credits = |name: &str| {
-            reply
-                .headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.parse().ok())
-        };
         Ok(CompanyData {
-            credits_charged: credits("x-credits-charged"),
-            credits_remaining: credits("x-credits-remaining"),
+            credits_charged: reply.credits("x-credits-charged"),
+            credits_remaining: reply.credits("x-credits-remaining"),
             replayed: reply.headers.contains_key("idempotent-replayed"),
+            response: reply.json()?,
+        })
+    }
+
+    /// `POST /v1/network/company-data/resolve`: website domains and company names to pages, with evidence.
+    ///
+    /// # Errors
+    /// [`ClientError`]; e.g. [`ClientError::Api`] with `invalid_request` (400) or `insufficient_credits` (402).
+    pub async fn resolve(&self, body: &ResolveBody) -> Result<Resolved, ClientError> {
+        let reply = self
+            .send(Method::POST, "/v1/network/company-data/resolve", Some(body))
+            .await?;
+        Ok(Resolved {
+            credits_charged: reply.credits("x-credits-charged"),
+            credits_remaining: reply.credits("x-credits-remaining"),
             response: reply.json()?,
         })
     }
@@ -413,6 +433,14 @@ struct Reply {
 }
 
 impl Reply {
+    /// A credits header (`X-Credits-Charged`, `X-Credits-Remaining`) as a number, when sent.
+    fn credits(&self, name: &str) -> Option<f64> {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+    }
+
     async fn read(url: &str, response: reqwest::Response) -> Result<Self, ClientError> {
         let status = response.status();
         let headers = response.headers().clone();

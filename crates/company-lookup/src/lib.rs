@@ -34,5 +34,5 @@ pub use history::HistoryOutcome;
 pub use reparse::{ReparseSummary, reparse_stored};
 pub use service::{
     Caller, DEFAULT_HISTORY_RETENTION, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, LookupError,
-    LookupOutcome, LookupService, LookupSettings,
+    LookupOutcome, LookupService, LookupSettings, PageOutcome,
 };

@@ -3,8 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_model::{
-    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, RecordJson, RecordSource,
-    UnresolvedCode, UnresolvedUrl,
+    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow, RecordJson,
+    RecordSource, UnresolvedCode, UnresolvedUrl,
 };
 use credit_ledger::{
     Charge, Credits, Ledger, LedgerError, Reservation, price_per_company, price_per_record,
@@ -113,15 +113,21 @@ struct Served {
     timed_out: usize,
 }
 
-/// How one distinct page was answered.
+/// How one distinct page was answered ([`LookupService::pages`]).
 #[derive(Clone, Debug)]
-enum PageOutcome {
+pub enum PageOutcome {
+    /// The page's newest snapshot: stored inside the window, or fetched now.
     Found {
+        /// The snapshot.
         snapshot: Box<Snapshot>,
+        /// `stored` or `live` (never `stale` from [`LookupService::pages`]).
         source: RecordSource,
     },
+    /// No record: the code and message an `unresolved` entry carries.
     Failed {
+        /// Why.
         code: UnresolvedCode,
+        /// What happened and what to do.
         message: String,
         /// For push-back (`blocked`, `authwall`): until a route to the network is free again.
         retry_after: Option<Duration>,
@@ -440,18 +446,49 @@ impl LookupService {
         })
     }
 
+    /// Each of `urls` (distinct) as a request with `window` would find it: its snapshot stored inside the window,
+    /// else fetched live (under the account's cap on live lookups, stored as any live fetch is), without billing:
+    /// for a caller that bills by a rule of its own, such as the resolver, which pays for the page it returns and
+    /// not for the candidates it rejected.
+    ///
+    /// # Errors
+    /// [`LookupError::TooManyLiveLookups`] when the account's cap does not admit the live fetches (nothing
+    /// fetched).
+    pub async fn pages(
+        &self,
+        account: AccountId,
+        urls: &[PageUrl],
+        window: FreshnessWindow,
+    ) -> Result<HashMap<PageUrl, PageOutcome>, LookupError> {
+        let mut outcomes = self.stored_in(urls, window).await;
+        let missing: Vec<&PageUrl> = urls.iter().filter(|u| !outcomes.contains_key(*u)).collect();
+        if !missing.is_empty() {
+            outcomes.extend(self.live(account, missing, Priority::Interactive).await?);
+        }
+        Ok(outcomes)
+    }
+
     /// The pages that have a stored snapshot inside the request's freshness window (none for a live request).
     async fn stored(
         &self,
         distinct: &[PageUrl],
         request: &CompanyRequest,
     ) -> HashMap<PageUrl, PageOutcome> {
+        self.stored_in(distinct, request.window).await
+    }
+
+    /// The pages of `distinct` that have a stored snapshot inside `window` (none for a live window).
+    async fn stored_in(
+        &self,
+        distinct: &[PageUrl],
+        window: FreshnessWindow,
+    ) -> HashMap<PageUrl, PageOutcome> {
         let mut outcomes = HashMap::with_capacity(distinct.len());
-        if request.window.is_live() {
+        if window.is_live() {
             return outcomes;
         }
-        let window = jiff::SignedDuration::try_from(request.window.duration())
-            .unwrap_or(jiff::SignedDuration::ZERO);
+        let window =
+            jiff::SignedDuration::try_from(window.duration()).unwrap_or(jiff::SignedDuration::ZERO);
         let since = jiff::Timestamp::now() - window;
         // A broken cache must not fail the request: fetch everything live instead.
         if let Err(error) = self

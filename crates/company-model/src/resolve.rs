@@ -29,19 +29,20 @@ pub const DEFAULT_RESOLVE_WINDOW: FreshnessWindow = FreshnessWindow::MAX;
 #[cfg_attr(feature = "schema", schemars(rename = "ResolveRequest"))]
 pub struct ResolveBody {
     /// 1 to 200 queries, each a website `domain` or a company `name`.
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = 200)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = MAX_QUERIES)))]
     pub queries: Vec<ResolveQuery>,
     /// Also return each resolved page's record, as `POST /v1/network/company-data` would with the same
     /// freshness window (no extra charge: the page that verified the resolution is the record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub enrich: Option<bool>,
     /// Accept stored pages fetched up to this many hours ago (0 to 24; default 24 for a resolve request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 24.0)))]
+    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_HOURS)))]
     pub max_age_hours: Option<f64>,
     /// The same window in seconds (0 to 86400); wins over `maxAgeHours`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 86400.0)))]
+    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_SECONDS)))]
     pub max_age_seconds: Option<f64>,
 }
 
@@ -50,21 +51,28 @@ pub struct ResolveBody {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(extend(
+        "anyOf" = [{"required": ["domain"]}, {"required": ["name"]}],
+        "dependentRequired" = {"location": ["name"]}
+    ))
+)]
 pub struct ResolveQuery {
     /// A website domain (`stripe.com`) or URL (`https://www.stripe.com/about`): its registrable domain is
     /// resolved. With `name`, a hint: the page's website must be on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = 2048)))]
+    #[cfg_attr(feature = "schema", schemars(with = "String", length(min = 1, max = MAX_DOMAIN_LEN), pattern(r"\S")))]
     pub domain: Option<String>,
     /// A company name (`Stripe`, `Stripe, Inc.`): compared without case, accents, punctuation and legal-form
     /// suffixes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = 300)))]
+    #[cfg_attr(feature = "schema", schemars(with = "String", length(min = 1, max = MAX_NAME_LEN), pattern(r"\S")))]
     pub name: Option<String>,
     /// With `name`: where the company is (a country such as `US` or `Germany`, a city, a region), compared
     /// with the page's headquarters and locations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = 300)))]
+    #[cfg_attr(feature = "schema", schemars(with = "String", length(min = 1, max = MAX_NAME_LEN), pattern(r"\S")))]
     pub location: Option<String>,
 }
 

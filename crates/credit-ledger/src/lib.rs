@@ -77,6 +77,14 @@ pub fn price_per_record(window: FreshnessWindow, source: RecordSource) -> Credit
     }
 }
 
+/// The price of one query resolved to a page (`POST /v1/network/company-data/resolve`): that of the page's
+/// record as the resolution verified it, [`price_per_record`] (a live page at [`LIVE_PRICE`] with a zero window,
+/// else [`STORED_PRICE`]); the record itself, with `"enrich": true`, costs nothing more. A query left unresolved
+/// costs nothing.
+pub fn price_per_resolution(window: FreshnessWindow, source: RecordSource) -> Credits {
+    price_per_record(window, source)
+}
+
 /// An account that holds credits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Account {

@@ -70,6 +70,8 @@ pub(crate) struct Parts {
     pub(crate) jobs: Option<Arc<BulkJobs>>,
     /// Watches for the Watches page; without them the page is 404.
     pub(crate) watches: Option<Arc<company_watch::Watches>>,
+    /// The resolver Try it sends domains and names to; without it Try it takes page URLs only.
+    pub(crate) resolver: Option<Arc<company_resolve::Resolver>>,
 }
 
 impl Dashboard {
@@ -87,7 +89,16 @@ impl Dashboard {
             settings,
             jobs: None,
             watches: None,
+            resolver: None,
         }))
+    }
+
+    /// Lets Try it resolve website domains and company names with `resolver`.
+    #[must_use]
+    pub fn with_resolver(self, resolver: Arc<company_resolve::Resolver>) -> Self {
+        let mut parts = Arc::unwrap_or_clone(self.0);
+        parts.resolver = Some(resolver);
+        Self(Arc::new(parts))
     }
 
     /// Shows the Jobs page over `jobs` (start, follow, cancel and download bulk jobs).

@@ -8,6 +8,7 @@ use api_keys::ApiKey;
 use bulk_jobs::BulkJobs;
 use bytes::Bytes;
 use company_lookup::{Caller, LookupService};
+use company_resolve::Resolver;
 use company_watch::Watches;
 use http::{HeaderMap, HeaderValue};
 use idempotency::IdempotencyStore;
@@ -66,6 +67,8 @@ struct Inner {
     jobs: Option<Arc<BulkJobs>>,
     /// The watches behind `/v1/network/company-data/watches`.
     watches: Option<Arc<Watches>>,
+    /// The resolver behind `/v1/network/company-data/resolve`.
+    resolver: Option<Arc<Resolver>>,
     /// Where `Idempotency-Key` answers are kept.
     idempotency: Option<Arc<dyn IdempotencyStore>>,
 }
@@ -102,6 +105,7 @@ impl Api {
             health: None,
             jobs: None,
             watches: None,
+            resolver: None,
             idempotency: None,
         }))
     }
@@ -145,6 +149,13 @@ impl Api {
     #[must_use]
     pub fn with_jobs(self, jobs: Arc<BulkJobs>) -> Self {
         self.changed(|inner| inner.jobs = Some(jobs))
+    }
+
+    /// The same API resolving domains and names with `resolver` under `/v1/network/company-data/resolve`.
+    /// Without it that path is 404.
+    #[must_use]
+    pub fn with_resolver(self, resolver: Arc<Resolver>) -> Self {
+        self.changed(|inner| inner.resolver = Some(resolver))
     }
 
     /// The same API serving watches from `watches` under `/v1/network/company-data/watches`. Without them those
@@ -192,6 +203,11 @@ impl Api {
                     .unwrap_or_default()
             })
             .clone()
+    }
+
+    /// The bulk jobs, when added.
+    pub(crate) fn resolver(&self) -> Option<&Arc<Resolver>> {
+        self.0.resolver.as_ref()
     }
 
     /// The bulk jobs, when added.

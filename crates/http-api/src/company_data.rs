@@ -8,7 +8,7 @@ use http_serve::Response;
 use crate::api::Api;
 use crate::error::ApiError;
 use crate::request::{idempotency_key, require_json};
-use crate::respond::{credits_headers, json_bytes_response};
+use crate::respond::{billed, json_bytes_response};
 
 impl Api {
     /// `POST /v1/network/company-data`: auth, body, validation, lookup, billing headers.
@@ -34,28 +34,20 @@ impl Api {
     /// The company-data answer to a valid request: the lookup, and the billing headers.
     async fn look_up(&self, caller: Caller, parsed: &CompanyRequest) -> Result<Response, ApiError> {
         let outcome = self.lookup().run(caller, parsed).await?;
-        let span = tracing::Span::current();
-        span.record("records", outcome.response.results.len());
-        span.record("credits", tracing::field::display(outcome.charged));
         // Written by copying each record's stored text, not through serde (see `CompanyDataResponse::to_json`).
-        let mut response = json_bytes_response(StatusCode::OK, outcome.response.to_json());
-        credits_headers(
-            &mut response,
-            Some(outcome.charged),
-            Some(outcome.remaining),
-        );
+        let response = json_bytes_response(StatusCode::OK, outcome.response.to_json());
         // URLs the network pushed back on: when to send them again (the latest of their routes' free times).
-        if let Some(seconds) = outcome
+        let retry = outcome
             .response
             .unresolved
             .iter()
-            .filter_map(|u| u.retry_after_seconds)
-            .max()
-        {
-            response
-                .headers_mut()
-                .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
-        }
-        Ok(response)
+            .filter_map(|u| u.retry_after_seconds);
+        Ok(billed(
+            response,
+            outcome.response.results.len(),
+            outcome.charged,
+            outcome.remaining,
+            retry,
+        ))
     }
 }

@@ -58,6 +58,7 @@ impl Api {
             Part::Core => true,
             Part::Jobs => self.jobs().is_some(),
             Part::Watches => self.watches().is_some(),
+            Part::Resolve => self.resolver().is_some(),
         }
     }
 
@@ -73,6 +74,7 @@ impl Api {
     {
         match operation {
             Operation::GetCompanyData => self.company_data(request).await,
+            Operation::ResolveCompanyPages => self.resolve(request).await,
             Operation::GetOpenApiDocument => Ok(bytes_response(
                 StatusCode::OK,
                 self.openapi(),

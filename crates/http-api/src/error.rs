@@ -227,7 +227,8 @@ impl ApiError {
             Self::NotFound => (
                 S::NOT_FOUND,
                 "not_found",
-                "No such endpoint. The API is `POST /v1/network/company-data`, the jobs under \
+                "No such endpoint. The API is `POST /v1/network/company-data`, \
+                 `POST /v1/network/company-data/resolve`, the jobs under \
                  `/v1/network/company-data/jobs`, `GET /v1/network/company-data/history`, the watches under \
                  `/v1/network/company-data/watches` and `GET /v1/account`; its description is at \
                  `GET /openapi.json`."

@@ -50,6 +50,7 @@ mod metrics;
 mod openapi;
 mod paging;
 mod request;
+mod resolve;
 mod respond;
 mod table;
 mod watches;

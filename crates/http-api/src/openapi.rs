@@ -8,10 +8,12 @@
 use std::time::Duration;
 
 use company_model::{
-    CompanyDataResponse, CreatedWatches, ErrorBody, HistoryResponse, JobInfo, JobList,
-    MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody,
-    WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList, WebhookEvent,
+    CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryResponse,
+    JobInfo, JobList, MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS,
+    RequestBody, ResolveBody, ResolveResponse, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList,
+    WebhookEvent,
 };
+use company_resolve::MIN_CONFIDENCE;
 use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use page_url::NetworkDomain;
 use serde_json::{Map, Value, json};
@@ -203,6 +205,49 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
                 },
                 "504": error_response("No URL resolved and a live lookup timed out; nothing was charged."),
+            }
+        }),
+        Operation::ResolveCompanyPages => json!({
+            "summary": "Resolve website domains and company names to company pages",
+            "description": format!(
+                "Each query is a website `domain` (or a URL on it) or a company `name` (with optional `location` \
+                 and `domain` hints). A domain is resolved from the stored pages whose website is on it, then the \
+                 links on the company's own home page (`<a href>`, `rel=\"me\"`, JSON-LD `sameAs`), then the pages \
+                 named after it; a name from the stored pages of that name and the pages named after it. Every page \
+                 is verified by its own website (or name) before it is returned, with `confidence` at least \
+                 {MIN_CONFIDENCE}; each step is listed in `evidence`. A resolved query costs what its page's record \
+                 costs ({LIVE_PRICE} credit verified live with `maxAgeHours: 0`, {STORED_PRICE} credit with a \
+                 window above 0, the default here being {default_hours} hours); `\"enrich\": true` adds the record \
+                 at no extra cost; unresolved queries cost nothing.",
+                default_hours = DEFAULT_RESOLVE_WINDOW.seconds() / 3600.0
+            ),
+            "tags": ["Company Data"],
+            "requestBody": {
+                "required": true,
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResolveRequest"}}}
+            },
+            "responses": {
+                "200": {
+                    "description": "One result per resolved query and one entry per unresolved query, in query order.",
+                    "headers": {
+                        "X-Credits-Charged": credits_header("Credits charged for this request."),
+                        "X-Credits-Remaining": credits_header("The account's balance after the charge."),
+                        "Retry-After": {
+                            "description": "When some queries are unresolved as `blocked`: seconds until the network \
+                                may be asked again (the largest of their `retry_after_seconds`).",
+                            "schema": {"type": "integer", "minimum": 1}
+                        },
+                    },
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResolveResponse"}}}
+                },
+                "400": error_response("Invalid request body; `details` lists every problem."),
+                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "402": error_response("Insufficient credits to pay for every query; nothing was done, or (rarely, when the balance was spent meanwhile) nothing was charged."),
+                "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
+                "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+                "415": error_response("The body is not sent as `application/json`."),
+                "429": rate_limited(),
+                "503": unavailable(),
             }
         }),
         Operation::GetOpenApiDocument => json!({
@@ -436,6 +481,8 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
         .into_generator();
     generator.subschema_for::<RequestBody>();
     generator.subschema_for::<CompanyDataResponse>();
+    generator.subschema_for::<ResolveBody>();
+    generator.subschema_for::<ResolveResponse>();
     generator.subschema_for::<ErrorBody>();
     generator.subschema_for::<JobInfo>();
     generator.subschema_for::<JobList>();

@@ -2,6 +2,7 @@
 //! intermediaries. Imports nothing else of the crate.
 
 use bytes::Bytes;
+use credit_ledger::Credits;
 use http::{HeaderValue, StatusCode, header};
 use http_serve::Response;
 
@@ -47,6 +48,27 @@ pub(crate) fn no_content() -> Response {
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// A billed answer: its records and charge on the request's span, `X-Credits-*`, and `Retry-After` with the
+/// largest of `retry_after_seconds` (the entries the network pushed back on: when to send them again).
+pub(crate) fn billed(
+    mut response: Response,
+    records: usize,
+    charged: Credits,
+    remaining: Credits,
+    retry_after_seconds: impl Iterator<Item = u64>,
+) -> Response {
+    let span = tracing::Span::current();
+    span.record("records", records);
+    span.record("credits", tracing::field::display(charged));
+    credits_headers(&mut response, Some(charged), Some(remaining));
+    if let Some(seconds) = retry_after_seconds.max() {
+        response
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
     response
 }
 

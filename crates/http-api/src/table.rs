@@ -10,6 +10,8 @@ use http::Method;
 pub(crate) enum Operation {
     /// `POST /v1/network/company-data`.
     GetCompanyData,
+    /// `POST /v1/network/company-data/resolve`.
+    ResolveCompanyPages,
     /// `GET /openapi.json`.
     GetOpenApiDocument,
     /// `GET /healthz`.
@@ -46,6 +48,7 @@ impl Operation {
     pub(crate) fn operation_id(self) -> &'static str {
         match self {
             Self::GetCompanyData => "getLinkedInCompanyData",
+            Self::ResolveCompanyPages => "resolveCompanyPages",
             Self::GetOpenApiDocument => "getOpenApiDocument",
             Self::GetHealth => "getHealth",
             Self::GetCompanyHistory => "getCompanyHistory",
@@ -73,7 +76,10 @@ impl Operation {
     pub(crate) fn idempotent(self) -> bool {
         matches!(
             self,
-            Self::GetCompanyData | Self::CreateJob | Self::CreateWatches
+            Self::GetCompanyData
+                | Self::ResolveCompanyPages
+                | Self::CreateJob
+                | Self::CreateWatches
         )
     }
 }
@@ -88,6 +94,8 @@ pub(crate) enum Part {
     Jobs,
     /// Served once watches are set.
     Watches,
+    /// Served once the resolver is set.
+    Resolve,
 }
 
 /// One route of the API: its [`Part`] is the tag.
@@ -95,6 +103,8 @@ pub(crate) type Route = http_serve::Route<Operation, Part>;
 
 /// The bulk jobs' collection: a job is `{JOBS}/{id}`.
 pub(crate) const JOBS: &str = "/v1/network/company-data/jobs";
+/// Domains and names to pages.
+pub(crate) const RESOLVE: &str = "/v1/network/company-data/resolve";
 /// The watches' collection: a watch is `{WATCHES}/{id}`.
 pub(crate) const WATCHES: &str = "/v1/network/company-data/watches";
 
@@ -104,6 +114,11 @@ pub(crate) const ROUTES: &[Route] = &[
         path: "/v1/network/company-data",
         tag: Part::Core,
         methods: &[(Method::POST, Operation::GetCompanyData)],
+    },
+    Route {
+        path: RESOLVE,
+        tag: Part::Resolve,
+        methods: &[(Method::POST, Operation::ResolveCompanyPages)],
     },
     Route {
         path: "/openapi.json",

@@ -7,10 +7,14 @@
 //! kept in `OUTPUT.job` until the output is written, so an interrupted run continues the same job
 //! (`resume`), paying nothing twice.
 //!
+//! A list of website domains or company names ([`QueryList`]) is resolved instead ([`enrich_queries`]): each
+//! row's page found with its evidence, and its record beside the row's fields.
+//!
 //! Not here: running jobs (`bulk-jobs`), the HTTP API (`company-data-client` calls it), progress display.
 #![deny(missing_docs)]
 
 pub mod lists;
+pub mod queries;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +26,9 @@ use company_data_client::{Client, ClientError};
 use company_lookup::Caller;
 use company_model::{Answer, CompanyRequest, InputRow, InvalidRequest, JobInfo, RequestBody};
 pub use lists::{List, ListError, ListFormat, ListRow};
+pub use queries::{
+    EmbeddedResolver, QueryColumns, QueryList, QueryRow, ResolveTarget, enrich_queries,
+};
 use sha2::Digest;
 
 /// Why a list could not be enriched.
@@ -37,6 +44,9 @@ pub enum EnrichError {
     /// The embedded runner refused the list (the server would answer 400).
     #[error(transparent)]
     Invalid(#[from] InvalidRequest),
+    /// The embedded resolver refused the request or its ledger failed.
+    #[error("{0}")]
+    Resolve(String),
     /// The embedded runner has no such job for the account.
     #[error("no job {0} of this account; delete the `.job` file beside the output to start afresh")]
     NoSuchJob(String),

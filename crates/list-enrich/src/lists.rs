@@ -106,81 +106,7 @@ impl List {
         column: Option<&str>,
         domain: &NetworkDomain,
     ) -> Result<Self, ListError> {
-        let io = |source| ListError::Io {
-            path: path.display().to_string(),
-            source,
-        };
-        let (columns, records): (Vec<String>, Vec<Vec<(String, String)>>) =
-            match ListFormat::of(path) {
-                ListFormat::Csv => {
-                    let mut reader = csv::ReaderBuilder::new()
-                        .flexible(true)
-                        .from_path(path)
-                        .map_err(|e| match e.into_kind() {
-                            csv::ErrorKind::Io(e) => io(e),
-                            other => ListError::Csv(csv::Error::from(std::io::Error::other(
-                                format!("{other:?}"),
-                            ))),
-                        })?;
-                    let header: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
-                    let mut records = Vec::new();
-                    for record in reader.records() {
-                        let record = record?;
-                        records.push(
-                            header
-                                .iter()
-                                .enumerate()
-                                .map(|(i, name)| {
-                                    (name.clone(), record.get(i).unwrap_or_default().to_owned())
-                                })
-                                .collect(),
-                        );
-                    }
-                    (header, records)
-                }
-                ListFormat::Ndjson => {
-                    let text = std::fs::read_to_string(path).map_err(io)?;
-                    let mut columns: Vec<String> = Vec::new();
-                    let mut records = Vec::new();
-                    for (n, line) in text.lines().enumerate() {
-                        if line.trim().is_empty() {
-                            continue;
-                        }
-                        let object: serde_json::Map<String, serde_json::Value> =
-                            serde_json::from_str(line).map_err(|e| ListError::Ndjson {
-                                line: n + 1,
-                                reason: e.to_string(),
-                            })?;
-                        let fields: Vec<(String, String)> = object
-                            .into_iter()
-                            .map(|(name, value)| {
-                                let text = match value {
-                                    serde_json::Value::String(text) => text,
-                                    other => other.to_string(),
-                                };
-                                (name, text)
-                            })
-                            .collect();
-                        for (name, _) in &fields {
-                            if !columns.contains(name) {
-                                columns.push(name.clone());
-                            }
-                        }
-                        records.push(fields);
-                    }
-                    (columns, records)
-                }
-                ListFormat::Text => {
-                    let text = std::fs::read_to_string(path).map_err(io)?;
-                    let records = text
-                        .lines()
-                        .map(str::trim)
-                        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-                        .map(|line| vec![("url".to_owned(), line.to_owned())])
-                        .collect();
-                    (vec!["url".to_owned()], records)
-                }
-            };
+        let (columns, records) = read_records(path)?;
         let url_column = match column {
             Some(name) if columns.iter().any(|c| c == name) => name.to_owned(),
             Some(name) => return Err(ListError::NoSuchColumn(name.to_owned())),
@@ -287,17 +213,7 @@ impl List {
             header.extend(output::csv_columns());
             writer.write_record(header)?;
             for (row, (answer, error)) in self.rows.iter().zip(answered) {
-                let mut cells: Vec<String> = self
-                    .columns
-                    .iter()
-                    .map(|column| {
-                        row.fields
-                            .iter()
-                            .find(|(name, _)| name == column)
-                            .map(|(_, value)| value.clone())
-                            .unwrap_or_default()
-                    })
-                    .collect();
+                let mut cells = row_cells(&self.columns, &row.fields);
                 let mut answer_cells = output::csv_row(&answer).unwrap_or_default();
                 if let (Some(error), Some(cell)) = (error, answer_cells.get_mut(3)) {
                     error.clone_into(cell);
@@ -331,4 +247,100 @@ impl List {
         }
         Ok(())
     }
+}
+
+/// A list's field names, in order, and each record's `(name, value)` fields.
+type Records = (Vec<String>, Vec<Vec<(String, String)>>);
+
+/// The fields of every record of the list at `path`, in its extension's [`ListFormat`].
+pub(crate) fn read_records(path: &Path) -> Result<Records, ListError> {
+    let io = |source| ListError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let read: Records = match ListFormat::of(path) {
+        ListFormat::Csv => {
+            let mut reader = csv::ReaderBuilder::new()
+                .flexible(true)
+                .from_path(path)
+                .map_err(|e| match e.into_kind() {
+                    csv::ErrorKind::Io(e) => io(e),
+                    other => ListError::Csv(csv::Error::from(std::io::Error::other(format!(
+                        "{other:?}"
+                    )))),
+                })?;
+            let header: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
+            let mut records = Vec::new();
+            for record in reader.records() {
+                let record = record?;
+                records.push(
+                    header
+                        .iter()
+                        .enumerate()
+                        .map(|(i, name)| {
+                            (name.clone(), record.get(i).unwrap_or_default().to_owned())
+                        })
+                        .collect(),
+                );
+            }
+            (header, records)
+        }
+        ListFormat::Ndjson => {
+            let text = std::fs::read_to_string(path).map_err(io)?;
+            let mut columns: Vec<String> = Vec::new();
+            let mut records = Vec::new();
+            for (n, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)
+                    .map_err(|e| ListError::Ndjson {
+                        line: n + 1,
+                        reason: e.to_string(),
+                    })?;
+                let fields: Vec<(String, String)> = object
+                    .into_iter()
+                    .map(|(name, value)| {
+                        let text = match value {
+                            serde_json::Value::String(text) => text,
+                            other => other.to_string(),
+                        };
+                        (name, text)
+                    })
+                    .collect();
+                for (name, _) in &fields {
+                    if !columns.contains(name) {
+                        columns.push(name.clone());
+                    }
+                }
+                records.push(fields);
+            }
+            (columns, records)
+        }
+        ListFormat::Text => {
+            let text = std::fs::read_to_string(path).map_err(io)?;
+            let records = text
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .map(|line| vec![("url".to_owned(), line.to_owned())])
+                .collect();
+            (vec!["url".to_owned()], records)
+        }
+    };
+    Ok(read)
+}
+
+/// A row's own cells in the list's column order (empty where the row lacks a column).
+pub(crate) fn row_cells(columns: &[String], fields: &[(String, String)]) -> Vec<String> {
+    columns
+        .iter()
+        .map(|column| {
+            fields
+                .iter()
+                .find(|(name, _)| name == column)
+                .map(|(_, value)| value.clone())
+                .unwrap_or_default()
+        })
+        .collect()
 }

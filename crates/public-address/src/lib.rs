@@ -40,6 +40,20 @@ pub fn public_only_client_resolving(
     fixed: Vec<(String, SocketAddr)>,
     timeout: Duration,
 ) -> Result<reqwest::Client, reqwest::Error> {
+    guarded_builder(allow_private, fixed)
+        .timeout(timeout)
+        .build()
+}
+
+/// The builder [`public_only_client_resolving`] starts from (no redirect, no proxy, the guarded resolver), for
+/// a caller that sets more (its user agent, its time-outs). A proxy added to it resolves the names it is asked
+/// for itself, so the guard then applies to the proxy's own host only: add one only where the proxy is the
+/// operator's egress policy (the resolver's `--site-proxy`), and check literal addresses with
+/// [`check_literal_host`] either way.
+pub fn guarded_builder(
+    allow_private: bool,
+    fixed: Vec<(String, SocketAddr)>,
+) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
@@ -47,8 +61,6 @@ pub fn public_only_client_resolving(
             allow_private,
             fixed,
         }))
-        .timeout(timeout)
-        .build()
 }
 
 /// `Err` with the address when `url`'s host is a literal IP address that is not public and `allow_private` is

@@ -18,6 +18,7 @@ use anyhow::Context;
 use api_keys::{ApiKeys, KeyStore, PgKeyStore, SqliteKeyStore};
 use bulk_jobs::{BulkJobs, BulkSettings, Runner};
 use company_lookup::{LookupService, LookupSettings};
+use company_resolve::{Resolver, ResolverSettings};
 use company_watch::{SystemClock, WatchSettings, Watches};
 use credit_ledger::{Ledger, PgLedger, SqliteLedger};
 use dashboard::{Dashboard, DashboardSettings};
@@ -83,6 +84,8 @@ pub struct Settings {
     pub key_rate: Option<KeyRate>,
     /// How shortened website links are followed to a domain a CRM can match; `None` to keep the shortener's.
     pub link_resolver: Option<LinkResolverSettings>,
+    /// How domains and names are resolved to pages (the websites' fetching, what is remembered).
+    pub resolver: ResolverSettings,
     /// What one client connection may take.
     pub connections: ConnectionLimits,
     /// Always mark dashboard cookies `Secure`.
@@ -195,6 +198,8 @@ pub struct App {
     pub accounts: Arc<Accounts>,
     /// The lookup every request runs.
     pub lookup: Arc<LookupService>,
+    /// Resolves domains and names to pages.
+    pub resolver: Arc<Resolver>,
     /// Bulk jobs; [`Server::start`] starts their runner.
     pub jobs: Arc<BulkJobs>,
     /// Watches; [`Server::start`] starts their runner.
@@ -228,6 +233,12 @@ impl App {
             lookup = lookup.with_link_resolver(LinkResolver::new(links.clone())?);
         }
         let lookup = Arc::new(lookup);
+        let resolver = Arc::new(Resolver::new(
+            Arc::clone(&lookup),
+            Arc::clone(&stores.snapshots),
+            settings.fetcher.domain.clone(),
+            settings.resolver.clone(),
+        )?);
         let watches = Arc::new(Watches::new(
             stores.watches,
             Arc::clone(&stores.snapshots),
@@ -259,6 +270,7 @@ impl App {
         ))))
         .with_jobs(Arc::clone(&jobs))
         .with_watches(Arc::clone(&watches))
+        .with_resolver(Arc::clone(&resolver))
         .with_idempotency(Arc::clone(&stores.idempotency));
         let dashboard = Dashboard::new(
             Arc::clone(&stores.accounts),
@@ -270,10 +282,12 @@ impl App {
             },
         )
         .with_jobs(Arc::clone(&jobs))
-        .with_watches(Arc::clone(&watches));
+        .with_watches(Arc::clone(&watches))
+        .with_resolver(Arc::clone(&resolver));
         Ok(Self {
             accounts: stores.accounts,
             lookup,
+            resolver,
             jobs,
             watches,
             idempotency: stores.idempotency,

@@ -9,7 +9,10 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use company_data::config::ServeArgs;
 use company_lookup::Caller;
-use list_enrich::{Embedded, Enrichment, JobTarget, List, ListFormat, Remote};
+use list_enrich::{
+    Embedded, EmbeddedResolver, Enrichment, JobTarget, List, ListFormat, QueryColumns, QueryList,
+    Remote, ResolveTarget,
+};
 use service::Server;
 
 /// The flags of `company-data enrich`.
@@ -21,8 +24,18 @@ pub(crate) struct EnrichArgs {
     #[arg(long)]
     out: PathBuf,
     /// The column (CSV) or member (NDJSON) holding the URL. Default: the first whose first value is a page URL.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["domain_column", "name_column"])]
     column: Option<String>,
+    /// The column holding each row's website domain (or site URL): rows are resolved to their company page
+    /// (with the evidence) instead of read as page URLs. A text list with this flag is one domain per line.
+    #[arg(long)]
+    domain_column: Option<String>,
+    /// The column holding each row's company name, used for rows without a domain (or for every row, alone).
+    #[arg(long)]
+    name_column: Option<String>,
+    /// With --name-column: the column holding a location hint (a country, region or city) for the name.
+    #[arg(long, requires = "name_column")]
+    location_column: Option<String>,
     /// The output's format. Default: CSV for a `.csv` OUTPUT, NDJSON otherwise.
     #[arg(long, value_enum)]
     format: Option<OutputFormat>,
@@ -56,6 +69,9 @@ enum OutputFormat {
 
 pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
     let settings = args.serve.settings()?;
+    if args.domain_column.is_some() || args.name_column.is_some() {
+        return resolve_list(args, &settings).await;
+    }
     let list = List::read(
         &args.input,
         args.column.as_deref(),
@@ -74,11 +90,7 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
             String::new()
         }
     );
-    let format = match args.format {
-        Some(OutputFormat::Csv) => ListFormat::Csv,
-        None if ListFormat::of(&args.out) == ListFormat::Csv => ListFormat::Csv,
-        Some(OutputFormat::Ndjson) | None => ListFormat::Ndjson,
-    };
+    let format = output_format(&args);
     let mut what = Enrichment {
         list: &list,
         out: &args.out,
@@ -94,24 +106,11 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         Box::new(Remote(company_data_client::Client::new(base, key)?))
     } else {
         let server = Server::start(&settings).await?;
-        let account = server
-            .app()
-            .accounts
-            .ledger()
-            .account_by_name(&args.account)
-            .await?
-            .with_context(|| {
-                format!(
-                    "no account `{}` in {}; create it with `company-data keys create --account {}` and grant it \
-                     credits with `company-data credits grant --account {} <amount>`, or name another with \
-                     --account",
-                    args.account, settings.db, args.account, args.account
-                )
-            })?;
+        let account = account_named(&server, &args.account, &settings).await?;
         let target = Embedded {
             jobs: std::sync::Arc::clone(&server.app().jobs),
             caller: Caller {
-                account: account.id,
+                account,
                 key_id: None,
             },
             domain: settings.fetcher.domain.clone(),
@@ -187,4 +186,88 @@ impl Progress {
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// The output's format: `--format`, else CSV for a `.csv` OUTPUT, NDJSON otherwise.
+fn output_format(args: &EnrichArgs) -> ListFormat {
+    match args.format {
+        Some(OutputFormat::Csv) => ListFormat::Csv,
+        None if ListFormat::of(&args.out) == ListFormat::Csv => ListFormat::Csv,
+        Some(OutputFormat::Ndjson) | None => ListFormat::Ndjson,
+    }
+}
+
+/// The account billed when the work runs here, with how to make it when it is missing.
+async fn account_named(
+    server: &Server,
+    name: &str,
+    settings: &service::Settings,
+) -> anyhow::Result<credit_ledger::AccountId> {
+    let account = server
+        .app()
+        .accounts
+        .ledger()
+        .account_by_name(name)
+        .await?
+        .with_context(|| {
+            format!(
+                "no account `{name}` in {}; create it with `company-data keys create --account {name}` and grant \
+                 it credits with `company-data credits grant --account {name} <amount>`, or name another with \
+                 --account",
+                settings.db
+            )
+        })?;
+    Ok(account.id)
+}
+
+/// `enrich --domain-column` / `--name-column`: each row's query resolved to its page, the record beside it.
+async fn resolve_list(args: EnrichArgs, settings: &service::Settings) -> anyhow::Result<()> {
+    let columns = QueryColumns {
+        domain: args.domain_column.clone(),
+        name: args.name_column.clone(),
+        location: args.location_column.clone(),
+    };
+    let list = QueryList::read(&args.input, &columns)
+        .with_context(|| format!("reading {}", args.input.display()))?;
+    let empty = list.rows.iter().filter(|row| row.query.is_none()).count();
+    eprintln!(
+        "{}: {} rows{}",
+        args.input.display(),
+        list.rows.len(),
+        if empty > 0 {
+            format!(", {empty} with neither a domain nor a name (written as no_query, not sent)")
+        } else {
+            String::new()
+        }
+    );
+    let format = output_format(&args);
+    let mut embedded = None;
+    let target: Box<dyn ResolveTarget> = if let (Some(base), Some(key)) = (&args.server, &args.key)
+    {
+        Box::new(Remote(company_data_client::Client::new(base, key)?))
+    } else {
+        let server = Server::start(settings).await?;
+        let account = account_named(&server, &args.account, settings).await?;
+        let target = EmbeddedResolver {
+            resolver: std::sync::Arc::clone(&server.app().resolver),
+            caller: Caller {
+                account,
+                key_id: None,
+            },
+        };
+        embedded = Some(server);
+        Box::new(target)
+    };
+    let enriched = tokio::select! {
+        enriched = list_enrich::enrich_queries(target.as_ref(), &list, args.max_age_hours, &args.out, format, |done, total| {
+            eprintln!("{done}/{total} distinct queries resolved");
+        }) => enriched,
+        _ = tokio::signal::ctrl_c() => bail!("interrupted: the requests answered so far were charged; nothing was written"),
+    };
+    if let Some(server) = embedded {
+        server.stop().await;
+    }
+    let summary = enriched?;
+    eprintln!("wrote {}: {summary}", args.out.display());
+    Ok(())
 }

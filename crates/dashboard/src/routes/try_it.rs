@@ -6,7 +6,7 @@
 
 use api_keys::KeyRecord;
 use company_lookup::Caller;
-use company_model::{CompanyRequest, FreshnessWindow, MAX_URLS};
+use company_model::{CompanyRequest, FreshnessWindow, MAX_URLS, ResolveRequest};
 use credit_ledger::{Credits, LIVE_PRICE, STORED_PRICE, price_per_company};
 use http::{Request, StatusCode};
 use maud::{Markup, html};
@@ -18,9 +18,42 @@ use crate::layout::{csrf, key_label, layout};
 use crate::respond::html;
 use crate::visitor::Visitor;
 
+/// What each line of the form is: the member of a request body it becomes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    /// A page URL (`POST /v1/network/company-data`).
+    PageUrl,
+    /// A website domain (`POST /v1/network/company-data/resolve`, `{"domain": …}`).
+    Domain,
+    /// A company name (`POST /v1/network/company-data/resolve`, `{"name": …}`).
+    Name,
+}
+
+impl LineKind {
+    const ALL: [LineKind; 3] = [LineKind::PageUrl, LineKind::Domain, LineKind::Name];
+
+    /// The form's value.
+    fn value(self) -> &'static str {
+        match self {
+            LineKind::PageUrl => "url",
+            LineKind::Domain => "domain",
+            LineKind::Name => "name",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            LineKind::PageUrl => "a page URL",
+            LineKind::Domain => "a website domain (resolved to its page)",
+            LineKind::Name => "a company name (resolved to its page)",
+        }
+    }
+}
+
 /// What the form was sent with.
 struct TryInput<'a> {
     urls: &'a [String],
+    kind: LineKind,
     /// `maxAgeSeconds` as sent.
     window_seconds: f64,
     /// The window, when that is one a request may send.
@@ -55,9 +88,24 @@ where
 {
     let form = read_session_form(parts, visitor, request).await?;
     let keys = active_keys(parts, visitor).await?;
+    let kind = LineKind::ALL
+        .into_iter()
+        .find(|k| form.get("kind").map(String::as_str) == Some(k.value()))
+        .unwrap_or(LineKind::PageUrl);
+    // A name may hold spaces: lines, not words, are the entries then.
     let urls: Vec<String> = form
         .get("urls")
-        .map(|u| u.split_whitespace().map(str::to_owned).collect())
+        .map(|u| match kind {
+            LineKind::Name => u
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            LineKind::PageUrl | LineKind::Domain => {
+                u.split_whitespace().map(str::to_owned).collect()
+            }
+        })
         .unwrap_or_default();
     let window_seconds = form
         .get("max_age_seconds")
@@ -69,6 +117,7 @@ where
         .and_then(|id: i64| keys.iter().find(|k| k.id.0 == id));
     let mut input = TryInput {
         urls: &urls,
+        kind,
         window_seconds,
         window: FreshnessWindow::from_seconds(window_seconds),
         key: None,
@@ -81,24 +130,15 @@ where
         ));
     };
     input.key = Some(key.id.0);
-    // The same validation, and so the same messages, as a request to the API.
-    let body = serde_json::json!({ "liUrls": urls, "maxAgeSeconds": input.window_seconds });
-    let outcome = match CompanyRequest::from_json(body.to_string().as_bytes(), &parts.domain) {
-        Err(invalid) => Err(invalid.to_string()),
-        Ok(parsed) => {
-            let caller = Caller {
-                account: visitor.account.id,
-                key_id: Some(key.id.0),
-            };
-            match parts.lookup.run(caller, &parsed).await {
-                Ok(outcome) => Ok(TryResult {
-                    json: pretty(&outcome.response.to_json().map_err(internal)?)?,
-                    charged: outcome.charged,
-                    remaining: outcome.remaining,
-                }),
-                Err(refused) => Err(lookup_refusal(refused)?),
-            }
+    let caller = Caller {
+        account: visitor.account.id,
+        key_id: Some(key.id.0),
+    };
+    let outcome = match (kind, &parts.resolver) {
+        (LineKind::Domain | LineKind::Name, Some(resolver)) => {
+            resolve(resolver, caller, kind, &urls, input.window_seconds).await?
         }
+        _ => look_up(parts, caller, &urls, input.window_seconds).await?,
     };
     let status = if outcome.is_ok() {
         StatusCode::OK
@@ -109,6 +149,57 @@ where
         status,
         try_markup(visitor, &keys, Some(&input), Some(outcome)),
     ))
+}
+
+/// The lines as page URLs, validated and looked up as `POST /v1/network/company-data` would.
+async fn look_up(
+    parts: &Parts,
+    caller: Caller,
+    urls: &[String],
+    window_seconds: f64,
+) -> Result<Result<TryResult, String>, PageError> {
+    // The same validation, and so the same messages, as a request to the API.
+    let body = serde_json::json!({ "liUrls": urls, "maxAgeSeconds": window_seconds });
+    let parsed = match CompanyRequest::from_json(body.to_string().as_bytes(), &parts.domain) {
+        Err(invalid) => return Ok(Err(invalid.to_string())),
+        Ok(parsed) => parsed,
+    };
+    Ok(match parts.lookup.run(caller, &parsed).await {
+        Ok(outcome) => Ok(TryResult {
+            json: pretty(&outcome.response.to_json().map_err(internal)?)?,
+            charged: outcome.charged,
+            remaining: outcome.remaining,
+        }),
+        Err(refused) => Err(lookup_refusal(refused)?),
+    })
+}
+
+/// The lines as domains or names, validated and resolved as `POST /v1/network/company-data/resolve` would.
+async fn resolve(
+    resolver: &company_resolve::Resolver,
+    caller: Caller,
+    kind: LineKind,
+    lines: &[String],
+    window_seconds: f64,
+) -> Result<Result<TryResult, String>, PageError> {
+    let member = kind.value();
+    let queries: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|line| serde_json::json!({ member: line }))
+        .collect();
+    let body = serde_json::json!({ "queries": queries, "maxAgeSeconds": window_seconds });
+    let parsed = match ResolveRequest::from_json(body.to_string().as_bytes()) {
+        Err(invalid) => return Ok(Err(invalid.to_string())),
+        Ok(parsed) => parsed,
+    };
+    Ok(match resolver.resolve(caller, &parsed).await {
+        Ok(outcome) => Ok(TryResult {
+            json: pretty(&serde_json::to_vec(&outcome.response).map_err(internal)?)?,
+            charged: outcome.charged,
+            remaining: outcome.remaining,
+        }),
+        Err(refused) => Err(lookup_refusal(refused)?),
+    })
 }
 
 /// JSON indented, in the API's own member order (a `Value` would sort the members).
@@ -144,11 +235,18 @@ fn try_markup(
         p { "Runs a real request as the key you pick: it is billed to " (visitor.account.name) " and shows in the ledger." }
         form.card method="post" action=(visitor.link("/dashboard/try")) {
             (csrf(visitor))
-            label for="try-urls" { "Page URLs, one per line (at most " (MAX_URLS) ")" }
+            label for="try-kind" { "Each line is" }
+            select #try-kind name="kind" {
+                @for kind in LineKind::ALL {
+                    option value=(kind.value()) selected[Some(kind) == input.map(|i| i.kind)] { (kind.label()) }
+                }
+            }
+            label for="try-urls" { "Page URLs, website domains or company names, one per line (at most " (MAX_URLS) ")" }
             textarea #try-urls name="urls" required aria-describedby="try-estimate" placeholder="https://www.linkedin.com/company/google" { (urls) }
             p.hint #try-estimate aria-live="polite" {
                 (LIVE_PRICE) " credit per company fetched live, " (STORED_PRICE)
-                " per company with a freshness window; nothing for URLs that cannot be resolved."
+                " per company with a freshness window, whether from a page URL or a domain or name resolved to \
+                 its page; nothing for lines that cannot be resolved."
             }
             div.row {
                 div {

@@ -1,0 +1,895 @@
+//! The resolution of one query: candidates found cheapest first, each verified by the page itself, the best
+//! chosen or the query left unresolved with why; every step kept as evidence.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use company_lookup::{LookupError, PageOutcome};
+use company_model::{
+    AccountId, Candidate, CompanyRecord, Evidence, FreshnessWindow, RecordSource, Resolution,
+    ResolveMethod, ResolveQuery, UnresolvedCode, UnresolvedQuery, UnresolvedReason, name_key,
+    name_slugs,
+};
+use page_url::{PageKind, PageUrl};
+use serde::{Deserialize, Serialize};
+use snapshot_cache::Snapshot;
+
+use crate::domain::{domain_slugs, query_domain};
+use crate::links::site_links;
+use crate::{MIN_CONFIDENCE, Resolver, confidence};
+
+/// One query's answer, with the snapshot that verified it (for `enrich` and the price).
+#[derive(Clone)]
+pub(crate) enum QueryAnswer {
+    Resolved(Box<Resolution>, Box<Snapshot>),
+    Unresolved(UnresolvedQuery),
+}
+
+/// A page found by one step, before it is verified.
+struct Found {
+    page: PageUrl,
+    method: ResolveMethod,
+}
+
+/// A page that passed verification, with what it is worth.
+struct Verified {
+    page: PageUrl,
+    method: ResolveMethod,
+    confidence: f64,
+    source: RecordSource,
+    snapshot: Snapshot,
+}
+
+/// What a page is checked against.
+enum Expect<'a> {
+    /// A domain query: the page's website must be on `queried`, or on a domain the queried site redirected to.
+    Domain {
+        queried: &'a str,
+        accepted: &'a HashSet<String>,
+    },
+    /// A name query, with its hints.
+    Name {
+        key: &'a str,
+        location: Option<&'a str>,
+        domain: Option<&'a str>,
+    },
+}
+
+/// Pages that could not be checked, worst first: push-back, then time-outs and failed fetches.
+#[derive(Default)]
+struct Failures {
+    blocked: Option<Duration>,
+    pushed_back: bool,
+    timed_out: bool,
+}
+
+/// What the resolver keeps per query between requests (positive and negative answers).
+#[derive(Serialize, Deserialize)]
+struct Remembered {
+    /// The page, or `None` when none was found.
+    li_url: Option<String>,
+    method: Option<ResolveMethod>,
+    at: jiff::Timestamp,
+}
+
+impl Resolver {
+    /// Resolves one query on `account`'s behalf.
+    pub(crate) async fn resolve_query(
+        &self,
+        account: AccountId,
+        query: &ResolveQuery,
+        window: FreshnessWindow,
+    ) -> QueryAnswer {
+        let mut run = Run {
+            resolver: self,
+            account,
+            window,
+            query,
+            evidence: Vec::new(),
+            failures: Failures::default(),
+            tried: HashSet::new(),
+            rejected: Vec::new(),
+        };
+        match &query.name {
+            Some(name) => run.name(name).await,
+            None => {
+                run.domain(query.domain.as_deref().unwrap_or_default())
+                    .await
+            }
+        }
+    }
+}
+
+/// One query being resolved.
+struct Run<'a> {
+    resolver: &'a Resolver,
+    account: AccountId,
+    window: FreshnessWindow,
+    query: &'a ResolveQuery,
+    evidence: Vec<Evidence>,
+    failures: Failures,
+    /// Pages verified or asked for already.
+    tried: HashSet<PageUrl>,
+    /// Pages checked and found below the threshold, for the candidates of an unresolved answer.
+    rejected: Vec<Candidate>,
+}
+
+impl Run<'_> {
+    async fn domain(&mut self, sent: &str) -> QueryAnswer {
+        let queried = match query_domain(sent, &self.resolver.network) {
+            Ok(domain) => domain,
+            Err(fix) => return self.unresolved(UnresolvedReason::InvalidDomain, fix),
+        };
+        let mut accepted = HashSet::from([queried.clone()]);
+        let key = format!("resolve:domain:{queried}");
+        let expect = Expect::Domain {
+            queried: &queried,
+            accepted: &accepted,
+        };
+        if let Some(answer) = self.remembered(&key, &expect).await {
+            return answer;
+        }
+
+        // 1. Stored pages whose record's domain is this one: no fetch.
+        let stored = urls_of(
+            self.resolver
+                .snapshots
+                .pages_with_domain(&queried, 10)
+                .await,
+        );
+        self.evidence.push(Evidence {
+            step: "stored".to_owned(),
+            url: None,
+            value: Some(queried.clone()),
+            note: format!(
+                "{} stored page(s) show a website on {queried}",
+                stored.len()
+            ),
+        });
+        let found = stored
+            .into_iter()
+            .map(|page| Found {
+                page,
+                method: ResolveMethod::StoredDomain,
+            })
+            .collect();
+        if let Some(answer) = self.verify_and_decide(found, &expect, &key).await {
+            return answer;
+        }
+
+        // 2. The company's own site: its home page and what it links to.
+        let mut site_failed = None;
+        let mut found = Vec::new();
+        match self.resolver.site.home_page(&queried).await {
+            Ok(home) => {
+                let path: Vec<String> = home.hops.iter().map(ToString::to_string).collect();
+                for hop in &home.hops {
+                    if let Some(host) = hop.host_str()
+                        && let Some(domain) = psl::domain_str(host)
+                    {
+                        accepted.insert(domain.to_ascii_lowercase());
+                    }
+                }
+                let links = site_links(&home.html, &self.resolver.network);
+                self.evidence.push(Evidence {
+                    step: "site".to_owned(),
+                    url: home.hops.last().map(ToString::to_string),
+                    value: None,
+                    note: format!(
+                        "home page read (HTTP {}{}): {} link(s) to the network's company, school or showcase pages",
+                        home.status,
+                        if path.len() > 1 {
+                            format!(", redirected {}", path.join(" → "))
+                        } else {
+                            String::new()
+                        },
+                        links.len()
+                    ),
+                });
+                for link in links {
+                    self.evidence.push(Evidence {
+                        step: "link".to_owned(),
+                        url: Some(link.page.as_str().to_owned()),
+                        value: Some(link.href.clone()),
+                        note: format!("{} in the site's {}", link.method.as_str(), link.place),
+                    });
+                    found.push(Found {
+                        page: link.page,
+                        method: link.method,
+                    });
+                }
+            }
+            Err(failures) => {
+                let reasons: Vec<String> = failures.iter().map(ToString::to_string).collect();
+                self.evidence.push(Evidence {
+                    step: "site".to_owned(),
+                    url: Some(format!("https://{queried}/")),
+                    value: None,
+                    note: format!("the home page could not be read: {}", reasons.join("; ")),
+                });
+                site_failed = Some(reasons.join("; "));
+            }
+        }
+        let expect = Expect::Domain {
+            queried: &queried,
+            accepted: &accepted,
+        };
+        if let Some(answer) = self.verify_and_decide(found, &expect, &key).await {
+            return answer;
+        }
+
+        // 3. Pages named after the domain's label.
+        let guessed = domain_slugs(&queried)
+            .into_iter()
+            .filter_map(|(kind, slug)| {
+                PageUrl::from_path(
+                    &format!("/{}/{slug}", kind.as_str()),
+                    &self.resolver.network,
+                )
+                .ok()
+            })
+            .map(|page| Found {
+                page,
+                method: ResolveMethod::DomainSlug,
+            })
+            .collect();
+        if let Some(answer) = self.verify_and_decide(guessed, &expect, &key).await {
+            return answer;
+        }
+        match site_failed {
+            Some(reason) if !self.any_failure() => self.unresolved(
+                UnresolvedReason::SiteUnreachable,
+                format!(
+                    "The site of {queried} could not be read ({reason}), and no page named after the domain shows \
+                     it as its website. Check that the site is up and retry, or send the page URL to POST \
+                     /v1/network/company-data if you know it."
+                ),
+            ),
+            _ => {
+                self.nothing_found(
+                    &key,
+                    format!(
+                        "No company page shows a website on {queried}: the stored pages, the links on its site and \
+                         the pages named after the domain were checked (see `evidence`). Check the domain, or send \
+                         the page URL to POST /v1/network/company-data if you know it."
+                    ),
+                )
+                .await
+            }
+        }
+    }
+
+    async fn name(&mut self, name: &str) -> QueryAnswer {
+        let key = name_key(name);
+        if key.is_empty() {
+            return self.unresolved(
+                UnresolvedReason::NoPageFound,
+                format!("`{name}` has no letters or digits to compare with a page's name; send the company's name"),
+            );
+        }
+        let hint = match self
+            .query
+            .domain
+            .as_deref()
+            .map(|d| query_domain(d, &self.resolver.network))
+        {
+            Some(Err(fix)) => return self.unresolved(UnresolvedReason::InvalidDomain, fix),
+            Some(Ok(domain)) => Some(domain),
+            None => None,
+        };
+        let location = self.query.location.as_deref();
+        let memo_key = format!(
+            "resolve:name:{key}|{}|{}",
+            location.map(fold).unwrap_or_default(),
+            hint.as_deref().unwrap_or_default()
+        );
+        let expect = Expect::Name {
+            key: &key,
+            location,
+            domain: hint.as_deref(),
+        };
+        if let Some(answer) = self.remembered(&memo_key, &expect).await {
+            return answer;
+        }
+        let stored = urls_of(self.resolver.snapshots.pages_named(&key, 10).await);
+        self.evidence.push(Evidence {
+            step: "stored".to_owned(),
+            url: None,
+            value: Some(key.clone()),
+            note: format!(
+                "{} stored page(s) are named `{key}` once folded",
+                stored.len()
+            ),
+        });
+        let found = stored
+            .into_iter()
+            .map(|page| Found {
+                page,
+                method: ResolveMethod::StoredName,
+            })
+            .collect();
+        if let Some(answer) = self.verify_and_decide(found, &expect, &memo_key).await {
+            return answer;
+        }
+        let mut slugs = name_slugs(name);
+        if let Some(hint) = &hint {
+            slugs.extend(domain_slugs(hint).into_iter().map(|(_, slug)| slug));
+        }
+        let guessed = slugs
+            .into_iter()
+            .filter_map(|slug| {
+                PageUrl::from_path(&format!("/company/{slug}"), &self.resolver.network).ok()
+            })
+            .map(|page| Found {
+                page,
+                method: ResolveMethod::NameSlug,
+            })
+            .collect();
+        if let Some(answer) = self.verify_and_decide(guessed, &expect, &memo_key).await {
+            return answer;
+        }
+        self.nothing_found(
+            &memo_key,
+            format!(
+                "No company page named `{name}`{} was found: the stored pages and the pages named after it were \
+                 checked (see `evidence`). Send its website domain instead, or the page URL to POST \
+                 /v1/network/company-data if you know it.",
+                hint.as_deref().map(|h| format!(" with a website on {h}")).unwrap_or_default()
+            ),
+        )
+        .await
+    }
+
+    /// A remembered answer for `key`: `None` when there is none, or when the remembered page no longer
+    /// verifies (the query is resolved again from the start).
+    async fn remembered(&mut self, key: &str, expect: &Expect<'_>) -> Option<QueryAnswer> {
+        let text = match self
+            .resolver
+            .snapshots
+            .remembered(key, jiff::Timestamp::now())
+            .await
+        {
+            Ok(text) => text?,
+            Err(error) => {
+                tracing::warn!(%error, "could not read remembered resolutions; resolving afresh");
+                return None;
+            }
+        };
+        let remembered: Remembered = serde_json::from_str(&text).ok()?;
+        let Some(li_url) = remembered.li_url else {
+            self.evidence.push(Evidence {
+                step: "remembered".to_owned(),
+                url: None,
+                value: None,
+                note: format!(
+                    "no page was found at {}; not asked again until that answer expires",
+                    remembered.at
+                ),
+            });
+            return Some(self.unresolved(
+                UnresolvedReason::NoPageFound,
+                format!(
+                    "No company page was found for this query at {} (remembered for {} hours). Check the query,                      or send the page URL to POST /v1/network/company-data if you know it.",
+                    remembered.at,
+                    self.resolver.settings.remember_not_found.as_secs() / 3600
+                ),
+            ));
+        };
+        let page = PageUrl::from_canonical(&li_url).ok()?;
+        self.evidence.push(Evidence {
+            step: "remembered".to_owned(),
+            url: Some(li_url),
+            value: None,
+            note: format!(
+                "resolved to this page at {}; verified again below",
+                remembered.at
+            ),
+        });
+        let found = vec![Found {
+            page,
+            method: remembered.method.unwrap_or(ResolveMethod::StoredDomain),
+        }];
+        let verified = self.verify(found, expect).await;
+        match self.decide(verified) {
+            Some(answer @ QueryAnswer::Resolved(..)) => Some(answer),
+            _ => None,
+        }
+    }
+
+    /// Verifies `found` and, when a page passes, the answer (which is remembered).
+    async fn verify_and_decide(
+        &mut self,
+        found: Vec<Found>,
+        expect: &Expect<'_>,
+        key: &str,
+    ) -> Option<QueryAnswer> {
+        let verified = self.verify(found, expect).await;
+        let answer = self.decide(verified)?;
+        if let QueryAnswer::Resolved(resolution, _) = &answer {
+            self.remember(
+                key,
+                Some(&resolution.li_url),
+                Some(resolution.method),
+                self.resolver.settings.remember_found,
+            )
+            .await;
+        }
+        Some(answer)
+    }
+
+    /// Fetches (or reads stored) each new page of `found`, at most the per-query limit, and checks it.
+    async fn verify(&mut self, found: Vec<Found>, expect: &Expect<'_>) -> Vec<Verified> {
+        let mut fresh: Vec<Found> = Vec::new();
+        for candidate in found {
+            if fresh.len() >= self.resolver.settings.candidates_per_query {
+                self.evidence.push(Evidence {
+                    step: "link".to_owned(),
+                    url: Some(candidate.page.as_str().to_owned()),
+                    value: None,
+                    note: format!(
+                        "not checked: at most {} pages are checked per query",
+                        self.resolver.settings.candidates_per_query
+                    ),
+                });
+                continue;
+            }
+            if self.tried.insert(candidate.page.clone()) {
+                fresh.push(candidate);
+            }
+        }
+        if fresh.is_empty() {
+            return Vec::new();
+        }
+        let urls: Vec<PageUrl> = fresh.iter().map(|f| f.page.clone()).collect();
+        let mut pages = match self
+            .resolver
+            .lookup
+            .pages(self.account, &urls, self.window)
+            .await
+        {
+            Ok(pages) => pages,
+            Err(LookupError::TooManyLiveLookups { retry_after, .. }) => {
+                self.evidence.push(Evidence {
+                    step: "page".to_owned(),
+                    url: None,
+                    value: None,
+                    note: "not checked: the account's live lookups in flight are at their cap"
+                        .to_owned(),
+                });
+                self.failures.pushed_back = true;
+                self.failures.blocked = Some(retry_after.max(Duration::from_secs(1)));
+                return Vec::new();
+            }
+            Err(error) => {
+                self.evidence.push(Evidence {
+                    step: "page".to_owned(),
+                    url: None,
+                    value: None,
+                    note: format!("not checked: {error}"),
+                });
+                self.failures.timed_out = true;
+                return Vec::new();
+            }
+        };
+        let mut verified: Vec<Verified> = Vec::new();
+        for candidate in fresh {
+            let Some(outcome) = pages.remove(&candidate.page) else {
+                continue;
+            };
+            match outcome {
+                PageOutcome::Found { snapshot, source } => {
+                    // A page that redirected (`/company/1441` → `/company/google`) is its canonical page.
+                    if snapshot.url != candidate.page
+                        && !self.tried.insert(snapshot.url.clone())
+                        && verified.iter().any(|v| v.page == snapshot.url)
+                    {
+                        continue;
+                    }
+                    let Ok(record) = snapshot.record.to_record() else {
+                        continue;
+                    };
+                    if let Some(confidence) = self.check(&candidate, &snapshot.url, &record, expect)
+                    {
+                        verified.push(Verified {
+                            page: snapshot.url.clone(),
+                            method: candidate.method,
+                            confidence,
+                            source,
+                            snapshot: *snapshot,
+                        });
+                    }
+                }
+                PageOutcome::Failed {
+                    code,
+                    message,
+                    retry_after,
+                } => {
+                    self.evidence.push(Evidence {
+                        step: "page".to_owned(),
+                        url: Some(candidate.page.as_str().to_owned()),
+                        value: Some(code.as_str().to_owned()),
+                        note: if code == UnresolvedCode::NotFound {
+                            "no such page".to_owned()
+                        } else {
+                            format!("not checked: {message}")
+                        },
+                    });
+                    match code {
+                        UnresolvedCode::Blocked | UnresolvedCode::Authwall => {
+                            self.failures.pushed_back = true;
+                            self.failures.blocked = self.failures.blocked.max(retry_after);
+                        }
+                        UnresolvedCode::TimedOut | UnresolvedCode::FetchFailed => {
+                            self.failures.timed_out = true;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        verified
+    }
+
+    /// The confidence that `page` (found as `candidate` says, its record `record`) is the query's page, with
+    /// each check kept as evidence; `None` when a check rules it out.
+    fn check(
+        &mut self,
+        candidate: &Found,
+        page: &PageUrl,
+        record: &CompanyRecord,
+        expect: &Expect<'_>,
+    ) -> Option<f64> {
+        let url = Some(page.as_str().to_owned());
+        let page_domain = page_domain(record);
+        let shown = record
+            .website
+            .clone()
+            .unwrap_or_else(|| "no website".to_owned());
+        let reject =
+            |run: &mut Self, step: &str, value: Option<String>, note: String, score: f64| {
+                run.rejected.push(Candidate {
+                    li_url: page.as_str().to_owned(),
+                    confidence: score,
+                    method: candidate.method,
+                });
+                run.evidence.push(Evidence {
+                    step: step.to_owned(),
+                    url: url.clone(),
+                    value,
+                    note,
+                });
+                None
+            };
+        match expect {
+            Expect::Domain { queried, accepted } => {
+                let Some(domain) = page_domain else {
+                    return reject(
+                        self,
+                        "website",
+                        None,
+                        "the page shows no website: not taken".to_owned(),
+                        confidence::UNVERIFIED,
+                    );
+                };
+                let exact = domain == *queried;
+                if !exact && !accepted.contains(&domain) {
+                    return reject(
+                        self,
+                        "website",
+                        Some(shown),
+                        format!("the page's website is on {domain}, not {queried}: not taken"),
+                        confidence::UNVERIFIED,
+                    );
+                }
+                let score = rounded(confidence::of_domain_match(candidate.method, exact));
+                self.evidence.push(Evidence {
+                    step: "website".to_owned(),
+                    url,
+                    value: Some(shown),
+                    note: if exact {
+                        format!("the page's website is on {queried}: verified ({score})")
+                    } else {
+                        format!("the page's website is on {domain}, where {queried} redirects: verified ({score})")
+                    },
+                });
+                Some(score)
+            }
+            Expect::Name {
+                key,
+                location,
+                domain: hint,
+            } => {
+                let page_name = record.company_name.clone().unwrap_or_default();
+                if name_key(&page_name) != *key {
+                    return reject(
+                        self,
+                        "name",
+                        Some(page_name.clone()),
+                        format!(
+                            "the page is named `{page_name}`, not `{key}` once folded: not taken"
+                        ),
+                        confidence::UNVERIFIED,
+                    );
+                }
+                let mut score = confidence::NAME;
+                let mut notes = vec![format!("the page is named `{page_name}`")];
+                if let Some(hint) = hint {
+                    if page_domain.as_deref() != Some(*hint) {
+                        return reject(
+                            self,
+                            "website",
+                            Some(shown),
+                            format!(
+                                "the page's website is not on {hint}, the query's domain: not taken"
+                            ),
+                            confidence::UNVERIFIED,
+                        );
+                    }
+                    score = confidence::NAME_AND_DOMAIN;
+                    notes.push(format!("its website is on {hint}"));
+                }
+                if let Some(location) = location {
+                    let places = places_of(record);
+                    if places.is_empty() {
+                        notes.push("it shows no location to compare".to_owned());
+                    } else if places.iter().any(|p| place_matches(p, location)) {
+                        score = rounded((score + confidence::LOCATION_BONUS).min(confidence::MOST));
+                        notes.push(format!("it shows an address in {location}"));
+                    } else {
+                        score = score.min(confidence::LOCATION_MISMATCH);
+                        notes.push(format!("none of its addresses is in {location}"));
+                    }
+                }
+                self.evidence.push(Evidence {
+                    step: "name".to_owned(),
+                    url,
+                    value: Some(page_name),
+                    note: format!("{} ({score})", notes.join("; ")),
+                });
+                if score < MIN_CONFIDENCE {
+                    self.rejected.push(Candidate {
+                        li_url: page.as_str().to_owned(),
+                        confidence: score,
+                        method: candidate.method,
+                    });
+                    return None;
+                }
+                Some(score)
+            }
+        }
+    }
+
+    /// The best of `verified`: resolved, or ambiguous when two pages of one kind are equally good; `None`
+    /// when none passed.
+    fn decide(&mut self, mut verified: Vec<Verified>) -> Option<QueryAnswer> {
+        if verified.is_empty() {
+            return None;
+        }
+        // Best first; among equals a company page before a school, a school before a showcase, then as found.
+        verified.sort_by(|a, b| {
+            b.confidence
+                .total_cmp(&a.confidence)
+                .then(kind_rank(a.page.kind()).cmp(&kind_rank(b.page.kind())))
+        });
+        let candidates = |pages: &[Verified]| -> Vec<Candidate> {
+            pages
+                .iter()
+                .map(|v| Candidate {
+                    li_url: v.page.as_str().to_owned(),
+                    confidence: v.confidence,
+                    method: v.method,
+                })
+                .collect()
+        };
+        if let [first, second, ..] = verified.as_slice()
+            && same(first.confidence, second.confidence)
+            && first.page.kind() == second.page.kind()
+        {
+            let all = candidates(&verified);
+            let mut answer = self.unresolved(
+                UnresolvedReason::Ambiguous,
+                format!(
+                    "{} {} pages fit equally well ({}); pick one from `candidates`, or send a `location` or                      `domain` hint with the name",
+                    all.iter().filter(|c| same(c.confidence, first.confidence)).count(),
+                    first.page.kind().as_str(),
+                    first.confidence
+                ),
+            );
+            if let QueryAnswer::Unresolved(unresolved) = &mut answer {
+                unresolved.candidates = all;
+            }
+            return Some(answer);
+        }
+        let rest = candidates(&verified[1..]);
+        let best = verified.swap_remove(0);
+        Some(QueryAnswer::Resolved(
+            Box::new(Resolution {
+                query: self.query.clone(),
+                li_url: best.page.as_str().to_owned(),
+                confidence: best.confidence,
+                method: best.method,
+                evidence: std::mem::take(&mut self.evidence),
+                candidates: rest,
+                source: best.source,
+                record: None,
+            }),
+            Box::new(best.snapshot),
+        ))
+    }
+
+    /// Whether a page could not be checked (then "nothing found" is not known, and not remembered).
+    fn any_failure(&self) -> bool {
+        self.failures.pushed_back || self.failures.timed_out
+    }
+
+    /// The answer when no page passed: the failure that kept pages from being checked, else `no_page_found`
+    /// (remembered).
+    async fn nothing_found(&mut self, key: &str, message: String) -> QueryAnswer {
+        if self.failures.pushed_back {
+            let retry = self.failures.blocked.unwrap_or(Duration::from_secs(1));
+            let mut answer = self.unresolved(
+                UnresolvedReason::Blocked,
+                format!(
+                    "The network refused the candidate pages' fetches, so the query could not be verified; retry                      after {} seconds.",
+                    retry.as_secs().max(1)
+                ),
+            );
+            if let QueryAnswer::Unresolved(unresolved) = &mut answer {
+                unresolved.retry_after_seconds = Some(retry.as_secs().max(1));
+            }
+            return answer;
+        }
+        if self.failures.timed_out {
+            return self.unresolved(
+                UnresolvedReason::TimedOut,
+                "The candidate pages could not be fetched within the live time-out, so the query could not be                  verified; retry, or send a freshness window (maxAgeHours) to accept stored pages."
+                    .to_owned(),
+            );
+        }
+        self.remember(key, None, None, self.resolver.settings.remember_not_found)
+            .await;
+        self.unresolved(UnresolvedReason::NoPageFound, message)
+    }
+
+    async fn remember(
+        &self,
+        key: &str,
+        li_url: Option<&str>,
+        method: Option<ResolveMethod>,
+        lifetime: Duration,
+    ) {
+        let now = jiff::Timestamp::now();
+        let remembered = Remembered {
+            li_url: li_url.map(str::to_owned),
+            method,
+            at: now,
+        };
+        let expires = jiff::SignedDuration::try_from(lifetime)
+            .ok()
+            .and_then(|d| now.checked_add(d).ok())
+            .unwrap_or(now);
+        let Ok(text) = serde_json::to_string(&remembered) else {
+            return;
+        };
+        if let Err(error) = self.resolver.snapshots.remember(key, &text, expires).await {
+            tracing::warn!(%error, "could not remember a resolution");
+        }
+    }
+
+    fn unresolved(&mut self, error: UnresolvedReason, message: String) -> QueryAnswer {
+        QueryAnswer::Unresolved(UnresolvedQuery {
+            query: self.query.clone(),
+            error,
+            message,
+            candidates: std::mem::take(&mut self.rejected),
+            evidence: std::mem::take(&mut self.evidence),
+            retry_after_seconds: None,
+        })
+    }
+}
+
+/// The pages of a stored-page lookup (none when the store fails: the next steps still run).
+pub(crate) fn urls_of(found: Result<Vec<Snapshot>, snapshot_cache::CacheError>) -> Vec<PageUrl> {
+    match found {
+        Ok(snapshots) => snapshots.into_iter().map(|s| s.url).collect(),
+        Err(error) => {
+            tracing::warn!(%error, "stored pages could not be read; going on with the other steps");
+            Vec::new()
+        }
+    }
+}
+
+/// The registrable domain a page's record shows: its `domain` (where a shortened link lands, when the
+/// service followed it), else its website's.
+fn page_domain(record: &CompanyRecord) -> Option<String> {
+    record
+        .domain
+        .as_deref()
+        .map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
+        .filter(|d| !d.is_empty())
+        .or_else(|| {
+            record
+                .website
+                .as_deref()
+                .and_then(page_scraper::registrable_domain)
+        })
+}
+
+/// Whether two confidences are the same figure (they are sums of two-decimal constants).
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+/// A confidence as answered: two decimals.
+fn rounded(score: f64) -> f64 {
+    (score * 100.0).round() / 100.0
+}
+
+fn kind_rank(kind: PageKind) -> u8 {
+    match kind {
+        PageKind::Company => 0,
+        PageKind::School => 1,
+        PageKind::Showcase => 2,
+    }
+}
+
+/// The address texts of a record: its headquarters' parts and each location's lines.
+fn places_of(record: &CompanyRecord) -> Vec<String> {
+    let mut places = Vec::new();
+    if let Some(hq) = &record.headquarters {
+        for part in [&hq.full_address, &hq.locality, &hq.region, &hq.country]
+            .into_iter()
+            .flatten()
+        {
+            places.push(part.clone());
+        }
+    }
+    for location in &record.locations {
+        for part in [&location.full_address, &location.city_state_postal_country]
+            .into_iter()
+            .flatten()
+        {
+            places.push(part.clone());
+        }
+    }
+    places
+}
+
+/// Whether `location` (a country, region or city as a person writes it) names `place` or one of its
+/// comma-separated parts, compared as [`fold`] reads them; common country names and their codes are one.
+fn place_matches(place: &str, location: &str) -> bool {
+    let wanted = country_alias(&fold(location));
+    let parts: Vec<String> = place.split(',').map(|p| fold(p.trim())).collect();
+    parts.iter().any(|part| {
+        country_alias(part) == wanted
+            || part.split(' ').any(|word| country_alias(word) == wanted)
+            || (wanted.len() > 3 && part.contains(&wanted))
+    })
+}
+
+/// Lower case, accents and surrounding spaces removed.
+fn fold(text: &str) -> String {
+    company_model::name_key(text)
+}
+
+/// A country's two-letter code for its common names (`united states`, `usa` → `us`), else the text.
+fn country_alias(text: &str) -> String {
+    let code = match text {
+        "united states" | "united states of america" | "usa" => "us",
+        "united kingdom" | "great britain" | "england" | "gb" => "uk",
+        "germany" | "deutschland" => "de",
+        "france" => "fr",
+        "spain" | "espana" => "es",
+        "brazil" | "brasil" => "br",
+        "japan" => "jp",
+        "india" => "in",
+        "canada" => "ca",
+        "australia" => "au",
+        "netherlands" | "the netherlands" | "nederland" => "nl",
+        "ireland" => "ie",
+        "italy" | "italia" => "it",
+        "switzerland" | "schweiz" | "suisse" => "ch",
+        other => other,
+    };
+    code.to_owned()
+}

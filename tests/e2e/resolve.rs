@@ -1,0 +1,459 @@
+//! `POST /v1/network/company-data/resolve` end to end: websites in many shapes served on loopback through
+//! `--site-proxy` (the guard stays on), the network's pages derived from the captured Audiense page, and the
+//! billing of what resolved.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use tests::websites::{Company, NetworkPages, Site, Websites, home_page};
+use tests::{Reply, Service, ServiceOptions, client, credits_millis};
+
+const RESOLVE: &str = "/v1/network/company-data/resolve";
+
+fn company<'a>(slug: &'a str, name: &'a str, website: &'a str) -> Company<'a> {
+    Company {
+        kind: "company",
+        slug,
+        name,
+        website,
+    }
+}
+
+fn showcase<'a>(slug: &'a str, name: &'a str, website: &'a str) -> Company<'a> {
+    Company {
+        kind: "showcase",
+        slug,
+        name,
+        website,
+    }
+}
+
+/// A footer of icon links, as sites put them.
+fn footer(links: &[&str]) -> String {
+    let anchors = links
+        .iter()
+        .map(|l| format!(r#"<a href="{l}" aria-label="LinkedIn"><svg></svg></a>"#))
+        .collect::<Vec<_>>()
+        .concat();
+    format!(r#"<footer class="site-footer"><div class="social">{anchors}</div></footer>"#)
+}
+
+/// The pages and websites of these tests.
+async fn world() -> (NetworkPages, Websites) {
+    let pages = NetworkPages::new(&[
+        company("acme", "Acme", "www.acme.test"),
+        company("jsonco", "JsonCo Ltd", "jsonco.test"),
+        company("bigpartner", "Big Partner", "www.bigpartner.test"),
+        company("partnered", "Partnered", "www.partnered.test"),
+        company("groupco", "GroupCo", "www.group.test"),
+        showcase("groupco-labs", "GroupCo Labs", "www.group.test"),
+        showcase("groupco-cloud", "GroupCo Cloud", "www.group.test"),
+        company("newname", "NewName", "www.newname.test"),
+        company("wwwonly", "WwwOnly", "www.wwwonly.test"),
+        company("broken", "Broken", "broken.test"),
+        company("twinwidgets", "Twin Widgets", "www.twin-one.test"),
+        company("twin-widgets", "Twin Widgets Inc.", "www.twin-two.test"),
+    ]);
+    let li = |path: &str| format!("https://www.linkedin.com{path}");
+    let sites = HashMap::from([
+        (
+            "acme.test".to_owned(),
+            Site::Page(home_page(
+                "Acme",
+                "",
+                &footer(&[&li("/company/acme/"), "https://twitter.com/acme"]),
+            )),
+        ),
+        (
+            "jsonco.test".to_owned(),
+            Site::Page(home_page(
+                "JsonCo",
+                &format!(
+                    r#"<script type="application/ld+json">{{"@context":"https://schema.org","@type":"Organization",
+                    "name":"JsonCo","sameAs":["https://github.com/jsonco","{}"]}}</script>"#,
+                    li("/company/jsonco")
+                ),
+                "",
+            )),
+        ),
+        (
+            "partnered.test".to_owned(),
+            Site::Page(home_page(
+                "Partnered",
+                "",
+                &format!(
+                    r#"<section>Proud partner of <a href="{}">Big Partner</a></section>"#,
+                    li("/company/bigpartner")
+                ),
+            )),
+        ),
+        (
+            "group.test".to_owned(),
+            Site::Page(home_page(
+                "GroupCo",
+                "",
+                &footer(&[
+                    &li("/showcase/groupco-labs"),
+                    &li("/company/groupco"),
+                    &li("/showcase/groupco-cloud"),
+                ]),
+            )),
+        ),
+        (
+            "oldname.test".to_owned(),
+            Site::Redirect("http://www.newname.test/".to_owned()),
+        ),
+        (
+            "www.newname.test".to_owned(),
+            Site::Page(home_page(
+                "NewName",
+                "",
+                &footer(&[&li("/company/newname")]),
+            )),
+        ),
+        (
+            "www.wwwonly.test".to_owned(),
+            Site::Page(home_page(
+                "WwwOnly",
+                r#"<link rel="me" href="https://www.linkedin.com/company/wwwonly">"#,
+                "",
+            )),
+        ),
+        ("hang.test".to_owned(), Site::Hang),
+        ("broken.test".to_owned(), Site::Status(503)),
+        (
+            "nolink.test".to_owned(),
+            Site::Page(home_page("No link", "", "<footer>© No link</footer>")),
+        ),
+    ]);
+    (pages, Websites::start(sites).await)
+}
+
+fn start(pages: &NetworkPages, sites: &Websites) -> Service {
+    Service::start(ServiceOptions {
+        origin: pages.origin(),
+        args: vec!["--site-proxy", &sites.proxy, "--site-timeout", "1"],
+        ..ServiceOptions::default()
+    })
+}
+
+async fn resolve(service: &Service, key: &str, body: &Value) -> Reply {
+    let request = client()
+        .post(format!("{}{RESOLVE}", service.base))
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    Reply::from(request.send().await.expect("request sent")).await
+}
+
+fn charged(reply: &Reply) -> i64 {
+    credits_millis(reply.header("x-credits-charged").expect("charged header"))
+}
+
+/// The result or unresolved entry of the query at `index` in the request, by its echoed query.
+fn entry<'a>(reply: &'a Reply, query: &Value) -> &'a Value {
+    reply.json["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(reply.json["unresolved"].as_array().into_iter().flatten())
+        .find(|e| &e["query"] == query)
+        .unwrap_or_else(|| panic!("no entry for {query} in {}", reply.json))
+}
+
+#[tokio::test]
+async fn domains_resolve_by_their_sites_links_and_the_pages_websites() {
+    let (pages, sites) = world().await;
+    let service = start(&pages, &sites);
+    let key = service.key("resolver", "100");
+    let queries = [
+        json!({"domain": "https://www.acme.test/about"}),
+        json!({"domain": "jsonco.test"}),
+        json!({"domain": "partnered.test"}),
+        json!({"domain": "group.test"}),
+        json!({"domain": "oldname.test"}),
+        json!({"domain": "wwwonly.test"}),
+        json!({"domain": "hang.test"}),
+        json!({"domain": "broken.test"}),
+        json!({"domain": "nolink.test"}),
+        json!({"domain": "127.0.0.1"}),
+        json!({"domain": "co.uk"}),
+    ];
+    let reply = resolve(
+        &service,
+        &key,
+        &json!({"queries": queries, "maxAgeHours": 0}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+
+    // Results and unresolved entries are each in query order.
+    let order = |member: &str| -> Vec<Value> {
+        reply.json[member]
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|e| e["query"].clone())
+            .collect()
+    };
+    let mut expected_results = queries[..6].to_vec();
+    expected_results.push(queries[7].clone());
+    assert_eq!(order("results"), expected_results, "{}", reply.json);
+    let mut expected_unresolved = vec![queries[6].clone(), queries[8].clone()];
+    expected_unresolved.extend(queries[9..].iter().cloned());
+    assert_eq!(order("unresolved"), expected_unresolved);
+
+    let page = |query: &Value| -> (String, f64, String) {
+        let e = entry(&reply, query);
+        (
+            e["li_url"].as_str().unwrap_or_default().to_owned(),
+            e["confidence"].as_f64().unwrap_or_default(),
+            e["method"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    let li = |path: &str| format!("https://www.linkedin.com{path}");
+    // A footer icon link, checked against the page's website: both sides name each other.
+    assert_eq!(
+        page(&queries[0]),
+        (li("/company/acme"), 0.99, "site_link".into())
+    );
+    assert_eq!(
+        page(&queries[1]),
+        (li("/company/jsonco"), 0.99, "site_same_as".into())
+    );
+    // The partner the site links to shows another website: not taken; the page named after the domain is.
+    assert_eq!(
+        page(&queries[2]),
+        (li("/company/partnered"), 0.92, "domain_slug".into())
+    );
+    let partnered = entry(&reply, &queries[2]);
+    let notes: Vec<&str> = partnered["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter_map(|e| e["note"].as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("bigpartner.test, not partnered.test: not taken")),
+        "{notes:?}"
+    );
+    // One group: the company page first, its showcase pages as candidates.
+    assert_eq!(
+        page(&queries[3]),
+        (li("/company/groupco"), 0.99, "site_link".into())
+    );
+    let candidates: Vec<&str> = entry(&reply, &queries[3])["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .filter_map(|c| c["li_url"].as_str())
+        .collect();
+    assert_eq!(
+        candidates,
+        [li("/showcase/groupco-labs"), li("/showcase/groupco-cloud")]
+    );
+    // A domain that redirects to the company's current one: the page's website is where it lands.
+    assert_eq!(
+        page(&queries[4]),
+        (li("/company/newname"), 0.96, "site_link".into())
+    );
+    // Only `www.` answers.
+    assert_eq!(
+        page(&queries[5]),
+        (li("/company/wwwonly"), 0.99, "site_rel_me".into())
+    );
+    // A site that answers 503: its page is still found by its name, and the evidence says what the site did.
+    assert_eq!(
+        page(&queries[7]),
+        (li("/company/broken"), 0.92, "domain_slug".into())
+    );
+    assert!(
+        entry(&reply, &queries[7])["evidence"]
+            .to_string()
+            .contains("HTTP 503")
+    );
+
+    let error = |query: &Value| {
+        entry(&reply, query)["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(error(&queries[6]), "site_unreachable");
+    assert_eq!(error(&queries[8]), "no_page_found");
+    assert_eq!(error(&queries[9]), "invalid_domain");
+    assert!(
+        entry(&reply, &queries[9])["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("IP address")
+    );
+    assert_eq!(error(&queries[10]), "invalid_domain");
+
+    // Live (maxAgeHours 0): 1 credit per resolved query, nothing for the others.
+    assert_eq!(charged(&reply), 7 * 1000);
+    assert_eq!(
+        credits_millis(reply.header("x-credits-remaining").expect("remaining")),
+        93_000
+    );
+
+    // Asked again with a window: remembered answers and stored pages answer without any site being fetched,
+    // at the stored price; "no page found" is remembered too. The partner's page was stored when it was
+    // checked above: its own domain now resolves from the store alone.
+    let before = sites.hits_total();
+    let partner = json!({"domain": "bigpartner.test"});
+    let again = resolve(
+        &service,
+        &key,
+        &json!({"queries": [queries[0], queries[8], partner], "enrich": true}),
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.json);
+    assert_eq!(sites.hits_total(), before, "nothing fetched from any site");
+    let acme = entry(&again, &queries[0]);
+    assert_eq!(
+        (acme["method"].as_str(), acme["confidence"].as_f64()),
+        (Some("site_link"), Some(0.99))
+    );
+    assert!(acme["evidence"][0]["step"] == "remembered", "{acme}");
+    assert_eq!(acme["source"], "stored");
+    let stored = entry(&again, &partner);
+    assert_eq!(
+        (
+            stored["li_url"].as_str(),
+            stored["method"].as_str(),
+            stored["confidence"].as_f64()
+        ),
+        (
+            Some(li("/company/bigpartner").as_str()),
+            Some("stored_domain"),
+            Some(0.95)
+        )
+    );
+    assert_eq!(acme["record"]["company_name"], "Acme");
+    assert_eq!(acme["record"]["original_li_url"], li("/company/acme"));
+    assert_eq!(entry(&again, &queries[8])["error"], "no_page_found");
+    assert!(
+        entry(&again, &queries[8])["evidence"]
+            .to_string()
+            .contains("remembered")
+    );
+    assert_eq!(charged(&again), 2 * 500);
+}
+
+#[tokio::test]
+async fn names_resolve_by_the_pages_name_and_their_hints() {
+    let (pages, sites) = world().await;
+    let service = start(&pages, &sites);
+    let key = service.key("names", "10");
+    let queries = [
+        json!({"name": "ACME, Inc."}),
+        json!({"name": "Acme", "location": "United Kingdom"}),
+        json!({"name": "Acme", "domain": "acme.test"}),
+        json!({"name": "Acme", "domain": "other.test"}),
+        json!({"name": "Twin Widgets"}),
+        json!({"name": "Twin Widgets", "domain": "twin-two.test"}),
+        json!({"name": "Nobody Here GmbH"}),
+    ];
+    let reply = resolve(&service, &key, &json!({"queries": queries})).await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    let got = |i: usize| {
+        let e = entry(&reply, &queries[i]);
+        (
+            e["li_url"]
+                .as_str()
+                .or(e["error"].as_str())
+                .unwrap_or_default()
+                .to_owned(),
+            e["confidence"].as_f64(),
+        )
+    };
+    let acme = "https://www.linkedin.com/company/acme".to_owned();
+    assert_eq!(got(0), (acme.clone(), Some(0.85)));
+    // The derived page's headquarters is in London, GB.
+    assert_eq!(got(1), (acme.clone(), Some(0.9)));
+    assert_eq!(got(2), (acme, Some(0.97)));
+    assert_eq!(got(3).0, "no_page_found");
+    assert_eq!(got(4).0, "ambiguous");
+    let twins = entry(&reply, &queries[4])["candidates"]
+        .as_array()
+        .expect("candidates")
+        .len();
+    assert_eq!(twins, 2);
+    assert_eq!(
+        got(5),
+        (
+            "https://www.linkedin.com/company/twin-widgets".to_owned(),
+            Some(0.97)
+        )
+    );
+    assert_eq!(got(6).0, "no_page_found");
+    // Four resolved at the default (stored) window's price; the ambiguous and unfound ones cost nothing.
+    assert_eq!(charged(&reply), 4 * 500);
+    // No name query fetches a website.
+    assert_eq!(sites.hits_total(), 0);
+}
+
+#[tokio::test]
+async fn a_domain_pinned_to_a_private_address_is_refused_by_the_guard() {
+    let (pages, sites) = world().await;
+    // No proxy: the site's name is resolved by the server, here pinned to loopback (where the websites are).
+    let address = sites.proxy.trim_start_matches("http://").to_owned();
+    let pin = format!("private.test={address}");
+    let service = Service::start(ServiceOptions {
+        origin: pages.origin(),
+        args: vec!["--site-resolve", &pin, "--site-timeout", "2"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("guard", "5");
+    let reply = resolve(
+        &service,
+        &key,
+        &json!({"queries": [{"domain": "private.test"}]}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    let unresolved = &reply.json["unresolved"][0];
+    assert_eq!(unresolved["error"], "site_unreachable", "{unresolved}");
+    assert!(
+        unresolved["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not a public address"),
+        "{unresolved}"
+    );
+    assert_eq!(sites.hits_total(), 0, "nothing reached the private address");
+    assert_eq!(charged(&reply), 0);
+}
+
+#[tokio::test]
+async fn bad_bodies_name_every_problem_and_cost_nothing() {
+    let (pages, sites) = world().await;
+    let service = start(&pages, &sites);
+    let key = service.key("bad", "1");
+    let reply = resolve(
+        &service,
+        &key,
+        &json!({"queries": [{"domain": "a.test", "location": "US"}, {}], "enrich": 1}),
+    )
+    .await;
+    assert_eq!(reply.status, 400, "{}", reply.json);
+    let pointers: Vec<&str> = reply.json["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .filter_map(|d| d["pointer"].as_str())
+        .collect();
+    assert_eq!(pointers, ["/queries/0/location", "/queries/1", "/enrich"]);
+    // Three queries on an account with one credit at the live price: refused before any work.
+    let reply = resolve(
+        &service,
+        &key,
+        &json!({"queries": [{"domain": "acme.test"}, {"domain": "jsonco.test"}], "maxAgeHours": 0}),
+    )
+    .await;
+    assert_eq!(reply.status, 402, "{}", reply.json);
+    assert_eq!(sites.hits_total(), 0);
+}
