@@ -457,3 +457,29 @@ async fn bad_bodies_name_every_problem_and_cost_nothing() {
     assert_eq!(reply.status, 402, "{}", reply.json);
     assert_eq!(sites.hits_total(), 0);
 }
+
+#[tokio::test]
+async fn a_retried_resolution_with_its_idempotency_key_is_charged_once() {
+    let (pages, sites) = world().await;
+    let service = start(&pages, &sites);
+    let key = service.key("retry", "10");
+    let body =
+        json!({"queries": [{"domain": "acme.test"}, {"domain": "jsonco.test"}], "maxAgeHours": 0});
+    let send = || {
+        client()
+            .post(format!("{}{RESOLVE}", service.base))
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .header("idempotency-key", "resolve-once")
+            .body(body.to_string())
+            .send()
+    };
+    let first = Reply::from(send().await.expect("sent")).await;
+    let again = Reply::from(send().await.expect("sent")).await;
+    assert_eq!((first.status, again.status), (200, 200), "{}", again.json);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(first.json, again.json);
+    assert_eq!(charged(&first), 2000);
+    let shown = service.cli(&["credits", "show", "--account", "retry"]);
+    assert!(shown.starts_with("retry: 8 credits"), "{shown}");
+}

@@ -162,6 +162,18 @@ impl Resolver {
         })
     }
 
+    /// The longest a request of `queries` queries can run: its rounds of [`ResolverSettings::queries_at_once`],
+    /// each query reading up to four home-page URLs ([`SiteSettings::timeout`] each) and checking pages in up to
+    /// three steps (the lookup's live time-out each). Callers that claim work for its length (an
+    /// `Idempotency-Key`) claim it for this.
+    pub fn longest_request(&self, queries: usize) -> Duration {
+        let rounds = queries
+            .div_ceil(self.settings.queries_at_once.max(1))
+            .max(1);
+        let per_query = self.settings.site.timeout * 4 + self.lookup.settings().live_timeout * 3;
+        per_query * u32::try_from(rounds).unwrap_or(u32::MAX)
+    }
+
     /// Resolves every query of `request` (up to [`ResolverSettings::queries_at_once`] at a time), answers them
     /// in order, and charges `caller`'s account for the resolved ones.
     ///

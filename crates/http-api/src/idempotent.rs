@@ -12,6 +12,7 @@ use http::{HeaderValue, StatusCode};
 use http_serve::Response;
 use idempotency::{Begin, IdempotencyStore, StoredAnswer};
 use std::future::Future;
+use std::time::Duration;
 use tracing::Instrument;
 
 use crate::api::Api;
@@ -72,7 +73,8 @@ async fn stored(response: Response) -> (StoredAnswer, Response) {
 
 impl Api {
     /// Runs `work` once per `key` of `account` for the request `fingerprint` when the client sent a key and the
-    /// API has a store; otherwise simply runs it.
+    /// API has a store; otherwise simply runs it. The key is claimed for as long as a page lookup can run
+    /// ([`company_lookup::LookupService::longest_request`]); [`Api::idempotent_for`] names another time.
     ///
     /// # Errors
     /// [`ApiError::IdempotencyKeyInUse`] while the key's first request runs, [`ApiError::IdempotencyKeyReused`]
@@ -88,10 +90,31 @@ impl Api {
         F: FnOnce(Api) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Response, ApiError>> + Send + 'static,
     {
+        let lease = self.lookup().longest_request();
+        self.idempotent_for(account, key, fingerprint, lease, work)
+            .await
+    }
+
+    /// [`Api::idempotent`] for work that can run up to `lease` (the key's claim lasts that long, so a retry
+    /// while it runs is refused rather than run twice).
+    ///
+    /// # Errors
+    /// As [`Api::idempotent`].
+    pub(crate) async fn idempotent_for<F, Fut>(
+        &self,
+        account: AccountId,
+        key: Option<String>,
+        fingerprint: String,
+        lease: Duration,
+        work: F,
+    ) -> Result<Response, ApiError>
+    where
+        F: FnOnce(Api) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Response, ApiError>> + Send + 'static,
+    {
         let (Some(key), Some(store)) = (key, self.idempotency()) else {
             return work(self.clone()).await;
         };
-        let lease = self.lookup().longest_request();
         match store
             .begin(account, &key, &fingerprint, jiff::Timestamp::now(), lease)
             .await?

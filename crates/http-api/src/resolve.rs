@@ -24,10 +24,17 @@ impl Api {
         let path = request.uri().path().to_owned();
         let body = http_serve::read_body(request, MAX_BODY_BYTES, self.body_timeout()).await?;
         let parsed = ResolveRequest::from_json(&body)?;
+        let resolver = self.resolver().ok_or(ApiError::NotFound)?;
+        // A resolution can outlast a page lookup by far: the key is claimed for as long as this one can run.
+        let lease = resolver.longest_request(parsed.queries.len());
         let fingerprint = idempotency::fingerprint("POST", &path, &body);
-        self.idempotent(caller.account, key, fingerprint, move |api| async move {
-            api.resolved(caller, &parsed).await
-        })
+        self.idempotent_for(
+            caller.account,
+            key,
+            fingerprint,
+            lease,
+            move |api| async move { api.resolved(caller, &parsed).await },
+        )
         .await
     }
 
@@ -36,8 +43,11 @@ impl Api {
         caller: Caller,
         parsed: &ResolveRequest,
     ) -> Result<Response, ApiError> {
-        let resolver = self.resolver().ok_or(ApiError::NotFound)?;
-        let outcome = resolver.resolve(caller, parsed).await?;
+        let outcome = self
+            .resolver()
+            .ok_or(ApiError::NotFound)?
+            .resolve(caller, parsed)
+            .await?;
         let response = json_response(StatusCode::OK, &outcome.response);
         let retry = outcome
             .response
