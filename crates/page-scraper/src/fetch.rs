@@ -349,7 +349,12 @@ impl Fetcher {
         settings.max_concurrency = settings.max_concurrency.max(1);
         settings.max_attempts = settings.max_attempts.max(1);
         let proxies = match &settings.proxy_file {
-            Some(path) => crate::proxy_file::proxies(&settings.proxies, path)?,
+            Some(path) => crate::proxy_file::read(&settings.proxies, path).map_err(|reason| {
+                OriginError::ProxyFile {
+                    path: path.clone(),
+                    reason,
+                }
+            })?,
             None => settings.proxies.clone(),
         };
         let routes = build_routes(&settings, &proxies)?;

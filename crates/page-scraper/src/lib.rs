@@ -16,6 +16,7 @@
 
 mod coverage;
 mod fetch;
+mod following;
 mod proxy_file;
 mod resolve;
 mod routes;
