@@ -29,6 +29,7 @@ mod domain;
 mod links;
 mod resolve;
 mod site;
+mod verify;
 
 use std::sync::Arc;
 use std::time::Duration;

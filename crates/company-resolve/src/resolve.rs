@@ -14,9 +14,10 @@ use page_url::{PageKind, PageUrl};
 use serde::{Deserialize, Serialize};
 use snapshot_cache::Snapshot;
 
+use crate::Resolver;
 use crate::domain::{domain_slugs, query_domain};
 use crate::links::site_links;
-use crate::{MIN_CONFIDENCE, Resolver, confidence};
+use crate::verify::{Expect, fold, verdict};
 
 /// One query's answer, with the snapshot that verified it (for `enrich` and the price).
 #[derive(Clone)]
@@ -38,21 +39,6 @@ struct Verified {
     confidence: f64,
     source: RecordSource,
     snapshot: Snapshot,
-}
-
-/// What a page is checked against.
-enum Expect<'a> {
-    /// A domain query: the page's website must be on `queried`, or on a domain the queried site redirected to.
-    Domain {
-        queried: &'a str,
-        accepted: &'a HashSet<String>,
-    },
-    /// A name query, with its hints.
-    Name {
-        key: &'a str,
-        location: Option<&'a str>,
-        domain: Option<&'a str>,
-    },
 }
 
 /// Pages that could not be checked, worst first: push-back, then time-outs and failed fetches.
@@ -530,8 +516,9 @@ impl Run<'_> {
         verified
     }
 
-    /// The confidence that `page` (found as `candidate` says, its record `record`) is the query's page, with
-    /// each check kept as evidence; `None` when a check rules it out.
+    /// Checks `page` (found as `candidate` says, its record `record`) against the query ([`verdict`]), keeping
+    /// the evidence and, when it fails, the page among the candidates of an unresolved answer; its confidence
+    /// when it passes.
     fn check(
         &mut self,
         candidate: &Found,
@@ -539,124 +526,17 @@ impl Run<'_> {
         record: &CompanyRecord,
         expect: &Expect<'_>,
     ) -> Option<f64> {
-        let url = Some(page.as_str().to_owned());
-        let page_domain = page_domain(record);
-        let shown = record
-            .website
-            .clone()
-            .unwrap_or_else(|| "no website".to_owned());
-        let reject =
-            |run: &mut Self, step: &str, value: Option<String>, note: String, score: f64| {
-                run.rejected.push(Candidate {
-                    li_url: page.as_str().to_owned(),
-                    confidence: score,
-                    method: candidate.method,
-                });
-                run.evidence.push(Evidence {
-                    step: step.to_owned(),
-                    url: url.clone(),
-                    value,
-                    note,
-                });
-                None
-            };
-        match expect {
-            Expect::Domain { queried, accepted } => {
-                let Some(domain) = page_domain else {
-                    return reject(
-                        self,
-                        "website",
-                        None,
-                        "the page shows no website: not taken".to_owned(),
-                        confidence::UNVERIFIED,
-                    );
-                };
-                let exact = domain == *queried;
-                if !exact && !accepted.contains(&domain) {
-                    return reject(
-                        self,
-                        "website",
-                        Some(shown),
-                        format!("the page's website is on {domain}, not {queried}: not taken"),
-                        confidence::UNVERIFIED,
-                    );
-                }
-                let score = rounded(confidence::of_domain_match(candidate.method, exact));
-                self.evidence.push(Evidence {
-                    step: "website".to_owned(),
-                    url,
-                    value: Some(shown),
-                    note: if exact {
-                        format!("the page's website is on {queried}: verified ({score})")
-                    } else {
-                        format!("the page's website is on {domain}, where {queried} redirects: verified ({score})")
-                    },
-                });
-                Some(score)
-            }
-            Expect::Name {
-                key,
-                location,
-                domain: hint,
-            } => {
-                let page_name = record.company_name.clone().unwrap_or_default();
-                if name_key(&page_name) != *key {
-                    return reject(
-                        self,
-                        "name",
-                        Some(page_name.clone()),
-                        format!(
-                            "the page is named `{page_name}`, not `{key}` once folded: not taken"
-                        ),
-                        confidence::UNVERIFIED,
-                    );
-                }
-                let mut score = confidence::NAME;
-                let mut notes = vec![format!("the page is named `{page_name}`")];
-                if let Some(hint) = hint {
-                    if page_domain.as_deref() != Some(*hint) {
-                        return reject(
-                            self,
-                            "website",
-                            Some(shown),
-                            format!(
-                                "the page's website is not on {hint}, the query's domain: not taken"
-                            ),
-                            confidence::UNVERIFIED,
-                        );
-                    }
-                    score = confidence::NAME_AND_DOMAIN;
-                    notes.push(format!("its website is on {hint}"));
-                }
-                if let Some(location) = location {
-                    let places = places_of(record);
-                    if places.is_empty() {
-                        notes.push("it shows no location to compare".to_owned());
-                    } else if places.iter().any(|p| place_matches(p, location)) {
-                        score = rounded((score + confidence::LOCATION_BONUS).min(confidence::MOST));
-                        notes.push(format!("it shows an address in {location}"));
-                    } else {
-                        score = score.min(confidence::LOCATION_MISMATCH);
-                        notes.push(format!("none of its addresses is in {location}"));
-                    }
-                }
-                self.evidence.push(Evidence {
-                    step: "name".to_owned(),
-                    url,
-                    value: Some(page_name),
-                    note: format!("{} ({score})", notes.join("; ")),
-                });
-                if score < MIN_CONFIDENCE {
-                    self.rejected.push(Candidate {
-                        li_url: page.as_str().to_owned(),
-                        confidence: score,
-                        method: candidate.method,
-                    });
-                    return None;
-                }
-                Some(score)
-            }
+        let verdict = verdict(page, record, candidate.method, expect);
+        self.evidence.push(verdict.evidence);
+        if verdict.passed {
+            return Some(verdict.confidence);
         }
+        self.rejected.push(Candidate {
+            li_url: page.as_str().to_owned(),
+            confidence: verdict.confidence,
+            method: candidate.method,
+        });
+        None
     }
 
     /// The best of `verified`: resolved, or ambiguous when two pages of one kind are equally good; `None`
@@ -799,30 +679,9 @@ pub(crate) fn urls_of(found: Result<Vec<Snapshot>, snapshot_cache::CacheError>) 
     }
 }
 
-/// The registrable domain a page's record shows: its `domain` (where a shortened link lands, when the
-/// service followed it), else its website's.
-fn page_domain(record: &CompanyRecord) -> Option<String> {
-    record
-        .domain
-        .as_deref()
-        .map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
-        .filter(|d| !d.is_empty())
-        .or_else(|| {
-            record
-                .website
-                .as_deref()
-                .and_then(page_scraper::registrable_domain)
-        })
-}
-
 /// Whether two confidences are the same figure (they are sums of two-decimal constants).
 fn same(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
-}
-
-/// A confidence as answered: two decimals.
-fn rounded(score: f64) -> f64 {
-    (score * 100.0).round() / 100.0
 }
 
 fn kind_rank(kind: PageKind) -> u8 {
@@ -831,65 +690,4 @@ fn kind_rank(kind: PageKind) -> u8 {
         PageKind::School => 1,
         PageKind::Showcase => 2,
     }
-}
-
-/// The address texts of a record: its headquarters' parts and each location's lines.
-fn places_of(record: &CompanyRecord) -> Vec<String> {
-    let mut places = Vec::new();
-    if let Some(hq) = &record.headquarters {
-        for part in [&hq.full_address, &hq.locality, &hq.region, &hq.country]
-            .into_iter()
-            .flatten()
-        {
-            places.push(part.clone());
-        }
-    }
-    for location in &record.locations {
-        for part in [&location.full_address, &location.city_state_postal_country]
-            .into_iter()
-            .flatten()
-        {
-            places.push(part.clone());
-        }
-    }
-    places
-}
-
-/// Whether `location` (a country, region or city as a person writes it) names `place` or one of its
-/// comma-separated parts, compared as [`fold`] reads them; common country names and their codes are one.
-fn place_matches(place: &str, location: &str) -> bool {
-    let wanted = country_alias(&fold(location));
-    let parts: Vec<String> = place.split(',').map(|p| fold(p.trim())).collect();
-    parts.iter().any(|part| {
-        country_alias(part) == wanted
-            || part.split(' ').any(|word| country_alias(word) == wanted)
-            || (wanted.len() > 3 && part.contains(&wanted))
-    })
-}
-
-/// Lower case, accents and surrounding spaces removed.
-fn fold(text: &str) -> String {
-    company_model::name_key(text)
-}
-
-/// A country's two-letter code for its common names (`united states`, `usa` → `us`), else the text.
-fn country_alias(text: &str) -> String {
-    let code = match text {
-        "united states" | "united states of america" | "usa" => "us",
-        "united kingdom" | "great britain" | "england" | "gb" => "uk",
-        "germany" | "deutschland" => "de",
-        "france" => "fr",
-        "spain" | "espana" => "es",
-        "brazil" | "brasil" => "br",
-        "japan" => "jp",
-        "india" => "in",
-        "canada" => "ca",
-        "australia" => "au",
-        "netherlands" | "the netherlands" | "nederland" => "nl",
-        "ireland" => "ie",
-        "italy" | "italia" => "it",
-        "switzerland" | "schweiz" | "suisse" => "ch",
-        other => other,
-    };
-    code.to_owned()
 }
