@@ -483,3 +483,45 @@ async fn a_retried_resolution_with_its_idempotency_key_is_charged_once() {
     let shown = service.cli(&["credits", "show", "--account", "retry"]);
     assert!(shown.starts_with("retry: 8 credits"), "{shown}");
 }
+
+/// Two servers on one PostgreSQL database: what one resolved (its remembered answers, the pages it stored) the
+/// other answers without fetching any site.
+#[tokio::test]
+async fn servers_on_one_postgres_database_share_what_they_resolved() {
+    let Some(database) = test_support::TestDatabase::create().await else {
+        return;
+    };
+    let (pages, sites) = world().await;
+    let options = || ServiceOptions {
+        origin: pages.origin(),
+        database_url: Some(database.url.clone()),
+        args: vec!["--site-proxy", &sites.proxy, "--site-timeout", "1"],
+        ..ServiceOptions::default()
+    };
+    let (first, second) = (Service::start(options()), Service::start(options()));
+    let key = first.key("shared", "10");
+    let queries = json!({"queries": [{"domain": "acme.test"}, {"domain": "nolink.test"}]});
+    let resolved = resolve(&first, &key, &queries).await;
+    assert_eq!(resolved.status, 200, "{}", resolved.json);
+    assert_eq!(resolved.json["results"][0]["method"], "site_link");
+    let fetched = sites.hits_total();
+    let again = resolve(&second, &key, &queries).await;
+    assert_eq!(again.status, 200, "{}", again.json);
+    assert_eq!(
+        sites.hits_total(),
+        fetched,
+        "the second server fetched no site"
+    );
+    assert_eq!(
+        again.json["results"][0]["li_url"],
+        resolved.json["results"][0]["li_url"]
+    );
+    assert_eq!(again.json["results"][0]["source"], "stored");
+    assert!(
+        again.json["unresolved"][0]["evidence"]
+            .to_string()
+            .contains("remembered")
+    );
+    // The default window: each resolved query at the stored price, on one ledger.
+    assert_eq!(charged(&resolved) + charged(&again), 1000);
+}

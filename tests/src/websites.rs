@@ -218,3 +218,90 @@ pub fn home_page(title: &str, head: &str, body: &str) -> String {
          <p>Welcome.</p></main>{body}</body></html>"
     )
 }
+
+/// A company's page as [`NetworkOrigin`] keeps it: [`Company`] with owned parts.
+#[derive(Clone, Debug)]
+pub struct PageSpec {
+    /// `company` or `showcase`.
+    pub kind: String,
+    /// The page name.
+    pub slug: String,
+    /// The name the page shows.
+    pub name: String,
+    /// The host of the website the page links.
+    pub website: String,
+}
+
+impl PageSpec {
+    /// The page as [`derived_page`] takes it.
+    pub fn company(&self) -> Company<'_> {
+        Company {
+            kind: &self.kind,
+            slug: &self.slug,
+            name: &self.name,
+            website: &self.website,
+        }
+    }
+}
+
+/// An HTTP origin on loopback that serves the network's pages of `PageSpec`s (derived from the captured
+/// Audiense page as [`NetworkPages`] does, made when asked for) after a delay, and 404 for any other path: the
+/// network side of the resolver's benchmark, where a page takes as long as the real network's.
+pub struct NetworkOrigin {
+    /// `http://127.0.0.1:<port>`, for `serve --origin`.
+    pub base: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for NetworkOrigin {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl NetworkOrigin {
+    /// Serves `pages`, each answer after `delay`.
+    pub async fn start(pages: Vec<PageSpec>, delay: Duration) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("address"));
+        let by_path: Arc<HashMap<String, PageSpec>> = Arc::new(
+            pages
+                .into_iter()
+                .map(|p| (format!("/{}/{}", p.kind, p.slug), p))
+                .collect(),
+        );
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let pages = Arc::clone(&by_path);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
+                        let pages = Arc::clone(&pages);
+                        async move {
+                            tokio::time::sleep(delay).await;
+                            let page = pages
+                                .get(request.uri().path())
+                                .map(|p| derived_page(&p.company()));
+                            let (status, body) = match page {
+                                Some(html) => (200, html),
+                                None => (404, String::new()),
+                            };
+                            Ok::<_, std::convert::Infallible>(
+                                hyper::Response::builder()
+                                    .status(status)
+                                    .header("content-type", "text/html; charset=utf-8")
+                                    .body(Full::new(Bytes::from(body)))
+                                    .expect("a response"),
+                            )
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Self { base, task }
+    }
+}

@@ -24,6 +24,9 @@
 //! 12. Live fetching against a hostile origin through real forward proxies, the fetcher before the route pool
 //!     beside today's, then today's with a proxy banned and the budget halved mid-run ([`pool`]); `--pool` runs
 //!     it alone and replaces its section.
+//! 13. From a domain to the page: a labelled set of generated company websites in twelve shapes resolved live,
+//!     precision, recall by shape and domains per second ([`resolve`]); `--resolve` runs it alone and replaces
+//!     its section.
 //!
 //! It builds and installs nothing: `tests/ci bench` builds it in release beside `company-data` and the
 //! `parse_throughput` example, installs oha (`$OHA`) and the Python peers beautifulsoup4, lxml and selectolax
@@ -36,6 +39,7 @@ mod jobs;
 mod load;
 mod pool;
 mod postgres;
+mod resolve;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -869,6 +873,7 @@ fn markdown(report: &Value, plan: Plan) -> String {
     out += &flood::markdown(&report["flood"]);
     out += &jobs::download_markdown(&report["download"]);
     out += &pool::markdown(&report["pool"]);
+    out += &resolve::markdown(&report["resolve"]);
     out
 }
 
@@ -1018,15 +1023,21 @@ async fn main() -> Result<(), Error> {
         return Ok(());
     }
     // A section run alone replaces its part of the report.
-    let alone = [("--flood", 10), ("--download", 11), ("--pool", 12)]
-        .into_iter()
-        .find(|(flag, _)| args.iter().any(|a| a == flag));
+    let alone = [
+        ("--flood", 10),
+        ("--download", 11),
+        ("--pool", 12),
+        ("--resolve", 13),
+    ]
+    .into_iter()
+    .find(|(flag, _)| args.iter().any(|a| a == flag));
     if let Some((flag, number)) = alone {
         let release = tests::binary().to_path_buf();
         let section = match number {
             10 => flood::markdown(&flood::flood(plan, &release).await?),
             11 => jobs::download_markdown(&jobs::download(plan, &release).await?),
-            _ => pool::markdown(&pool::pool(plan, &release).await?),
+            12 => pool::markdown(&pool::pool(plan, &release).await?),
+            _ => resolve::markdown(&resolve::resolve(plan, &release).await?),
         };
         if !quick {
             replace_section(&out, &format!("\n## {number}. "), flag, &section)?;
@@ -1056,6 +1067,7 @@ async fn main() -> Result<(), Error> {
     eprintln!("10: auth under a flood");
     let flood = flood::flood(plan, &release).await?;
     let pool = pool::pool(plan, &release).await?;
+    let resolve = resolve::resolve(plan, &release).await?;
     let report = json!({
         "date": today(),
         "quick": quick,
@@ -1069,6 +1081,7 @@ async fn main() -> Result<(), Error> {
         "flood": flood,
         "download": download,
         "pool": pool,
+        "resolve": resolve,
         "harness_seconds": started.elapsed().as_secs_f64(),
     });
     if let Some(parent) = json_out.parent() {
@@ -1136,6 +1149,9 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
         "/pool/pool/requests_per_page",
         "/pool/disturbed/pages_per_second",
         "/pool/disturbed/halved/to_the_end/share_of_most",
+        "/resolve/precision",
+        "/resolve/recall",
+        "/resolve/domains_per_second",
     ];
     let missing: Vec<&str> = figures
         .into_iter()
@@ -1146,7 +1162,7 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
                 .is_some_and(|v| v.is_finite() && v > 0.0)
         })
         .collect();
-    let sections: Vec<String> = (1..=12)
+    let sections: Vec<String> = (1..=13)
         .map(|n| format!("## {n}."))
         .filter(|section| !text.contains(section.as_str()))
         .collect();
