@@ -4,6 +4,7 @@
 //! Precision at the default threshold (a wrong page is worse than none), recall by shape, and domains per second.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -326,7 +327,7 @@ pub(crate) async fn resolve(plan: Plan, binary: &Path) -> Result<Value, Error> {
             );
         }
     }
-    let (mut returned, mut correct, mut wrong) = (0, 0, 0);
+    let (mut returned, mut correct, mut wrong) = (0_usize, 0_usize, 0_usize);
     let mut by_shape: BTreeMap<Shape, (usize, usize, usize)> = BTreeMap::new();
     for labelled in &world.labelled {
         let entry = by_shape.entry(labelled.shape).or_default();
@@ -437,14 +438,15 @@ pub(crate) fn markdown(figures: &Value) -> String {
         } else {
             "— (no page expected)".to_owned()
         };
-        text.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} | {} |",
             shape["shape"].as_str().unwrap_or_default(),
             shape["sites"],
             shape["correct"],
             shape["wrong"],
             recall
-        ));
+        );
     }
     text
 }
