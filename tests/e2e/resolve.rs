@@ -51,6 +51,8 @@ async fn world() -> (NetworkPages, Websites) {
         company("newname", "NewName", "www.newname.test"),
         company("wwwonly", "WwwOnly", "www.wwwonly.test"),
         company("broken", "Broken", "broken.test"),
+        company("sedo", "Sedo Parking", "sedo.test"),
+        company("goesto", "GoesTo", "www.goesto.test"),
         company("twinwidgets", "Twin Widgets", "www.twin-one.test"),
         company("twin-widgets", "Twin Widgets Inc.", "www.twin-two.test"),
     ]);
@@ -120,6 +122,18 @@ async fn world() -> (NetworkPages, Websites) {
             )),
         ),
         ("hang.test".to_owned(), Site::Hang),
+        (
+            "parked.test".to_owned(),
+            Site::Redirect("http://sedo.test/search?domain=parked.test".to_owned()),
+        ),
+        (
+            "sedo.test".to_owned(),
+            Site::Page(home_page("Sedo", "", &footer(&[&li("/company/sedo")]))),
+        ),
+        (
+            "goesto.test".to_owned(),
+            Site::Redirect("https://www.linkedin.com/company/goesto/".to_owned()),
+        ),
         ("broken.test".to_owned(), Site::Status(503)),
         (
             "nolink.test".to_owned(),
@@ -341,6 +355,51 @@ async fn domains_resolve_by_their_sites_links_and_the_pages_websites() {
             .contains("remembered")
     );
     assert_eq!(charged(&again), 2 * 500);
+}
+
+/// A domain parked at a for-sale page is not the parking company's; a domain that redirects to its page on the
+/// network names that page.
+#[tokio::test]
+async fn parked_domains_and_redirects_to_the_network() {
+    let (pages, sites) = world().await;
+    let service = start(&pages, &sites);
+    let key = service.key("redirects", "10");
+    let reply = resolve(
+        &service,
+        &key,
+        &json!({"queries": [{"domain": "parked.test"}, {"domain": "goesto.test"}], "maxAgeHours": 0}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    let parked = entry(&reply, &json!({"domain": "parked.test"}));
+    assert_eq!(parked["error"], "no_page_found", "{parked}");
+    assert!(
+        parked["evidence"]
+            .to_string()
+            .contains("parking or for-sale page"),
+        "{parked}"
+    );
+    let goes = entry(&reply, &json!({"domain": "goesto.test"}));
+    assert_eq!(
+        (
+            goes["li_url"].as_str(),
+            goes["method"].as_str(),
+            goes["confidence"].as_f64()
+        ),
+        (
+            Some("https://www.linkedin.com/company/goesto"),
+            Some("site_link"),
+            Some(0.99)
+        ),
+        "{goes}"
+    );
+    assert!(
+        goes["evidence"]
+            .to_string()
+            .contains("in the site's redirect"),
+        "{goes}"
+    );
+    assert_eq!(charged(&reply), 1000);
 }
 
 #[tokio::test]

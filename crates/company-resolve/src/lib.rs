@@ -157,7 +157,7 @@ impl Resolver {
         Ok(Self {
             lookup,
             snapshots,
-            site: site::SiteFetcher::new(settings.site.clone())?,
+            site: site::SiteFetcher::new(settings.site.clone(), Some(network.clone()))?,
             network,
             settings,
         })

@@ -16,7 +16,7 @@ use snapshot_cache::Snapshot;
 
 use crate::Resolver;
 use crate::domain::{domain_slugs, query_domain};
-use crate::links::site_links;
+use crate::links::{SiteLink, site_links};
 use crate::verify::{Expect, fold, verdict};
 
 /// One query's answer, with the snapshot that verified it (for `enrich` and the price).
@@ -150,13 +150,43 @@ impl Run<'_> {
             Ok(home) => {
                 let path: Vec<String> = home.hops.iter().map(ToString::to_string).collect();
                 for hop in &home.hops {
-                    if let Some(host) = hop.host_str()
-                        && let Some(domain) = psl::domain_str(host)
-                    {
-                        accepted.insert(domain.to_ascii_lowercase());
+                    match redirect_domain(hop, &queried, &self.resolver.network) {
+                        Ok(Some(domain)) => {
+                            accepted.insert(domain);
+                        }
+                        Ok(None) => {}
+                        Err(parked) => self.evidence.push(Evidence {
+                            step: "site".to_owned(),
+                            url: Some(hop.to_string()),
+                            value: Some(parked.clone()),
+                            note: format!(
+                                "{queried} redirects to {parked} with its own name in the address (a parking or \
+                                 for-sale page): pages on {parked} are not taken for it"
+                            ),
+                        }),
                     }
                 }
-                let links = site_links(&home.html, &self.resolver.network);
+                let mut links = site_links(&home.html, &self.resolver.network);
+                // A site that redirects to its page on the network names it as surely as a link does.
+                if let Some(page) = home
+                    .hops
+                    .last()
+                    .and_then(|hop| PageUrl::normalize(hop.as_str(), &self.resolver.network).ok())
+                {
+                    links.insert(
+                        0,
+                        SiteLink {
+                            page,
+                            method: ResolveMethod::SiteLink,
+                            href: home
+                                .hops
+                                .last()
+                                .map(ToString::to_string)
+                                .unwrap_or_default(),
+                            place: "redirect",
+                        },
+                    );
+                }
                 self.evidence.push(Evidence {
                     step: "site".to_owned(),
                     url: home.hops.last().map(ToString::to_string),
@@ -666,6 +696,32 @@ impl Run<'_> {
             retry_after_seconds: None,
         })
     }
+}
+
+/// The registrable domain a redirect `hop` of the site of `queried` is on, to accept pages whose website is on
+/// it: `None` for the queried domain itself and for the network's; `Err` with the domain when the hop names the
+/// queried domain in its path or query (`sedo.com/search?domain=acme.com`): a parking or for-sale page, whose
+/// owner's page is not the company's.
+fn redirect_domain(
+    hop: &url::Url,
+    queried: &str,
+    network: &page_url::NetworkDomain,
+) -> Result<Option<String>, String> {
+    let Some(domain) = hop
+        .host_str()
+        .and_then(psl::domain_str)
+        .map(str::to_ascii_lowercase)
+    else {
+        return Ok(None);
+    };
+    if domain == queried || domain == network.as_str() {
+        return Ok(None);
+    }
+    let rest = format!("{}?{}", hop.path(), hop.query().unwrap_or_default()).to_ascii_lowercase();
+    if rest.contains(queried) {
+        return Err(domain);
+    }
+    Ok(Some(domain))
 }
 
 /// The pages of a stored-page lookup (none when the store fails: the next steps still run).

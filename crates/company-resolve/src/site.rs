@@ -110,6 +110,8 @@ pub enum SiteError {
 #[derive(Debug)]
 pub(crate) struct SiteFetcher {
     client: reqwest::Client,
+    /// The network whose pages a redirect may lead to (followed no further).
+    network: Option<page_url::NetworkDomain>,
     settings: SiteSettings,
     at_once: Semaphore,
     /// When each host may be asked again.
@@ -117,7 +119,10 @@ pub(crate) struct SiteFetcher {
 }
 
 impl SiteFetcher {
-    pub(crate) fn new(settings: SiteSettings) -> Result<Self, SiteError> {
+    pub(crate) fn new(
+        settings: SiteSettings,
+        network: Option<page_url::NetworkDomain>,
+    ) -> Result<Self, SiteError> {
         let mut builder = public_address::guarded_builder(false, settings.resolve.clone())
             .user_agent(settings.user_agent.clone())
             .connect_timeout(settings.timeout);
@@ -132,6 +137,7 @@ impl SiteFetcher {
             .map_err(|e| SiteError::Client(e.to_string()))?;
         Ok(Self {
             client,
+            network,
             at_once: Semaphore::new(settings.concurrency.max(1)),
             settings,
             next_by_host: Mutex::new(HashMap::new()),
@@ -219,6 +225,18 @@ impl SiteFetcher {
                         hops[0],
                         self.settings.max_redirects
                     )));
+                }
+                // A site that sends its visitors to its page on the network names the page itself; the page
+                // is read by the lookup, through its routes, not by this client.
+                if self.network.as_ref().is_some_and(|network| {
+                    page_url::PageUrl::normalize(next.as_str(), network).is_ok()
+                }) {
+                    hops.push(next);
+                    return Ok(HomePage {
+                        hops,
+                        html: String::new(),
+                        status: status.as_u16(),
+                    });
                 }
                 hops.push(next);
                 continue;
