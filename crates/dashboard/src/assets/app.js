@@ -22,6 +22,8 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
 const urls = document.getElementById("try-urls");
 const window_ = document.getElementById("try-window");
 const estimate = document.getElementById("try-estimate");
+// What each line is: page URLs and domains are words, a name is a whole line (it may hold spaces).
+const kind = document.getElementById("try-kind");
 if (urls && window_ && estimate) {
   const update = () => {
     const option = window_.selectedOptions[0];
@@ -29,14 +31,20 @@ if (urls && window_ && estimate) {
       return;
     }
     const price = Number(option.dataset.price);
-    const count = urls.value.split(/\s+/).filter((line) => line.length > 0).length;
+    const what = kind ? kind.value : "url";
+    const entries = what === "name" ? urls.value.split("\n") : urls.value.split(/\s+/);
+    const count = entries.map((entry) => entry.trim()).filter((entry) => entry.length > 0).length;
+    const noun = { url: "URL", domain: "domain", name: "name" }[what] || "URL";
     // Prices are in thousandths at most: round away binary fractions.
     const most = Math.round(count * price * 1000) / 1000;
-    estimate.textContent = `${count} URL${count === 1 ? "" : "s"}: at most ${most} credits ` +
-      `(${option.dataset.price} per company returned; nothing for URLs that cannot be resolved).`;
+    estimate.textContent = `${count} ${noun}${count === 1 ? "" : "s"}: at most ${most} credits ` +
+      `(${option.dataset.price} per company returned; nothing for lines that cannot be resolved).`;
   };
   urls.addEventListener("input", update);
   window_.addEventListener("change", update);
+  if (kind) {
+    kind.addEventListener("change", update);
+  }
   update();
 }
 

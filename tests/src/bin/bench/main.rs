@@ -24,7 +24,7 @@
 //! 12. Live fetching against a hostile origin through real forward proxies, the fetcher before the route pool
 //!     beside today's, then today's with a proxy banned and the budget halved mid-run ([`pool`]); `--pool` runs
 //!     it alone and replaces its section.
-//! 13. From a domain to the page: a labelled set of generated company websites in twelve shapes resolved live,
+//! 13. From a domain to the page: a labelled set of generated company websites in fourteen shapes resolved live,
 //!     precision, recall by shape and domains per second ([`resolve`]); `--resolve` runs it alone and replaces
 //!     its section.
 //!

@@ -1,4 +1,4 @@
-//! Section 13, from a domain to the page: a labelled set of generated company websites in twelve shapes, served
+//! Section 13, from a domain to the page: a labelled set of generated company websites in fourteen shapes, served
 //! through the site proxy with a 100 ms delay, their pages (derived from the captured Audiense page) from an
 //! origin that answers in 300 ms; every domain resolved live on a new server, its answer compared with the label.
 //! Precision at the default threshold (a wrong page is worse than none), recall by shape, and domains per second.
@@ -42,9 +42,14 @@ enum Shape {
     /// The site links nothing and the company's page is named otherwise than the domain: the page exists, but
     /// no step can find it (what recall costs for precision).
     NoLinkOtherName,
+    /// The domain is parked: it redirects to a for-sale page naming it, whose site links the parking company's
+    /// page. Expected: nothing.
+    Parked,
+    /// The domain redirects straight to its page on the network.
+    RedirectToPage,
 }
 
-const SHAPES: [Shape; 12] = [
+const SHAPES: [Shape; 14] = [
     Shape::FooterLink,
     Shape::SameAs,
     Shape::RelMe,
@@ -57,6 +62,8 @@ const SHAPES: [Shape; 12] = [
     Shape::NoLinkOwnPage,
     Shape::NameClash,
     Shape::NoLinkOtherName,
+    Shape::Parked,
+    Shape::RedirectToPage,
 ];
 
 impl Shape {
@@ -74,6 +81,8 @@ impl Shape {
             Shape::NoLinkOwnPage => "no link, own page by name",
             Shape::NameClash => "no link, another company's page by the name",
             Shape::NoLinkOtherName => "no link, own page named otherwise",
+            Shape::Parked => "parked at a for-sale page",
+            Shape::RedirectToPage => "redirects to its page on the network",
         }
     }
 }
@@ -236,6 +245,36 @@ fn world(per_shape: usize, site_delay: Duration) -> World {
                     world.sites.insert(
                         domain.clone(),
                         slow(home_page(&name, "", "<footer>© 2026</footer>")),
+                    );
+                    Some(li("company", &own))
+                }
+                Shape::Parked => {
+                    let parking = format!("parking{s}x{k}");
+                    world.pages.push(page(
+                        "company",
+                        &parking,
+                        "Parking Ltd",
+                        &format!("{parking}.test"),
+                    ));
+                    world.sites.insert(
+                        domain.clone(),
+                        Site::Redirect(format!("http://{parking}.test/for-sale?domain={domain}")),
+                    );
+                    world.sites.insert(
+                        format!("{parking}.test"),
+                        slow(home_page(
+                            "Parking",
+                            "",
+                            &footer(&[li("company", &parking)]),
+                        )),
+                    );
+                    None
+                }
+                Shape::RedirectToPage => {
+                    world.pages.push(page("company", &own, &name, &www));
+                    world.sites.insert(
+                        domain.clone(),
+                        Site::Redirect(format!("{}/", li("company", &own))),
                     );
                     Some(li("company", &own))
                 }
@@ -408,9 +447,10 @@ pub(crate) fn markdown(figures: &Value) -> String {
          {sites} generated company websites in {shapes} shapes ({per} each), served through `--site-proxy` after \
          {site:.0} ms, their pages (derived from the captured Audiense page) from an origin that answers in \
          {origin:.0} ms; every domain resolved live (`maxAgeHours: 0`) on a new server, in requests of 50 sent at \
-         once, each answer compared with its label. Two shapes expect no page at all (a site that links only a \
-         partner, a page named after the domain that belongs to another company), and one has a page no step can \
-         find (no link on the site, the page named otherwise than the domain).\n\n\
+         once, each answer compared with its label. Three shapes expect no page at all (a site that links only a \
+         partner, a page named after the domain that belongs to another company, a domain parked at a for-sale \
+         page whose site links the parking company), and one has a page no step can find (no link on the site, \
+         the page named otherwise than the domain).\n\n\
          | | |\n|---|---|\n\
          | precision at the default threshold (0.8) | **{precision:.3}** ({correct} right of {returned} returned, {wrong} wrong) |\n\
          | recall over the {resolvable} sites that have a page | {recall:.3} |\n\
