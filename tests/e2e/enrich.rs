@@ -323,4 +323,53 @@ async fn a_domain_list_turns_into_records_with_evidence_and_unresolved_rows_are_
     // 98 resolved rows (two of the first hundred have no domain), live: one credit each; the others nothing.
     let shown = cli(&["credits", "show", "--account", "crm", "--db", &db]);
     assert!(shown.starts_with("crm: 902 credits"), "{shown}");
+
+    // An account that can pay for the first request of 200 queries and not the second: the run stops with an
+    // error that says so, and the output still holds what was paid for, the other rows `not_looked_up`.
+    let db = dir.path().join("short.db").display().to_string();
+    cli(&["keys", "create", "--account", "short", "--db", &db]);
+    cli(&["credits", "grant", "--account", "short", "210", "--db", &db]);
+    let out = dir.path().join("short.csv");
+    let args: Vec<String> = [
+        "enrich",
+        &input.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+        "--domain-column",
+        "website",
+        "--db",
+        &db,
+        "--origin",
+        &pages.origin(),
+        "--site-proxy",
+        &sites.proxy,
+        "--account",
+        "short",
+    ]
+    .map(str::to_owned)
+    .into();
+    let stderr = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        tests::cli_fails(&args)
+    })
+    .await
+    .expect("the command ran");
+    assert!(
+        stderr.contains("holds the rows resolved (and paid for) before it"),
+        "{stderr}"
+    );
+    let (header, rows) = read_rows(&out);
+    let column = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let resolved = rows
+        .iter()
+        .filter(|r| &r[column("status")] == "resolved")
+        .count();
+    let not_sent = rows
+        .iter()
+        .filter(|r| &r[column("error")] == "not_looked_up")
+        .count();
+    assert_eq!((rows.len(), resolved), (1000, 98));
+    assert!(not_sent >= 700, "{not_sent} rows not looked up");
+    let shown = cli(&["credits", "show", "--account", "short", "--db", &db]);
+    assert!(shown.starts_with("short: 112 credits"), "{shown}");
 }

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use company_lookup::Caller;
 use company_model::{
-    Answer, InputRow, MAX_QUERIES, Resolution, ResolveBody, ResolveQuery, ResolveRequest,
-    UnresolvedCode, UnresolvedQuery,
+    Answer, InputRow, MAX_DOMAIN_LEN, MAX_NAME_LEN, MAX_QUERIES, Resolution, ResolveBody,
+    ResolveQuery, ResolveRequest, UnresolvedCode, UnresolvedQuery,
 };
 use company_resolve::Resolver;
 
@@ -126,23 +126,25 @@ impl QueryList {
         let rows = records
             .into_iter()
             .map(|fields| {
-                let value = |column: &Option<String>| {
+                // A value a query cannot take (empty, or past its length) makes no query: the row is written
+                // as `no_query` rather than failing its whole request.
+                let value = |column: &Option<String>, most: usize| {
                     column.as_ref().and_then(|c| {
                         fields
                             .iter()
                             .find(|(n, _)| n == c)
                             .map(|(_, v)| v.trim().to_owned())
-                            .filter(|v| !v.is_empty())
+                            .filter(|v| !v.is_empty() && v.chars().count() <= most)
                     })
                 };
-                let query = match (value(&domain), value(&name)) {
+                let query = match (value(&domain, MAX_DOMAIN_LEN), value(&name, MAX_NAME_LEN)) {
                     (Some(domain), _) => Some(ResolveQuery {
                         domain: Some(domain),
                         ..ResolveQuery::default()
                     }),
                     (None, Some(name)) => Some(ResolveQuery {
                         name: Some(name),
-                        location: value(&location),
+                        location: value(&location, MAX_NAME_LEN),
                         domain: None,
                     }),
                     (None, None) => None,
@@ -162,19 +164,22 @@ impl QueryList {
 enum Outcome {
     Resolved(Box<Resolution>),
     Unresolved(Box<UnresolvedQuery>),
-    /// The row held no query.
+    /// The row held no query (or one too long to send).
     Empty,
+    /// The row's request was not answered: the run stopped before it, with this reason.
+    NotSent(String),
 }
 
 /// Resolves every row's query on `target` (distinct queries once, [`MAX_QUERIES`] per request, each resolved
-/// page's record with it), calls `progress` with the rows done and the total after each request, and writes one
+/// page's record with it), calls `progress` with the distinct queries done and their total after each request,
+/// and writes one
 /// output row per input row to `out` in `format`: the row's own fields, the resolution (`resolved_li_url`,
 /// `confidence`, `method`, `evidence` as JSON), then the record's columns as `enrich` writes them. In NDJSON:
 /// `input`, then `resolution` or `unresolved`, then the record's members at the top level.
 ///
 /// # Errors
-/// [`EnrichError`]: a refused request (e.g. insufficient credits) stops the run; what was resolved before it is
-/// charged and not written.
+/// [`EnrichError`]: a refused request (e.g. insufficient credits) stops the run; the output is still written,
+/// with what was resolved (and paid for) before it, and the rows not sent as `not_looked_up`.
 pub async fn enrich_queries(
     target: &dyn ResolveTarget,
     list: &QueryList,
@@ -194,6 +199,7 @@ pub async fn enrich_queries(
     let mut outcomes: Vec<Option<Outcome>> = vec![None; distinct.len()];
     let mut summary = Summary::default();
     let mut done = 0;
+    let mut stopped: Option<EnrichError> = None;
     for (batch, queries) in distinct.chunks(MAX_QUERIES).enumerate() {
         let body = ResolveBody {
             queries: queries.to_vec(),
@@ -201,7 +207,13 @@ pub async fn enrich_queries(
             max_age_hours: Some(max_age_hours),
             max_age_seconds: None,
         };
-        let (response, credits) = target.resolve(&body).await?;
+        let (response, credits) = match target.resolve(&body).await {
+            Ok(answer) => answer,
+            Err(error) => {
+                stopped = Some(error);
+                break;
+            }
+        };
         summary.credits += credits;
         let first = batch * MAX_QUERIES;
         // Each answer names its query; queries of one batch are distinct.
@@ -230,7 +242,15 @@ pub async fn enrich_queries(
             row.query
                 .as_ref()
                 .and_then(|q| index_of.get(q))
-                .and_then(|&i| outcomes[i].clone())
+                .map(|&i| {
+                    outcomes[i].clone().unwrap_or_else(|| {
+                        let reason = stopped.as_ref().map_or_else(
+                            || "no answer for this query".to_owned(),
+                            ToString::to_string,
+                        );
+                        Outcome::NotSent(reason)
+                    })
+                })
                 .unwrap_or(Outcome::Empty)
         })
         .collect();
@@ -244,6 +264,12 @@ pub async fn enrich_queries(
                     .or_default() += 1;
             }
             Outcome::Empty => *summary.unresolved.entry("no_query".to_owned()).or_default() += 1,
+            Outcome::NotSent(_) => {
+                *summary
+                    .unresolved
+                    .entry("not_looked_up".to_owned())
+                    .or_default() += 1;
+            }
         }
     }
     let partial = std::path::PathBuf::from(format!("{}.partial", out.display()));
@@ -258,7 +284,10 @@ pub async fn enrich_queries(
         path: out.display().to_string(),
         source,
     })?;
-    Ok(summary)
+    match stopped {
+        Some(error) => Err(error),
+        None => Ok(summary),
+    }
 }
 
 /// The columns the resolution adds before the record's.
@@ -316,6 +345,12 @@ fn write_rows(
             Outcome::Empty => {
                 line.insert("unresolved".into(), no_query_json());
             }
+            Outcome::NotSent(reason) => {
+                line.insert(
+                    "unresolved".into(),
+                    serde_json::json!({"error": "not_looked_up", "message": not_sent(reason)}),
+                );
+            }
         }
         serde_json::to_writer(&mut *out, &line)?;
         out.write_all(b"\n")?;
@@ -327,7 +362,15 @@ fn no_query_json() -> serde_json::Value {
     serde_json::json!({"error": "no_query", "message": NO_QUERY})
 }
 
-const NO_QUERY: &str = "Not sent: the row holds neither a domain nor a name.";
+const NO_QUERY: &str =
+    "Not sent: the row holds neither a domain nor a name (or one longer than a query takes).";
+
+/// The message of a row whose request was never answered.
+fn not_sent(reason: &str) -> String {
+    format!(
+        "Not looked up: the run stopped before this row ({reason}); run the command again to finish it."
+    )
+}
 
 /// A row's resolution cells, its answer as a job row (for the record's columns), and the error to show.
 fn answer_of(index: usize, outcome: &Outcome) -> ([String; 4], InputRow, Option<String>) {
@@ -377,6 +420,18 @@ fn answer_of(index: usize, outcome: &Outcome) -> ([String; 4], InputRow, Option<
                 }),
             },
             Some(unresolved.error.as_str().to_owned()),
+        ),
+        Outcome::NotSent(reason) => (
+            Default::default(),
+            InputRow {
+                position,
+                original: String::new(),
+                answer: Some(Answer::Unresolved {
+                    code: UnresolvedCode::NotFound,
+                    message: not_sent(reason),
+                }),
+            },
+            Some("not_looked_up".to_owned()),
         ),
         Outcome::Empty => (
             Default::default(),

@@ -267,7 +267,12 @@ async fn resolve_list(args: EnrichArgs, settings: &service::Settings) -> anyhow:
     if let Some(server) = embedded {
         server.stop().await;
     }
-    let summary = enriched?;
+    let summary = enriched.with_context(|| {
+        format!(
+            "the run stopped; {} holds the rows resolved (and paid for) before it, the others as not_looked_up",
+            args.out.display()
+        )
+    })?;
     eprintln!("wrote {}: {summary}", args.out.display());
     Ok(())
 }
