@@ -263,26 +263,29 @@ async fn a_domain_list_turns_into_records_with_evidence_and_unresolved_rows_are_
     let db = dir.path().join("resolve.db").display().to_string();
     cli(&["keys", "create", "--account", "crm", "--db", &db]);
     cli(&["credits", "grant", "--account", "crm", "1000", "--db", &db]);
+    // `enrich` of the list, embedded on `db`, billed to `account`, written to `out`.
+    let enrich = |db: &str, out: &Path, account: &str| -> Vec<String> {
+        [
+            "enrich",
+            &input.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+            "--domain-column",
+            "website",
+            "--db",
+            db,
+            "--origin",
+            &pages.origin(),
+            "--site-proxy",
+            &sites.proxy,
+            "--account",
+            account,
+        ]
+        .map(str::to_owned)
+        .into()
+    };
     let out = dir.path().join("accounts.enriched.csv");
-    let args: Vec<String> = [
-        "enrich",
-        &input.display().to_string(),
-        "--out",
-        &out.display().to_string(),
-        "--domain-column",
-        "website",
-        "--db",
-        &db,
-        "--origin",
-        &pages.origin(),
-        "--site-proxy",
-        &sites.proxy,
-        "--account",
-        "crm",
-    ]
-    .map(str::to_owned)
-    .into();
-    run(args).await;
+    run(enrich(&db, &out, "crm")).await;
 
     let (header, rows) = read_rows(&out);
     assert_eq!(rows.len(), 1000);
@@ -330,24 +333,7 @@ async fn a_domain_list_turns_into_records_with_evidence_and_unresolved_rows_are_
     cli(&["keys", "create", "--account", "short", "--db", &db]);
     cli(&["credits", "grant", "--account", "short", "210", "--db", &db]);
     let out = dir.path().join("short.csv");
-    let args: Vec<String> = [
-        "enrich",
-        &input.display().to_string(),
-        "--out",
-        &out.display().to_string(),
-        "--domain-column",
-        "website",
-        "--db",
-        &db,
-        "--origin",
-        &pages.origin(),
-        "--site-proxy",
-        &sites.proxy,
-        "--account",
-        "short",
-    ]
-    .map(str::to_owned)
-    .into();
+    let args = enrich(&db, &out, "short");
     let stderr = tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         tests::cli_fails(&args)

@@ -239,19 +239,16 @@ pub async fn enrich_queries(
         .rows
         .iter()
         .map(|row| {
-            row.query
-                .as_ref()
-                .and_then(|q| index_of.get(q))
-                .map(|&i| {
-                    outcomes[i].clone().unwrap_or_else(|| {
-                        let reason = stopped.as_ref().map_or_else(
-                            || "no answer for this query".to_owned(),
-                            ToString::to_string,
-                        );
-                        Outcome::NotSent(reason)
-                    })
-                })
-                .unwrap_or(Outcome::Empty)
+            let Some(&i) = row.query.as_ref().and_then(|q| index_of.get(q)) else {
+                return Outcome::Empty;
+            };
+            outcomes[i].clone().unwrap_or_else(|| {
+                let reason = stopped.as_ref().map_or_else(
+                    || "no answer for this query".to_owned(),
+                    ToString::to_string,
+                );
+                Outcome::NotSent(reason)
+            })
         })
         .collect();
     for outcome in &per_row {
@@ -411,39 +408,30 @@ fn answer_of(index: usize, outcome: &Outcome) -> ([String; 4], InputRow, Option<
                 String::new(),
                 serde_json::to_string(&unresolved.evidence).unwrap_or_default(),
             ],
-            InputRow {
-                position,
-                original: String::new(),
-                answer: Some(Answer::Unresolved {
-                    code: UnresolvedCode::NotFound,
-                    message: unresolved.message.clone(),
-                }),
-            },
+            unanswered(position, unresolved.message.clone()),
             Some(unresolved.error.as_str().to_owned()),
         ),
         Outcome::NotSent(reason) => (
             Default::default(),
-            InputRow {
-                position,
-                original: String::new(),
-                answer: Some(Answer::Unresolved {
-                    code: UnresolvedCode::NotFound,
-                    message: not_sent(reason),
-                }),
-            },
+            unanswered(position, not_sent(reason)),
             Some("not_looked_up".to_owned()),
         ),
         Outcome::Empty => (
             Default::default(),
-            InputRow {
-                position,
-                original: String::new(),
-                answer: Some(Answer::Unresolved {
-                    code: UnresolvedCode::NotFound,
-                    message: NO_QUERY.to_owned(),
-                }),
-            },
+            unanswered(position, NO_QUERY.to_owned()),
             Some("no_query".to_owned()),
         ),
+    }
+}
+
+/// A row without a record, as a job row for the record's columns (its `error` cell is set by the caller).
+fn unanswered(position: u64, message: String) -> InputRow {
+    InputRow {
+        position,
+        original: String::new(),
+        answer: Some(Answer::Unresolved {
+            code: UnresolvedCode::NotFound,
+            message,
+        }),
     }
 }
