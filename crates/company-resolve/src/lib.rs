@@ -31,12 +31,11 @@ mod resolve;
 mod site;
 mod verify;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use company_lookup::{Caller, LookupError, LookupService};
-use std::collections::HashMap;
-
 use company_model::{CompanyResult, ResolveQuery, ResolveRequest, ResolveResponse};
 use credit_ledger::{Charge, Credits, price_per_company, price_per_resolution};
 use futures::StreamExt;

@@ -385,7 +385,8 @@ impl Run<'_> {
             return Some(self.unresolved(
                 UnresolvedReason::NoPageFound,
                 format!(
-                    "No company page was found for this query at {} (remembered for {} hours). Check the query,                      or send the page URL to POST /v1/network/company-data if you know it.",
+                    "No company page was found for this query at {} (remembered for {} hours). Check the query, \
+                     or send the page URL to POST /v1/network/company-data if you know it.",
                     remembered.at,
                     self.resolver.settings.remember_not_found.as_secs() / 3600
                 ),
@@ -599,7 +600,8 @@ impl Run<'_> {
             let mut answer = self.unresolved(
                 UnresolvedReason::Ambiguous,
                 format!(
-                    "{} {} pages fit equally well ({}); pick one from `candidates`, or send a `location` or                      `domain` hint with the name",
+                    "{} {} pages fit equally well ({}); pick one from `candidates`, or send a `location` or \
+                     `domain` hint with the name",
                     all.iter().filter(|c| same(c.confidence, first.confidence)).count(),
                     first.page.kind().as_str(),
                     first.confidence
@@ -640,7 +642,8 @@ impl Run<'_> {
             let mut answer = self.unresolved(
                 UnresolvedReason::Blocked,
                 format!(
-                    "The network refused the candidate pages' fetches, so the query could not be verified; retry                      after {} seconds.",
+                    "The network refused the candidate pages' fetches, so the query could not be verified; retry \
+                     after {} seconds.",
                     retry.as_secs().max(1)
                 ),
             );
@@ -652,7 +655,8 @@ impl Run<'_> {
         if self.failures.timed_out {
             return self.unresolved(
                 UnresolvedReason::TimedOut,
-                "The candidate pages could not be fetched within the live time-out, so the query could not be                  verified; retry, or send a freshness window (maxAgeHours) to accept stored pages."
+                "The candidate pages could not be fetched within the live time-out, so the query could not be \
+                 verified; retry, or send a freshness window (maxAgeHours) to accept stored pages."
                     .to_owned(),
             );
         }
