@@ -306,6 +306,14 @@ async fn domains_resolve_by_their_sites_links_and_the_pages_websites() {
     );
     assert_eq!(error(&queries[10]), "invalid_domain");
 
+    // Every message is one sentence as written: no run of spaces left by a broken line continuation.
+    for unresolved in reply.json["unresolved"].as_array().expect("unresolved") {
+        let message = unresolved["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.is_empty() && !message.contains("  "),
+            "{message:?}"
+        );
+    }
     // Live (maxAgeHours 0): 1 credit per resolved query, nothing for the others.
     assert_eq!(charged(&reply), 7 * 1000);
     assert_eq!(
@@ -436,6 +444,13 @@ async fn names_resolve_by_the_pages_name_and_their_hints() {
     assert_eq!(got(2), (acme, Some(0.97)));
     assert_eq!(got(3).0, "no_page_found");
     assert_eq!(got(4).0, "ambiguous");
+    let message = entry(&reply, &queries[4])["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.starts_with("2 company pages fit equally well") && !message.contains("  "),
+        "{message}"
+    );
     let twins = entry(&reply, &queries[4])["candidates"]
         .as_array()
         .expect("candidates")
