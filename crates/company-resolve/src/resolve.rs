@@ -235,7 +235,7 @@ impl Run<'_> {
         }
 
         // 3. Pages named after the domain's label.
-        let guessed = domain_slugs(&queried)
+        let guessed: Vec<Found> = domain_slugs(&queried)
             .into_iter()
             .filter_map(|(kind, slug)| {
                 PageUrl::from_path(
@@ -249,6 +249,7 @@ impl Run<'_> {
                 method: ResolveMethod::DomainSlug,
             })
             .collect();
+        self.guessed(&guessed, "named after the domain's label");
         if let Some(answer) = self.verify_and_decide(guessed, &expect, &key).await {
             return answer;
         }
@@ -331,7 +332,7 @@ impl Run<'_> {
         if let Some(hint) = &hint {
             slugs.extend(domain_slugs(hint).into_iter().map(|(_, slug)| slug));
         }
-        let guessed = slugs
+        let guessed: Vec<Found> = slugs
             .into_iter()
             .filter_map(|slug| {
                 PageUrl::from_path(&format!("/company/{slug}"), &self.resolver.network).ok()
@@ -341,6 +342,7 @@ impl Run<'_> {
                 method: ResolveMethod::NameSlug,
             })
             .collect();
+        self.guessed(&guessed, "named after the queried name");
         if let Some(answer) = self.verify_and_decide(guessed, &expect, &memo_key).await {
             return answer;
         }
@@ -354,6 +356,18 @@ impl Run<'_> {
             ),
         )
         .await
+    }
+
+    /// One `link` evidence entry per page guessed (not yet checked), saying where its name came from.
+    fn guessed(&mut self, pages: &[Found], from: &str) {
+        for found in pages.iter().filter(|f| !self.tried.contains(&f.page)) {
+            self.evidence.push(Evidence {
+                step: "link".to_owned(),
+                url: Some(found.page.as_str().to_owned()),
+                value: None,
+                note: format!("{}: a page {from}", found.method.as_str()),
+            });
+        }
     }
 
     /// A remembered answer for `key`: `None` when there is none, or when the remembered page no longer
