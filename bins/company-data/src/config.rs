@@ -193,7 +193,8 @@ pub struct ServeArgs {
     /// the public-address guard still refuses private addresses.
     #[arg(long = "site-resolve", value_parser = parse_resolve)]
     site_resolve: Vec<(String, SocketAddr)>,
-    /// Seconds one company website may take, redirects included (the resolver's home-page step).
+    /// Seconds one request for a company's home page may take, redirects included (the resolver tries a site at
+    /// most four ways: https and http, on its domain and on www.).
     #[arg(long, env = "COMPANY_DATA_SITE_TIMEOUT", default_value = "10", value_parser = parse_seconds)]
     site_timeout: Duration,
     /// Mark the dashboard's cookies `Secure` on every response: set it when a TLS proxy is in front (they are

@@ -22,7 +22,8 @@ pub struct SiteSettings {
     /// `(host, address)`: resolve these hosts to these addresses instead of through DNS (the guard still
     /// refuses private ones).
     pub resolve: Vec<(String, SocketAddr)>,
-    /// How long one site may take, redirects included. Default 10 s.
+    /// How long one way of reaching a site may take, redirects included (a site is tried at most four ways:
+    /// `https` and `http`, on its domain and on `www.`). Default 10 s.
     pub timeout: Duration,
     /// The most of a home page read, in bytes; the rest is not read (the links a resolver looks for are in
     /// the first megabytes). Default 2 MiB.
