@@ -599,3 +599,38 @@ async fn servers_on_one_postgres_database_share_what_they_resolved() {
     // The default window: each resolved query at the stored price, on one ledger.
     assert_eq!(charged(&resolved) + charged(&again), 1000);
 }
+
+/// A site's home page is read up to 2 MiB (a link past it is not seen), and one host is asked at most once a
+/// second: two queries for one domain, sent at once, reach its site a second apart.
+#[tokio::test]
+async fn websites_are_read_within_their_size_and_pace() {
+    let (pages, sites) = world().await;
+    let link = footer(&["https://www.linkedin.com/company/acme"]);
+    // 3 MiB of text before the footer: the link lies past what is read.
+    let padding = format!("<p>{}</p>", "x".repeat(3 * 1024 * 1024));
+    sites.set("huge.test", Site::Page(home_page("Huge", &padding, &link)));
+    sites.set("small.test", Site::Status(503));
+    let service = start(&pages, &sites);
+    let key = service.key("limits", "10");
+    let reply = resolve(
+        &service,
+        &key,
+        &json!({"queries": [{"domain": "huge.test"}, {"domain": "small.test"},
+                            {"domain": "https://small.test/contact"}], "maxAgeHours": 0}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    let huge = entry(&reply, &json!({"domain": "huge.test"}));
+    assert_eq!(huge["error"], "no_page_found", "{huge}");
+    assert!(huge["evidence"].to_string().contains("0 link(s)"), "{huge}");
+    // The first query asks https (refused) then http at once; the second query's requests wait their turn, a
+    // second after the first query's of the same scheme.
+    let arrivals = sites.arrivals("small.test");
+    assert!(arrivals.len() >= 3, "{arrivals:?}");
+    let spread = arrivals[arrivals.len() - 1] - arrivals[0];
+    assert!(
+        spread >= std::time::Duration::from_millis(950),
+        "{arrivals:?}"
+    );
+    assert_eq!(charged(&reply), 0);
+}

@@ -36,7 +36,7 @@ pub struct Websites {
     /// `http://127.0.0.1:<port>`, for `serve --site-proxy`.
     pub proxy: String,
     sites: Arc<Mutex<HashMap<String, Site>>>,
-    hits: Arc<Mutex<HashMap<String, usize>>>,
+    hits: Arc<Mutex<HashMap<String, Vec<std::time::Instant>>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -83,17 +83,27 @@ impl Websites {
 
     /// Requests that reached `host` (`CONNECT`s included).
     pub fn hits(&self, host: &str) -> usize {
+        self.arrivals(host).len()
+    }
+
+    /// When each request for `host` arrived, in order (`CONNECT`s included).
+    pub fn arrivals(&self, host: &str) -> Vec<std::time::Instant> {
         self.hits
             .lock()
             .expect("hits lock")
             .get(host)
-            .copied()
-            .unwrap_or(0)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Requests that reached any host.
     pub fn hits_total(&self) -> usize {
-        self.hits.lock().expect("hits lock").values().sum()
+        self.hits
+            .lock()
+            .expect("hits lock")
+            .values()
+            .map(Vec::len)
+            .sum()
     }
 
     /// Serves `site` at `host` from now on.
@@ -108,18 +118,18 @@ impl Websites {
 async fn answer(
     request: &hyper::Request<hyper::body::Incoming>,
     sites: &Mutex<HashMap<String, Site>>,
-    hits: &Mutex<HashMap<String, usize>>,
+    hits: &Mutex<HashMap<String, Vec<std::time::Instant>>>,
 ) -> hyper::Response<Full<Bytes>> {
     let host = request
         .uri()
         .host()
         .unwrap_or_default()
         .to_ascii_lowercase();
-    *hits
-        .lock()
+    hits.lock()
         .expect("hits lock")
         .entry(host.clone())
-        .or_insert(0) += 1;
+        .or_default()
+        .push(std::time::Instant::now());
     let status = |code: u16, body: String| {
         hyper::Response::builder()
             .status(code)
