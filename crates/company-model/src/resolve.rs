@@ -373,8 +373,9 @@ impl ResolveMethod {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Evidence {
     /// What kind of step: `stored` (the stored pages), `site` (the company's home page and its redirects),
-    /// `link` (a page found on the site or guessed), `website` (a page's website compared with the domain),
-    /// `name` (a page's name compared with the query's), `location`, `remembered` (an earlier resolution).
+    /// `link` (a page found on the site or guessed), `page` (a page that could not be checked: no such page, or
+    /// its fetch failed), `website` (a page's website compared with the domain), `name` (a page's name, and its
+    /// addresses with a `location` hint, compared with the query's), `remembered` (an earlier resolution).
     pub step: String,
     /// The URL the step looked at, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
