@@ -91,6 +91,81 @@ fn scrape_explains_where_each_field_came_from() {
     );
 }
 
+/// `company-data` run with `RUST_BACKTRACE=1`: its exit code and standard error.
+fn fails_with_backtraces_on(args: &[&str]) -> (Option<i32>, String) {
+    let output = std::process::Command::new(tests::binary())
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("company-data runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A saved page that is not a guest company page is named for what it is, with what to do instead, in one line
+/// and exit code 1 — with `RUST_BACKTRACE` set too (a backtrace is for bugs, not for a page the user handed over).
+#[test]
+fn scrape_says_what_a_page_is_when_it_is_not_a_company_page() {
+    let url = "https://www.linkedin.com/company/audiense";
+    for (page, says) in [
+        (
+            "pages/loggedin-company-audiense-2017.html",
+            "saved while signed in",
+        ),
+        (
+            "pages/loggedin-company-facebook-fragment-2018.html",
+            "saved while signed in",
+        ),
+        ("pages/authwall-profile-2026.html", "sign-in wall"),
+        ("pages/blocked-999-2021.html", "HTTP 999 challenge page"),
+        ("pages/blocked-guest-homepage-2024.html", "guest home page"),
+    ] {
+        let file = fixtures().join(page).display().to_string();
+        for explain in [false, true] {
+            let mut args = vec!["scrape", &file, "--url", url];
+            if explain {
+                args.push("--explain");
+            }
+            let (code, stderr) = fails_with_backtraces_on(&args);
+            assert_eq!(code, Some(1), "{page}: {stderr}");
+            assert_eq!(
+                stderr.lines().count(),
+                1,
+                "{page}: one line, no backtrace: {stderr}"
+            );
+            assert!(
+                stderr.starts_with("error: ") && stderr.contains(says),
+                "{page}: {stderr}"
+            );
+            assert!(
+                stderr.contains("POST /v1/network/company-data"),
+                "what to do instead: {stderr}"
+            );
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let profile = dir.path().join("profile.html");
+    std::fs::write(
+        &profile,
+        r#"<html><head><link rel="canonical" href="https://www.linkedin.com/in/someone"></head></html>"#,
+    )
+    .expect("written");
+    let (code, stderr) =
+        fails_with_backtraces_on(&["scrape", &profile.display().to_string(), "--url", url]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("a person's profile (/in/someone)"),
+        "{stderr}"
+    );
+    // Every command's expected errors are one line too.
+    let db = dir.path().join("c.db").display().to_string();
+    let (code, stderr) =
+        fails_with_backtraces_on(&["credits", "grant", "--db", &db, "--account", "nobody", "1"]);
+    assert_eq!((code, stderr.lines().count()), (Some(1), 1), "{stderr}");
+}
+
 #[test]
 fn fractional_credits_and_unknown_accounts() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -45,8 +45,20 @@ enum Command {
     },
 }
 
-fn main() -> anyhow::Result<()> {
+/// Runs the command; an error is one line on standard error and exit code 1 — never a backtrace, whatever
+/// `RUST_BACKTRACE` says: the errors a command returns are about its input (a page, a file, a flag), not bugs.
+fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

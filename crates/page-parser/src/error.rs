@@ -28,6 +28,13 @@ pub enum ScrapeError {
     /// The page was fetched but has none of the markup the parser reads.
     #[error("the page holds no company data the parser recognises")]
     Unparseable,
+    /// The page is the network's signed-in app (a page saved while signed in), not the logged-out guest page
+    /// the parser reads: its data sits in the app's own JSON blobs (`<code id="bpr-guid-…">`), not in the
+    /// guest markup.
+    #[error(
+        "the page was saved while signed in: it is the network's signed-in app, not the guest page"
+    )]
+    SignedIn,
 }
 
 impl ScrapeError {
@@ -39,7 +46,7 @@ impl ScrapeError {
             ScrapeError::Blocked { .. } => UnresolvedCode::Blocked,
             ScrapeError::WrongPageKind { .. } => UnresolvedCode::WrongPageKind,
             ScrapeError::Fetch(_) => UnresolvedCode::FetchFailed,
-            ScrapeError::Unparseable => UnresolvedCode::Unparseable,
+            ScrapeError::Unparseable | ScrapeError::SignedIn => UnresolvedCode::Unparseable,
         }
     }
 

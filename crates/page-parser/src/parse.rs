@@ -170,6 +170,9 @@ const SECTIONS: [Section; 4] = [ABOUT, LOCATIONS, EMPLOYEES, UPDATES];
 selectors! {
     TITLE = "title";
     SCRIPT = "script";
+    CODE = "code";
+    // The signed-in app's data blobs and top card, which no guest page carries.
+    SIGNED_IN = r#"code[id^="bpr-guid-"], [class*="org-top-card"]"#;
     CANONICAL = r#"link[rel="canonical"]"#;
     OG_URL = r#"meta[property="og:url"]"#;
     PAGE_KEY = r#"meta[name="pageKey"]"#;
@@ -274,6 +277,9 @@ impl Page<'_> {
             return Ok(());
         }
         let title = self.text(&TITLE).unwrap_or_default().to_lowercase();
+        if self.signed_in() {
+            return Err(ScrapeError::SignedIn);
+        }
         if page_key.contains("homepage-guest") || canonical_path == "/" {
             return Err(ScrapeError::Blocked {
                 reason: "bounced to the guest home page".into(),
@@ -300,6 +306,17 @@ impl Page<'_> {
             });
         }
         Err(ScrapeError::Unparseable)
+    }
+
+    /// Whether this is the network's signed-in app: its data blobs (`<code id="bpr-guid-…">`), its top card's
+    /// `org-top-card` classes, or its `com.linkedin.voyager` payloads — none of which a guest page carries.
+    fn signed_in(&self) -> bool {
+        self.first(&SIGNED_IN).is_some()
+            || self
+                .document
+                .select(&CODE)
+                .take(64)
+                .any(|code| code.text().any(|t| t.contains("com.linkedin.voyager")))
     }
 
     /// Every field, each from the first signal that has it (docs/record.md lists them in order).

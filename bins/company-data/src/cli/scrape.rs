@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use page_scraper::{ParsedPage, parse_page_explained};
+use page_scraper::{ParsedPage, ScrapeError, parse_page_explained};
 use page_url::PageUrl;
 
 use super::DomainArg;
@@ -32,13 +32,58 @@ pub(crate) fn run(args: &ScrapeArgs) -> anyhow::Result<()> {
     let url = PageUrl::parse_submitted(&args.url, domain)
         .map_err(|e| anyhow::anyhow!("--url: {e}; {}", e.fix()))?;
     let parsed = parse_page_explained(&String::from_utf8_lossy(&html), &url, domain)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: {}", args.file.display(), plainly(&e)))?;
     if args.explain {
         explain(&parsed);
     } else {
         println!("{}", serde_json::to_string_pretty(&parsed.record)?);
     }
     Ok(())
+}
+
+/// What the saved page is, when it is not a guest company, school or showcase page, and what to do instead.
+fn plainly(error: &ScrapeError) -> String {
+    let instead =
+        "or let the service fetch the page itself (POST /v1/network/company-data with its URL)";
+    match error {
+        ScrapeError::SignedIn => format!(
+            "this page was saved while signed in (the network's signed-in app), which scrape does not read; save \
+             the company page from a signed-out (private) browser window, {instead}"
+        ),
+        ScrapeError::Authwall => format!(
+            "this is the network's sign-in wall, not a company page; save the page again from a signed-out \
+             window once the company page itself shows, {instead}"
+        ),
+        ScrapeError::Blocked { reason } => format!(
+            "this is the page the network shows a client it refuses ({reason}), not a company page; save it \
+             again later, {instead}"
+        ),
+        ScrapeError::NotFound => {
+            "this is the network's \"page not found\" page: no company page exists at that address; check \
+             the page name"
+                .to_owned()
+        }
+        ScrapeError::WrongPageKind { found } => {
+            let kind = if found.starts_with("/in/") {
+                "a person's profile"
+            } else if found.starts_with("/jobs") {
+                "a jobs page"
+            } else if found.starts_with("/posts") || found.starts_with("/feed") || found.starts_with("/pulse") {
+                "a post"
+            } else {
+                "another kind of page"
+            };
+            format!(
+                "this is {kind} ({found}), not a company, school or showcase page; scrape reads those only: save \
+                 the organisation's page (/company/NAME, /school/NAME or /showcase/NAME)"
+            )
+        }
+        ScrapeError::Unparseable => "the page holds none of the markup of a guest company page (no JSON-LD \
+             organization, no top card); if it is a company page the parser does not know, report it with the \
+             page attached"
+            .to_owned(),
+        other => other.to_string(),
+    }
 }
 
 /// One line per field, `field  source`, then the missing sections.

@@ -161,6 +161,17 @@ fn pages_that_are_not_company_pages_say_what_they_are() {
         parse_page("<html></html>", &page, &domain),
         Err(ScrapeError::Unparseable)
     );
+    // Pages saved while signed in are the network's app, not a guest page: named as such, not "unparseable".
+    for signed_in in [
+        "pages/loggedin-company-audiense-2017.html",
+        "pages/loggedin-company-facebook-fragment-2018.html",
+    ] {
+        assert_eq!(
+            parse(signed_in, url),
+            Err(ScrapeError::SignedIn),
+            "{signed_in}"
+        );
+    }
 }
 
 fn record_of(html: &str, url: &str) -> Value {
