@@ -77,9 +77,11 @@ fn magnitude(after: &str) -> Option<f64> {
     match word.as_str() {
         "mil" if words.get(1).is_some_and(|w| w == "millones") => Some(1e9),
         "k" | "thousand" | "tsd" | "tausend" | "mil" => Some(1e3),
-        "m" | "mn" | "million" | "millions" | "mio" | "millionen" | "millones" | "mi" | "milhões"
-        | "milhoes" => Some(1e6),
-        "b" | "bn" | "billion" | "billions" | "mrd" | "md" | "milliard" | "milliards" | "bi" => Some(1e9),
+        "m" | "mn" | "million" | "millions" | "mio" | "millionen" | "millones" | "mi"
+        | "milhões" | "milhoes" => Some(1e6),
+        "b" | "bn" | "billion" | "billions" | "mrd" | "md" | "milliard" | "milliards" | "bi" => {
+            Some(1e9)
+        }
         _ => None,
     }
 }

@@ -185,6 +185,10 @@ selectors! {
     COVER = "img.cover-img__image";
     COVER_EMBED = r#"img[data-embed-id="cover-image"]"#;
     FACE_PILE_TEXT = "p.face-pile__text";
+    // The face pile's link (earlier layouts put the count in its text rather than a `p`), and the top card's
+    // lines and calls to action.
+    FACE_PILE_CTA = r#"a[data-tracking-control-name*="face-pile-cta"], a[href*="face-pile-cta"], a.face-pile"#;
+    TOP_CARD = r#"[class*="top-card-layout__"]"#;
     ORG_URN = r#"[data-semaphore-content-urn^="urn:li:organization:"]"#;
     ENTITY_URN = r#"[data-entity-id^="urn:li:organization:"]"#;
     OG_TITLE = r#"meta[property="og:title"]"#;
@@ -488,6 +492,13 @@ impl Page<'_> {
                 ("face pile (p.face-pile__text)", &|| {
                     self.text(&FACE_PILE_TEXT).as_deref().and_then(parse_count)
                 }),
+                (
+                    "face-pile call to action (\"See all N employees on LinkedIn\")",
+                    &|| self.employees_in(&FACE_PILE_CTA),
+                ),
+                ("top card (\"N employees\")", &|| {
+                    self.employees_in(&TOP_CARD)
+                }),
             ],
         );
         let follower_count = trail.pick(
@@ -726,6 +737,24 @@ impl Page<'_> {
     /// An image URL from `src`, or from `data-delayed-url` where the lazy loader has not run.
     fn image(&self, selector: &Selector) -> Option<String> {
         self.first(selector).and_then(sections::image_url)
+    }
+
+    /// The count of the first element of `selector` whose text names employees (`See all 1,234 employees on
+    /// LinkedIn`, `View all 69 employees`, `Acme · 1,234 employees`): the number nearest before the word.
+    fn employees_in(&self, selector: &Selector) -> Option<u64> {
+        self.document.select(selector).find_map(|element| {
+            let text = clean_line(&element.text().collect::<String>())?;
+            let at = text.to_lowercase().find("employee")?;
+            let before = &text[..at];
+            let start = before
+                .rfind(|c: char| {
+                    !(c.is_ascii_digit() || matches!(c, ',' | '.' | ' ' | '+' | 'K' | 'M'))
+                })
+                .map_or(0, |i| {
+                    i + before[i..].chars().next().map_or(1, char::len_utf8)
+                });
+            parse_count(&text[start..at])
+        })
     }
 
     /// "Mountain View, CA · 37,814,363 followers": the count before the word, after the last separator.

@@ -99,6 +99,45 @@ fn audiense_2024_matches_its_golden_record() {
     );
 }
 
+/// The employee count from each place a layout shows it, the captured Audiense page rewritten so that only that
+/// place holds it: its JSON-LD taken out, the face pile's `p.face-pile__text` renamed, its link's text in each
+/// wording the layouts used.
+#[test]
+fn the_employee_count_is_read_from_each_place_a_layout_shows_it() {
+    let html = read("origin/company/audiense.html");
+    let start = html
+        .find(r#"<script type="application/ld+json">"#)
+        .expect("has JSON-LD");
+    let end = start + html[start..].find("</script>").expect("closed") + "</script>".len();
+    let without_ld = format!("{}{}", &html[..start], &html[end..]);
+    assert!(
+        without_ld.contains("face-pile__text"),
+        "the capture's face pile"
+    );
+    let domain = NetworkDomain::default();
+    let url = PageUrl::parse_submitted("https://www.linkedin.com/company/audiense", &domain)
+        .expect("valid");
+    for wording in [
+        "View all 69 employees",
+        "See all 69 employees on LinkedIn",
+        "Discover all 69 employees",
+    ] {
+        let rewritten = without_ld
+            .replace("face-pile__text", "face-pile__caption")
+            .replace("View all 69 employees", wording);
+        let parsed =
+            page_parser::parse_page_explained(&rewritten, &url, &domain).expect("a company page");
+        assert_eq!(parsed.record.employee_count_on_li, Some(69), "{wording}");
+        let signal = parsed
+            .fields
+            .iter()
+            .find(|f| f.field == "employee_count_on_li")
+            .and_then(|f| f.signal)
+            .unwrap_or_default();
+        assert!(signal.contains("call to action"), "{wording}: {signal}");
+    }
+}
+
 #[test]
 fn without_json_ld_the_visible_page_gives_the_same_core_fields() {
     let html = read("origin/company/audiense.html");
