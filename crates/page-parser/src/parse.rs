@@ -905,20 +905,97 @@ impl HasItems for company_model::FundingInfo {
     }
 }
 
-/// Headquarters: the structured address, with `fullAddress` as the page shows it (the "Primary" entry of the
-/// Locations section), else the structured parts joined, else the About section's headquarters text.
+/// Headquarters: the structured address (JSON-LD's, else the Locations section's "Primary" entry split into its
+/// parts by [`split_city_line`]), with `fullAddress` as the page shows it (that entry), else the structured
+/// parts joined, else the About section's headquarters text.
 fn headquarters(
     locations: &[Location],
     address: Option<Address>,
     about_text: Option<String>,
 ) -> Option<Address> {
-    let primary = locations
-        .iter()
-        .find(|l| is_primary(l))
-        .and_then(|l| l.full_address.clone());
-    let mut address = address.unwrap_or_default();
-    address.full_address = primary.or_else(|| joined_address(&address)).or(about_text);
+    let primary = locations.iter().find(|l| is_primary(l));
+    let mut address = address
+        .or_else(|| primary.map(address_of_location))
+        .unwrap_or_default();
+    address.full_address = primary
+        .and_then(|l| l.full_address.clone())
+        .or_else(|| joined_address(&address))
+        .or(about_text);
     (address != Address::default()).then_some(address)
+}
+
+/// A Locations entry as a structured address: its first line as `street`, its last line split.
+fn address_of_location(location: &Location) -> Address {
+    let (locality, region, postal_code, country) = location
+        .city_state_postal_country
+        .as_deref()
+        .map(split_city_line)
+        .unwrap_or_default();
+    Address {
+        street: location.street.clone(),
+        locality,
+        region,
+        postal_code,
+        country,
+        ..Address::default()
+    }
+}
+
+/// The parts of a Locations entry's last line, as guest pages print it — `City, Region PostalCode, CC`
+/// (`Mountain View, CA 94043, US`, `London, London EC1V2NX, GB`, `Toronto, ON M5V 3L9, CA`,
+/// `Amsterdam, North Holland 1012 AB, NL`): the country is the last part when it is a two- or three-letter code;
+/// the locality the first part; of the part between, the postal code is its trailing words that hold a digit
+/// (US ZIP codes, UK, Canadian and German codes), and for a Dutch code the four digits and the two letters after
+/// them; the region what is before it.
+fn split_city_line(
+    line: &str,
+) -> (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+) {
+    let mut parts: Vec<&str> = line
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let country = match parts.last() {
+        Some(last)
+            if parts.len() > 1
+                && (2..=3).contains(&last.len())
+                && last.chars().all(|c| c.is_ascii_uppercase()) =>
+        {
+            parts.pop().map(str::to_owned)
+        }
+        _ => None,
+    };
+    let locality = (!parts.is_empty()).then(|| parts.remove(0).to_owned());
+    let middle = parts.join(", ");
+    let words: Vec<&str> = middle.split_whitespace().collect();
+    let mut postal_start = words.len();
+    while postal_start > 0 && words[postal_start - 1].chars().any(|c| c.is_ascii_digit()) {
+        postal_start -= 1;
+    }
+    // A Dutch code: four digits, then two capital letters.
+    if postal_start == words.len()
+        && words.len() >= 2
+        && words[words.len() - 1].len() == 2
+        && words[words.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_uppercase())
+        && words[words.len() - 2].len() == 4
+        && words[words.len() - 2].chars().all(|c| c.is_ascii_digit())
+    {
+        postal_start = words.len() - 2;
+    }
+    let text = |w: &[&str]| (!w.is_empty()).then(|| w.join(" "));
+    (
+        locality,
+        text(&words[..postal_start]),
+        text(&words[postal_start..]),
+        country,
+    )
 }
 
 /// `street, locality, region postalCode, country`, skipping absent parts (never the text `undefined`).
@@ -1019,5 +1096,50 @@ mod tests {
         );
         assert_eq!(path_of("/authwall"), "/authwall");
         assert_eq!(path_of("https://www.linkedin.com"), "/");
+    }
+
+    #[test]
+    fn a_locations_last_line_splits_into_its_parts() {
+        let some = |s: &str| Some(s.to_owned());
+        for (line, parts) in [
+            (
+                "Mountain View, CA 94043, US",
+                (some("Mountain View"), some("CA"), some("94043"), some("US")),
+            ),
+            (
+                "London, London EC1V2NX, GB",
+                (some("London"), some("London"), some("EC1V2NX"), some("GB")),
+            ),
+            (
+                "London, England EC1V 2NX, GB",
+                (
+                    some("London"),
+                    some("England"),
+                    some("EC1V 2NX"),
+                    some("GB"),
+                ),
+            ),
+            (
+                "Toronto, ON M5V 3L9, CA",
+                (some("Toronto"), some("ON"), some("M5V 3L9"), some("CA")),
+            ),
+            (
+                "Amsterdam, North Holland 1012 AB, NL",
+                (
+                    some("Amsterdam"),
+                    some("North Holland"),
+                    some("1012 AB"),
+                    some("NL"),
+                ),
+            ),
+            (
+                "Munich, Bavaria 80331, DE",
+                (some("Munich"), some("Bavaria"), some("80331"), some("DE")),
+            ),
+            ("Paris, FR", (some("Paris"), None, None, some("FR"))),
+            ("Singapore", (some("Singapore"), None, None, None)),
+        ] {
+            assert_eq!(split_city_line(line), parts, "{line}");
+        }
     }
 }
