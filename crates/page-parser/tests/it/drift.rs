@@ -46,13 +46,11 @@ const DRIFTS: [Drift; 8] = [
 ];
 
 /// The fields a drift may change, and why: each has a single signal on the page for that part of its value.
-const EXCEPTIONS: [(Drift, &str, &str); 1] = [
-    (
-        Drift::WithoutJsonLd,
-        "description",
-        "the visible About text is the same text trimmed: JSON-LD's may end with a line break (Audiense's does)",
-    ),
-];
+const EXCEPTIONS: [(Drift, &str, &str); 1] = [(
+    Drift::WithoutJsonLd,
+    "description",
+    "the visible About text is the same text trimmed: JSON-LD's may end with a line break (Audiense's does)",
+)];
 
 /// The captured guest pages, with the URL each was fetched as.
 const PAGES: [(&str, &str); 2] = [
