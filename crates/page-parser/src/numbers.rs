@@ -5,8 +5,8 @@
 /// `"12 mil seguidores"` → 12000, `"1.2万人"` → 12000.
 ///
 /// Thousands separators `,` `.` `'` and (narrow) no-break spaces are dropped; with a magnitude after the number
-/// ([`magnitude`]: `K`, `M`, `B` and the words and signs the country subdomains print) the last `.` or `,` is a
-/// decimal mark. Returns `None` when the text holds no digit or the count overflows.
+/// (`K`, `M`, `B` and the words and signs the country subdomains print, listed in docs/record.md) the last `.`
+/// or `,` is a decimal mark. Returns `None` when the text holds no digit or the count overflows.
 pub fn parse_count(text: &str) -> Option<u64> {
     let start = text.find(|c: char| c.is_ascii_digit())?;
     let rest = &text[start..];
