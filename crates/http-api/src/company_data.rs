@@ -7,7 +7,6 @@ use http_serve::Response;
 
 use crate::api::Api;
 use crate::error::ApiError;
-use crate::request::{idempotency_key, require_json};
 use crate::respond::{billed, json_bytes_response};
 
 impl Api {
@@ -16,18 +15,15 @@ impl Api {
     where
         B: hyper::body::Body + Unpin,
     {
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        require_json(request.headers())?;
-        let key = idempotency_key(request.headers())?;
-        let path = request.uri().path().to_owned();
-        let body = http_serve::read_body(request, MAX_BODY_BYTES, self.body_timeout()).await?;
-        let parsed = CompanyRequest::from_json(&body, self.domain())?;
-        let fingerprint = idempotency::fingerprint("POST", &path, &body);
-        self.idempotent(caller.account, key, fingerprint, move |api| async move {
-            api.look_up(caller, &parsed).await
-        })
+        let post = self.charged_post(request, MAX_BODY_BYTES).await?;
+        let parsed = CompanyRequest::from_json(&post.body, self.domain())?;
+        let (caller, fingerprint) = (post.caller, post.fingerprint(&post.path));
+        self.idempotent(
+            caller.account,
+            post.key,
+            fingerprint,
+            move |api| async move { api.look_up(caller, &parsed).await },
+        )
         .await
     }
 

@@ -12,7 +12,7 @@ use http_serve::Response;
 use crate::api::Api;
 use crate::error::ApiError;
 use crate::paging::{DEFAULT_JOBS_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE};
-use crate::request::{idempotency_key, number, path_id, query, require_json, wants_csv};
+use crate::request::{number, path_id, query, wants_csv};
 use crate::respond::{bytes_response, json_response, no_content};
 use crate::table::JOBS;
 
@@ -44,15 +44,10 @@ impl Api {
         B: hyper::body::Body + Unpin,
     {
         let jobs = Arc::clone(self.bulk()?);
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        require_json(request.headers())?;
-        let key = idempotency_key(request.headers())?;
-        let body = http_serve::read_body(request, MAX_JOB_BODY_BYTES, self.body_timeout()).await?;
-        let parsed = CompanyRequest::from_job_json(&body, self.domain())?;
-        let fingerprint = idempotency::fingerprint("POST", JOBS, &body);
-        self.idempotent(caller.account, key, fingerprint, move |_| async move {
+        let post = self.charged_post(request, MAX_JOB_BODY_BYTES).await?;
+        let parsed = CompanyRequest::from_job_json(&post.body, self.domain())?;
+        let (caller, fingerprint) = (post.caller, post.fingerprint(JOBS));
+        self.idempotent(caller.account, post.key, fingerprint, move |_| async move {
             let job = jobs.submit(caller, &parsed).await?;
             let mut response = json_response(StatusCode::ACCEPTED, &job.info());
             if let Ok(location) = HeaderValue::from_str(&format!("{JOBS}/{}", job.job.id)) {

@@ -7,7 +7,6 @@ use http_serve::Response;
 
 use crate::api::Api;
 use crate::error::ApiError;
-use crate::request::{idempotency_key, require_json};
 use crate::respond::{billed, json_response};
 
 impl Api {
@@ -16,21 +15,15 @@ impl Api {
     where
         B: hyper::body::Body + Unpin,
     {
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        require_json(request.headers())?;
-        let key = idempotency_key(request.headers())?;
-        let path = request.uri().path().to_owned();
-        let body = http_serve::read_body(request, MAX_BODY_BYTES, self.body_timeout()).await?;
-        let parsed = ResolveRequest::from_json(&body)?;
+        let post = self.charged_post(request, MAX_BODY_BYTES).await?;
+        let parsed = ResolveRequest::from_json(&post.body)?;
         let resolver = self.resolver().ok_or(ApiError::NotFound)?;
         // A resolution can outlast a page lookup by far: the key is claimed for as long as this one can run.
         let lease = resolver.longest_request(parsed.queries.len());
-        let fingerprint = idempotency::fingerprint("POST", &path, &body);
+        let (caller, fingerprint) = (post.caller, post.fingerprint(&post.path));
         self.idempotent_for(
             caller.account,
-            key,
+            post.key,
             fingerprint,
             lease,
             move |api| async move { api.resolved(caller, &parsed).await },

@@ -12,7 +12,7 @@ use watch_store::WatchId;
 use crate::api::Api;
 use crate::error::ApiError;
 use crate::paging::{DEFAULT_WATCHES_PER_PAGE, MOST_WATCHES_PER_PAGE};
-use crate::request::{idempotency_key, number, path_id, query, require_json};
+use crate::request::{number, path_id, query};
 use crate::respond::{json_response, no_content};
 use crate::table::WATCHES;
 
@@ -77,16 +77,11 @@ impl Api {
         B: hyper::body::Body + Unpin,
     {
         let watches = Arc::clone(self.watch_service()?);
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        require_json(request.headers())?;
-        let key = idempotency_key(request.headers())?;
-        let body = http_serve::read_body(request, MAX_BODY_BYTES, self.body_timeout()).await?;
+        let post = self.charged_post(request, MAX_BODY_BYTES).await?;
         let parsed =
-            WatchRequest::from_json(&body, self.domain(), watches.settings().allow_private)?;
-        let fingerprint = idempotency::fingerprint("POST", WATCHES, &body);
-        self.idempotent(caller.account, key, fingerprint, move |_| async move {
+            WatchRequest::from_json(&post.body, self.domain(), watches.settings().allow_private)?;
+        let (caller, fingerprint) = (post.caller, post.fingerprint(WATCHES));
+        self.idempotent(caller.account, post.key, fingerprint, move |_| async move {
             let created = watches.create(caller.account, &parsed).await?;
             let created = company_model::CreatedWatches {
                 watches: created.iter().map(watch_info).collect(),
