@@ -251,8 +251,7 @@ impl CompanyRequest {
             }
         }
         let urls = validate_urls(&object, domain, (most, split), &mut problems);
-        let hours = validate_number(&object, "maxAgeHours", MAX_AGE_HOURS, &mut problems);
-        let seconds = validate_number(&object, "maxAgeSeconds", MAX_AGE_SECONDS, &mut problems);
+        let window = sent_window(&object, FreshnessWindow::LIVE, &mut problems);
         let stale_if_error = match object.get(STALE_IF_ERROR) {
             None | Some(Value::Bool(false)) => false,
             Some(Value::Bool(true)) => true,
@@ -274,14 +273,9 @@ impl CompanyRequest {
         if !problems.is_empty() {
             return Err(InvalidRequest { problems });
         }
-        let window = match (seconds, hours) {
-            (Some(seconds), _) => FreshnessWindow::from_seconds(seconds),
-            (None, Some(hours)) => FreshnessWindow::from_hours(hours),
-            (None, None) => Some(FreshnessWindow::LIVE),
-        };
         Ok(CompanyRequest {
             urls,
-            window: window.unwrap_or(FreshnessWindow::LIVE),
+            window,
             stale_if_error,
         })
     }
@@ -464,8 +458,26 @@ pub(crate) fn validate_urls(
     urls
 }
 
+/// The freshness window a body sends: `maxAgeSeconds` (0 to [`MAX_AGE_SECONDS`]), which wins, else
+/// `maxAgeHours` (0 to [`MAX_AGE_HOURS`]), else `default`; a member out of range or not a number is reported in
+/// `problems` (the request is then refused, whatever this returns).
+pub(crate) fn sent_window(
+    object: &Map<String, Value>,
+    default: FreshnessWindow,
+    problems: &mut Vec<Problem>,
+) -> FreshnessWindow {
+    let hours = validate_number(object, "maxAgeHours", MAX_AGE_HOURS, problems);
+    let seconds = validate_number(object, "maxAgeSeconds", MAX_AGE_SECONDS, problems);
+    let window = match (seconds, hours) {
+        (Some(seconds), _) => FreshnessWindow::from_seconds(seconds),
+        (None, Some(hours)) => FreshnessWindow::from_hours(hours),
+        (None, None) => Some(default),
+    };
+    window.unwrap_or(default)
+}
+
 /// Reads an optional number property in `0..=max`; reports a problem and returns `None` when it is wrong.
-pub(crate) fn validate_number(
+fn validate_number(
     object: &Map<String, Value>,
     name: &str,
     max: f64,

@@ -7,10 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::request::{echo, escape_pointer, json_object, type_name, validate_number};
-use crate::{
-    CompanyResult, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS, Problem,
-};
+use crate::request::{echo, escape_pointer, json_object, sent_window, type_name};
+use crate::{CompanyResult, FreshnessWindow, InvalidRequest, Problem};
 
 /// The most queries one resolve request takes.
 pub const MAX_QUERIES: usize = 200;
@@ -38,11 +36,11 @@ pub struct ResolveBody {
     pub enrich: Option<bool>,
     /// Accept stored pages fetched up to this many hours ago (0 to 24; default 24 for a resolve request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_HOURS)))]
+    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = crate::MAX_AGE_HOURS)))]
     pub max_age_hours: Option<f64>,
     /// The same window in seconds (0 to 86400); wins over `maxAgeHours`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_SECONDS)))]
+    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = crate::MAX_AGE_SECONDS)))]
     pub max_age_seconds: Option<f64>,
 }
 
@@ -130,20 +128,14 @@ impl ResolveRequest {
                 false
             }
         };
-        let hours = validate_number(&object, "maxAgeHours", MAX_AGE_HOURS, &mut problems);
-        let seconds = validate_number(&object, "maxAgeSeconds", MAX_AGE_SECONDS, &mut problems);
+        let window = sent_window(&object, DEFAULT_RESOLVE_WINDOW, &mut problems);
         if !problems.is_empty() {
             return Err(InvalidRequest { problems });
         }
-        let window = match (seconds, hours) {
-            (Some(seconds), _) => FreshnessWindow::from_seconds(seconds),
-            (None, Some(hours)) => FreshnessWindow::from_hours(hours),
-            (None, None) => Some(DEFAULT_RESOLVE_WINDOW),
-        };
         Ok(Self {
             queries,
             enrich,
-            window: window.unwrap_or(DEFAULT_RESOLVE_WINDOW),
+            window,
         })
     }
 }
