@@ -117,28 +117,17 @@ impl Run<'_> {
         }
 
         // 1. Stored pages whose record's domain is this one: no fetch.
-        let stored = urls_of(
-            self.resolver
-                .snapshots
-                .pages_with_domain(&queried, 10)
-                .await,
+        let looked_up = self
+            .resolver
+            .snapshots
+            .pages_with_domain(&queried, 10)
+            .await;
+        let found = self.stored(
+            looked_up,
+            ResolveMethod::StoredDomain,
+            &queried,
+            &format!("show a website on {queried}"),
         );
-        self.evidence.push(Evidence {
-            step: "stored".to_owned(),
-            url: None,
-            value: Some(queried.clone()),
-            note: format!(
-                "{} stored page(s) show a website on {queried}",
-                stored.len()
-            ),
-        });
-        let found = stored
-            .into_iter()
-            .map(|page| Found {
-                page,
-                method: ResolveMethod::StoredDomain,
-            })
-            .collect();
         if let Some(answer) = self.verify_and_decide(found, &expect, &key).await {
             return answer;
         }
@@ -308,23 +297,13 @@ impl Run<'_> {
         if let Some(answer) = self.remembered(&memo_key, &expect).await {
             return answer;
         }
-        let stored = urls_of(self.resolver.snapshots.pages_named(&key, 10).await);
-        self.evidence.push(Evidence {
-            step: "stored".to_owned(),
-            url: None,
-            value: Some(key.clone()),
-            note: format!(
-                "{} stored page(s) are named `{key}` once folded",
-                stored.len()
-            ),
-        });
-        let found = stored
-            .into_iter()
-            .map(|page| Found {
-                page,
-                method: ResolveMethod::StoredName,
-            })
-            .collect();
+        let looked_up = self.resolver.snapshots.pages_named(&key, 10).await;
+        let found = self.stored(
+            looked_up,
+            ResolveMethod::StoredName,
+            &key,
+            &format!("are named `{key}` once folded"),
+        );
         if let Some(answer) = self.verify_and_decide(found, &expect, &memo_key).await {
             return answer;
         }
@@ -356,6 +335,32 @@ impl Run<'_> {
             ),
         )
         .await
+    }
+
+    /// The pages a stored-page lookup found, as candidates of `method`, with one `stored` evidence entry saying
+    /// how many (`value` the key looked up; `shared` what they share). None when the store fails: the next
+    /// steps still run.
+    fn stored(
+        &mut self,
+        looked_up: Result<Vec<PageUrl>, snapshot_cache::CacheError>,
+        method: ResolveMethod,
+        value: &str,
+        shared: &str,
+    ) -> Vec<Found> {
+        let pages = looked_up.unwrap_or_else(|error| {
+            tracing::warn!(%error, "stored pages could not be read; going on with the other steps");
+            Vec::new()
+        });
+        self.evidence.push(Evidence {
+            step: "stored".to_owned(),
+            url: None,
+            value: Some(value.to_owned()),
+            note: format!("{} stored page(s) {shared}", pages.len()),
+        });
+        pages
+            .into_iter()
+            .map(|page| Found { page, method })
+            .collect()
     }
 
     /// One `link` evidence entry per page guessed (not yet checked), saying where its name came from.
@@ -740,17 +745,6 @@ fn redirect_domain(
         return Err(domain);
     }
     Ok(Some(domain))
-}
-
-/// The pages of a stored-page lookup (none when the store fails: the next steps still run).
-pub(crate) fn urls_of(found: Result<Vec<Snapshot>, snapshot_cache::CacheError>) -> Vec<PageUrl> {
-    match found {
-        Ok(snapshots) => snapshots.into_iter().map(|s| s.url).collect(),
-        Err(error) => {
-            tracing::warn!(%error, "stored pages could not be read; going on with the other steps");
-            Vec::new()
-        }
-    }
 }
 
 /// Whether two confidences are the same figure (they are sums of two-decimal constants).

@@ -152,17 +152,15 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
     /// stay. Returns how many rows were removed.
     async fn forget_history_before(&self, cutoff: jiff::Timestamp) -> Result<u64, CacheError>;
 
-    /// The newest snapshot of each page whose record's `domain` is `domain` (compared in lower case), most
-    /// recently fetched first, at most `limit`: the resolver's first step, which fetches nothing.
-    async fn pages_with_domain(
-        &self,
-        domain: &str,
-        limit: u32,
-    ) -> Result<Vec<Snapshot>, CacheError>;
+    /// The pages (snapshot URLs) whose stored record's `domain` is `domain` (compared in lower case), most
+    /// recently fetched first, at most `limit`: the resolver's first step, which fetches nothing (it reads the
+    /// snapshots themselves through [`SnapshotStore::fresh_many`], inside its window, as any lookup does).
+    async fn pages_with_domain(&self, domain: &str, limit: u32)
+    -> Result<Vec<PageUrl>, CacheError>;
 
-    /// The newest snapshot of each page whose record's `company_name` has the [`company_model::name_key`]
-    /// `name_key`, most recently fetched first, at most `limit`.
-    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<Snapshot>, CacheError>;
+    /// The pages whose stored record's `company_name` has the [`company_model::name_key`] `name_key`, most
+    /// recently fetched first, at most `limit`.
+    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<PageUrl>, CacheError>;
 
     /// What [`SnapshotStore::remember`] kept under `key`, unless it expired before `now`. The text is the
     /// caller's own (the resolver keeps its answers per domain and name here, for every server on the database).

@@ -178,9 +178,11 @@ impl SnapshotStore for PgSnapshotStore {
         alias_texts.push(url);
         alias_texts.sort_unstable();
         alias_texts.dedup();
-        let point = point_of(&snapshot.record, snapshot.fetched_at);
+        // Parsed once, for the history point and the lookup keys.
+        let parsed = snapshot.record.to_record().ok();
+        let point = point_of(parsed.as_ref(), snapshot.fetched_at);
         let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
-        let (domain_key, name_key) = lookup_keys(&snapshot.record);
+        let (domain_key, name_key) = lookup_keys(parsed.as_ref());
         // One statement (one round trip): the snapshot, keeping the newer one when two fetches of one page finish
         // out of order (on any server); its aliases; its history point; and its record as a history state when
         // its change fields differ from the state before it.
@@ -356,7 +358,7 @@ impl SnapshotStore for PgSnapshotStore {
         fetched_at: jiff::Timestamp,
         record: &CompanyRecord,
     ) -> Result<bool, CacheError> {
-        let (domain_key, name_key) = lookup_keys(&company_model::RecordJson::from_record(record));
+        let (domain_key, name_key) = lookup_keys(Some(record));
         let record = serde_json::to_string(record).map_err(backend)?;
         let fetched_at = SystemTime::from(fetched_at);
         let client = self.pool.client().await.map_err(backend)?;
@@ -377,12 +379,12 @@ impl SnapshotStore for PgSnapshotStore {
         &self,
         domain: &str,
         limit: u32,
-    ) -> Result<Vec<Snapshot>, CacheError> {
+    ) -> Result<Vec<PageUrl>, CacheError> {
         self.pages_keyed("domain_key", &domain.trim().to_ascii_lowercase(), limit)
             .await
     }
 
-    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<Snapshot>, CacheError> {
+    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<PageUrl>, CacheError> {
         self.pages_keyed("name_key", name_key, limit).await
     }
 
@@ -446,21 +448,20 @@ impl SnapshotStore for PgSnapshotStore {
 }
 
 impl PgSnapshotStore {
-    /// The newest snapshots whose `column` (`domain_key` or `name_key`) is `key`.
+    /// The pages whose `column` (`domain_key` or `name_key`) is `key`, newest first.
     async fn pages_keyed(
         &self,
         column: &'static str,
         key: &str,
         limit: u32,
-    ) -> Result<Vec<Snapshot>, CacheError> {
+    ) -> Result<Vec<PageUrl>, CacheError> {
         if key.is_empty() {
             return Ok(Vec::new());
         }
         let client = self.pool.client().await.map_err(backend)?;
         let statement = client
             .prepare_cached(&format!(
-                "SELECT url, record, fetched_at, record_format FROM snapshots
-                 WHERE {column} = $1 ORDER BY fetched_at DESC LIMIT $2"
+                "SELECT url FROM snapshots WHERE {column} = $1 ORDER BY fetched_at DESC LIMIT $2"
             ))
             .await
             .map_err(backend)?;
@@ -468,20 +469,9 @@ impl PgSnapshotStore {
             .query(&statement, &[&key, &i64::from(limit)])
             .await
             .map_err(backend)?;
-        let mut found = Vec::with_capacity(rows.len());
-        for row in rows {
-            let format: i32 = row.get(3);
-            // A damaged row is skipped here as `fresh_many` skips it.
-            let Ok(record) = stored_record(row.get(1), u32::try_from(format).unwrap_or(0)) else {
-                continue;
-            };
-            found.push(Snapshot {
-                url: PageUrl::from_canonical(row.get(0)).map_err(backend)?,
-                record,
-                fetched_at: timestamp(row.get(2)),
-            });
-        }
-        Ok(found)
+        rows.iter()
+            .map(|row| PageUrl::from_canonical(row.get(0)).map_err(backend))
+            .collect()
     }
 
     /// Keys the rows stored before snapshots were keyed by domain and name, a thousand at a time.
@@ -490,7 +480,7 @@ impl PgSnapshotStore {
             let client = self.pool.client().await.map_err(backend)?;
             let rows = client
                 .query(
-                    "SELECT url, record, record_format FROM snapshots WHERE name_key IS NULL LIMIT 1000",
+                    "SELECT url, record FROM snapshots WHERE name_key IS NULL LIMIT 1000",
                     &[],
                 )
                 .await
@@ -499,10 +489,9 @@ impl PgSnapshotStore {
                 return Ok(());
             }
             for row in rows {
-                let format: i32 = row.get(2);
-                let (domain, name) = stored_record(row.get(1), u32::try_from(format).unwrap_or(0))
-                    .map(|r| lookup_keys(&r))
-                    .unwrap_or_default();
+                // Records of every format read into the record type (older ones are converted so).
+                let (domain, name) =
+                    lookup_keys(serde_json::from_str(row.get::<_, &str>(1)).ok().as_ref());
                 let url: &str = row.get(0);
                 client
                     .execute(

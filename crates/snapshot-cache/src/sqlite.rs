@@ -193,10 +193,12 @@ impl SnapshotStore for SqliteSnapshotStore {
         let fetched_at_ms = snapshot.fetched_at.as_millisecond();
         let mut alias_texts: Vec<String> = aliases.iter().map(|a| a.as_str().to_owned()).collect();
         alias_texts.push(url.clone());
-        let point = point_of(&snapshot.record, snapshot.fetched_at);
+        // Parsed once, for the history point and the lookup keys.
+        let parsed = snapshot.record.to_record().ok();
+        let point = point_of(parsed.as_ref(), snapshot.fetched_at);
         let digest = change_digest(&snapshot.record);
         let record_gzip = gzip_record(&snapshot.record);
-        let (domain_key, name_key) = lookup_keys(&snapshot.record);
+        let (domain_key, name_key) = lookup_keys(parsed.as_ref());
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -398,7 +400,7 @@ impl SnapshotStore for SqliteSnapshotStore {
         record: &CompanyRecord,
     ) -> Result<bool, CacheError> {
         let url = url.as_str().to_owned();
-        let (domain_key, name_key) = lookup_keys(&company_model::RecordJson::from_record(record));
+        let (domain_key, name_key) = lookup_keys(Some(record));
         let record = serde_json::to_string(record).map_err(backend)?;
         let fetched_at_ms = fetched_at.as_millisecond();
         let changed = self
@@ -421,12 +423,12 @@ impl SnapshotStore for SqliteSnapshotStore {
         &self,
         domain: &str,
         limit: u32,
-    ) -> Result<Vec<Snapshot>, CacheError> {
+    ) -> Result<Vec<PageUrl>, CacheError> {
         self.pages_keyed("domain_key", domain.trim().to_ascii_lowercase(), limit)
             .await
     }
 
-    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<Snapshot>, CacheError> {
+    async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<PageUrl>, CacheError> {
         self.pages_keyed("name_key", name_key.to_owned(), limit)
             .await
     }
@@ -479,60 +481,42 @@ impl SnapshotStore for SqliteSnapshotStore {
 }
 
 impl SqliteSnapshotStore {
-    /// The newest snapshots whose `column` (`domain_key` or `name_key`) is `key`.
+    /// The pages whose `column` (`domain_key` or `name_key`) is `key`, newest first.
     async fn pages_keyed(
         &self,
         column: &'static str,
         key: String,
         limit: u32,
-    ) -> Result<Vec<Snapshot>, CacheError> {
+    ) -> Result<Vec<PageUrl>, CacheError> {
         if key.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self
+        let urls = self
             .pool
             .run(move |conn| {
                 conn.prepare_cached(&format!(
-                    "SELECT url, record, fetched_at_ms, record_format FROM snapshots
-                     WHERE {column} = ?1 ORDER BY fetched_at_ms DESC LIMIT ?2"
+                    "SELECT url FROM snapshots WHERE {column} = ?1 ORDER BY fetched_at_ms DESC LIMIT ?2"
                 ))?
-                .query_map(rusqlite::params![key, limit], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get::<_, i64>(2)?,
-                        row.get::<_, u32>(3)?,
-                    ))
-                })?
+                .query_map(rusqlite::params![key, limit], |row| row.get::<_, String>(0))?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })
             .await
             .map_err(backend)?;
-        let mut found = Vec::with_capacity(rows.len());
-        for (url, record, fetched_at_ms, format) in rows {
-            // A damaged row is skipped here as `fresh_many` skips it.
-            let Ok(record) = stored_record(record, format) else {
-                continue;
-            };
-            found.push(Snapshot {
-                url: PageUrl::from_canonical(&url).map_err(backend)?,
-                record,
-                fetched_at: jiff::Timestamp::from_millisecond(fetched_at_ms).map_err(backend)?,
-            });
-        }
-        Ok(found)
+        urls.iter()
+            .map(|url| PageUrl::from_canonical(url).map_err(backend))
+            .collect()
     }
 
     /// Keys the rows stored before snapshots were keyed by domain and name, a thousand at a time.
     async fn key_unkeyed_rows(&self) -> Result<(), CacheError> {
         loop {
-            let rows: Vec<(String, String, u32)> = self
+            let rows: Vec<(String, String)> = self
                 .pool
                 .run(|conn| {
                     conn.prepare_cached(
-                        "SELECT url, record, record_format FROM snapshots WHERE name_key IS NULL LIMIT 1000",
+                        "SELECT url, record FROM snapshots WHERE name_key IS NULL LIMIT 1000",
                     )?
-                    .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                    .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
                     .collect::<rusqlite::Result<Vec<_>>>()
                 })
                 .await
@@ -542,10 +526,9 @@ impl SqliteSnapshotStore {
             }
             let keyed: Vec<(String, String, String)> = rows
                 .into_iter()
-                .map(|(url, record, format)| {
-                    let (domain, name) = stored_record(record, format)
-                        .map(|r| lookup_keys(&r))
-                        .unwrap_or_default();
+                .map(|(url, record)| {
+                    // Records of every format read into the record type (older ones are converted so).
+                    let (domain, name) = lookup_keys(serde_json::from_str(&record).ok().as_ref());
                     (url, domain, name)
                 })
                 .collect();

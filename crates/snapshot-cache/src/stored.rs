@@ -31,14 +31,17 @@ pub(crate) fn change_digest(record: &RecordJson) -> String {
     ))
 }
 
-/// The history point of a stored record (its counts), or an empty point when the text does not parse.
-pub(crate) fn point_of(record: &RecordJson, fetched_at: jiff::Timestamp) -> HistoryPoint {
-    record.to_record().map_or(
+/// The history point of a stored record (its counts), or an empty point when its text did not parse.
+pub(crate) fn point_of(
+    record: Option<&CompanyRecord>,
+    fetched_at: jiff::Timestamp,
+) -> HistoryPoint {
+    record.map_or(
         HistoryPoint {
             fetched_at,
             ..HistoryPoint::default()
         },
-        |r| HistoryPoint::of(&r, fetched_at),
+        |r| HistoryPoint::of(r, fetched_at),
     )
 }
 
@@ -63,16 +66,14 @@ pub(crate) fn state_text(plain: Option<String>, gzip: Option<&[u8]>) -> Result<S
 
 /// The keys a snapshot is found by besides its URL ([`crate::SnapshotStore::pages_with_domain`],
 /// [`crate::SnapshotStore::pages_named`]): the record's `domain` in lower case, and
-/// [`company_model::name_key`] of its `company_name`; `""` for what the record lacks (so a row is keyed once).
-pub(crate) fn lookup_keys(record: &RecordJson) -> (String, String) {
-    let record = record.to_record().ok();
+/// [`company_model::name_key`] of its `company_name`; `""` for what the record lacks, or for a record whose text
+/// did not parse (so a row is keyed once).
+pub(crate) fn lookup_keys(record: Option<&CompanyRecord>) -> (String, String) {
     let domain = record
-        .as_ref()
         .and_then(|r| r.domain.as_deref())
         .map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
         .unwrap_or_default();
     let name = record
-        .as_ref()
         .and_then(|r| r.company_name.as_deref())
         .map(company_model::name_key)
         .unwrap_or_default();

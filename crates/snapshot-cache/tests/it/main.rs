@@ -226,6 +226,12 @@ async fn damaged_records_are_refetched_and_older_shapes_converted() {
         [urls[1].as_str()],
     )
     .expect("older shape");
+    // Rows stored before snapshots were keyed by name and domain: keyed when the store is opened.
+    conn.execute(
+        "UPDATE snapshots SET name_key = NULL, domain_key = NULL",
+        [],
+    )
+    .expect("unkeyed");
 
     // A server started on the file now (the one above keeps what it wrote in memory for a moment).
     let store = SqliteSnapshotStore::open(&path).await.expect("opens");
@@ -243,6 +249,14 @@ async fn damaged_records_are_refetched_and_older_shapes_converted() {
         "converted to today's text"
     );
     assert_eq!(found[&urls[2]].record.as_str(), named("Kept").as_str());
+    let older = store.pages_named("older", 10).await.expect("read");
+    assert_eq!(
+        older,
+        [urls[1].clone()],
+        "an older shape is keyed from its converted record"
+    );
+    let kept = store.pages_named("kept", 10).await.expect("read");
+    assert_eq!(kept, [urls[2].clone()], "a damaged record gets no key");
 }
 
 async fn changes_by_another_process_are_served_within_the_reuse_time(engine: &Engine) {
@@ -446,7 +460,7 @@ async fn pages_by_domain_and_name_and_remembered_answers(engine: &Engine) {
         .pages_with_domain("ACME.test", 10)
         .await
         .expect("reads");
-    let pages: Vec<&str> = by_domain.iter().map(|s| s.url.slug()).collect();
+    let pages: Vec<&str> = by_domain.iter().map(PageUrl::slug).collect();
     assert_eq!(pages, ["acme-labs", "acme"], "newest first, case folded");
     assert_eq!(
         store
@@ -458,7 +472,7 @@ async fn pages_by_domain_and_name_and_remembered_answers(engine: &Engine) {
     );
     let named = store.pages_named("acme", 10).await.expect("reads");
     assert_eq!(named.len(), 1);
-    assert_eq!(named[0].url.slug(), "acme");
+    assert_eq!(named[0].slug(), "acme");
     assert!(store.pages_named("", 10).await.expect("reads").is_empty());
     // A reparse that changes the name moves the page to its new key.
     let acme = url("https://www.linkedin.com/company/acme");
