@@ -634,3 +634,34 @@ async fn websites_are_read_within_their_size_and_pace() {
     );
     assert_eq!(charged(&reply), 0);
 }
+
+/// A candidate page the network refuses leaves its query `blocked`, with when to ask again (the answer's
+/// `Retry-After` too), not "no page found" — and nothing charged or remembered.
+#[tokio::test]
+async fn a_refused_candidate_page_makes_the_query_blocked_with_a_retry_time() {
+    let origin = tests::TestOrigin::start().await;
+    let sites = Websites::start(HashMap::new()).await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--site-proxy", &sites.proxy, "--site-timeout", "1"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("refused", "5");
+    let body = json!({"queries": [{"domain": "blocked.test"}], "maxAgeHours": 0});
+    for _ in 0..2 {
+        let reply = resolve(&service, &key, &body).await;
+        assert_eq!(reply.status, 200, "{}", reply.json);
+        let unresolved = &reply.json["unresolved"][0];
+        assert_eq!(unresolved["error"], "blocked", "{unresolved}");
+        let seconds = unresolved["retry_after_seconds"].as_u64().expect("seconds");
+        assert!(seconds >= 1);
+        assert_eq!(
+            reply.header("retry-after"),
+            Some(seconds.to_string().as_str())
+        );
+        assert_eq!(charged(&reply), 0);
+    }
+    // The second answer is `blocked` again, not a remembered "no page found": the route, cooling down after
+    // the first refusal, refused it without asking the network again.
+    assert_eq!(origin.hits("/company/blocked"), 1);
+}

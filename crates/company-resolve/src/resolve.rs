@@ -44,9 +44,19 @@ struct Verified {
 /// Pages that could not be checked, worst first: push-back, then time-outs and failed fetches.
 #[derive(Default)]
 struct Failures {
+    /// Some page met push-back (a block, the sign-in wall, the account's live cap): when to ask again (at
+    /// least a second).
     blocked: Option<Duration>,
-    pushed_back: bool,
+    /// Some page timed out or could not be fetched.
     timed_out: bool,
+}
+
+impl Failures {
+    /// Push-back, with when to ask again when it said.
+    fn pushed_back(&mut self, retry_after: Option<Duration>) {
+        let retry = retry_after.unwrap_or_default().max(Duration::from_secs(1));
+        self.blocked = Some(self.blocked.map_or(retry, |known| known.max(retry)));
+    }
 }
 
 /// What the resolver keeps per query between requests (positive and negative answers).
@@ -492,8 +502,7 @@ impl Run<'_> {
                     note: "not checked: the account's live lookups in flight are at their cap"
                         .to_owned(),
                 });
-                self.failures.pushed_back = true;
-                self.failures.blocked = Some(retry_after.max(Duration::from_secs(1)));
+                self.failures.pushed_back(Some(retry_after));
                 return Vec::new();
             }
             Err(error) => {
@@ -552,8 +561,7 @@ impl Run<'_> {
                     });
                     match code {
                         UnresolvedCode::Blocked | UnresolvedCode::Authwall => {
-                            self.failures.pushed_back = true;
-                            self.failures.blocked = self.failures.blocked.max(retry_after);
+                            self.failures.pushed_back(retry_after);
                         }
                         UnresolvedCode::TimedOut | UnresolvedCode::FetchFailed => {
                             self.failures.timed_out = true;
@@ -650,14 +658,13 @@ impl Run<'_> {
 
     /// Whether a page could not be checked (then "nothing found" is not known, and not remembered).
     fn any_failure(&self) -> bool {
-        self.failures.pushed_back || self.failures.timed_out
+        self.failures.blocked.is_some() || self.failures.timed_out
     }
 
     /// The answer when no page passed: the failure that kept pages from being checked, else `no_page_found`
     /// (remembered).
     async fn nothing_found(&mut self, key: &str, message: String) -> QueryAnswer {
-        if self.failures.pushed_back {
-            let retry = self.failures.blocked.unwrap_or(Duration::from_secs(1));
+        if let Some(retry) = self.failures.blocked {
             let mut answer = self.unresolved(
                 UnresolvedReason::Blocked,
                 format!(

@@ -44,9 +44,9 @@ pub enum EnrichError {
     /// The embedded runner refused the list (the server would answer 400).
     #[error(transparent)]
     Invalid(#[from] InvalidRequest),
-    /// The embedded resolver refused the request or its ledger failed.
-    #[error("{0}")]
-    Resolve(String),
+    /// The embedded resolver refused the request (e.g. the account cannot pay) or its ledger failed.
+    #[error(transparent)]
+    Resolve(#[from] company_lookup::LookupError),
     /// The embedded runner has no such job for the account.
     #[error("no job {0} of this account; delete the `.job` file beside the output to start afresh")]
     NoSuchJob(String),

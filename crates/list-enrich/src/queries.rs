@@ -60,11 +60,7 @@ impl ResolveTarget for EmbeddedResolver {
         // Through the server's own validation, as over HTTP.
         let text = serde_json::to_vec(body).unwrap_or_default();
         let request = ResolveRequest::from_json(&text)?;
-        let outcome = self
-            .resolver
-            .resolve(self.caller, &request)
-            .await
-            .map_err(|error| EnrichError::Resolve(error.to_string()))?;
+        let outcome = self.resolver.resolve(self.caller, &request).await?;
         Ok((outcome.response, outcome.charged.millis() as f64 / 1000.0))
     }
 }

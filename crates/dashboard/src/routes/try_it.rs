@@ -6,7 +6,7 @@
 
 use api_keys::KeyRecord;
 use company_lookup::Caller;
-use company_model::{CompanyRequest, FreshnessWindow, MAX_URLS, ResolveRequest};
+use company_model::{CompanyRequest, FreshnessWindow, MAX_QUERIES, MAX_URLS, ResolveRequest};
 use credit_ledger::{Credits, LIVE_PRICE, STORED_PRICE, price_per_company};
 use http::{Request, StatusCode};
 use maud::{Markup, html};
@@ -241,7 +241,7 @@ fn try_markup(
                     option value=(kind.value()) selected[Some(kind) == input.map(|i| i.kind)] { (kind.label()) }
                 }
             }
-            label for="try-urls" { "Page URLs, website domains or company names, one per line (at most " (MAX_URLS) ")" }
+            label for="try-urls" { "Page URLs, website domains or company names, one per line (at most " (MAX_URLS.min(MAX_QUERIES)) ")" }
             textarea #try-urls name="urls" required aria-describedby="try-estimate" placeholder="https://www.linkedin.com/company/google" { (urls) }
             p.hint #try-estimate aria-live="polite" {
                 (LIVE_PRICE) " credit per company fetched live, " (STORED_PRICE)
