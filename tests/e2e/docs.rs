@@ -101,3 +101,71 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
         "docs/operations.md no longer says: {missing:#?}"
     );
 }
+
+/// docs/api.md states the resolver's numbers as `company-resolve` and `company-model` have them: the confidence
+/// table, the threshold, what is remembered for how long, the website client's limits (a number written twice
+/// drifts: this fails when the code changes and the page does not).
+#[test]
+fn the_api_page_states_the_resolvers_numbers_as_the_resolver_has_them() {
+    use company_resolve::{MIN_CONFIDENCE, ResolverSettings, confidence};
+    let text =
+        std::fs::read_to_string(tests::workspace().join("docs/api.md")).expect("docs/api.md");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let settings = ResolverSettings::default();
+    let site = &settings.site;
+    let hours = |d: std::time::Duration| d.as_secs() / 3600;
+    let stated = [
+        format!("both name each other) | {} |", confidence::SITE_AND_PAGE),
+        format!(
+            "a stored page whose website is the domain | {} |",
+            confidence::STORED_PAGE
+        ),
+        format!(
+            "named after the domain whose website is the domain | {} |",
+            confidence::GUESSED_PAGE
+        ),
+        format!("redirects to | {} less |", confidence::BY_REDIRECT),
+        format!("is the queried name | {} |", confidence::NAME),
+        format!("`domain` hint | {} |", confidence::NAME_AND_DOMAIN),
+        format!("in the `location` hint | +{} |", confidence::LOCATION_BONUS),
+        format!("at most {} (not returned)", confidence::LOCATION_MISMATCH),
+        format!("nothing below **{MIN_CONFIDENCE}** is returned"),
+        format!(
+            "remembered {} days (found) or {} hours (not found)",
+            hours(settings.remember_found) / 24,
+            hours(settings.remember_not_found)
+        ),
+        format!(
+            "`no_page_found` (remembered for {} hours)",
+            hours(settings.remember_not_found)
+        ),
+        format!(
+            "At most {} pages are checked per query",
+            settings.candidates_per_query
+        ),
+        format!(
+            "uses {} hours**",
+            hours(company_model::DEFAULT_RESOLVE_WINDOW.duration())
+        ),
+        format!("(at most {}, each hop", site.max_redirects),
+        format!("{} sites at once per server", site.concurrency),
+        format!(
+            "{} MiB per page and {} s per attempt",
+            site.max_bytes / (1024 * 1024),
+            site.timeout.as_secs()
+        ),
+    ];
+    assert_eq!(
+        site.per_host_interval.as_secs(),
+        1,
+        "the page says \"one request per second per host\""
+    );
+    let missing: Vec<&String> = stated
+        .iter()
+        .filter(|s| !text.contains(s.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/api.md no longer says: {missing:#?}"
+    );
+}

@@ -14,6 +14,9 @@ use tests::websites::{NetworkOrigin, PageSpec, Site, Websites, home_page};
 
 use crate::{Error, Plan};
 
+/// The most domains the bench sends in one request (the requests go at once).
+const REQUEST_SIZE: usize = 50;
+
 /// How a generated company's website and pages look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Shape {
@@ -329,9 +332,9 @@ pub(crate) async fn resolve(plan: Plan, binary: &Path) -> Result<Value, Error> {
         ..tests::ServiceOptions::default()
     });
     let key = service.key("bench", "100000");
-    // Requests of up to 50 domains, all at once: what a client with a list does.
+    // Requests of up to REQUEST_SIZE domains, all at once: what a client with a list does.
     let started = Instant::now();
-    let requests = world.labelled.chunks(50).map(|chunk| {
+    let requests = world.labelled.chunks(REQUEST_SIZE).map(|chunk| {
         let queries: Vec<Value> = chunk.iter().map(|l| json!({"domain": l.domain})).collect();
         let (service, key) = (&service, &key);
         async move {
@@ -446,18 +449,20 @@ pub(crate) fn markdown(figures: &Value) -> String {
         "\n## 13. From a domain to the page\n\n\
          {sites} generated company websites in {shapes} shapes ({per} each), served through `--site-proxy` after \
          {site:.0} ms, their pages (derived from the captured Audiense page) from an origin that answers in \
-         {origin:.0} ms; every domain resolved live (`maxAgeHours: 0`) on a new server, in requests of 50 sent at \
+         {origin:.0} ms; every domain resolved live (`maxAgeHours: 0`) on a new server, in requests of {size} sent at \
          once, each answer compared with its label. Three shapes expect no page at all (a site that links only a \
          partner, a page named after the domain that belongs to another company, a domain parked at a for-sale \
          page whose site links the parking company), and one has a page no step can find (no link on the site, \
          the page named otherwise than the domain).\n\n\
          | | |\n|---|---|\n\
-         | precision at the default threshold (0.8) | **{precision:.3}** ({correct} right of {returned} returned, {wrong} wrong) |\n\
+         | precision at the default threshold ({threshold}) | **{precision:.3}** ({correct} right of {returned} returned, {wrong} wrong) |\n\
          | recall over the {resolvable} sites that have a page | {recall:.3} |\n\
          | domains resolved per second | **{rate:.1}** ({seconds:.1} s in all) |\n\
          | credits charged | {credits} (one per domain resolved live; nothing for the others) |\n\n\
          | shape | sites | right | wrong | recall |\n|---|---|---|---|---|\n",
         sites = number("/sites"),
+        size = REQUEST_SIZE,
+        threshold = company_resolve::MIN_CONFIDENCE,
         shapes = SHAPES.len(),
         per = number("/sites") / SHAPES.len() as f64,
         site = number("/site_delay_ms"),
