@@ -360,7 +360,7 @@ impl LookupService {
             .collect();
         let price = price_per_company(request.window);
         let required = price.times(distinct.len() as u32);
-        let mut outcomes = self.stored(&distinct, request).await;
+        let mut outcomes = self.stored_in(&distinct, request.window).await;
         if outcomes.len() == distinct.len() {
             // Every answer is known before billing: check and charge in one step, no hold.
             let (response, charge) = answer(caller, request, &outcomes, reference);
@@ -466,15 +466,6 @@ impl LookupService {
             outcomes.extend(self.live(account, missing, Priority::Interactive).await?);
         }
         Ok(outcomes)
-    }
-
-    /// The pages that have a stored snapshot inside the request's freshness window (none for a live request).
-    async fn stored(
-        &self,
-        distinct: &[PageUrl],
-        request: &CompanyRequest,
-    ) -> HashMap<PageUrl, PageOutcome> {
-        self.stored_in(distinct, request.window).await
     }
 
     /// The pages of `distinct` that have a stored snapshot inside `window` (none for a live window).
