@@ -62,6 +62,17 @@ pub struct CompanyRecord {
     /// Followers on the network.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub follower_count: Option<u64>,
+    /// School pages: members on the network who list the school in their education (the page's "N alumni").
+    /// Absent on company and showcase pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alumni_count_on_li: Option<u64>,
+    /// School pages: the students the page counts ("N students"), when it shows them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub student_count_on_li: Option<u64>,
+    /// Showcase pages: the company page the showcase belongs to (`title`, `link`). Absent on company and school
+    /// pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_company: Option<PageCard>,
     /// Open jobs, when the page shows a count.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_count: Option<u64>,
@@ -288,9 +299,10 @@ pub struct Update {
 
 impl CompanyRecord {
     /// The names of [`CompanyRecord::flat`]'s columns, in order: the record's scalar members by their JSON names,
-    /// `specialties` joined, and the headquarters' parts as `headquarters_<part>`. A CSV of records (bulk job
+    /// `specialties` joined, the headquarters' parts as `headquarters_<part>`, and a showcase's parent company as
+    /// `parent_company_title` and `parent_company_link`. A CSV of records (bulk job
     /// results, `company-data enrich`) uses these as its header.
-    pub const FLAT_COLUMNS: [&'static str; 23] = [
+    pub const FLAT_COLUMNS: [&'static str; 27] = [
         "company_name",
         "company_id",
         "final_li_url",
@@ -314,15 +326,20 @@ impl CompanyRecord {
         "headquarters_region",
         "headquarters_postal_code",
         "headquarters_country",
+        "alumni_count_on_li",
+        "student_count_on_li",
+        "parent_company_title",
+        "parent_company_link",
     ];
 
     /// The record as one row of [`CompanyRecord::FLAT_COLUMNS`]: numbers in decimal, `specialties` joined with
     /// `"; "`, an absent value as an empty string. Lists of objects (locations, updates, employees, ...) are left
     /// out: a row has no place for them.
-    pub fn flat(&self) -> [String; 23] {
+    pub fn flat(&self) -> [String; 27] {
         let text = |value: &Option<String>| value.clone().unwrap_or_default();
         let number = |value: Option<u64>| value.map(|n| n.to_string()).unwrap_or_default();
         let hq = self.headquarters.clone().unwrap_or_default();
+        let parent = self.parent_company.clone().unwrap_or_default();
         [
             text(&self.company_name),
             number(self.company_id),
@@ -347,6 +364,10 @@ impl CompanyRecord {
             text(&hq.region),
             text(&hq.postal_code),
             text(&hq.country),
+            number(self.alumni_count_on_li),
+            number(self.student_count_on_li),
+            text(&parent.title),
+            text(&parent.link),
         ]
     }
 }

@@ -38,6 +38,7 @@ macro_rules! selectors {
 }
 
 mod error;
+mod labels;
 mod links;
 mod numbers;
 mod parse;

@@ -8,6 +8,20 @@
 /// (`K`, `M`, `B` and the words and signs the country subdomains print, listed in docs/record.md) the last `.`
 /// or `,` is a decimal mark. Returns `None` when the text holds no digit or the count overflows.
 pub fn parse_count(text: &str) -> Option<u64> {
+    read_count(text).map(|count| count.value)
+}
+
+/// A count as read from text, and whether the page rounded it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Count {
+    /// The number.
+    pub(crate) value: u64,
+    /// Printed with a magnitude (`5.7K`, `1,2 Mio.`): rounded by the page, so an exact count elsewhere is better.
+    pub(crate) rounded: bool,
+}
+
+/// [`parse_count`], saying whether the number was printed rounded.
+pub(crate) fn read_count(text: &str) -> Option<Count> {
     let start = text.find(|c: char| c.is_ascii_digit())?;
     let rest = &text[start..];
     let mut end = 0;
@@ -34,14 +48,21 @@ pub fn parse_count(text: &str) -> Option<u64> {
             None => number.chars().filter(char::is_ascii_digit).collect(),
         };
         let value: f64 = decimal.parse().ok()?;
-        return Some((value * multiplier).round() as u64);
+        return Some(Count {
+            value: (value * multiplier).round() as u64,
+            rounded: true,
+        });
     }
-    number
+    let value = number
         .chars()
         .filter(char::is_ascii_digit)
         .collect::<String>()
         .parse()
-        .ok()
+        .ok()?;
+    Some(Count {
+        value,
+        rounded: false,
+    })
 }
 
 /// The magnitude a number is followed by, as the network's locales print it: a whole word (so `5 Mitarbeiter`

@@ -2,14 +2,16 @@
 
 use std::collections::HashMap;
 
-use company_model::{Address, CompanyRecord, Location};
-use page_url::{NetworkDomain, PageUrl};
+use company_model::{Address, CompanyRecord, Location, PageCard};
+use page_url::{NetworkDomain, PageKind, PageUrl};
 use scraper::{ElementRef, Html, Selector};
 use serde_json::Value;
 
+use crate::labels::{Counted, about_key, count_beside};
 use crate::links::registrable_domain;
+use crate::numbers::Count;
 use crate::text::{clean_block, clean_line};
-use crate::{ScrapeError, numbers::parse_count, sections};
+use crate::{ScrapeError, sections};
 
 /// Parses one page into a record.
 ///
@@ -160,6 +162,8 @@ const LOCATIONS: Section = section!("locations", "Locations");
 const EMPLOYEES: Section = section!("employees-at", "Employees at");
 const UPDATES: Section = section!("updates", "Updates");
 const SIMILAR: Section = section!("similar-pages", "Similar pages");
+/// The heading the similar pages had before "Similar pages" (the `data-test-id` is the same).
+const ALSO_VIEWED: Section = section!("similar-pages", "People also viewed");
 const AFFILIATED: Section = section!("affiliated-pages", "Affiliated pages");
 const PRODUCTS: Section = section!("products", "Products");
 const FUNDING: Section = section!("funding", "Funding");
@@ -179,7 +183,8 @@ selectors! {
     JSON_LD = r#"script[type="application/ld+json"]"#;
     TOP_TITLE = "h1.top-card-layout__title";
     TOP_HEADLINE = "h2.top-card-layout__headline";
-    TOP_FIRST_SUBLINE = "h3.top-card-layout__first-subline";
+    // The first line as one heading, or (in layouts that split it) as items: location, followers.
+    TOP_FIRST_SUBLINE = "h3.top-card-layout__first-subline, .top-card__subline-item";
     TOP_SECOND_SUBLINE = "h4.top-card-layout__second-subline";
     TOP_LOGO = "img.top-card-layout__entity-image";
     COVER = "img.cover-img__image";
@@ -187,7 +192,7 @@ selectors! {
     FACE_PILE_TEXT = "p.face-pile__text";
     // The face pile's link (earlier layouts put the count in its text rather than a `p`), and the top card's
     // lines and calls to action.
-    FACE_PILE_CTA = r#"a[data-tracking-control-name*="face-pile-cta"], a[href*="face-pile-cta"], a.face-pile"#;
+    FACE_PILE_CTA = r#"a[data-tracking-control-name*="face-pile-cta"], a[data-tracking-control-name^="org-employees_cta"], a[href*="face-pile-cta"], a.face-pile, a.face-pile__cta"#;
     TOP_CARD = r#"[class*="top-card-layout__"]"#;
     ORG_URN = r#"[data-semaphore-content-urn^="urn:li:organization:"]"#;
     ENTITY_URN = r#"[data-entity-id^="urn:li:organization:"]"#;
@@ -195,10 +200,12 @@ selectors! {
     OG_IMAGE = r#"meta[property="og:image"]"#;
     META_DESCRIPTION = r#"meta[name="description"], meta[property="og:description"]"#;
     LABELLED = "[data-test-id]";
-    DL_ROWS = "dl > div";
+    // About rows: a definition list's `<div><dt>…</dt><dd>…</dd></div>`, or (earlier layouts) a
+    // `.basic-info-item` whose first child is the label and the next its value.
+    DL_ROWS = "dl > div, .basic-info-item";
     DT = "dt";
     DD = "dd";
-    DD_LINK = "dd a";
+    LINK = "a";
     HEADING = "h2";
     PARAGRAPH = "p";
     LOCATION_ITEMS = r#"ul[data-impression-id="org-locations_show-more-less"] > li"#;
@@ -228,15 +235,18 @@ struct Page<'a> {
     organization: Option<serde_json::Map<String, Value>>,
 }
 
-/// The rows of every `dl` on the page (`<div><dt>Label</dt><dd>value</dd></div>`) by their label, in lower case.
+/// The About rows of the page (`<div><dt>Label</dt><dd>value</dd></div>` in a `dl`, or a `.basic-info-item`) by
+/// their label's key (`labels::about_key`: lower case, any language's label as its English key).
 fn about_rows_by_label(document: &Html) -> HashMap<String, ElementRef<'_>> {
     let mut rows = HashMap::new();
     for row in document.select(&DL_ROWS) {
         let label = row
             .select(&DT)
-            .find_map(|dt| clean_line(&dt.text().collect::<String>()));
+            .next()
+            .or_else(|| row.children().find_map(ElementRef::wrap))
+            .and_then(|label| clean_line(&label.text().collect::<String>()));
         if let Some(label) = label {
-            rows.entry(label.to_lowercase()).or_insert(row);
+            rows.entry(about_key(&label)).or_insert(row);
         }
     }
     rows
@@ -490,29 +500,59 @@ impl Page<'_> {
                         .and_then(Value::as_u64)
                 }),
                 ("face pile (p.face-pile__text)", &|| {
-                    self.text(&FACE_PILE_TEXT).as_deref().and_then(parse_count)
+                    self.count_in(&FACE_PILE_TEXT, Counted::Employees)
                 }),
                 (
                     "face-pile call to action (\"See all N employees on LinkedIn\")",
-                    &|| self.employees_in(&FACE_PILE_CTA),
+                    &|| self.count_in(&FACE_PILE_CTA, Counted::Employees),
                 ),
                 ("top card (\"N employees\")", &|| {
-                    self.employees_in(&TOP_CARD)
+                    self.count_in(&TOP_CARD, Counted::Employees)
                 }),
             ],
         );
+        // The top card's count when exact; the meta description's when the top card rounds it (`5.7K`).
+        let subline_followers = self.count_beside_in(&TOP_FIRST_SUBLINE, Counted::Followers);
         let follower_count = trail.pick(
             "follower_count",
             &[
                 (
                     "top card first line (h3.top-card-layout__first-subline)",
-                    &|| self.follower_count(),
+                    &|| subline_followers.filter(|c| !c.rounded).map(|c| c.value),
                 ),
                 ("meta description (\"N followers on\")", &|| {
                     self.meta_follower_count()
                 }),
+                ("top card first line, rounded (\"5.7K followers\")", &|| {
+                    subline_followers.map(|c| c.value)
+                }),
             ],
         );
+        let kind = final_li_url
+            .as_deref()
+            .and_then(|url| PageUrl::from_canonical(url).ok())
+            .map(|page| page.kind());
+        let school = kind == Some(PageKind::School);
+        let showcase = kind == Some(PageKind::Showcase);
+        let school_count = |trail: &mut Trail, field: &'static str, counted: Counted| {
+            let signals: [Signal<'_, u64>; 3] = [
+                ("face pile (p.face-pile__text)", &|| {
+                    self.count_in(&FACE_PILE_TEXT, counted)
+                }),
+                ("face-pile call to action", &|| {
+                    self.count_in(&FACE_PILE_CTA, counted)
+                }),
+                ("top card", &|| self.count_in(&TOP_CARD, counted)),
+            ];
+            if school {
+                trail.pick(field, &signals)
+            } else {
+                trail.note(field, None, &[]);
+                None
+            }
+        };
+        let alumni_count_on_li = school_count(trail, "alumni_count_on_li", Counted::Alumni);
+        let student_count_on_li = school_count(trail, "student_count_on_li", Counted::Students);
         let specialties = trail
             .pick(
                 "specialties",
@@ -558,32 +598,50 @@ impl Page<'_> {
                 "Locations address blocks (id=address-N)",
             ],
         );
-        let funding_info = self.list_section(trail, "funding_info", &FUNDING, sections::funding);
+        let funding_info = self.list_section(trail, "funding_info", &[FUNDING], sections::funding);
         let products = self
-            .list_section(trail, "products", &PRODUCTS, |s| {
+            .list_section(trail, "products", &[PRODUCTS], |s| {
                 Some(sections::products(s, self.domain))
             })
             .unwrap_or_default();
         let updates = self
-            .list_section(trail, "updates", &UPDATES, |s| {
+            .list_section(trail, "updates", &[UPDATES], |s| {
                 Some(sections::updates(s, self.domain))
             })
             .unwrap_or_default();
         let similar_pages = self
-            .list_section(trail, "similar_pages", &SIMILAR, |s| {
+            .list_section(trail, "similar_pages", &[SIMILAR, ALSO_VIEWED], |s| {
                 Some(sections::cards(s, self.domain))
             })
             .unwrap_or_default();
         let affiliated_pages = self
-            .list_section(trail, "affiliated_pages", &AFFILIATED, |s| {
+            .list_section(trail, "affiliated_pages", &[AFFILIATED], |s| {
                 Some(sections::cards(s, self.domain))
             })
             .unwrap_or_default();
         let employees_on_li = self
-            .list_section(trail, "employees_on_li", &EMPLOYEES, |s| {
+            .list_section(trail, "employees_on_li", &[EMPLOYEES], |s| {
                 Some(sections::employees(s, self.domain))
             })
             .unwrap_or_default();
+        let parent_company = trail.pick(
+            "parent_company",
+            &[
+                ("JSON-LD Organization.parentOrganization", &|| {
+                    showcase.then(|| self.parent_organization()).flatten()
+                }),
+                ("the first company page of \"Affiliated pages\"", &|| {
+                    showcase
+                        .then(|| {
+                            affiliated_pages
+                                .iter()
+                                .find(|card| card.link.as_deref().is_some_and(is_company_page))
+                                .cloned()
+                        })
+                        .flatten()
+                }),
+            ],
+        );
         // Logged-out pages show no count of the company's own open jobs ("Browse jobs" lists keyword searches),
         // so it stays absent rather than guessed.
         trail.note("job_count", None, &[]);
@@ -603,6 +661,9 @@ impl Page<'_> {
             company_size,
             employee_count_on_li,
             follower_count,
+            alumni_count_on_li,
+            student_count_on_li,
+            parent_company,
             specialties,
             headquarters,
             locations,
@@ -616,30 +677,36 @@ impl Page<'_> {
         }
     }
 
-    /// A list section read by `read`, found by its `data-test-id` or its heading; the field's source says
-    /// which. A section that is there but gives nothing counts as absent.
+    /// A list section read by `read`, found by its `data-test-id` or its heading (the first of `sections`
+    /// the page has, for a section whose heading changed); the field's source says which. A section that is
+    /// there but gives nothing counts as absent.
     fn list_section<'s, T: HasItems>(
         &'s self,
         trail: &mut Trail,
         field: &'static str,
-        section: &Section,
+        sections: &[Section],
         read: impl Fn(ElementRef<'s>) -> Option<T>,
     ) -> Option<T> {
-        let found = self
-            .section_by_id(section.test_id)
-            .map(|s| (s, section.by_id))
-            .or_else(|| {
-                self.section_by_heading(section.heading)
-                    .map(|s| (s, section.by_heading))
-            });
+        let found = sections.iter().find_map(|section| {
+            self.section_by_id(section.test_id)
+                .map(|s| (s, section.by_id))
+                .or_else(|| {
+                    self.section_by_heading(section.heading)
+                        .map(|s| (s, section.by_heading))
+                })
+        });
         let value = found
             .and_then(|(element, _)| read(element))
             .filter(HasItems::has_items);
-        trail.note(
-            field,
-            value.as_ref().and(found.map(|(_, how)| how)),
-            &[section.by_id, section.by_heading],
-        );
+        let mut tried = Vec::new();
+        for section in sections {
+            for how in [section.by_id, section.by_heading] {
+                if !tried.contains(&how) {
+                    tried.push(how);
+                }
+            }
+        }
+        trail.note(field, value.as_ref().and(found.map(|(_, how)| how)), &tried);
         value
     }
 
@@ -691,6 +758,25 @@ impl Page<'_> {
         clean_line(title.split(" | ").next().unwrap_or(&title))
     }
 
+    /// JSON-LD `Organization.parentOrganization` (an object or the first of a list) as a card: its `name` as
+    /// `title`, its `url` as `link` (canonical when a page of the network).
+    fn parent_organization(&self) -> Option<PageCard> {
+        let parent = self.organization.as_ref()?.get("parentOrganization")?;
+        let parent = match parent {
+            Value::Array(items) => items.first()?,
+            other => other,
+        };
+        let text = |key: &str| parent.get(key).and_then(Value::as_str).and_then(clean_line);
+        let card = PageCard {
+            title: text("name"),
+            link: text("url").map(|url| {
+                PageUrl::normalize(&url, self.domain).map_or(url, |page| page.as_str().to_owned())
+            }),
+            ..PageCard::default()
+        };
+        (card.title.is_some() || card.link.is_some()).then_some(card)
+    }
+
     /// The organization id in an `urn:li:organization:<id>` attribute.
     fn organization_id(&self, selector: &Selector, attribute: &str) -> Option<u64> {
         self.document
@@ -706,13 +792,11 @@ impl Page<'_> {
             .map(|page| page.as_str().to_owned())
     }
 
-    /// "Google | 37,814,363 followers on LinkedIn. ...": the count before ` followers`.
+    /// "Google | 37,814,363 followers on LinkedIn. ...": the count beside the followers word.
     fn meta_follower_count(&self) -> Option<u64> {
         self.document.select(&META_DESCRIPTION).find_map(|meta| {
             let content = meta.value().attr("content")?;
-            let (before, _) = content.split_once(" followers")?;
-            let count = before.rsplit('|').next()?;
-            parse_count(count.trim())
+            count_beside(content, Counted::Followers).map(|c| c.value)
         })
     }
 
@@ -739,36 +823,17 @@ impl Page<'_> {
         self.first(selector).and_then(sections::image_url)
     }
 
-    /// The count of the first element of `selector` whose text names employees (`See all 1,234 employees on
-    /// LinkedIn`, `View all 69 employees`, `Acme · 1,234 employees`): the number nearest before the word.
-    fn employees_in(&self, selector: &Selector) -> Option<u64> {
-        self.document.select(selector).find_map(|element| {
-            let text = clean_line(&element.text().collect::<String>())?;
-            let at = text.to_lowercase().find("employee")?;
-            let before = &text[..at];
-            let start = before
-                .rfind(|c: char| {
-                    !(c.is_ascii_digit() || matches!(c, ',' | '.' | ' ' | '+' | 'K' | 'M'))
-                })
-                .map_or(0, |i| {
-                    i + before[i..].chars().next().map_or(1, char::len_utf8)
-                });
-            parse_count(&text[start..at])
-        })
+    /// The count beside a word of `counted` in the first element of `selector` that has one
+    /// (`labels::count_beside`: `See all 1,234 employees on LinkedIn`, `Acme · 1,234 employees`).
+    fn count_in(&self, selector: &Selector, counted: Counted) -> Option<u64> {
+        self.count_beside_in(selector, counted).map(|c| c.value)
     }
 
-    /// "Mountain View, CA · 37,814,363 followers": the count before the word, after the last separator.
-    fn follower_count(&self) -> Option<u64> {
-        let element = self.first(&TOP_FIRST_SUBLINE)?;
-        let text: String = element.text().collect();
-        let last_part = text.rsplit(['·', '•']).next().unwrap_or(&text);
-        // The location and the count are separated by an empty `<span class="before:middot">`, so the text
-        // holds no middot: take the last number-bearing run instead.
-        let tail = last_part.split_whitespace().collect::<Vec<_>>();
-        let word = tail
-            .iter()
-            .rposition(|w| w.chars().any(|c| c.is_ascii_digit()))?;
-        parse_count(&tail[word..].join(" "))
+    /// [`Page::count_in`], saying whether the page rounded the count.
+    fn count_beside_in(&self, selector: &Selector, counted: Counted) -> Option<Count> {
+        self.document
+            .select(selector)
+            .find_map(|element| count_beside(&element.text().collect::<String>(), counted))
     }
 
     /// The Locations section's entries: the items of its list (`data-impression-id`), else every element
@@ -859,10 +924,14 @@ impl Page<'_> {
 /// The website in an About row: its link, unwrapped from the network's `/redir/redirect?url=` link, else
 /// its text when that is a bare domain.
 fn website_in(row: Option<ElementRef<'_>>) -> Option<String> {
-    let row = row?;
-    let href = row
-        .select(&DD_LINK)
-        .find_map(|a| a.value().attr("href"))
+    let value = row_value_element(row?)?;
+    let href = std::iter::once(value)
+        .chain(value.select(&LINK))
+        .find_map(|a| {
+            (a.value().name() == "a")
+                .then(|| a.value().attr("href"))
+                .flatten()
+        })
         .map(str::to_owned);
     let from_link = href.and_then(|href| {
         let url = url::Url::parse(&href).ok()?;
@@ -874,13 +943,24 @@ fn website_in(row: Option<ElementRef<'_>>) -> Option<String> {
             Some(href)
         }
     });
-    from_link.or_else(|| row_value(Some(row)).filter(|t| t.contains('.') && !t.contains(' ')))
+    from_link.or_else(|| row_value(row).filter(|t| t.contains('.') && !t.contains(' ')))
 }
 
-/// The value (`<dd>`) of a row, on one line.
+/// The value of an About row: its `<dd>`, else (a `.basic-info-item`) the element after its label.
+fn row_value_element(row: ElementRef<'_>) -> Option<ElementRef<'_>> {
+    row.select(&DD)
+        .next()
+        .or_else(|| row.children().filter_map(ElementRef::wrap).nth(1))
+}
+
+/// The value of a row, on one line.
 fn row_value(row: Option<ElementRef<'_>>) -> Option<String> {
-    row?.select(&DD)
-        .find_map(|dd| clean_line(&dd.text().collect::<String>()))
+    row_value_element(row?).and_then(|value| clean_line(&value.text().collect::<String>()))
+}
+
+/// Whether a canonical link is a company page (`https://www.<domain>/company/<slug>`).
+fn is_company_page(link: &str) -> bool {
+    PageUrl::from_canonical(link).is_ok_and(|page| page.kind() == PageKind::Company)
 }
 
 /// Whether a location is the one the page tags "Primary".
