@@ -14,7 +14,7 @@ use serde_json::Value;
 
 /// One change of the network's layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Drift {
+pub(super) enum Drift {
     /// Sections and About rows in another order.
     Reordered,
     /// A build that renames the generated (utility) classes and appends generated ones; the component classes
@@ -53,7 +53,7 @@ const EXCEPTIONS: [(Drift, &str, &str); 1] = [(
 )];
 
 /// The captured guest pages, with the URL each was fetched as.
-const PAGES: [(&str, &str); 2] = [
+pub(super) const PAGES: [(&str, &str); 2] = [
     (
         "origin/company/google.html",
         "https://www.linkedin.com/company/google",
@@ -64,7 +64,7 @@ const PAGES: [(&str, &str); 2] = [
     ),
 ];
 
-fn selector(css: &str) -> Selector {
+pub(super) fn selector(css: &str) -> Selector {
     Selector::parse(css).expect("a valid selector")
 }
 
@@ -75,7 +75,7 @@ fn short_hash(text: &str) -> String {
 }
 
 /// The page with the drift applied.
-fn apply(drift: Drift, html: &str) -> String {
+pub(super) fn apply(drift: Drift, html: &str) -> String {
     match drift {
         Drift::Reformatted => requote(&retree(html, reindent)),
         Drift::UnknownAdditions => add_unknowns(html),
@@ -117,13 +117,13 @@ fn apply(drift: Drift, html: &str) -> String {
 }
 
 /// Parses, edits the tree, serializes.
-fn retree(html: &str, edit: impl FnOnce(&mut Html)) -> String {
+pub(super) fn retree(html: &str, edit: impl FnOnce(&mut Html)) -> String {
     let mut document = Html::parse_document(html);
     edit(&mut document);
     document.html()
 }
 
-fn ids(document: &Html, css: &str) -> Vec<ego_tree::NodeId> {
+pub(super) fn ids(document: &Html, css: &str) -> Vec<ego_tree::NodeId> {
     document.select(&selector(css)).map(|e| e.id()).collect()
 }
 
@@ -336,7 +336,7 @@ fn add_unknowns(html: &str) -> String {
     }
 }
 
-fn record(html: &str, url: &str) -> (Value, Vec<page_parser::FieldSource>) {
+pub(super) fn record(html: &str, url: &str) -> (Value, Vec<page_parser::FieldSource>) {
     let domain = NetworkDomain::default();
     let url = PageUrl::parse_submitted(url, &domain).expect("a valid URL");
     let parsed = parse_page_explained(html, &url, &domain).expect("still a company page");
@@ -356,7 +356,7 @@ fn short(value: &Value) -> String {
 }
 
 /// Where two values first differ: `path: was X, is Y`.
-fn difference(path: &str, before: &Value, after: &Value) -> String {
+pub(super) fn difference(path: &str, before: &Value, after: &Value) -> String {
     match (before, after) {
         (Value::Object(b), Value::Object(a)) => {
             for (key, value) in b {

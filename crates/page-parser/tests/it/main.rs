@@ -1,6 +1,7 @@
 //! Golden tests: the captured pages in `tests/fixtures/` against their hand-checked records.
 
 mod drift;
+mod layouts;
 
 use std::path::PathBuf;
 
