@@ -630,15 +630,16 @@ impl Page<'_> {
                 ("JSON-LD Organization.parentOrganization", &|| {
                     showcase.then(|| self.parent_organization()).flatten()
                 }),
-                ("the first company page of \"Affiliated pages\"", &|| {
-                    showcase
-                        .then(|| {
-                            affiliated_pages
-                                .iter()
-                                .find(|card| card.link.as_deref().is_some_and(is_company_page))
-                                .cloned()
-                        })
-                        .flatten()
+                // A showcase page's affiliated pages are its parent and its sibling showcases: the one company
+                // page among them is the parent; with several (a subsidiary listed too), none is taken.
+                ("the one company page among \"Affiliated pages\"", &|| {
+                    let mut companies = affiliated_pages
+                        .iter()
+                        .filter(|card| card.link.as_deref().is_some_and(is_company_page));
+                    match (showcase, companies.next(), companies.next()) {
+                        (true, Some(parent), None) => Some(parent.clone()),
+                        _ => None,
+                    }
                 }),
             ],
         );

@@ -376,12 +376,12 @@ fn attribute(name: &str) -> QualName {
     QualName::new(None, ns!(), LocalName::from(name))
 }
 
-fn set_class(element: &mut scraper::node::Element, class: &str) {
+pub(super) fn set_class(element: &mut scraper::node::Element, class: &str) {
     element.attrs.retain(|(name, _)| &*name.local != "class");
     element.attrs.push((attribute("class"), class.into()));
 }
 
-fn edit_elements(
+pub(super) fn edit_elements(
     document: &mut Html,
     css: &str,
     mut edit: impl FnMut(&mut scraper::node::Element),
@@ -403,7 +403,7 @@ fn rename(document: &mut Html, css: &str, to: &str) {
 
 /// Rewrites the text inside every element matching `css`: its whole text (whitespace collapsed) goes through
 /// `edit` into its first non-blank text node, and its other text nodes are emptied.
-fn edit_texts(document: &mut Html, css: &str, edit: impl Fn(&str) -> String) {
+pub(super) fn edit_texts(document: &mut Html, css: &str, edit: impl Fn(&str) -> String) {
     for id in ids(document, css) {
         let Some(element) = document.tree.get(id).and_then(ElementRef::wrap) else {
             continue;
@@ -469,7 +469,10 @@ fn set_children_html(
 }
 
 /// Edits the page's JSON-LD `Organization` (top level or in `@graph`).
-fn edit_json_ld(html: &str, edit: impl Fn(&mut serde_json::Map<String, Value>)) -> String {
+pub(super) fn edit_json_ld(
+    html: &str,
+    edit: impl Fn(&mut serde_json::Map<String, Value>),
+) -> String {
     retree(html, |document| {
         for id in ids(document, r#"script[type="application/ld+json"]"#) {
             let Some(script) = document.tree.get(id) else {
@@ -503,7 +506,7 @@ fn edit_json_ld(html: &str, edit: impl Fn(&mut serde_json::Map<String, Value>)) 
     })
 }
 
-fn signal_of<'a>(sources: &'a [FieldSource], field: &str) -> Option<&'a str> {
+pub(super) fn signal_of<'a>(sources: &'a [FieldSource], field: &str) -> Option<&'a str> {
     sources
         .iter()
         .find(|s| s.field == field)

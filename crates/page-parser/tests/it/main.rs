@@ -1,6 +1,7 @@
 //! Golden tests: the captured pages in `tests/fixtures/` against their hand-checked records.
 
 mod drift;
+mod kinds;
 mod layouts;
 
 use std::path::PathBuf;
@@ -260,30 +261,4 @@ fn raw_browser_saved_and_minified_forms_give_the_same_record() {
         minified_record["updates"].as_array().map(Vec::len),
         Some(10)
     );
-}
-
-#[test]
-fn school_and_showcase_pages_share_the_company_layout() {
-    // No capture of either exists; these are derived from a company capture by changing what the page says it is.
-    let html = read("origin/company/audiense.html").replace(
-        "https://uk.linkedin.com/company/audiense",
-        "https://uk.linkedin.com/school/audiense-university",
-    );
-    let record = record_of(&html, "https://www.linkedin.com/school/audiense-university");
-    assert_eq!(
-        record["final_li_url"],
-        "https://www.linkedin.com/school/audiense-university"
-    );
-    assert_eq!(record["company_name"], "Audiense");
-    assert_eq!(record["founded"], 2011);
-    let showcase = read("origin/company/google.html").replace(
-        r#"<link rel="canonical" href="https://www.linkedin.com/company/google">"#,
-        r#"<link rel="canonical" href="https://www.linkedin.com/showcase/google-cloud/">"#,
-    );
-    let record = record_of(&showcase, "https://www.linkedin.com/showcase/google-cloud");
-    assert_eq!(
-        record["final_li_url"],
-        "https://www.linkedin.com/showcase/google-cloud"
-    );
-    assert_eq!(record["industries"], "Software Development");
 }
