@@ -517,7 +517,7 @@ impl Page<'_> {
             "follower_count",
             &[
                 (
-                    "top card first line (h3.top-card-layout__first-subline)",
+                    "top card first line (h3.top-card-layout__first-subline, .top-card__subline-item)",
                     &|| subline_followers.filter(|c| !c.rounded).map(|c| c.value),
                 ),
                 ("meta description (\"N followers on\")", &|| {
@@ -633,11 +633,14 @@ impl Page<'_> {
                 // A showcase page's affiliated pages are its parent and its sibling showcases: the one company
                 // page among them is the parent; with several (a subsidiary listed too), none is taken.
                 ("the one company page among \"Affiliated pages\"", &|| {
+                    if !showcase {
+                        return None;
+                    }
                     let mut companies = affiliated_pages
                         .iter()
                         .filter(|card| card.link.as_deref().is_some_and(is_company_page));
-                    match (showcase, companies.next(), companies.next()) {
-                        (true, Some(parent), None) => Some(parent.clone()),
+                    match (companies.next(), companies.next()) {
+                        (Some(parent), None) => Some(parent.clone()),
                         _ => None,
                     }
                 }),
