@@ -17,6 +17,7 @@ mod idempotency;
 mod jobs;
 mod limits;
 mod links;
+mod mcp;
 mod openapi;
 mod operations;
 mod postgres;

@@ -35,6 +35,9 @@ enum Command {
     /// Show or rotate an account's webhook secret (watches sign their change events with it).
     #[command(subcommand)]
     Webhooks(cli::webhooks::WebhooksCommand),
+    /// Serve the API's tools to an agent host over MCP on standard input and output: on the database here, or
+    /// relayed to a server (--server, --key).
+    Mcp(Box<cli::mcp::McpArgs>),
     /// Print the record parsed from a saved page (no network).
     Scrape(cli::scrape::ScrapeArgs),
     /// Parse every stored page again and replace its record, so a parser fix reaches stored data without
@@ -70,6 +73,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Command::Accounts(command) => cli::accounts::run(command).await,
             Command::Enrich(args) => cli::enrich::run(*args).await,
             Command::Webhooks(command) => cli::webhooks::run(command).await,
+            Command::Mcp(args) => cli::mcp::run(*args).await,
             Command::Scrape(args) => cli::scrape::run(&args),
             Command::Reparse { db } => cli::reparse::run(&db).await,
         }

@@ -117,6 +117,17 @@ pub struct CompanyData {
     pub replayed: bool,
 }
 
+/// The answer to [`Client::call`], as the server sent it.
+#[derive(Clone, Debug)]
+pub struct RawAnswer {
+    /// The status (a 2xx).
+    pub status: StatusCode,
+    /// The headers (`X-Credits-*` among them).
+    pub headers: header::HeaderMap,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
 /// The answer to [`Client::resolve`].
 #[derive(Clone, Debug)]
 pub struct Resolved {
@@ -281,6 +292,26 @@ impl Client {
             client: self.clone(),
             next: Some(format!("{JOBS}/{id}/results")),
         }
+    }
+
+    /// Any route of the API with an optional JSON body, sent and retried as every call here (a `POST` under one
+    /// `Idempotency-Key` for all its tries): the answer's status, headers and body when it is a 2xx. For hosts
+    /// that pass the API through whole, such as the MCP relay (`company-data mcp --server`).
+    ///
+    /// # Errors
+    /// [`ClientError`]; [`ClientError::Api`] carries a refusal's status and error body.
+    pub async fn call(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<RawAnswer, ClientError> {
+        let reply = self.send(method, path_and_query, body).await?;
+        Ok(RawAnswer {
+            status: reply.status,
+            headers: reply.headers,
+            body: reply.body,
+        })
     }
 
     /// Sends one request, retrying what a retry can mend; the answer when it is a 2xx.

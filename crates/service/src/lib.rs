@@ -7,6 +7,7 @@
 //! command line and its flags (the `company-data` binary turns them into [`Settings`]).
 #![deny(missing_docs)]
 
+pub mod mcp;
 pub mod metrics;
 
 use std::path::PathBuf;

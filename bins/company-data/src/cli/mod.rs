@@ -4,6 +4,7 @@ pub(crate) mod accounts;
 pub(crate) mod credits;
 pub(crate) mod enrich;
 pub(crate) mod keys;
+pub(crate) mod mcp;
 pub(crate) mod reparse;
 pub(crate) mod scrape;
 pub(crate) mod serve;

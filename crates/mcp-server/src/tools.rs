@@ -1,0 +1,367 @@
+//! The tools: each one route of the API, its input schema the route's own body type, its output the route's
+//! answer as structured content with a short text an agent can read.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use company_model::{CompanyDataResponse, ErrorBody, RequestBody, ResolveBody, ResolveResponse};
+use credit_ledger::{AccountSummary, LIVE_PRICE, STORED_PRICE};
+use http::{HeaderMap, Method};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::backend::{ApiAnswer, ApiCall, Backend};
+
+/// One tool: its name, what it tells an agent, and the API route it calls.
+pub struct ToolSpec {
+    /// The tool's name, e.g. `get_companies`.
+    pub name: &'static str,
+    /// A title for people.
+    pub title: &'static str,
+    /// The method of the route it calls.
+    pub method: Method,
+    /// The route's path.
+    pub path: &'static str,
+    /// The description an agent reads, prices included (from `credit-ledger`).
+    description: fn() -> String,
+    /// The JSON Schema of its arguments: the route's body type's.
+    input: fn() -> JsonObject,
+    /// The JSON Schema of its structured content: the route's answer type's.
+    output: fn() -> JsonObject,
+    /// The short text beside the structured content.
+    summary: fn(&Value, &HeaderMap) -> String,
+}
+
+/// Every tool, in the order `tools/list` gives them.
+pub static TOOLS: [ToolSpec; 3] = [
+    ToolSpec {
+        name: "get_companies",
+        title: "Company records from page URLs",
+        method: Method::POST,
+        path: "/v1/network/company-data",
+        description: || {
+            format!(
+                "Company records for 1 to 200 LinkedIn company, school or showcase page URLs (`liUrls`), in \
+                 input order; URLs that could not be read are listed in `unresolved` with the reason, and cost \
+                 nothing. Costs {LIVE_PRICE} credit per record fetched live (no `maxAgeHours`, or 0), \
+                 {STORED_PRICE} credit per record with a freshness window (`maxAgeHours` up to 24: a stored snapshot \
+                 that recent is served without fetching)."
+            )
+        },
+        input: schema::<RequestBody>,
+        output: schema::<CompanyDataResponse>,
+        summary: |body, headers| {
+            format!(
+                "{} records, {} unresolved{}.{}",
+                count(body, "results"),
+                count(body, "unresolved"),
+                charged(headers),
+                unresolved_lines(body, "li_url"),
+            )
+        },
+    },
+    ToolSpec {
+        name: "resolve_companies",
+        title: "Company pages from domains or names",
+        method: Method::POST,
+        path: "/v1/network/company-data/resolve",
+        description: || {
+            format!(
+                "The LinkedIn page of each of 1 to 200 queries — a website `domain` (`stripe.com`) or a company \
+                 `name` with optional `location` and `domain` hints — verified by the page itself, with the \
+                 evidence and a confidence; `\"enrich\": true` adds each page's record at no extra cost. Costs \
+                 {LIVE_PRICE} credit per query resolved live (`maxAgeHours: 0`), {STORED_PRICE} credit with a window \
+                 (the default, 24 hours); unresolved queries cost nothing."
+            )
+        },
+        input: schema::<ResolveBody>,
+        output: schema::<ResolveResponse>,
+        summary: |body, headers| {
+            format!(
+                "{} resolved, {} unresolved{}.{}",
+                count(body, "results"),
+                count(body, "unresolved"),
+                charged(headers),
+                unresolved_lines(body, "query"),
+            )
+        },
+    },
+    ToolSpec {
+        name: "get_account",
+        title: "Credits and usage",
+        method: Method::GET,
+        path: "/v1/account",
+        description: || {
+            "The account of the API key in use: its balance, the credits held for requests in flight, what a new \
+             request may spend, and this month's usage. Free."
+                .to_owned()
+        },
+        input: no_arguments,
+        output: schema::<AccountSummary>,
+        summary: |body, _| {
+            format!(
+                "Balance {} credits, {} held, {} available.",
+                body["balance"], body["held"], body["available"]
+            )
+        },
+    },
+];
+
+/// The JSON Schema of `T`, as the OpenAPI document publishes it.
+fn schema<T: schemars::JsonSchema>() -> JsonObject {
+    match serde_json::to_value(schemars::schema_for!(T)) {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+/// The schema of a tool that takes no arguments.
+fn no_arguments() -> JsonObject {
+    match serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}) {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+fn count(body: &Value, member: &str) -> usize {
+    body[member].as_array().map_or(0, Vec::len)
+}
+
+/// `; 3 credits charged, 97 left` from the billing headers.
+fn charged(headers: &HeaderMap) -> String {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    match (header("x-credits-charged"), header("x-credits-remaining")) {
+        (Some(charged), Some(left)) => format!("; {charged} credits charged, {left} left"),
+        (Some(charged), None) => format!("; {charged} credits charged"),
+        _ => String::new(),
+    }
+}
+
+/// One line per unresolved entry: what it was (its `member`), its `error` and message.
+fn unresolved_lines(body: &Value, member: &str) -> String {
+    let mut lines = String::new();
+    for entry in body["unresolved"].as_array().into_iter().flatten() {
+        let what = match &entry[member] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let _ = write!(
+            lines,
+            "\n- {what}: {} ({})",
+            entry["error"].as_str().unwrap_or("unresolved"),
+            entry["message"].as_str().unwrap_or_default()
+        );
+    }
+    lines
+}
+
+impl ToolSpec {
+    /// The tool as `tools/list` describes it.
+    pub fn tool(&self) -> Tool {
+        Tool::new(self.name, (self.description)(), Arc::new((self.input)()))
+            .with_title(self.title)
+            .with_raw_output_schema(Arc::new((self.output)()))
+    }
+
+    /// The API call for the given arguments (the body, for a `POST`; a `GET` takes none).
+    fn call(&self, arguments: Option<JsonObject>) -> ApiCall {
+        ApiCall {
+            method: self.method.clone(),
+            path_and_query: self.path.to_owned(),
+            body: (self.method == Method::POST)
+                .then(|| Value::Object(arguments.unwrap_or_default())),
+            idempotency_key: None,
+        }
+    }
+
+    /// The tool's result for the API's answer: structured content and a summary on a 2xx, else a tool error
+    /// with the API's error body.
+    fn result(&self, answer: &ApiAnswer) -> CallToolResult {
+        let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+        if answer.status.is_success() {
+            let mut result = CallToolResult::structured(body.clone());
+            result.content = vec![ContentBlock::text((self.summary)(&body, &answer.headers))];
+            return result;
+        }
+        // The API's message names each problem and its fix already.
+        let text = serde_json::from_value::<ErrorBody>(body.clone()).map_or_else(
+            |_| format!("the API answered {}", answer.status),
+            |error| format!("{}: {}", error.error, error.message),
+        );
+        let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        result.structured_content = (body != Value::Null).then_some(body);
+        result
+    }
+}
+
+/// The MCP server: [`TOOLS`], each answered through `B`.
+pub struct CompanyDataTools<B> {
+    backend: Arc<B>,
+}
+
+impl<B> Clone for CompanyDataTools<B> {
+    fn clone(&self) -> Self {
+        Self {
+            backend: Arc::clone(&self.backend),
+        }
+    }
+}
+
+impl<B: Backend> CompanyDataTools<B> {
+    /// The tools, calling the API through `backend`.
+    pub fn new(backend: B) -> Self {
+        Self {
+            backend: Arc::new(backend),
+        }
+    }
+
+    /// Asks the API whether the key is accepted (`GET /v1/account`, free), so that a host given a missing,
+    /// revoked or mistyped key hears so before any tool runs.
+    ///
+    /// # Errors
+    /// [`KeyRefused`] with the API's message (or why the API could not be asked).
+    pub async fn check_key(&self) -> Result<(), KeyRefused> {
+        let answer = self
+            .backend
+            .send(ApiCall {
+                method: Method::GET,
+                path_and_query: "/v1/account".to_owned(),
+                body: None,
+                idempotency_key: None,
+            })
+            .await
+            .map_err(|error| KeyRefused(error.to_string()))?;
+        if answer.status.is_success() {
+            return Ok(());
+        }
+        Err(KeyRefused(
+            serde_json::from_slice::<ErrorBody>(&answer.body).map_or_else(
+                |_| format!("the API answered {}", answer.status),
+                |error| format!("{}: {}", error.error, error.message),
+            ),
+        ))
+    }
+}
+
+/// The API refused the key the tools were given, or could not be asked.
+#[derive(Debug, thiserror::Error)]
+#[error("the API key was not accepted: {0}")]
+pub struct KeyRefused(String);
+
+impl<B: Backend> ServerHandler for CompanyDataTools<B> {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("company-data", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Company records from LinkedIn company, school and showcase pages, and the page of a \
+                 company's domain or name. Tools spend the API key's credits as the HTTP API does; each \
+                 tool's description gives its price.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            TOOLS.iter().map(ToolSpec::tool).collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        TOOLS.iter().find(|t| t.name == name).map(ToolSpec::tool)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(spec) = TOOLS.iter().find(|t| t.name == request.name) else {
+            let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool `{}`; the tools are {}",
+                    request.name,
+                    names.join(", ")
+                ),
+                None,
+            ));
+        };
+        let result = match self.backend.send(spec.call(request.arguments)).await {
+            Ok(answer) => spec.result(&answer),
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        };
+        Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_tool_takes_an_object_states_its_price_and_is_found_by_name() {
+        let free = ["get_account"];
+        for spec in &TOOLS {
+            let tool = spec.tool();
+            assert_eq!(
+                tool.input_schema.get("type"),
+                Some(&Value::from("object")),
+                "{}",
+                spec.name
+            );
+            let output = tool.output_schema.as_ref().expect("an output schema");
+            assert_eq!(
+                output.get("type"),
+                Some(&Value::from("object")),
+                "{}",
+                spec.name
+            );
+            let description = tool.description.as_deref().unwrap_or_default();
+            if free.contains(&spec.name) {
+                assert!(description.ends_with("Free."), "{description}");
+            } else {
+                for price in [LIVE_PRICE, STORED_PRICE] {
+                    assert!(
+                        description.contains(&format!("{price} credit")),
+                        "{description}"
+                    );
+                }
+            }
+            assert_eq!(spec.call(None).method, spec.method);
+        }
+        // The input schema of `get_companies` is the published request body's: the same members.
+        let properties = TOOLS[0].tool().input_schema["properties"].clone();
+        for member in ["liUrls", "maxAgeHours", "maxAgeSeconds", "staleIfError"] {
+            assert!(properties.get(member).is_some(), "{member}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_is_a_tool_error_with_the_api_s_code_and_message() {
+        let body = serde_json::json!({"error": "insufficient_credits", "status_code": 402,
+            "message": "The account has 0 credits available; this request needs 1. Fix: grant credits."});
+        let answer = ApiAnswer {
+            status: http::StatusCode::PAYMENT_REQUIRED,
+            headers: HeaderMap::new(),
+            body: serde_json::to_vec(&body).expect("serializes"),
+        };
+        let result = TOOLS[0].result(&answer);
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(result.structured_content, Some(body));
+        let text = serde_json::to_value(&result.content)
+            .expect("serializes")
+            .to_string();
+        assert!(
+            text.contains("insufficient_credits: The account has 0 credits"),
+            "{text}"
+        );
+    }
+}

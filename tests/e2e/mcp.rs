@@ -1,0 +1,134 @@
+//! The MCP tools through a client nobody here wrote: the official MCP Python SDK (`tests/mcp/session.py`, in a
+//! venv `tests/ci` makes, named by `$MCP_PYTHON`) runs an agent's session against `company-data mcp`, and the
+//! database says what it was charged.
+
+use std::process::Command;
+
+use tests::{binary, cli, cli_fails, fixtures, tool, workspace};
+
+/// `session.py` with its arguments: what the session saw, as JSON; panics with the script's output on failure.
+fn session(python: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let output = Command::new(python)
+        .arg(workspace().join("tests/mcp/session.py"))
+        .args(args)
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the MCP session failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
+    let Some(python) = tool("MCP_PYTHON", "the MCP Python SDK") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("mcp.db").display().to_string();
+    let created = cli(&[
+        "keys",
+        "create",
+        "--db",
+        &db,
+        "--account",
+        "agent",
+        "--credits",
+        "10",
+    ]);
+    let key = created.lines().last().expect("the key").trim().to_owned();
+    let origin = fixtures().join("origin").display().to_string();
+    let company_data = binary().display().to_string();
+    let seen = session(
+        &python,
+        &[
+            "stdio",
+            &company_data,
+            "mcp",
+            "--key",
+            &key,
+            "--db",
+            &db,
+            "--origin",
+            &origin,
+        ],
+    );
+    assert_eq!(
+        seen["tools"],
+        serde_json::json!(["get_companies", "resolve_companies", "get_account"])
+    );
+    // Two live records at 1, the same two stored at 0.5, one name resolved from a stored page at 0.5; the call
+    // with a bad argument charged nothing.
+    assert_eq!(
+        seen["live_text"],
+        "2 records, 0 unresolved; 2 credits charged, 8 left."
+    );
+    assert_eq!(
+        seen["stored_text"],
+        "2 records, 0 unresolved; 1 credits charged, 7 left."
+    );
+    assert_eq!(seen["balance"], 6.5);
+    let bad = seen["bad_text"].as_str().unwrap_or_default();
+    assert!(
+        bad.starts_with("invalid_request: ") && bad.contains("/liUrls") && bad.contains("Fix: "),
+        "{bad}"
+    );
+    let shown = cli(&["credits", "show", "--db", &db, "--account", "agent"]);
+    assert!(shown.starts_with("agent: 6.5 credits"), "{shown}");
+}
+
+#[test]
+fn a_refused_key_stops_the_session_before_any_tool_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("mcp.db").display().to_string();
+    cli(&[
+        "keys",
+        "create",
+        "--db",
+        &db,
+        "--account",
+        "agent",
+        "--credits",
+        "1",
+    ]);
+    let error = cli_fails(&["mcp", "--key", "cdk_live_not_a_key", "--db", &db]);
+    assert!(
+        error.contains("the API key was not accepted") && error.contains("invalid_api_key"),
+        "{error}"
+    );
+    let shown = cli(&["credits", "show", "--db", &db, "--account", "agent"]);
+    assert!(shown.starts_with("agent: 1 credits"), "{shown}");
+}
+
+#[tokio::test]
+async fn an_agent_relayed_to_a_server_pays_there() {
+    let Some(python) = tool("MCP_PYTHON", "the MCP Python SDK") else {
+        return;
+    };
+    let service = tests::Service::start(tests::ServiceOptions::default());
+    let key = service.key("agent", "10");
+    let company_data = binary().display().to_string();
+    let seen = tokio::task::spawn_blocking(move || {
+        session(
+            &python,
+            &[
+                "stdio",
+                &company_data,
+                "mcp",
+                "--server",
+                &service.base.clone(),
+                "--key",
+                &key,
+            ],
+        )
+    });
+    let seen = seen.await.expect("the session ran");
+    assert_eq!(seen["balance"], 6.5);
+    assert_eq!(
+        seen["resolve_text"],
+        "1 resolved, 0 unresolved; 0.5 credits charged, 6.5 left."
+    );
+}

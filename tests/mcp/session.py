@@ -1,0 +1,83 @@
+"""One agent's session with company-data's MCP tools, through the official MCP Python SDK (`mcp` from PyPI).
+
+Usage: session.py stdio COMMAND ARG...   (the server is started as a subprocess speaking MCP on stdio)
+
+It lists the tools and checks their schemas are valid JSON Schema (2020-12), calls each tool against the
+server's origin (the captured pages), and a tool with bad arguments; the SDK itself validates every structured
+result against the tool's output schema. It prints one JSON object: what it saw, for the Rust test to check
+(billing is read from the database by that test). Any failed expectation raises, and the exit code is 1.
+"""
+
+import asyncio
+import json
+import sys
+
+from jsonschema import Draft202012Validator
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+GOOGLE = "https://www.linkedin.com/company/google"
+AUDIENSE = "https://www.linkedin.com/company/audiense"
+
+
+def text_of(result):
+    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+async def session(streams):
+    read, write = streams[0], streams[1]
+    seen = {}
+    async with ClientSession(read, write) as client:
+        info = await client.initialize()
+        seen["protocol_version"] = info.protocol_version
+        tools = (await client.list_tools()).tools
+        seen["tools"] = [tool.name for tool in tools]
+        for tool in tools:
+            Draft202012Validator.check_schema(tool.input_schema)
+            assert tool.output_schema is not None, f"{tool.name} has no output schema"
+            Draft202012Validator.check_schema(tool.output_schema)
+            assert "credit" in (tool.description or ""), f"{tool.name} does not state its price"
+
+        live = await client.call_tool("get_companies", {"liUrls": [GOOGLE, AUDIENSE], "maxAgeHours": 0})
+        assert not live.is_error, text_of(live)
+        names = [r["company_name"] for r in live.structured_content["results"]]
+        assert names == ["Google", "Audiense"], names
+        seen["live_text"] = text_of(live)
+
+        stored = await client.call_tool("get_companies", {"liUrls": [GOOGLE, AUDIENSE], "maxAgeHours": 24})
+        assert not stored.is_error, text_of(stored)
+        sources = [r["source"] for r in stored.structured_content["results"]]
+        assert sources == ["stored", "stored"], sources
+        seen["stored_text"] = text_of(stored)
+
+        resolved = await client.call_tool("resolve_companies", {"queries": [{"name": "Audiense"}]})
+        assert not resolved.is_error, text_of(resolved)
+        pages = [r["li_url"] for r in resolved.structured_content["results"]]
+        assert pages == [AUDIENSE], pages
+        seen["resolve_text"] = text_of(resolved)
+
+        bad = await client.call_tool("get_companies", {"liUrls": "https://www.linkedin.com/company/google"})
+        assert bad.is_error, "a bad argument must be a tool error"
+        assert bad.structured_content["error"] == "invalid_request", bad.structured_content
+        seen["bad_text"] = text_of(bad)
+
+        account = await client.call_tool("get_account", {})
+        assert not account.is_error, text_of(account)
+        seen["balance"] = account.structured_content["balance"]
+        seen["account_text"] = text_of(account)
+    return seen
+
+
+async def main(argv):
+    transport = argv[1]
+    if transport == "stdio":
+        parameters = StdioServerParameters(command=argv[2], args=argv[3:])
+        async with stdio_client(parameters) as streams:
+            seen = await session(streams)
+    else:
+        raise SystemExit(f"unknown transport {transport}")
+    print(json.dumps(seen))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv))
