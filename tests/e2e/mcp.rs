@@ -22,11 +22,8 @@ fn session(python: &std::path::Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
-#[test]
-fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
-    let Some(python) = tool("MCP_PYTHON", "the MCP Python SDK") else {
-        return;
-    };
+/// A new SQLite database in a folder of its own, with an account `agent` holding `credits` and its key.
+fn database_with_key(credits: &str) -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("mcp.db").display().to_string();
     let created = cli(&[
@@ -37,9 +34,18 @@ fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
         "--account",
         "agent",
         "--credits",
-        "10",
+        credits,
     ]);
     let key = created.lines().last().expect("the key").trim().to_owned();
+    (dir, db, key)
+}
+
+#[test]
+fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
+    let Some(python) = tool("MCP_PYTHON", "the MCP Python SDK") else {
+        return;
+    };
+    let (_dir, db, key) = database_with_key("10");
     let origin = fixtures().join("origin").display().to_string();
     let company_data = binary().display().to_string();
     let seen = session(
@@ -82,18 +88,7 @@ fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
 
 #[test]
 fn a_refused_key_stops_the_session_before_any_tool_runs() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("mcp.db").display().to_string();
-    cli(&[
-        "keys",
-        "create",
-        "--db",
-        &db,
-        "--account",
-        "agent",
-        "--credits",
-        "1",
-    ]);
+    let (_dir, db, _key) = database_with_key("1");
     let error = cli_fails(&["mcp", "--key", "cdk_live_not_a_key", "--db", &db]);
     assert!(
         error.contains("the API key was not accepted") && error.contains("invalid_api_key"),
