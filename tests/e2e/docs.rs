@@ -169,3 +169,23 @@ fn the_api_page_states_the_resolvers_numbers_as_the_resolver_has_them() {
         "docs/api.md no longer says: {missing:#?}"
     );
 }
+
+#[test]
+fn the_api_page_states_the_mcp_endpoint_s_bound_as_the_api_has_it() {
+    let text =
+        std::fs::read_to_string(tests::workspace().join("docs/api.md")).expect("docs/api.md");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let bytes = http_api::MAX_MCP_BODY_BYTES.to_string();
+    let grouped = bytes
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|group| std::str::from_utf8(group).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(",");
+    let stated = format!("takes messages up to {grouped} bytes");
+    assert!(
+        text.contains(&stated),
+        "docs/api.md no longer says: {stated}"
+    );
+}

@@ -127,3 +127,68 @@ async fn an_agent_relayed_to_a_server_pays_there() {
         "1 resolved, 0 unresolved; 0.5 credits charged, 6.5 left."
     );
 }
+
+/// `session.py` run off the async workers (it blocks until the Python session ends).
+async fn session_beside(python: std::path::PathBuf, args: Vec<String>) -> serde_json::Value {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        session(&python, &args)
+    })
+    .await
+    .expect("the session ran")
+}
+
+#[tokio::test]
+async fn an_agent_over_streamable_http_uses_the_server_s_keys_credits_and_limits() {
+    let Some(python) = tool("MCP_PYTHON", "the MCP Python SDK") else {
+        return;
+    };
+    let service = tests::Service::start(tests::ServiceOptions::default());
+    let url = format!("{}/mcp", service.base);
+    let key = service.key("agent", "10");
+    let seen = session_beside(python.clone(), vec!["http".into(), url.clone(), key]).await;
+    assert_eq!(seen["balance"], 6.5);
+    assert_eq!(
+        seen["live_text"],
+        "2 records, 0 unresolved; 2 credits charged, 8 left."
+    );
+    let shown = service.cli(&["credits", "show", "--account", "agent"]);
+    assert!(shown.starts_with("agent: 6.5 credits"), "{shown}");
+
+    // No key, a made-up key and a revoked one: refused before any tool runs, nothing charged.
+    let revoked = service.key("revoked", "5");
+    let prefix = revoked.get(..12).expect("a key's prefix").to_owned();
+    service.cli(&["keys", "revoke", &prefix]);
+    for key in ["", "cdk_live_not_a_key", revoked.as_str()] {
+        let seen = session_beside(
+            python.clone(),
+            vec!["refused".into(), url.clone(), key.into()],
+        )
+        .await;
+        assert_eq!(seen["refused"], true, "{key}: {seen}");
+    }
+    let shown = service.cli(&["credits", "show", "--account", "revoked"]);
+    assert!(shown.starts_with("revoked: 5 credits"), "{shown}");
+
+    // 20 tool calls at once on an account that can pay for 10: exactly 10 answered and charged.
+    let ten = service.key("ten", "10");
+    let seen = session_beside(
+        python,
+        vec![
+            "concurrent".into(),
+            url,
+            ten,
+            "20".into(),
+            "https://www.linkedin.com/company/google".into(),
+        ],
+    )
+    .await;
+    assert_eq!(seen["succeeded"], 10, "{seen}");
+    assert_eq!(
+        seen["errors"],
+        serde_json::json!(vec!["insufficient_credits"; 10]),
+        "{seen}"
+    );
+    let shown = service.cli(&["credits", "show", "--account", "ten"]);
+    assert!(shown.starts_with("ten: 0 credits"), "{shown}");
+}

@@ -1,6 +1,10 @@
 """One agent's session with company-data's MCP tools, through the official MCP Python SDK (`mcp` from PyPI).
 
-Usage: session.py stdio COMMAND ARG...   (the server is started as a subprocess speaking MCP on stdio)
+Usage:
+  session.py stdio COMMAND ARG...        the server started as a subprocess speaking MCP on stdio
+  session.py http URL KEY                 Streamable HTTP at URL, the key as `Authorization: Bearer`
+  session.py refused URL KEY              expects the server to refuse the key before any tool runs
+  session.py concurrent URL KEY N PAGE    N calls of get_companies on PAGE at once, live
 
 It lists the tools and checks their schemas are valid JSON Schema (2020-12), calls each tool against the
 server's origin (the captured pages), and a tool with bad arguments; the SDK itself validates every structured
@@ -15,6 +19,8 @@ import sys
 from jsonschema import Draft202012Validator
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 GOOGLE = "https://www.linkedin.com/company/google"
 AUDIENSE = "https://www.linkedin.com/company/audiense"
@@ -68,12 +74,44 @@ async def session(streams):
     return seen
 
 
+def http_client(key):
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return create_mcp_http_client(headers=headers)
+
+
+async def concurrent(streams, calls, page):
+    read, write = streams[0], streams[1]
+    async with ClientSession(read, write) as client:
+        await client.initialize()
+        await client.list_tools()
+        results = await asyncio.gather(
+            *[client.call_tool("get_companies", {"liUrls": [page], "maxAgeHours": 0}) for _ in range(calls)]
+        )
+    errors = [r.structured_content.get("error") for r in results if r.is_error]
+    return {"succeeded": sum(1 for r in results if not r.is_error), "errors": errors}
+
+
 async def main(argv):
     transport = argv[1]
     if transport == "stdio":
         parameters = StdioServerParameters(command=argv[2], args=argv[3:])
         async with stdio_client(parameters) as streams:
             seen = await session(streams)
+    elif transport == "http":
+        async with http_client(argv[3]) as client, streamable_http_client(argv[2], http_client=client) as streams:
+            seen = await session(streams)
+    elif transport == "concurrent":
+        async with http_client(argv[3]) as client, streamable_http_client(argv[2], http_client=client) as streams:
+            seen = await concurrent(streams, int(argv[4]), argv[5])
+    elif transport == "refused":
+        try:
+            async with http_client(argv[3]) as client, streamable_http_client(argv[2], http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as session_:
+                    await session_.initialize()
+                    await session_.list_tools()
+            seen = {"refused": False}
+        except BaseException as error:  # the SDK raises an exception group from its task group
+            seen = {"refused": True, "error": repr(error)[:2000]}
     else:
         raise SystemExit(f"unknown transport {transport}")
     print(json.dumps(seen))

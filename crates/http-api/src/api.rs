@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_keys::ApiKey;
+use api_keys::{ApiKey, VerifiedKey};
 use bulk_jobs::BulkJobs;
 use bytes::Bytes;
 use company_lookup::{Caller, LookupService};
@@ -18,6 +18,7 @@ use shared_limits::{LimitStore, MemoryLimits, RateGate, RateStatus};
 use crate::KeyRate;
 use crate::auth::{Authenticator, presented_key};
 use crate::error::ApiError;
+use crate::mcp::McpEndpoint;
 use crate::openapi::openapi_document;
 
 /// What the API needs to know besides its parts.
@@ -71,6 +72,8 @@ struct Inner {
     resolver: Option<Arc<Resolver>>,
     /// Where `Idempotency-Key` answers are kept.
     idempotency: Option<Arc<dyn IdempotencyStore>>,
+    /// The MCP transport behind `/mcp`.
+    mcp: Option<Arc<dyn McpEndpoint>>,
 }
 
 /// What `GET /healthz` asks besides "the process answers": typically whether the database answers.
@@ -107,6 +110,7 @@ impl Api {
             watches: None,
             resolver: None,
             idempotency: None,
+            mcp: None,
         }))
     }
 
@@ -165,6 +169,13 @@ impl Api {
         self.changed(|inner| inner.watches = Some(watches))
     }
 
+    /// The same API answering `POST /mcp` with `endpoint` (the MCP tools over Streamable HTTP), once the
+    /// request's key is verified. Without it `/mcp` is 404.
+    #[must_use]
+    pub fn with_mcp(self, endpoint: Arc<dyn McpEndpoint>) -> Self {
+        self.changed(|inner| inner.mcp = Some(endpoint))
+    }
+
     /// The same API with `/healthz` asking `check`. Without one, `/healthz` says only that the process answers.
     #[must_use]
     pub fn with_health_check(self, check: Arc<dyn HealthCheck>) -> Self {
@@ -220,6 +231,11 @@ impl Api {
         self.0.watches.as_ref()
     }
 
+    /// The MCP endpoint, when added.
+    pub(crate) fn mcp_endpoint(&self) -> Option<&Arc<dyn McpEndpoint>> {
+        self.0.mcp.as_ref()
+    }
+
     /// What `/healthz` asks, when added.
     pub(crate) fn health_check(&self) -> Option<&Arc<dyn HealthCheck>> {
         self.0.health.as_ref()
@@ -232,15 +248,7 @@ impl Api {
         headers: &HeaderMap,
         extensions: &http::Extensions,
     ) -> Result<Caller, ApiError> {
-        let key = presented_key(headers)?;
-        let client = self.client_address(headers, extensions);
-        let verified = self.0.authenticator.authenticate(&key, client).await?;
-        // Logged with the request: the account, and the key's prefix (never the key).
-        let span = tracing::Span::current();
-        span.record("account", verified.account.0);
-        if let Some(key) = ApiKey::parse(&key) {
-            span.record("key", key.prefix());
-        }
+        let verified = self.verify_key(headers, extensions).await?;
         if let Some(gate) = &self.0.key_rate {
             let checked = gate.check(&format!("key:{}", verified.key_id.0)).await;
             if let Some(cell) = extensions.get::<RateCell>() {
@@ -256,6 +264,24 @@ impl Api {
             account: verified.account,
             key_id: Some(verified.key_id.0),
         })
+    }
+
+    /// The key of a key-bearing request verified (failures limited per client address), its rate not counted.
+    pub(crate) async fn verify_key(
+        &self,
+        headers: &HeaderMap,
+        extensions: &http::Extensions,
+    ) -> Result<VerifiedKey, ApiError> {
+        let key = presented_key(headers)?;
+        let client = self.client_address(headers, extensions);
+        let verified = self.0.authenticator.authenticate(&key, client).await?;
+        // Logged with the request: the account, and the key's prefix (never the key).
+        let span = tracing::Span::current();
+        span.record("account", verified.account.0);
+        if let Some(key) = ApiKey::parse(&key) {
+            span.record("key", key.prefix());
+        }
+        Ok(verified)
     }
 }
 

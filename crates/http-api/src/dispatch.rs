@@ -59,6 +59,7 @@ impl Api {
             Part::Jobs => self.jobs().is_some(),
             Part::Watches => self.watches().is_some(),
             Part::Resolve => self.resolver().is_some(),
+            Part::Mcp => self.mcp_endpoint().is_some(),
         }
     }
 
@@ -93,6 +94,7 @@ impl Api {
             Operation::ListWatches => self.list_watches(&request).await,
             Operation::GetWatch => self.show_watch(&request, id).await,
             Operation::DeleteWatch => self.delete_watch(&request, id).await,
+            Operation::Mcp => self.mcp(request).await,
         }
     }
 }

@@ -46,6 +46,7 @@ mod health;
 mod history;
 mod idempotent;
 mod jobs;
+mod mcp;
 mod metrics;
 mod openapi;
 mod paging;
@@ -58,6 +59,7 @@ mod watches;
 pub use api::{Api, ApiSettings, HealthCheck};
 pub use auth::{Authenticator, CredentialsError, presented_key};
 pub use error::ApiError;
+pub use mcp::{MAX_MCP_BODY_BYTES, McpCaller, McpEndpoint};
 pub use openapi::openapi_document;
 pub use request::strip_path_prefix;
 /// How many requests each API key may make: `per_second` on average, `burst` at once (GCRA).

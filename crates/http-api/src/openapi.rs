@@ -82,7 +82,8 @@ pub fn openapi_document(
         body_seconds: body_timeout.as_secs_f64(),
     };
     let mut paths = Map::new();
-    for route in ROUTES {
+    // `/mcp` speaks MCP's JSON-RPC, which its own specification describes.
+    for route in ROUTES.iter().filter(|route| route.tag != Part::Mcp) {
         let mut item = Map::new();
         if route.path.contains("{id}") {
             let of = if route.tag == Part::Watches {
@@ -250,6 +251,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                 "503": unavailable(),
             }
         }),
+        Operation::Mcp => Value::Null,
         Operation::GetOpenApiDocument => json!({
             "summary": "This document",
             "security": [],

@@ -40,6 +40,9 @@ pub(crate) enum Operation {
     GetWatch,
     /// `DELETE /v1/network/company-data/watches/{id}`.
     DeleteWatch,
+    /// `POST /mcp`: MCP over Streamable HTTP (the protocol's own specification describes it, not the OpenAPI
+    /// document).
+    Mcp,
 }
 
 impl Operation {
@@ -63,6 +66,7 @@ impl Operation {
             Self::ListWatches => "listCompanyWatches",
             Self::GetWatch => "getCompanyWatch",
             Self::DeleteWatch => "deleteCompanyWatch",
+            Self::Mcp => "mcp",
         }
     }
 
@@ -96,6 +100,8 @@ pub(crate) enum Part {
     Watches,
     /// Served once the resolver is set.
     Resolve,
+    /// Served once the MCP endpoint is set; not an operation of the OpenAPI document.
+    Mcp,
 }
 
 /// One route of the API: its [`Part`] is the tag.
@@ -105,6 +111,8 @@ pub(crate) type Route = http_serve::Route<Operation, Part>;
 pub(crate) const JOBS: &str = "/v1/network/company-data/jobs";
 /// Domains and names to pages.
 pub(crate) const RESOLVE: &str = "/v1/network/company-data/resolve";
+/// MCP over Streamable HTTP.
+pub(crate) const MCP: &str = "/mcp";
 /// The watches' collection: a watch is `{WATCHES}/{id}`.
 pub(crate) const WATCHES: &str = "/v1/network/company-data/watches";
 
@@ -181,6 +189,11 @@ pub(crate) const ROUTES: &[Route] = &[
         path: "/v1/account",
         tag: Part::Core,
         methods: &[(Method::GET, Operation::GetAccount)],
+    },
+    Route {
+        path: MCP,
+        tag: Part::Mcp,
+        methods: &[(Method::POST, Operation::Mcp)],
     },
 ];
 

@@ -4,7 +4,7 @@
 use std::future::Future;
 
 /// One call of the HTTP API, as a tool makes it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ApiCall {
     /// The method, e.g. `POST`.
     pub method: http::Method,
@@ -14,6 +14,9 @@ pub struct ApiCall {
     pub body: Option<serde_json::Value>,
     /// The `Idempotency-Key` to send, when the caller gave one.
     pub idempotency_key: Option<String>,
+    /// Over Streamable HTTP, the extensions of the HTTP request that carried the tool call: what the host put
+    /// there for its backend (the caller's key, the API to call); empty over stdio.
+    pub context: http::Extensions,
 }
 
 /// The API's answer to an [`ApiCall`].

@@ -23,7 +23,11 @@
 #![deny(missing_docs)]
 
 mod backend;
+mod http;
 mod tools;
 
 pub use backend::{ApiAnswer, ApiCall, Backend, BackendError};
+pub use http::streamable_http;
+pub use rmcp::transport::streamable_http_server::StreamableHttpService;
+pub use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 pub use tools::{CompanyDataTools, KeyRefused, TOOLS, ToolSpec};

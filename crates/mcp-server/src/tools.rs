@@ -168,9 +168,10 @@ impl ToolSpec {
             .with_raw_output_schema(Arc::new((self.output)()))
     }
 
-    /// The API call for the given arguments (the body, for a `POST`; a `GET` takes none).
-    fn call(&self, arguments: Option<JsonObject>) -> ApiCall {
+    /// The API call for the given arguments (the body, for a `POST`; a `GET` takes none), made in `context`.
+    fn call(&self, arguments: Option<JsonObject>, context: http::Extensions) -> ApiCall {
         ApiCall {
+            context,
             method: self.method.clone(),
             path_and_query: self.path.to_owned(),
             body: (self.method == Method::POST)
@@ -233,6 +234,7 @@ impl<B: Backend> CompanyDataTools<B> {
                 path_and_query: "/v1/account".to_owned(),
                 body: None,
                 idempotency_key: None,
+                context: http::Extensions::new(),
             })
             .await
             .map_err(|error| KeyRefused(error.to_string()))?;
@@ -281,7 +283,7 @@ impl<B: Backend> ServerHandler for CompanyDataTools<B> {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(spec) = TOOLS.iter().find(|t| t.name == request.name) else {
             let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
@@ -294,7 +296,14 @@ impl<B: Backend> ServerHandler for CompanyDataTools<B> {
                 None,
             ));
         };
-        let result = match self.backend.send(spec.call(request.arguments)).await {
+        // Over Streamable HTTP, the HTTP request's parts: its extensions are the host's context for the call.
+        let http_context = context
+            .extensions
+            .get::<http::request::Parts>()
+            .map(|parts| parts.extensions.clone())
+            .unwrap_or_default();
+        let call = spec.call(request.arguments, http_context);
+        let result = match self.backend.send(call).await {
             Ok(answer) => spec.result(&answer),
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
         };
@@ -335,7 +344,7 @@ mod tests {
                     );
                 }
             }
-            assert_eq!(spec.call(None).method, spec.method);
+            assert_eq!(spec.call(None, http::Extensions::new()).method, spec.method);
         }
         // The input schema of `get_companies` is the published request body's: the same members.
         let properties = TOOLS[0].tool().input_schema["properties"].clone();

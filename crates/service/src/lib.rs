@@ -272,7 +272,8 @@ impl App {
         .with_jobs(Arc::clone(&jobs))
         .with_watches(Arc::clone(&watches))
         .with_resolver(Arc::clone(&resolver))
-        .with_idempotency(Arc::clone(&stores.idempotency));
+        .with_idempotency(Arc::clone(&stores.idempotency))
+        .with_mcp(Arc::new(mcp::McpOverHttp::new()));
         let dashboard = Dashboard::new(
             Arc::clone(&stores.accounts),
             Arc::clone(&lookup),
@@ -296,6 +297,11 @@ impl App {
             dashboard,
             connections: settings.connections,
         })
+    }
+
+    /// The API (what `/mcp` and `company-data mcp` call into).
+    pub fn api(&self) -> &Api {
+        &self.api
     }
 
     /// Answers one request: the dashboard's paths to the dashboard, everything else to the API.

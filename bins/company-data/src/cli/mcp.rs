@@ -2,8 +2,6 @@
 //! the database (`--db`, the tools billing the account of `--key`), or relaying to a server (`--server URL
 //! --key KEY`, through the Rust client). Standard output carries the protocol alone; logs go to standard error.
 
-use std::sync::Arc;
-
 use anyhow::Context;
 use clap::Args;
 use company_data::config::ServeArgs;
@@ -11,7 +9,7 @@ use company_data_client::{Client, ClientError};
 use mcp_server::{ApiAnswer, ApiCall, Backend, BackendError, CompanyDataTools};
 use rmcp::ServiceExt;
 use service::Server;
-use service::mcp::InProcess;
+use service::mcp::Embedded;
 use tracing_subscriber::EnvFilter;
 
 /// The flags of `company-data mcp`.
@@ -49,7 +47,7 @@ pub(crate) async fn run(args: McpArgs) -> anyhow::Result<()> {
             settings.db
         );
     }
-    let result = serve(InProcess::new(Arc::clone(server.app()), args.key.clone())).await;
+    let result = serve(Embedded::new(server.app().api().clone(), args.key.clone())).await;
     server.stop().await;
     result
 }

@@ -1,0 +1,64 @@
+//! `POST /mcp`: the MCP tools over Streamable HTTP. The API authenticates the request as every keyed route does
+//! (the same key headers, failed-authentication limit; 401 before anything is read) and hands it, its body read,
+//! to the endpoint the host set ([`Api::with_mcp`]); each tool call is then one request of the API, counted
+//! against the key's rate, made idempotent and billed where it is made.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+
+use bytes::Bytes;
+use http::Request;
+use http_serve::Response;
+
+use crate::api::Api;
+use crate::auth::presented_key;
+use crate::error::ApiError;
+
+/// Largest MCP message, in bytes: a tool call carries at most one API request body.
+pub const MAX_MCP_BODY_BYTES: usize = company_model::MAX_BODY_BYTES + 16 * 1024;
+
+/// Who made an MCP request, as the API verified it: put in the request's extensions for the endpoint, so that
+/// the tool calls it makes are made with the same key.
+#[derive(Clone, Debug)]
+pub struct McpCaller {
+    /// The API key as presented (in whichever of the key headers).
+    pub key: String,
+    /// The API to call the tools' routes on.
+    pub api: Api,
+}
+
+/// What answers `/mcp` once the request is authenticated: the host's MCP transport (the `mcp-server` crate's
+/// Streamable HTTP service, in the assembly).
+pub trait McpEndpoint: Send + Sync + Debug {
+    /// Answers one MCP request; its extensions hold the [`McpCaller`].
+    fn serve(&self, request: Request<Bytes>) -> Pin<Box<dyn Future<Output = Response> + Send>>;
+}
+
+impl Api {
+    /// `POST /mcp`: the key verified (not counted against its rate: the tool calls are), the body read, the
+    /// endpoint's answer.
+    pub(crate) async fn mcp<B>(&self, request: Request<B>) -> Result<Response, ApiError>
+    where
+        B: hyper::body::Body + Unpin,
+    {
+        let Some(endpoint) = self.mcp_endpoint() else {
+            return Err(ApiError::NotFound);
+        };
+        self.verify_key(request.headers(), request.extensions())
+            .await?;
+        let key = presented_key(request.headers())?;
+        let (mut parts, ()) = Request::new(()).into_parts();
+        let head = request.headers().clone();
+        let (method, uri) = (request.method().clone(), request.uri().clone());
+        let body = http_serve::read_body(request, MAX_MCP_BODY_BYTES, self.body_timeout()).await?;
+        parts.method = method;
+        parts.uri = uri;
+        parts.headers = head;
+        parts.extensions.insert(McpCaller {
+            key,
+            api: self.clone(),
+        });
+        Ok(endpoint.serve(Request::from_parts(parts, body)).await)
+    }
+}
