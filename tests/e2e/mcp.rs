@@ -192,3 +192,34 @@ async fn an_agent_over_streamable_http_uses_the_server_s_keys_credits_and_limits
     let shown = service.cli(&["credits", "show", "--account", "ten"]);
     assert!(shown.starts_with("ten: 0 credits"), "{shown}");
 }
+
+#[tokio::test]
+async fn llms_txt_lists_every_operation_and_tool_without_a_key() {
+    let service = tests::Service::start(tests::ServiceOptions::default());
+    let response = tests::client()
+        .get(format!("{}/llms.txt", service.base))
+        .send()
+        .await
+        .expect("request sent");
+    let (reply, text) = tests::Reply::with_text(response).await;
+    assert_eq!(reply.status, 200, "{text}");
+    assert_eq!(
+        reply.headers.get("content-type").map(String::as_str),
+        Some("text/markdown; charset=utf-8")
+    );
+    assert!(text.starts_with("# company-data\n\n> "), "{text}");
+    let document = service.get("/openapi.json").await.json;
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        for method in item.as_object().expect("an item").keys() {
+            if method == "parameters" {
+                continue;
+            }
+            let line = format!("- [{} {path}](/openapi.json): ", method.to_uppercase());
+            assert!(text.contains(&line), "{line} missing from:\n{text}");
+        }
+    }
+    for tool in ["get_companies", "resolve_companies", "get_account"] {
+        assert!(text.contains(&format!("- `{tool}`: ")), "{tool}");
+    }
+    assert!(text.contains("1 credit per record fetched live"), "{text}");
+}

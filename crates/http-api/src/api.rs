@@ -62,6 +62,8 @@ struct Inner {
     key_rate: Option<Arc<RateGate>>,
     /// `/openapi.json`, serialized on first use (it states the parts' settings).
     openapi: std::sync::OnceLock<Bytes>,
+    /// `/llms.txt`, written on first use from the document and the MCP tools.
+    llms: std::sync::OnceLock<Bytes>,
     /// What `/healthz` asks.
     health: Option<Arc<dyn HealthCheck>>,
     /// The bulk jobs behind `/v1/network/company-data/jobs`.
@@ -105,6 +107,7 @@ impl Api {
             key_rate,
             settings,
             openapi: std::sync::OnceLock::new(),
+            llms: std::sync::OnceLock::new(),
             health: None,
             jobs: None,
             watches: None,
@@ -120,6 +123,7 @@ impl Api {
         change(&mut inner);
         // The document states the parts' settings: written again on first use.
         inner.openapi = std::sync::OnceLock::new();
+        inner.llms = std::sync::OnceLock::new();
         Self(Arc::new(inner))
     }
 
@@ -229,6 +233,11 @@ impl Api {
     /// The watches, when added.
     pub(crate) fn watches(&self) -> Option<&Arc<Watches>> {
         self.0.watches.as_ref()
+    }
+
+    /// Where `/llms.txt` is kept once written.
+    pub(crate) fn llms_cache(&self) -> &std::sync::OnceLock<Bytes> {
+        &self.0.llms
     }
 
     /// The MCP endpoint, when added.

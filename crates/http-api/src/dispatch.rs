@@ -82,6 +82,11 @@ impl Api {
                 "application/json",
             )),
             Operation::GetHealth => Ok(self.health().await),
+            Operation::GetLlmsTxt => Ok(bytes_response(
+                StatusCode::OK,
+                self.llms_txt(),
+                "text/markdown; charset=utf-8",
+            )),
             Operation::GetCompanyHistory => self.history(&request).await,
             Operation::GetAccount => self.account(&request).await,
             Operation::CreateJob => self.submit_job(request).await,

@@ -46,6 +46,7 @@ mod health;
 mod history;
 mod idempotent;
 mod jobs;
+mod llms;
 mod mcp;
 mod metrics;
 mod openapi;

@@ -33,6 +33,9 @@ pub struct McpCaller {
 pub trait McpEndpoint: Send + Sync + Debug {
     /// Answers one MCP request; its extensions hold the [`McpCaller`].
     fn serve(&self, request: Request<Bytes>) -> Pin<Box<dyn Future<Output = Response> + Send>>;
+
+    /// The tools it serves, each its name and description (what `/llms.txt` lists).
+    fn tools(&self) -> Vec<(String, String)>;
 }
 
 impl Api {

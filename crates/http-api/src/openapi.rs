@@ -252,6 +252,11 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
             }
         }),
         Operation::Mcp => Value::Null,
+        Operation::GetLlmsTxt => json!({
+            "summary": "This API and its MCP tools, described for LLMs (llms.txt)",
+            "security": [],
+            "responses": {"200": {"description": "Markdown: each operation of this document and each MCP tool on one line.", "content": {"text/markdown": {"schema": {"type": "string"}}}}}
+        }),
         Operation::GetOpenApiDocument => json!({
             "summary": "This document",
             "security": [],

@@ -16,6 +16,8 @@ pub(crate) enum Operation {
     GetOpenApiDocument,
     /// `GET /healthz`.
     GetHealth,
+    /// `GET /llms.txt`.
+    GetLlmsTxt,
     /// `GET /v1/network/company-data/history`.
     GetCompanyHistory,
     /// `GET /v1/account`.
@@ -54,6 +56,7 @@ impl Operation {
             Self::ResolveCompanyPages => "resolveCompanyPages",
             Self::GetOpenApiDocument => "getOpenApiDocument",
             Self::GetHealth => "getHealth",
+            Self::GetLlmsTxt => "getLlmsTxt",
             Self::GetCompanyHistory => "getCompanyHistory",
             Self::GetAccount => "getAccount",
             Self::CreateJob => "createCompanyDataJob",
@@ -72,7 +75,10 @@ impl Operation {
 
     /// Whether the operation takes an API key (and so counts against the key's rate).
     pub(crate) fn keyed(self) -> bool {
-        !matches!(self, Self::GetOpenApiDocument | Self::GetHealth)
+        !matches!(
+            self,
+            Self::GetOpenApiDocument | Self::GetHealth | Self::GetLlmsTxt
+        )
     }
 
     /// Whether the operation creates or charges, and so takes `Idempotency-Key` (docs/api.md, "Idempotent
@@ -132,6 +138,11 @@ pub(crate) const ROUTES: &[Route] = &[
         path: "/openapi.json",
         tag: Part::Core,
         methods: &[(Method::GET, Operation::GetOpenApiDocument)],
+    },
+    Route {
+        path: "/llms.txt",
+        tag: Part::Core,
+        methods: &[(Method::GET, Operation::GetLlmsTxt)],
     },
     Route {
         path: "/healthz",

@@ -106,6 +106,21 @@ impl std::fmt::Debug for McpOverHttp {
 }
 
 impl McpEndpoint for McpOverHttp {
+    fn tools(&self) -> Vec<(String, String)> {
+        mcp_server::TOOLS
+            .iter()
+            .map(|spec| {
+                let tool = spec.tool();
+                (
+                    tool.name.into_owned(),
+                    tool.description
+                        .map(std::borrow::Cow::into_owned)
+                        .unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
     fn serve(
         &self,
         request: Request<Bytes>,
