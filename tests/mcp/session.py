@@ -40,9 +40,12 @@ async def session(streams):
         seen["tools"] = [tool.name for tool in tools]
         for tool in tools:
             Draft202012Validator.check_schema(tool.input_schema)
-            assert tool.output_schema is not None, f"{tool.name} has no output schema"
-            Draft202012Validator.check_schema(tool.output_schema)
-            assert "credit" in (tool.description or ""), f"{tool.name} does not state its price"
+            # Every tool but delete_watch (whose route answers 204, no body) has one.
+            assert (tool.output_schema is None) == (tool.name == "delete_watch"), tool.name
+            if tool.output_schema is not None:
+                Draft202012Validator.check_schema(tool.output_schema)
+            description = tool.description or ""
+            assert "credit" in description or description.endswith("Free."), f"{tool.name} states no price"
 
         live = await client.call_tool("get_companies", {"liUrls": [GOOGLE, AUDIENSE], "maxAgeHours": 0})
         assert not live.is_error, text_of(live)
@@ -61,6 +64,27 @@ async def session(streams):
         pages = [r["li_url"] for r in resolved.structured_content["results"]]
         assert pages == [AUDIENSE], pages
         seen["resolve_text"] = text_of(resolved)
+
+        history = await client.call_tool("get_company_history", {"liUrl": GOOGLE})
+        assert not history.is_error, text_of(history)
+        points = history.structured_content["points"]
+        assert len(points) >= 1, history.structured_content
+        seen["history_text"] = text_of(history)
+
+        created = await client.call_tool(
+            "create_watch",
+            {"liUrls": [AUDIENSE], "everyHours": 24, "webhookUrl": "https://hooks.example.com/company-data"},
+        )
+        assert not created.is_error, text_of(created)
+        watch_id = created.structured_content["watches"][0]["id"]
+        listed = await client.call_tool("list_watches", {"limit": 10})
+        assert not listed.is_error, text_of(listed)
+        assert [w["id"] for w in listed.structured_content["watches"]] == [watch_id], listed.structured_content
+        deleted = await client.call_tool("delete_watch", {"id": str(watch_id)})
+        assert not deleted.is_error, text_of(deleted)
+        gone = await client.call_tool("delete_watch", {"id": str(watch_id)})
+        assert gone.is_error and gone.structured_content["error"] == "watch_not_found", gone
+        seen["watch_texts"] = [text_of(created), text_of(listed), text_of(deleted)]
 
         bad = await client.call_tool("get_companies", {"liUrls": "https://www.linkedin.com/company/google"})
         assert bad.is_error, "a bad argument must be a tool error"

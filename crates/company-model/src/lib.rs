@@ -22,6 +22,7 @@ mod api;
 mod history;
 mod jobs;
 mod names;
+mod queries;
 mod record;
 mod record_json;
 mod request;
@@ -38,6 +39,7 @@ pub use history::{
 };
 pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus};
 pub use names::{LEGAL_SUFFIXES, name_key, name_slugs};
+pub use queries::{HistoryQuery, ID_PATTERN, WatchListQuery, WatchPath};
 pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
     PostAuthor, Product, Update,

@@ -10,29 +10,15 @@ use crate::respond::{credits_headers, json_response};
 
 /// What the query asks for: the page and the range (inclusive).
 #[derive(Debug)]
-struct HistoryQuery {
+struct Asked {
     page: PageUrl,
     from: jiff::Timestamp,
     to: jiff::Timestamp,
 }
 
-/// The query as sent: `liUrl` (required), `from` and `to` (RFC 3339, optional); every other parameter is
-/// refused so that a misspelt one is not silently ignored.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Asked {
-    #[serde(rename = "liUrl")]
-    li_url: Option<String>,
-    from: Option<String>,
-    to: Option<String>,
-}
-
 /// Reads and checks the history's query.
-fn history_query(
-    query: Option<&str>,
-    domain: &page_url::NetworkDomain,
-) -> Result<HistoryQuery, ApiError> {
-    let Asked { li_url, from, to } = crate::request::query(query)?;
+fn history_query(query: Option<&str>, domain: &page_url::NetworkDomain) -> Result<Asked, ApiError> {
+    let company_model::HistoryQuery { li_url, from, to } = crate::request::query(query)?;
     let page = li_url.ok_or_else(|| {
         ApiError::InvalidQuery(
             "`liUrl` is missing; send the page's URL, e.g. `?liUrl=https://www.linkedin.com/company/google`"
@@ -60,7 +46,7 @@ fn history_query(
     // parameters' order is not something the published schema can state.
     let from = time("from", from, jiff::Timestamp::MIN)?;
     let to = time("to", to, jiff::Timestamp::MAX)?;
-    Ok(HistoryQuery { page, from, to })
+    Ok(Asked { page, from, to })
 }
 
 impl Api {
@@ -89,7 +75,7 @@ impl Api {
 mod tests {
     use super::*;
 
-    fn parsed(query: &str) -> Result<HistoryQuery, String> {
+    fn parsed(query: &str) -> Result<Asked, String> {
         history_query(Some(query), &page_url::NetworkDomain::default()).map_err(|e| e.to_string())
     }
 

@@ -94,7 +94,7 @@ pub fn openapi_document(
             item.insert(
                 "parameters".to_owned(),
                 json!([{"name": "id", "in": "path", "required": true, "description": format!("The {of}'s id."),
-                        "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}}]),
+                        "schema": {"type": "string", "pattern": company_model::ID_PATTERN}}]),
             );
         }
         for (method, op) in route.methods {

@@ -16,14 +16,6 @@ use crate::request::{number, path_id, query};
 use crate::respond::{json_response, no_content};
 use crate::table::WATCHES;
 
-/// `GET /watches?after=<id>&limit=<n>`.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ListQuery {
-    after: Option<String>,
-    limit: Option<String>,
-}
-
 impl Api {
     /// The watches; routes of a part that is not set are 404 before their handler runs.
     fn watch_service(&self) -> Result<&Arc<Watches>, ApiError> {
@@ -97,7 +89,7 @@ impl Api {
         let caller = self
             .authenticate(request.headers(), request.extensions())
             .await?;
-        let asked: ListQuery = query(request.uri().query())?;
+        let asked: company_model::WatchListQuery = query(request.uri().query())?;
         let limit = number(
             "limit",
             asked.limit.as_deref(),

@@ -4,8 +4,11 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use company_model::{CompanyDataResponse, ErrorBody, RequestBody, ResolveBody, ResolveResponse};
-use credit_ledger::{AccountSummary, LIVE_PRICE, STORED_PRICE};
+use company_model::{
+    CompanyDataResponse, CreatedWatches, ErrorBody, HistoryQuery, HistoryResponse, RequestBody,
+    ResolveBody, ResolveResponse, WatchBody, WatchList, WatchListQuery, WatchPath,
+};
+use credit_ledger::{AccountSummary, HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use http::{HeaderMap, Method};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -25,20 +28,21 @@ pub struct ToolSpec {
     pub title: &'static str,
     /// The method of the route it calls.
     pub method: Method,
-    /// The route's path.
+    /// The route's path; `{id}` is the `id` argument, and the arguments of a `GET` are its query.
     pub path: &'static str,
     /// The description an agent reads, prices included (from `credit-ledger`).
     description: fn() -> String,
     /// The JSON Schema of its arguments: the route's body type's.
     input: fn() -> JsonObject,
-    /// The JSON Schema of its structured content: the route's answer type's.
-    output: fn() -> JsonObject,
+    /// The JSON Schema of its structured content: the route's answer type's (none for an answer without a
+    /// body).
+    output: Option<fn() -> JsonObject>,
     /// The short text beside the structured content.
     summary: fn(&Value, &HeaderMap) -> String,
 }
 
 /// Every tool, in the order `tools/list` gives them.
-pub static TOOLS: [ToolSpec; 3] = [
+pub static TOOLS: [ToolSpec; 7] = [
     ToolSpec {
         name: "get_companies",
         title: "Company records from page URLs",
@@ -54,7 +58,7 @@ pub static TOOLS: [ToolSpec; 3] = [
             )
         },
         input: schema::<RequestBody>,
-        output: schema::<CompanyDataResponse>,
+        output: Some(schema::<CompanyDataResponse>),
         summary: |body, headers| {
             format!(
                 "{} records, {} unresolved{}.{}",
@@ -80,7 +84,7 @@ pub static TOOLS: [ToolSpec; 3] = [
             )
         },
         input: schema::<ResolveBody>,
-        output: schema::<ResolveResponse>,
+        output: Some(schema::<ResolveResponse>),
         summary: |body, headers| {
             format!(
                 "{} resolved, {} unresolved{}.{}",
@@ -102,13 +106,88 @@ pub static TOOLS: [ToolSpec; 3] = [
                 .to_owned()
         },
         input: no_arguments,
-        output: schema::<AccountSummary>,
+        output: Some(schema::<AccountSummary>),
         summary: |body, _| {
             format!(
                 "Balance {} credits, {} held, {} available.",
                 body["balance"], body["held"], body["available"]
             )
         },
+    },
+    ToolSpec {
+        name: "get_company_history",
+        title: "A page's history",
+        method: Method::GET,
+        path: "/v1/network/company-data/history",
+        description: || {
+            format!(
+                "A page's followers, employees and size at each stored fetch (`points`), and each change of its \
+                 record's members between fetches (`changes`), oldest first, optionally between `from` and `to` \
+                 (RFC 3339). Costs {HISTORY_PRICE} credit when the range holds a point or a change, nothing \
+                 otherwise."
+            )
+        },
+        input: schema::<HistoryQuery>,
+        output: Some(schema::<HistoryResponse>),
+        summary: |body, headers| {
+            format!(
+                "{} points, {} changes{}.",
+                count(body, "points"),
+                count(body, "changes"),
+                charged(headers)
+            )
+        },
+    },
+    ToolSpec {
+        name: "create_watch",
+        title: "Watch pages for changes",
+        method: Method::POST,
+        path: "/v1/network/company-data/watches",
+        description: || {
+            format!(
+                "Watches 1 to 200 pages (`liUrls`): each is refreshed every `everyHours`, and a change of the \
+                 members in `fields` is POSTed, signed, to `webhookUrl`. Creating costs nothing; each refresh \
+                 costs {LIVE_PRICE} credit when the page resolves."
+            )
+        },
+        input: schema::<WatchBody>,
+        output: Some(schema::<CreatedWatches>),
+        summary: |body, _| format!("{} watches created.", count(body, "watches")),
+    },
+    ToolSpec {
+        name: "list_watches",
+        title: "The account's watches",
+        method: Method::GET,
+        path: "/v1/network/company-data/watches",
+        description: || {
+            "The account's watches, oldest first, a page at a time (`after` the last id of the previous page). \
+             Free."
+                .to_owned()
+        },
+        input: schema::<WatchListQuery>,
+        output: Some(schema::<WatchList>),
+        summary: |body, _| {
+            let more = if body["next"].is_string() {
+                "; more after the last"
+            } else {
+                ""
+            };
+            format!("{} watches{more}.", count(body, "watches"))
+        },
+    },
+    ToolSpec {
+        name: "delete_watch",
+        title: "Stop watching a page",
+        method: Method::DELETE,
+        path: "/v1/network/company-data/watches/{id}",
+        description: || {
+            "Stops a watch (`id` from `create_watch` or `list_watches`): no more refreshes, charges or \
+             deliveries. Free."
+                .to_owned()
+        },
+        input: schema::<WatchPath>,
+        output: None,
+        summary: |_, _| "Deleted.".to_owned(),
     },
 ];
 
@@ -163,19 +242,39 @@ fn unresolved_lines(body: &Value, member: &str) -> String {
 impl ToolSpec {
     /// The tool as `tools/list` describes it.
     pub fn tool(&self) -> Tool {
-        Tool::new(self.name, (self.description)(), Arc::new((self.input)()))
-            .with_title(self.title)
-            .with_raw_output_schema(Arc::new((self.output)()))
+        let tool = Tool::new(self.name, (self.description)(), Arc::new((self.input)()))
+            .with_title(self.title);
+        match self.output {
+            Some(output) => tool.with_raw_output_schema(Arc::new(output())),
+            None => tool,
+        }
     }
 
     /// The API call for the given arguments (the body, for a `POST`; a `GET` takes none), made in `context`.
     fn call(&self, arguments: Option<JsonObject>, context: http::Extensions) -> ApiCall {
+        let arguments = arguments.unwrap_or_default();
+        let text = |value: &Value| match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        // The id goes into the path percent-encoded, so no argument can name another route.
+        let id = arguments.get("id").map(text).unwrap_or_default();
+        let mut path_and_query = self.path.replace(
+            "{id}",
+            &url::form_urlencoded::byte_serialize(id.as_bytes()).collect::<String>(),
+        );
+        if self.method == Method::GET && !arguments.is_empty() {
+            let mut query = url::form_urlencoded::Serializer::new(String::new());
+            for (name, value) in &arguments {
+                query.append_pair(name, &text(value));
+            }
+            path_and_query = format!("{path_and_query}?{}", query.finish());
+        }
         ApiCall {
             context,
             method: self.method.clone(),
-            path_and_query: self.path.to_owned(),
-            body: (self.method == Method::POST)
-                .then(|| Value::Object(arguments.unwrap_or_default())),
+            path_and_query,
+            body: (self.method == Method::POST).then_some(Value::Object(arguments)),
             idempotency_key: None,
         }
     }
@@ -184,6 +283,12 @@ impl ToolSpec {
     /// with the API's error body.
     fn result(&self, answer: &ApiAnswer) -> CallToolResult {
         let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+        if answer.status.is_success() && self.output.is_none() {
+            return CallToolResult::success(vec![ContentBlock::text((self.summary)(
+                &body,
+                &answer.headers,
+            ))]);
+        }
         if answer.status.is_success() {
             let mut result = CallToolResult::structured(body.clone());
             result.content = vec![ContentBlock::text((self.summary)(&body, &answer.headers))];
@@ -317,7 +422,7 @@ mod tests {
 
     #[test]
     fn each_tool_takes_an_object_states_its_price_and_is_found_by_name() {
-        let free = ["get_account"];
+        let free = ["get_account", "list_watches", "delete_watch"];
         for spec in &TOOLS {
             let tool = spec.tool();
             assert_eq!(
@@ -326,23 +431,19 @@ mod tests {
                 "{}",
                 spec.name
             );
-            let output = tool.output_schema.as_ref().expect("an output schema");
-            assert_eq!(
-                output.get("type"),
-                Some(&Value::from("object")),
-                "{}",
-                spec.name
-            );
+            if let Some(output) = tool.output_schema.as_ref() {
+                assert_eq!(
+                    output.get("type"),
+                    Some(&Value::from("object")),
+                    "{}",
+                    spec.name
+                );
+            }
             let description = tool.description.as_deref().unwrap_or_default();
             if free.contains(&spec.name) {
                 assert!(description.ends_with("Free."), "{description}");
             } else {
-                for price in [LIVE_PRICE, STORED_PRICE] {
-                    assert!(
-                        description.contains(&format!("{price} credit")),
-                        "{description}"
-                    );
-                }
+                assert!(description.contains(" credit"), "{description}");
             }
             assert_eq!(spec.call(None, http::Extensions::new()).method, spec.method);
         }
