@@ -74,8 +74,9 @@ fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
             "delete_watch"
         ])
     );
-    // Two live records at 1, the same two stored at 0.5, one name resolved from a stored page at 0.5, one
-    // page's history at 0.5; the watch created and deleted, and the call with a bad argument, charged nothing.
+    // Two live records at 1, the same two stored at 0.5, one name resolved from a stored page at 0.5, one stored
+    // record asked twice under one idempotency key at 0.5 once, one page's history at 0.5; the watch created
+    // and deleted, and the call with a bad argument, charged nothing.
     assert_eq!(
         seen["live_text"],
         "2 records, 0 unresolved; 2 credits charged, 8 left."
@@ -84,7 +85,14 @@ fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
         seen["stored_text"],
         "2 records, 0 unresolved; 1 credits charged, 7 left."
     );
-    assert_eq!(seen["balance"], 6.0);
+    assert_eq!(seen["balance"], 5.5);
+    assert_eq!(
+        seen["retry_texts"],
+        serde_json::json!([
+            "1 records, 0 unresolved; 0.5 credits charged, 6 left.",
+            "1 records, 0 unresolved; 0.5 credits charged, 6 left."
+        ])
+    );
     assert_eq!(
         seen["watch_texts"],
         serde_json::json!(["1 watches created.", "1 watches.", "Deleted."])
@@ -95,7 +103,7 @@ fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
         "{bad}"
     );
     let shown = cli(&["credits", "show", "--db", &db, "--account", "agent"]);
-    assert!(shown.starts_with("agent: 6 credits"), "{shown}");
+    assert!(shown.starts_with("agent: 5.5 credits"), "{shown}");
 }
 
 #[test]
@@ -133,7 +141,7 @@ async fn an_agent_relayed_to_a_server_pays_there() {
         )
     });
     let seen = seen.await.expect("the session ran");
-    assert_eq!(seen["balance"], 6.0);
+    assert_eq!(seen["balance"], 5.5);
     assert_eq!(
         seen["resolve_text"],
         "1 resolved, 0 unresolved; 0.5 credits charged, 6.5 left."
@@ -159,13 +167,13 @@ async fn an_agent_over_streamable_http_uses_the_server_s_keys_credits_and_limits
     let url = format!("{}/mcp", service.base);
     let key = service.key("agent", "10");
     let seen = session_beside(python.clone(), vec!["http".into(), url.clone(), key]).await;
-    assert_eq!(seen["balance"], 6.0);
+    assert_eq!(seen["balance"], 5.5);
     assert_eq!(
         seen["live_text"],
         "2 records, 0 unresolved; 2 credits charged, 8 left."
     );
     let shown = service.cli(&["credits", "show", "--account", "agent"]);
-    assert!(shown.starts_with("agent: 6 credits"), "{shown}");
+    assert!(shown.starts_with("agent: 5.5 credits"), "{shown}");
 
     // No key, a made-up key and a revoked one: refused before any tool runs, nothing charged.
     let revoked = service.key("revoked", "5");

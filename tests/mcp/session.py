@@ -65,6 +65,14 @@ async def session(streams):
         assert pages == [AUDIENSE], pages
         seen["resolve_text"] = text_of(resolved)
 
+        # A retried call under one `_meta.idempotencyKey` is answered once and charged once.
+        retry = {"idempotencyKey": "agent-retry-1"}
+        first = await client.call_tool("get_companies", {"liUrls": [GOOGLE], "maxAgeHours": 24}, meta=retry)
+        again = await client.call_tool("get_companies", {"liUrls": [GOOGLE], "maxAgeHours": 24}, meta=retry)
+        assert not first.is_error and not again.is_error, (text_of(first), text_of(again))
+        assert first.structured_content == again.structured_content
+        seen["retry_texts"] = [text_of(first), text_of(again)]
+
         history = await client.call_tool("get_company_history", {"liUrl": GOOGLE})
         assert not history.is_error, text_of(history)
         points = history.structured_content["points"]

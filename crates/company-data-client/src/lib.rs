@@ -295,7 +295,8 @@ impl Client {
     }
 
     /// Any route of the API with an optional JSON body, sent and retried as every call here (a `POST` under one
-    /// `Idempotency-Key` for all its tries): the answer's status, headers and body when it is a 2xx. For hosts
+    /// `Idempotency-Key` for all its tries: `idempotency_key` when given, so a caller's own retries are one
+    /// request too, else a new one): the answer's status, headers and body when it is a 2xx. For hosts
     /// that pass the API through whole, such as the MCP relay (`company-data mcp --server`).
     ///
     /// # Errors
@@ -305,8 +306,11 @@ impl Client {
         method: Method,
         path_and_query: &str,
         body: Option<&serde_json::Value>,
+        idempotency_key: Option<&str>,
     ) -> Result<RawAnswer, ClientError> {
-        let reply = self.send(method, path_and_query, body).await?;
+        let reply = self
+            .send_keyed(method, path_and_query, body, idempotency_key)
+            .await?;
         Ok(RawAnswer {
             status: reply.status,
             headers: reply.headers,
@@ -321,6 +325,17 @@ impl Client {
         path: &str,
         body: Option<&impl serde::Serialize>,
     ) -> Result<Reply, ClientError> {
+        self.send_keyed(method, path, body, None).await
+    }
+
+    /// [`Client::send`], a `POST` under `idempotency_key` when given.
+    async fn send_keyed(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&impl serde::Serialize>,
+        idempotency_key: Option<&str>,
+    ) -> Result<Reply, ClientError> {
         let url = format!("{}{path}", self.base);
         let body =
             body.map(serde_json::to_vec)
@@ -330,7 +345,8 @@ impl Client {
                     reason: format!("the request could not be written: {error}"),
                 })?;
         // One key for every try of a POST, so the server runs and charges it once.
-        let idempotency_key = (method == Method::POST).then(new_idempotency_key);
+        let idempotency_key = (method == Method::POST)
+            .then(|| idempotency_key.map_or_else(new_idempotency_key, str::to_owned));
         let mut attempt = 0;
         loop {
             attempt += 1;

@@ -20,6 +20,9 @@ use serde_json::Value;
 
 use crate::backend::{ApiAnswer, ApiCall, Backend};
 
+/// The member of a tool call's `_meta` that carries its `Idempotency-Key`.
+pub const IDEMPOTENCY_META: &str = "idempotencyKey";
+
 /// One tool: its name, what it tells an agent, and the API route it calls.
 pub struct ToolSpec {
     /// The tool's name, e.g. `get_companies`.
@@ -402,12 +405,28 @@ impl<B: Backend> ServerHandler for CompanyDataTools<B> {
             ));
         };
         // Over Streamable HTTP, the HTTP request's parts: its extensions are the host's context for the call.
-        let http_context = context
-            .extensions
-            .get::<http::request::Parts>()
+        let parts = context.extensions.get::<http::request::Parts>();
+        let http_context = parts
             .map(|parts| parts.extensions.clone())
             .unwrap_or_default();
-        let call = spec.call(request.arguments, http_context);
+        // A retry of a call that spends credits is charged once when it names its first try: the request's
+        // `_meta.idempotencyKey`, or over HTTP the `Idempotency-Key` header of the POST that carried it.
+        // (rmcp moves the request's `_meta` into the context.)
+        let idempotency_key = context
+            .meta
+            .0
+            .get(IDEMPOTENCY_META)
+            .or_else(|| request.meta.as_ref()?.0.get(IDEMPOTENCY_META))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| {
+                parts
+                    .and_then(|parts| parts.headers.get("idempotency-key"))
+                    .and_then(|value| value.to_str().ok())
+                    .map(str::to_owned)
+            });
+        let mut call = spec.call(request.arguments, http_context);
+        call.idempotency_key = idempotency_key;
         let result = match self.backend.send(call).await {
             Ok(answer) => spec.result(&answer),
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),

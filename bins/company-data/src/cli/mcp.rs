@@ -71,7 +71,12 @@ impl Backend for Relay {
     async fn send(&self, call: ApiCall) -> Result<ApiAnswer, BackendError> {
         match self
             .0
-            .call(call.method, &call.path_and_query, call.body.as_ref())
+            .call(
+                call.method,
+                &call.path_and_query,
+                call.body.as_ref(),
+                call.idempotency_key.as_deref(),
+            )
             .await
         {
             Ok(answer) => Ok(ApiAnswer {
