@@ -64,10 +64,6 @@ fn links_are_read_as_markdown_writes_them() {
 #[test]
 fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() {
     use page_scraper::{CALM, PROXY_FILE_POLL, RESTART_PER_SECOND, RouteSettings};
-    let text = std::fs::read_to_string(tests::workspace().join("docs/operations.md"))
-        .expect("docs/operations.md");
-    // Lines are wrapped: compare with single spaces.
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let defaults = RouteSettings::default();
     assert!(
         (RESTART_PER_SECOND - 1.0).abs() < f64::EPSILON,
@@ -92,14 +88,7 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
             defaults.cool_down.as_secs()
         ),
     ];
-    let missing: Vec<&String> = stated
-        .iter()
-        .filter(|s| !text.contains(s.as_str()))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "docs/operations.md no longer says: {missing:#?}"
-    );
+    assert_says("docs/operations.md", &stated);
 }
 
 /// docs/api.md states the resolver's numbers as `company-resolve` and `company-model` have them: the confidence
@@ -108,9 +97,6 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
 #[test]
 fn the_api_page_states_the_resolvers_numbers_as_the_resolver_has_them() {
     use company_resolve::{MIN_CONFIDENCE, ResolverSettings, confidence};
-    let text =
-        std::fs::read_to_string(tests::workspace().join("docs/api.md")).expect("docs/api.md");
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let settings = ResolverSettings::default();
     let site = &settings.site;
     let hours = |d: std::time::Duration| d.as_secs() / 3600;
@@ -160,21 +146,14 @@ fn the_api_page_states_the_resolvers_numbers_as_the_resolver_has_them() {
         1,
         "the page says \"one request per second per host\""
     );
-    let missing: Vec<&String> = stated
-        .iter()
-        .filter(|s| !text.contains(s.as_str()))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "docs/api.md no longer says: {missing:#?}"
-    );
+    assert_says("docs/api.md", &stated);
 }
 
+/// docs/api.md states the MCP endpoint's bound as `http-api` has it, and the tools' prices as `credit-ledger`
+/// has them.
 #[test]
-fn the_api_page_states_the_mcp_endpoint_s_bound_as_the_api_has_it() {
-    let text =
-        std::fs::read_to_string(tests::workspace().join("docs/api.md")).expect("docs/api.md");
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+fn the_api_page_states_the_mcp_endpoint_s_bound_and_prices_as_the_crates_have_them() {
+    use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
     let bytes = http_api::MAX_MCP_BODY_BYTES.to_string();
     let grouped = bytes
         .as_bytes()
@@ -183,9 +162,28 @@ fn the_api_page_states_the_mcp_endpoint_s_bound_as_the_api_has_it() {
         .map(|group| std::str::from_utf8(group).unwrap_or_default())
         .collect::<Vec<_>>()
         .join(",");
-    let stated = format!("takes messages up to {grouped} bytes");
-    assert!(
-        text.contains(&stated),
-        "docs/api.md no longer says: {stated}"
+    assert_says(
+        "docs/api.md",
+        &[
+            format!("takes messages up to {grouped} bytes"),
+            format!(
+                "as that route: {LIVE_PRICE} credit per live record, {STORED_PRICE} with a freshness window"
+            ),
+            format!("per resolved query, {LIVE_PRICE} live or {STORED_PRICE} with a window"),
+            format!("as that route: {HISTORY_PRICE} when the range holds a point or a change"),
+            format!("free; each refresh {LIVE_PRICE} credit when the page resolves"),
+        ],
     );
+}
+
+/// Fails naming each of `stated` that the page at `path` (from the workspace) no longer says; lines are wrapped,
+/// so both are compared with single spaces.
+fn assert_says(path: &str, stated: &[String]) {
+    let text = std::fs::read_to_string(tests::workspace().join(path)).expect("a page of the docs");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let missing: Vec<&String> = stated
+        .iter()
+        .filter(|s| !text.contains(s.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "{path} no longer says: {missing:#?}");
 }

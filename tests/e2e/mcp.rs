@@ -125,22 +125,19 @@ async fn an_agent_relayed_to_a_server_pays_there() {
     };
     let service = tests::Service::start(tests::ServiceOptions::default());
     let key = service.key("agent", "10");
-    let company_data = binary().display().to_string();
-    let seen = tokio::task::spawn_blocking(move || {
-        session(
-            &python,
-            &[
-                "stdio",
-                &company_data,
-                "mcp",
-                "--server",
-                &service.base.clone(),
-                "--key",
-                &key,
-            ],
-        )
-    });
-    let seen = seen.await.expect("the session ran");
+    let args = vec![
+        "stdio".to_owned(),
+        binary().display().to_string(),
+        "mcp".to_owned(),
+        "--server".to_owned(),
+        service.base.clone(),
+        "--key".to_owned(),
+        key,
+    ];
+    let seen = session_beside(python, args).await;
+    // The server's own ledger agrees.
+    let shown = service.cli(&["credits", "show", "--account", "agent"]);
+    assert!(shown.starts_with("agent: 5.5 credits"), "{shown}");
     assert_eq!(seen["balance"], 5.5);
     assert_eq!(
         seen["resolve_text"],

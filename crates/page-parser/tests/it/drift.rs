@@ -380,6 +380,48 @@ pub(super) fn difference(path: &str, before: &Value, after: &Value) -> String {
     }
 }
 
+/// The signal a field was read from, by the parser's account of the page.
+pub(super) fn signal_of<'a>(
+    sources: &'a [page_parser::FieldSource],
+    field: &str,
+) -> Option<&'a str> {
+    sources
+        .iter()
+        .find(|s| s.field == field)
+        .and_then(|s| s.signal)
+}
+
+/// A changed page's record against the original's, field by field: a line (prefixed with `label`) for each field
+/// that differs, unless `excepted` names it, and for each that appeared; and how many fields are exact.
+pub(super) fn field_differences(
+    label: &str,
+    before: &Value,
+    after: &Value,
+    sources: &[page_parser::FieldSource],
+    excepted: impl Fn(&str) -> bool,
+) -> (Vec<String>, usize) {
+    let mut lines = Vec::new();
+    let mut exact = 0;
+    let fields = before.as_object().expect("an object");
+    for (field, value) in fields {
+        if after.get(field) == Some(value) {
+            exact += 1;
+        } else if !excepted(field) {
+            lines.push(format!(
+                "{label}: {field} (read from {:?}): {}",
+                signal_of(sources, field),
+                difference(field, value, after.get(field).unwrap_or(&Value::Null))
+            ));
+        }
+    }
+    for field in after.as_object().expect("an object").keys() {
+        if !fields.contains_key(field) {
+            lines.push(format!("{label}: {field} appeared"));
+        }
+    }
+    (lines, exact)
+}
+
 #[test]
 fn every_drift_leaves_the_record_of_every_guest_page_as_it_was() {
     let mut failures = Vec::new();
@@ -390,27 +432,18 @@ fn every_drift_leaves_the_record_of_every_guest_page_as_it_was() {
             let drifted = apply(drift, &html);
             assert_ne!(drifted, html, "{drift:?} changed nothing in {page}");
             let (after, sources) = record(&drifted, url);
-            for (field, value) in before.as_object().expect("an object") {
-                if after.get(field) == Some(value) {
-                    continue;
-                }
-                if EXCEPTIONS.iter().any(|(d, f, _)| *d == drift && f == field) {
-                    continue;
-                }
-                let source = sources
-                    .iter()
-                    .find(|s| s.field == field)
-                    .and_then(|s| s.signal);
-                failures.push(format!(
-                    "{page}, {drift:?}: {field} (read from {source:?}): {}",
-                    difference(field, value, after.get(field).unwrap_or(&Value::Null))
-                ));
-            }
-            for field in after.as_object().expect("an object").keys() {
-                if !before.as_object().is_some_and(|b| b.contains_key(field)) {
-                    failures.push(format!("{page}, {drift:?}: {field} appeared"));
-                }
-            }
+            let (lines, _) = field_differences(
+                &format!("{page}, {drift:?}"),
+                &before,
+                &after,
+                &sources,
+                |field| {
+                    EXCEPTIONS
+                        .iter()
+                        .any(|(d, f, _)| *d == drift && *f == field)
+                },
+            );
+            failures.extend(lines);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -7,8 +7,8 @@ use page_parser::parse_page_explained;
 use page_url::{NetworkDomain, PageUrl};
 use serde_json::{Value, json};
 
-use super::drift::{Drift, apply, ids, retree};
-use super::layouts::{edit_elements, edit_json_ld, edit_texts, signal_of};
+use super::drift::{Drift, apply, ids, retree, signal_of};
+use super::layouts::{edit_elements, edit_json_ld, edit_texts};
 
 const SCHOOL: &str = "https://www.linkedin.com/school/audiense-university";
 const SHOWCASE: &str = "https://www.linkedin.com/showcase/google-cloud";

@@ -12,11 +12,12 @@
 
 use html5ever::tendril::StrTendril;
 use html5ever::{LocalName, QualName, ns};
-use page_parser::FieldSource;
 use scraper::{ElementRef, Html};
 use serde_json::Value;
 
-use super::drift::{Drift, PAGES, apply, difference, ids, record, retree, selector};
+use super::drift::{
+    Drift, PAGES, apply, field_differences, ids, record, retree, selector, signal_of,
+};
 
 /// A layout of the network's guest company page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -506,13 +507,6 @@ pub(super) fn edit_json_ld(
     })
 }
 
-pub(super) fn signal_of<'a>(sources: &'a [FieldSource], field: &str) -> Option<&'a str> {
-    sources
-        .iter()
-        .find(|s| s.field == field)
-        .and_then(|s| s.signal)
-}
-
 /// Every captured page in every layout: each field exactly as the capture's, but for the named exceptions;
 /// each layout's own markup gives the fields it is graded on. A failure prints the field-by-field grades.
 #[test]
@@ -527,29 +521,18 @@ fn every_layout_of_every_guest_page_gives_the_captures_record() {
             let rewritten = rewrite(layout, &html);
             assert_ne!(rewritten, html, "{layout:?} changed nothing in {page}");
             let (after, sources) = record(&rewritten, url);
-            let mut exact = 0;
-            for (field, value) in fields {
-                if after.get(field) == Some(value) {
-                    exact += 1;
-                    continue;
-                }
-                if EXCEPTIONS
-                    .iter()
-                    .any(|(l, f, _)| *l == layout && f == field)
-                {
-                    continue;
-                }
-                failures.push(format!(
-                    "{page}, {layout:?}: {field} (read from {:?}): {}",
-                    signal_of(&sources, field),
-                    difference(field, value, after.get(field).unwrap_or(&Value::Null))
-                ));
-            }
-            for field in after.as_object().expect("an object").keys() {
-                if !fields.contains_key(field) {
-                    failures.push(format!("{page}, {layout:?}: {field} appeared"));
-                }
-            }
+            let (lines, exact) = field_differences(
+                &format!("{page}, {layout:?}"),
+                &before,
+                &after,
+                &sources,
+                |field| {
+                    EXCEPTIONS
+                        .iter()
+                        .any(|(l, f, _)| *l == layout && *f == field)
+                },
+            );
+            failures.extend(lines);
             for (field, signal) in own_signals(layout) {
                 let used = signal_of(&sources, field);
                 if !used.is_some_and(|used| used.contains(signal)) {
