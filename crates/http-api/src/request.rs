@@ -56,8 +56,8 @@ impl Api {
     }
 }
 
-/// The request header of idempotent retries.
-pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
+/// The request header of idempotent retries (`Idempotency-Key`, lower case as `http` names headers).
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// `application/json`, with or without parameters, or any `application/*+json`.
 pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {

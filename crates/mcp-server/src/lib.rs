@@ -30,4 +30,4 @@ pub use backend::{ApiAnswer, ApiCall, Backend, BackendError};
 pub use http::streamable_http;
 pub use rmcp::transport::streamable_http_server::StreamableHttpService;
 pub use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-pub use tools::{CompanyDataTools, IDEMPOTENCY_META, KeyRefused, TOOLS, ToolSpec};
+pub use tools::{CompanyDataTools, IDEMPOTENCY_META, KeyRefused, TOOLS, ToolSpec, tools};

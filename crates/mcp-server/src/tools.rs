@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use company_model::{
-    CompanyDataResponse, CreatedWatches, ErrorBody, HistoryQuery, HistoryResponse, RequestBody,
-    ResolveBody, ResolveResponse, WatchBody, WatchList, WatchListQuery, WatchPath,
+    CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryQuery,
+    HistoryResponse, MAX_AGE_HOURS, MAX_QUERIES, MAX_URLS, RequestBody, ResolveBody,
+    ResolveResponse, WatchBody, WatchList, WatchListQuery, WatchPath,
 };
 use credit_ledger::{AccountSummary, HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use http::{HeaderMap, Method};
@@ -53,10 +54,10 @@ pub static TOOLS: [ToolSpec; 7] = [
         path: "/v1/network/company-data",
         description: || {
             format!(
-                "Company records for 1 to 200 LinkedIn company, school or showcase page URLs (`liUrls`), in \
+                "Company records for 1 to {MAX_URLS} LinkedIn company, school or showcase page URLs (`liUrls`), in \
                  input order; URLs that could not be read are listed in `unresolved` with the reason, and cost \
                  nothing. Costs {LIVE_PRICE} credit per record fetched live (no `maxAgeHours`, or 0), \
-                 {STORED_PRICE} credit per record with a freshness window (`maxAgeHours` up to 24: a stored snapshot \
+                 {STORED_PRICE} credit per record with a freshness window (`maxAgeHours` up to {MAX_AGE_HOURS}: a stored snapshot \
                  that recent is served without fetching)."
             )
         },
@@ -78,12 +79,13 @@ pub static TOOLS: [ToolSpec; 7] = [
         method: Method::POST,
         path: "/v1/network/company-data/resolve",
         description: || {
+            let default_hours = DEFAULT_RESOLVE_WINDOW.duration().as_secs() / 3600;
             format!(
-                "The LinkedIn page of each of 1 to 200 queries — a website `domain` (`stripe.com`) or a company \
+                "The LinkedIn page of each of 1 to {MAX_QUERIES} queries — a website `domain` (`stripe.com`) or a company \
                  `name` with optional `location` and `domain` hints — verified by the page itself, with the \
                  evidence and a confidence; `\"enrich\": true` adds each page's record at no extra cost. Costs \
                  {LIVE_PRICE} credit per query resolved live (`maxAgeHours: 0`), {STORED_PRICE} credit with a window \
-                 (the default, 24 hours); unresolved queries cost nothing."
+                 (the default, {default_hours} hours); unresolved queries cost nothing."
             )
         },
         input: schema::<ResolveBody>,
@@ -148,7 +150,7 @@ pub static TOOLS: [ToolSpec; 7] = [
         path: "/v1/network/company-data/watches",
         description: || {
             format!(
-                "Watches 1 to 200 pages (`liUrls`): each is refreshed every `everyHours`, and a change of the \
+                "Watches 1 to {MAX_URLS} pages (`liUrls`): each is refreshed every `everyHours`, and a change of the \
                  members in `fields` is POSTed, signed, to `webhookUrl`. Creating costs nothing; each refresh \
                  costs {LIVE_PRICE} credit when the page resolves."
             )
@@ -193,6 +195,14 @@ pub static TOOLS: [ToolSpec; 7] = [
         summary: |_, _| "Deleted.".to_owned(),
     },
 ];
+
+/// Every tool of [`TOOLS`] as `tools/list` describes it: built once, at first use (each schema is derived from
+/// its type then), not on every `tools/list` or tool call.
+pub fn tools() -> &'static [Tool] {
+    static BUILT: std::sync::LazyLock<Vec<Tool>> =
+        std::sync::LazyLock::new(|| TOOLS.iter().map(ToolSpec::tool).collect());
+    &BUILT
+}
 
 /// The JSON Schema of `T`, as the OpenAPI document publishes it.
 fn schema<T: schemars::JsonSchema>() -> JsonObject {
@@ -379,13 +389,11 @@ impl<B: Backend> ServerHandler for CompanyDataTools<B> {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            TOOLS.iter().map(ToolSpec::tool).collect(),
-        ))
+        Ok(ListToolsResult::with_all_items(tools().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        TOOLS.iter().find(|t| t.name == name).map(ToolSpec::tool)
+        tools().iter().find(|tool| tool.name == name).cloned()
     }
 
     async fn call_tool(

@@ -24,5 +24,5 @@ mod page;
 mod rule;
 
 pub use domain::{DomainError, NetworkDomain};
-pub use page::{MAX_URL_LEN, PageKind, PageUrl, UrlError};
+pub use page::{MAX_URL_LEN, PageKind, PageUrl, UrlError, other_page_kind};
 pub use rule::submitted_pattern;

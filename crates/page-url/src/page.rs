@@ -49,6 +49,24 @@ impl PageKind {
     }
 }
 
+/// What the network shows at `path` when it is not a company, school or showcase page, in words for a person:
+/// `/in/…` is "a person's profile", `/jobs…` "a jobs page", `/posts…`, `/feed…` and `/pulse…` "a post", anything
+/// else "another kind of page".
+pub fn other_page_kind(path: &str) -> &'static str {
+    if path.starts_with("/in/") {
+        "a person's profile"
+    } else if path.starts_with("/jobs") {
+        "a jobs page"
+    } else if ["/posts", "/feed", "/pulse"]
+        .iter()
+        .any(|prefix| path.starts_with(prefix))
+    {
+        "a post"
+    } else {
+        "another kind of page"
+    }
+}
+
 /// Why a URL is not a supported page URL. The `Display` text says what is wrong; [`UrlError::fix`] says what
 /// to send instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

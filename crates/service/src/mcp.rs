@@ -60,7 +60,7 @@ async fn call_api(api: &Api, key: &str, call: ApiCall) -> Result<ApiAnswer, Back
         .header(http::header::AUTHORIZATION, format!("Bearer {key}"))
         .header(http::header::CONTENT_TYPE, "application/json");
     if let Some(idempotency_key) = call.idempotency_key {
-        request = request.header("idempotency-key", idempotency_key);
+        request = request.header(http_api::IDEMPOTENCY_KEY, idempotency_key);
     }
     let request = request
         .body(Full::new(Bytes::from(body)))
@@ -107,15 +107,12 @@ impl std::fmt::Debug for McpOverHttp {
 
 impl McpEndpoint for McpOverHttp {
     fn tools(&self) -> Vec<(String, String)> {
-        mcp_server::TOOLS
+        mcp_server::tools()
             .iter()
-            .map(|spec| {
-                let tool = spec.tool();
+            .map(|tool| {
                 (
-                    tool.name.into_owned(),
-                    tool.description
-                        .map(std::borrow::Cow::into_owned)
-                        .unwrap_or_default(),
+                    tool.name.to_string(),
+                    tool.description.as_deref().unwrap_or_default().to_owned(),
                 )
             })
             .collect()

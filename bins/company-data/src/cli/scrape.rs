@@ -64,15 +64,7 @@ fn plainly(error: &ScrapeError) -> String {
                 .to_owned()
         }
         ScrapeError::WrongPageKind { found } => {
-            let kind = if found.starts_with("/in/") {
-                "a person's profile"
-            } else if found.starts_with("/jobs") {
-                "a jobs page"
-            } else if found.starts_with("/posts") || found.starts_with("/feed") || found.starts_with("/pulse") {
-                "a post"
-            } else {
-                "another kind of page"
-            };
+            let kind = page_url::other_page_kind(found);
             format!(
                 "this is {kind} ({found}), not a company, school or showcase page; scrape reads those only: save \
                  the organisation's page (/company/NAME, /school/NAME or /showcase/NAME)"
