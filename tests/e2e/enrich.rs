@@ -114,6 +114,8 @@ async fn a_csv_enriched_against_a_server_and_embedded() {
             "crm",
             "--max-age-hours",
             "1",
+            "--fields",
+            "company_name,website",
         ]
         .map(str::to_owned),
     );
@@ -127,10 +129,30 @@ async fn a_csv_enriched_against_a_server_and_embedded() {
     assert_eq!(lines[3]["input"]["name"], "Company 3");
     assert_eq!(lines[3]["company_name"], "Google");
     assert_eq!(lines[7]["error"], "invalid_url");
+    // `--fields` keeps the named members (and the page's identity) and bills the same.
+    let members: Vec<&str> = lines[3]
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        members,
+        [
+            "company_name",
+            "fetched_at",
+            "final_li_url",
+            "input",
+            "original_li_url",
+            "position",
+            "source",
+            "website"
+        ]
+    );
     let shown = cli(&["credits", "show", "--account", "crm", "--db", &db]);
     assert!(
         shown.starts_with("crm: 10 credits"),
-        "100 pages at 0.5: {shown}"
+        "100 pages at 0.5, with or without fields: {shown}"
     );
 }
 

@@ -23,6 +23,7 @@ mod operations;
 mod postgres;
 mod requests;
 mod resolve;
+mod selection;
 mod unresolved;
 mod watches;
 

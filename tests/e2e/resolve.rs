@@ -329,7 +329,8 @@ async fn domains_resolve_by_their_sites_links_and_the_pages_websites() {
     let again = resolve(
         &service,
         &key,
-        &json!({"queries": [queries[0], queries[8], partner], "enrich": true}),
+        &json!({"queries": [queries[0], queries[8], partner], "enrich": true,
+                 "fields": ["company_name", "website"]}),
     )
     .await;
     assert_eq!(again.status, 200, "{}", again.json);
@@ -356,6 +357,18 @@ async fn domains_resolve_by_their_sites_links_and_the_pages_websites() {
     );
     assert_eq!(acme["record"]["company_name"], "Acme");
     assert_eq!(acme["record"]["original_li_url"], li("/company/acme"));
+    // `fields` keeps the named members, the page's identity and where the record came from.
+    let mut members: Vec<&str> = acme["record"]
+        .as_object()
+        .expect("record")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    members.retain(|m| !["company_name", "website"].contains(m));
+    assert_eq!(
+        members,
+        ["fetched_at", "final_li_url", "original_li_url", "source"]
+    );
     assert_eq!(entry(&again, &queries[8])["error"], "no_page_found");
     assert!(
         entry(&again, &queries[8])["evidence"]

@@ -125,6 +125,10 @@ impl JobView {
             started_at: job.started_at,
             finished_at: job.finished_at,
             estimated_finish_at: self.estimated_finish_at,
+            fields: job
+                .fields
+                .as_ref()
+                .map(|fields| fields.kept().iter().map(|&name| name.to_owned()).collect()),
         }
     }
 }
@@ -197,6 +201,8 @@ impl BulkJobs {
                     .iter()
                     .map(|u| (u.original.clone(), u.page.clone()))
                     .collect(),
+                metadata: request.urls.iter().map(|u| u.metadata.clone()).collect(),
+                fields: request.fields.clone(),
             })
             .await?;
         self.work_arrived.notify_waiters();
@@ -378,10 +384,13 @@ impl BulkJobs {
                 .map(|page| SubmittedUrl {
                     original: page.as_str().to_owned(),
                     page: page.clone(),
+                    metadata: None,
                 })
                 .collect(),
             window: lease.window,
             stale_if_error: false,
+            // The answers are recorded as the job's selection keeps them (billing is the same).
+            fields: lease.fields.clone(),
         };
         let reference = format!("job:{}:lease:{}", lease.job, lease.id);
         match self.lookup.run_bulk(caller, &request, reference).await {

@@ -2,89 +2,144 @@
 //! per input position.
 //!
 //! An NDJSON line is [`company_model::InputRow::ndjson_line`]: the object the synchronous endpoint gives for that
-//! URL, with the input's 0-based `position` first. A CSV row has [`csv_columns`]: the position, the URL as submitted,
-//! `status` (`resolved` or `unresolved`), `error` and `message` for an unresolved one, `source` and `fetched_at`,
-//! then the record's scalar members ([`CompanyRecord::FLAT_COLUMNS`]).
+//! URL, with the input's 0-based `position` first (and the input's `metadata`, when it carried some). A CSV row has
+//! the columns of its job's [`CsvLayout`]: the position, the URL as submitted, a `metadata.<name>` column per
+//! member name of the job's metadata, `status` (`resolved` or `unresolved`), `error` and `message` for an
+//! unresolved one, `source` and `fetched_at`, then the record's scalar members ([`CompanyRecord::FLAT_COLUMNS`],
+//! only those of the members the job's `fields` keeps).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use company_model::{AccountId, CompanyRecord};
+use company_model::{AccountId, CompanyRecord, InputMetadata, RecordFields};
 use futures::Stream;
 
-use crate::{BulkError, BulkJobs, JobId};
+use crate::{BulkError, BulkJobs, Job, JobId};
 
 use crate::{Answer, InputRow};
 
-/// The columns of [`csv_row`], in order.
-pub fn csv_columns() -> Vec<&'static str> {
-    let mut columns = vec![
-        "position",
-        "original_li_url",
-        "status",
-        "error",
-        "message",
-        "source",
-        "fetched_at",
-    ];
-    columns.extend(CompanyRecord::FLAT_COLUMNS);
-    columns
+/// The columns before the metadata's and the record's.
+const LEADING: [&str; 2] = ["position", "original_li_url"];
+/// The columns between the metadata's and the record's.
+const ANSWER: [&str; 5] = ["status", "error", "message", "source", "fetched_at"];
+
+/// Which columns a job's CSV has: its metadata's member names and the record columns its field selection keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CsvLayout {
+    /// Member names of the inputs' metadata, a column each.
+    metadata: Vec<String>,
+    /// The record's columns kept, in [`CompanyRecord::FLAT_COLUMNS`] order, by index.
+    record: Vec<usize>,
 }
 
-/// The CSV row of an answered input, in [`csv_columns`] order; `None` while its page is not done.
+impl CsvLayout {
+    /// Whole records, no metadata: [`csv_columns`].
+    pub fn whole() -> Self {
+        Self::new(None, Vec::new())
+    }
+
+    /// The layout of `job`'s results.
+    pub fn of(job: &Job) -> Self {
+        Self::new(job.fields.as_ref(), job.metadata_columns.clone())
+    }
+
+    /// Rows with the record columns `fields` keeps (all with `None`) and a column per metadata member name.
+    pub fn new(fields: Option<&RecordFields>, metadata: Vec<String>) -> Self {
+        let record = CompanyRecord::FLAT_COLUMNS
+            .iter()
+            .enumerate()
+            .filter(|(_, column)| {
+                fields.is_none_or(|f| f.keeps(CompanyRecord::flat_column_member(column)))
+            })
+            .map(|(index, _)| index)
+            .collect();
+        Self { metadata, record }
+    }
+
+    /// The header, in order.
+    pub fn columns(&self) -> Vec<String> {
+        let mut columns: Vec<String> = LEADING.iter().map(|c| (*c).to_owned()).collect();
+        columns.extend(
+            self.metadata
+                .iter()
+                .map(|name| format!("{}{name}", InputMetadata::COLUMN_PREFIX)),
+        );
+        columns.extend(ANSWER.iter().map(|c| (*c).to_owned()));
+        columns.extend(
+            self.record
+                .iter()
+                .map(|&i| CompanyRecord::FLAT_COLUMNS[i].to_owned()),
+        );
+        columns
+    }
+
+    /// The row of an answered input, in [`CsvLayout::columns`] order; `None` while its page is not done.
+    pub fn row(&self, row: &InputRow) -> Option<Vec<String>> {
+        let mut cells = vec![row.position.to_string(), row.original.clone()];
+        match &row.metadata {
+            Some(metadata) => cells.extend(metadata.cells(&self.metadata)),
+            None => cells.extend(std::iter::repeat_n(String::new(), self.metadata.len())),
+        }
+        match row.answer.as_ref()? {
+            Answer::Found {
+                record,
+                source,
+                fetched_at,
+            } => {
+                cells.extend([
+                    "resolved".to_owned(),
+                    String::new(),
+                    String::new(),
+                    source.as_str().to_owned(),
+                    fetched_at.to_string(),
+                ]);
+                // A stored record always parses; one that does not is written with empty fields rather than lost.
+                let flat = record.to_record().unwrap_or_default().flat();
+                cells.extend(self.record.iter().map(|&i| flat[i].clone()));
+            }
+            Answer::Unresolved { code, message } => {
+                cells.extend([
+                    "unresolved".to_owned(),
+                    code.as_str().to_owned(),
+                    message.clone(),
+                    String::new(),
+                    String::new(),
+                ]);
+                cells.extend(std::iter::repeat_n(String::new(), self.record.len()));
+            }
+        }
+        Some(cells)
+    }
+
+    /// Writes rows as CSV (RFC 4180) into a buffer: the header when `header` is true, then each answered row.
+    ///
+    /// # Errors
+    /// Only if writing into memory fails, which it does not.
+    pub fn csv_bytes(&self, rows: &[InputRow], header: bool) -> Result<Vec<u8>, csv::Error> {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        if header {
+            writer.write_record(self.columns())?;
+        }
+        for row in rows {
+            if let Some(cells) = self.row(row) {
+                writer.write_record(&cells)?;
+            }
+        }
+        writer
+            .into_inner()
+            .map_err(|e| csv::Error::from(std::io::Error::other(e.to_string())))
+    }
+}
+
+/// The columns of [`csv_row`] (whole records, no metadata), in order.
+pub fn csv_columns() -> Vec<String> {
+    CsvLayout::whole().columns()
+}
+
+/// The CSV row of an answered input with whole records and no metadata columns, in [`csv_columns`] order; `None`
+/// while its page is not done.
 pub fn csv_row(row: &InputRow) -> Option<Vec<String>> {
-    let mut cells = vec![row.position.to_string(), row.original.clone()];
-    match row.answer.as_ref()? {
-        Answer::Found {
-            record,
-            source,
-            fetched_at,
-        } => {
-            cells.extend([
-                "resolved".to_owned(),
-                String::new(),
-                String::new(),
-                source.as_str().to_owned(),
-                fetched_at.to_string(),
-            ]);
-            // A stored record always parses; one that does not is written with empty fields rather than lost.
-            let record = record.to_record().unwrap_or_default();
-            cells.extend(record.flat());
-        }
-        Answer::Unresolved { code, message } => {
-            cells.extend([
-                "unresolved".to_owned(),
-                code.as_str().to_owned(),
-                message.clone(),
-                String::new(),
-                String::new(),
-            ]);
-            cells.extend(std::iter::repeat_n(
-                String::new(),
-                CompanyRecord::FLAT_COLUMNS.len(),
-            ));
-        }
-    }
-    Some(cells)
-}
-
-/// Writes rows as CSV (RFC 4180) into a buffer: the header when `header` is true, then each answered row.
-///
-/// # Errors
-/// Only if writing into memory fails, which it does not.
-pub fn csv_bytes(rows: &[InputRow], header: bool) -> Result<Vec<u8>, csv::Error> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    if header {
-        writer.write_record(csv_columns())?;
-    }
-    for row in rows {
-        if let Some(cells) = csv_row(row) {
-            writer.write_record(&cells)?;
-        }
-    }
-    writer
-        .into_inner()
-        .map_err(|e| csv::Error::from(std::io::Error::other(e.to_string())))
+    CsvLayout::whole().row(row)
 }
 
 /// How a job's results are written: NDJSON lines or CSV rows (header first).
@@ -92,7 +147,8 @@ pub fn csv_bytes(rows: &[InputRow], header: bool) -> Result<Vec<u8>, csv::Error>
 pub enum ResultFormat {
     /// One [`InputRow::ndjson_line`] per answered position (`application/x-ndjson`).
     Ndjson,
-    /// [`csv_columns`] as a header row, then one [`csv_row`] per answered position (`text/csv`).
+    /// The job's [`CsvLayout::columns`] as a header row, then one [`CsvLayout::row`] per answered position
+    /// (`text/csv`).
     Csv,
 }
 
@@ -100,8 +156,8 @@ pub enum ResultFormat {
 /// each) is what the server holds of a download of any size.
 pub const ROWS_PER_CHUNK: u32 = 32;
 
-/// The answered positions `from..until` of the job `id` of `account` (the caller has read the job, so it
-/// exists) written as `format`, chunk by chunk: each item is the encoding of up to [`ROWS_PER_CHUNK`] rows, read
+/// The answered positions `from..until` of `job` (read by the caller for its account) written as `format`, chunk
+/// by chunk: each item is the encoding of up to [`ROWS_PER_CHUNK`] rows, read
 /// from the store when the previous one has been sent, so a response body that streams it holds one chunk in
 /// memory whatever the job's size. Positions not answered yet are left out; a job deleted meanwhile ends the
 /// stream.
@@ -110,17 +166,19 @@ pub const ROWS_PER_CHUNK: u32 = 32;
 /// [`BulkError::Store`] as an item when a read fails (the body ends early).
 pub fn results(
     jobs: Arc<BulkJobs>,
-    account: AccountId,
-    id: JobId,
+    job: &Job,
     (from, until): (u64, u64),
     format: ResultFormat,
 ) -> impl Stream<Item = Result<Bytes, BulkError>> + Send + 'static {
+    let (account, id): (AccountId, JobId) = (job.account, job.id);
+    let layout = Arc::new(CsvLayout::of(job));
     let header = match format {
-        ResultFormat::Csv => Some(Bytes::from(csv_bytes(&[], true).unwrap_or_default())),
+        ResultFormat::Csv => Some(Bytes::from(layout.csv_bytes(&[], true).unwrap_or_default())),
         ResultFormat::Ndjson => None,
     };
     let rows = futures::stream::try_unfold(from, move |next| {
         let jobs = Arc::clone(&jobs);
+        let layout = Arc::clone(&layout);
         async move {
             if next >= until {
                 return Ok(None);
@@ -145,7 +203,7 @@ pub fn results(
                     .filter_map(InputRow::ndjson_line)
                     .flatten()
                     .collect(),
-                ResultFormat::Csv => csv_bytes(&rows, false).unwrap_or_default(),
+                ResultFormat::Csv => layout.csv_bytes(&rows, false).unwrap_or_default(),
             };
             Ok(Some((Bytes::from(chunk), after)))
         }

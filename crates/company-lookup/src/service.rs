@@ -3,8 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_model::{
-    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow, RecordJson,
-    RecordSource, UnresolvedCode, UnresolvedUrl,
+    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow, RecordFields,
+    RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl,
 };
 use credit_ledger::{
     Charge, Credits, Ledger, LedgerError, Reservation, price_per_company, price_per_record,
@@ -784,7 +784,8 @@ fn answer(
         match outcomes.get(&url.page).unwrap_or(&missing) {
             PageOutcome::Found { snapshot, source } => results.push(CompanyResult {
                 original_li_url: url.original.clone(),
-                record: snapshot.record.clone(),
+                // `fields` shapes the answer only: the page is looked up, stored and billed whole.
+                record: RecordFields::apply(request.fields.as_ref(), &snapshot.record),
                 source: *source,
                 fetched_at: snapshot.fetched_at,
             }),

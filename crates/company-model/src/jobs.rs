@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CompanyResult, RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl};
+use crate::{
+    CompanyResult, InputMetadata, RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl,
+};
 
 /// Where a job is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -85,6 +87,10 @@ pub struct JobInfo {
     pub finished_at: Option<jiff::Timestamp>,
     /// While running: when it should end at its pace so far.
     pub estimated_finish_at: Option<jiff::Timestamp>,
+    /// The record members its answers keep (`fields` as submitted, with `final_li_url`); absent for whole
+    /// records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<String>>,
 }
 
 /// A page of the account's jobs, as `GET /v1/network/company-data/jobs` answers it: newest first.
@@ -127,12 +133,14 @@ pub struct InputRow {
     pub original: String,
     /// The answer of its page; `None` while the page is not done.
     pub answer: Option<Answer>,
+    /// The caller's metadata sent with this input, given back beside its answer.
+    pub metadata: Option<InputMetadata>,
 }
 
 impl InputRow {
     /// The row's line of a results page (with its `\n`): the object the synchronous endpoint gives for that URL
-    /// — a [`CompanyResult`] or an [`UnresolvedUrl`] — with the 0-based `position` first. `None` while the
-    /// row's page is not done.
+    /// — a [`CompanyResult`] or an [`UnresolvedUrl`] — with the 0-based `position` first and, when the input
+    /// carried metadata, `metadata` (the caller's object as sent) next. `None` while the row's page is not done.
     pub fn ndjson_line(&self) -> Option<Vec<u8>> {
         let object = match self.answer.as_ref()? {
             Answer::Found {
@@ -155,6 +163,11 @@ impl InputRow {
         .ok()?;
         // `{"position":N,` then the object's members: both objects serialize with at least one member.
         let mut line = format!("{{\"position\":{},", self.position).into_bytes();
+        if let Some(metadata) = &self.metadata {
+            line.extend_from_slice(b"\"metadata\":");
+            line.extend_from_slice(metadata.as_str().as_bytes());
+            line.push(b',');
+        }
         line.extend_from_slice(object.get(1..)?);
         line.push(b'\n');
         Some(line)
@@ -165,6 +178,10 @@ impl InputRow {
         let mut object: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(line).ok()?;
         let position = object.remove("position")?.as_u64()?;
+        let metadata = match object.remove("metadata") {
+            Some(value) => Some(InputMetadata::from_stored(value.to_string())?),
+            None => None,
+        };
         let original = object.remove("original_li_url")?.as_str()?.to_owned();
         let answer = if let Some(code) = object.get("error").and_then(|v| v.as_str()) {
             Answer::Unresolved {
@@ -192,6 +209,7 @@ impl InputRow {
             position,
             original,
             answer: Some(answer),
+            metadata,
         })
     }
 }
@@ -214,6 +232,7 @@ mod tests {
                     source: RecordSource::Stored,
                     fetched_at: "2026-11-24T03:00:00Z".parse().expect("time"),
                 }),
+                metadata: InputMetadata::from_stored(r#"{"crmId":"0012","rank":3}"#.into()),
             },
             InputRow {
                 position: 4,
@@ -222,6 +241,7 @@ mod tests {
                     code: UnresolvedCode::NotFound,
                     message: "no such page".into(),
                 }),
+                metadata: None,
             },
         ];
         for row in rows {
@@ -237,6 +257,7 @@ mod tests {
             position: 0,
             original: "x".into(),
             answer: None,
+            metadata: None,
         };
         assert!(waiting.ndjson_line().is_none());
         assert!(InputRow::from_ndjson_line("{\"position\":1}").is_none());

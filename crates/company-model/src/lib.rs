@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod api;
+mod fields;
 mod history;
 mod jobs;
 mod names;
@@ -33,6 +34,10 @@ pub use api::{
     CompanyDataResponse, CompanyResult, ErrorBody, Problem, RecordSource, UnresolvedCode,
     UnresolvedUrl,
 };
+pub use fields::{
+    IDENTITY_MEMBERS, InputMetadata, MAX_METADATA_MEMBERS, MAX_METADATA_NAME_CHARS,
+    MAX_METADATA_TEXT_CHARS, RESULT_MEMBERS, RecordFields, UnknownField,
+};
 pub use history::{
     CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, HistoryResponse, WATCH_FIELDS,
     change_fields_text, changed_members,
@@ -45,6 +50,8 @@ pub use record::{
     PostAuthor, Product, Update,
 };
 pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
+#[cfg(feature = "schema")]
+pub use request::job_input_schema;
 pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS,
     MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,

@@ -332,6 +332,20 @@ impl CompanyRecord {
         "parent_company_link",
     ];
 
+    /// The record member a column of [`CompanyRecord::FLAT_COLUMNS`] comes from: `headquarters` for the
+    /// `headquarters_<part>` columns, `parent_company` for `parent_company_title` and `_link`, else the column's
+    /// own name. A field selection keeps the columns of the members it keeps.
+    pub fn flat_column_member(column: &str) -> &str {
+        ["headquarters", "parent_company"]
+            .into_iter()
+            .find(|member| {
+                column
+                    .strip_prefix(member)
+                    .is_some_and(|rest| rest.starts_with('_'))
+            })
+            .unwrap_or(column)
+    }
+
     /// The record as one row of [`CompanyRecord::FLAT_COLUMNS`]: numbers in decimal, `specialties` joined with
     /// `"; "`, an absent value as an empty string. Lists of objects (locations, updates, employees, ...) are left
     /// out: a row has no place for them.

@@ -48,6 +48,11 @@ impl RecordJson {
         Ok(Self(text.into()))
     }
 
+    /// Text made of a valid record's members (e.g. a selection of them), taken without checking it again.
+    pub(crate) fn from_members_text(text: String) -> Self {
+        Self(text.into())
+    }
+
     /// The record, parsed.
     ///
     /// # Errors
@@ -80,7 +85,7 @@ impl RecordJson {
 pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl<'a> Members<'a> {
-    fn of(text: &'a str) -> Result<Self, serde_json::Error> {
+    pub(crate) fn of(text: &'a str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(text)
     }
 }

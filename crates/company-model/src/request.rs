@@ -4,9 +4,11 @@ use std::fmt;
 use std::time::Duration;
 
 use page_url::{NetworkDomain, PageUrl};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::Problem;
+use crate::fields::{MAX_METADATA_MEMBERS, MAX_METADATA_NAME_CHARS, MAX_METADATA_TEXT_CHARS};
+use crate::{InputMetadata, Problem, RecordFields};
 
 /// Most URLs one request may carry (spec 8).
 pub const MAX_URLS: usize = 200;
@@ -49,10 +51,66 @@ pub struct RequestBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "bool"))]
     pub stale_if_error: Option<bool>,
+    /// Field selection (an extension of the seed's request, optional): the record members each answer keeps,
+    /// named as the record names them ([`crate::RecordFields::valid_names`]); `original_li_url` and
+    /// `final_li_url` are always kept. Absent: whole records. Billing is the same either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "fields_schema"))]
+    pub fields: Option<Vec<String>>,
+}
+
+/// `fields`' schema: an array of the record's member names (the names come from the record type).
+#[cfg(feature = "schema")]
+pub(crate) fn fields_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": {"type": "string", "enum": crate::RecordFields::valid_names()},
+    })
+}
+
+/// The JSON Schema of a bulk job's input (what `CompanyRequest::from_job_json` takes): the page URL, as `url` (the
+/// synchronous request's item schema), or `{"liUrl": url, "metadata": {…}}` with the metadata in
+/// [`InputMetadata`]'s bounds.
+#[cfg(feature = "schema")]
+pub fn job_input_schema(url: &Value) -> Value {
+    let [li_url, metadata] = INPUT_MEMBERS;
+    let prefix = InputMetadata::COLUMN_PREFIX;
+    serde_json::json!({
+        "oneOf": [
+            url,
+            {
+                "type": "object",
+                "description": format!("A page URL with the caller's metadata, given back unchanged beside its \
+                                        answer (NDJSON `{metadata}`, CSV `{prefix}<name>` columns)."),
+                "required": [li_url],
+                "additionalProperties": false,
+                "properties": {
+                    li_url: url,
+                    metadata: {
+                        "type": "object",
+                        "maxProperties": MAX_METADATA_MEMBERS,
+                        "propertyNames": {"minLength": 1, "maxLength": MAX_METADATA_NAME_CHARS},
+                        "additionalProperties": {
+                            "anyOf": [
+                                {"type": "string", "maxLength": MAX_METADATA_TEXT_CHARS},
+                                {"type": ["number", "boolean", "null"]},
+                            ]
+                        },
+                    },
+                },
+            },
+        ]
+    })
 }
 
 /// The request members the synchronous endpoint takes.
-const PROPERTIES: [&str; 4] = ["liUrls", "maxAgeHours", "maxAgeSeconds", STALE_IF_ERROR];
+const PROPERTIES: [&str; 5] = [
+    "liUrls",
+    "maxAgeHours",
+    "maxAgeSeconds",
+    STALE_IF_ERROR,
+    crate::fields::FIELDS,
+];
 /// The member that asks for a stale snapshot when the live fetch fails.
 const STALE_IF_ERROR: &str = "staleIfError";
 
@@ -69,6 +127,8 @@ pub struct CompanyRequest {
     /// `staleIfError`: a page whose live fetch failed for a reason that may pass is answered from its newest
     /// stored snapshot of any age (`source: "stale"`, the stored price). Always false for a bulk job.
     pub stale_if_error: bool,
+    /// `fields`: the record members each answer keeps; `None` for whole records.
+    pub fields: Option<RecordFields>,
 }
 
 /// One `liUrls` item: as sent, and normalized.
@@ -78,6 +138,9 @@ pub struct SubmittedUrl {
     pub original: String,
     /// The normalized page URL used for lookup, snapshots and billing.
     pub page: PageUrl,
+    /// A bulk job's input sent as `{"liUrl": …, "metadata": {…}}`: the caller's object, given back beside the
+    /// input's answer. Always `None` on the synchronous endpoint.
+    pub metadata: Option<InputMetadata>,
 }
 
 /// How old a stored snapshot may be and still be served. Zero means "fetch live" (spec 4.3).
@@ -250,8 +313,30 @@ impl CompanyRequest {
                 });
             }
         }
-        let urls = validate_urls(&object, domain, (most, split), &mut problems);
+        // A job's inputs may be objects carrying metadata, read from the body's text to keep it as sent (the body
+        // is read a second time only when some input is an object).
+        let has_objects = object
+            .get("liUrls")
+            .and_then(Value::as_array)
+            .is_some_and(|items| items.iter().any(Value::is_object));
+        let raw_inputs = (!stale_allowed).then(|| {
+            if has_objects {
+                raw_inputs(body)
+            } else {
+                RawInputs { li_urls: None }
+            }
+        });
+        let urls = validate_urls(
+            &object,
+            domain,
+            (most, split),
+            raw_inputs
+                .as_ref()
+                .map(|raw| raw.li_urls.as_deref().unwrap_or_default()),
+            &mut problems,
+        );
         let window = sent_window(&object, FreshnessWindow::LIVE, &mut problems);
+        let fields = RecordFields::sent(&object, &mut problems);
         let stale_if_error = match object.get(STALE_IF_ERROR) {
             None | Some(Value::Bool(false)) => false,
             Some(Value::Bool(true)) => true,
@@ -277,6 +362,7 @@ impl CompanyRequest {
             urls,
             window,
             stale_if_error,
+            fields,
         })
     }
 }
@@ -371,11 +457,36 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
-/// The URLs of `liUrls`; `(most, split)` is the most it may hold and the advice when it holds more.
+/// A job body's `liUrls` items as their JSON text (other members skipped): where an object input's metadata is
+/// read from, unchanged.
+#[derive(serde::Deserialize)]
+struct RawInputs<'a> {
+    #[serde(rename = "liUrls", borrow, default)]
+    li_urls: Option<Vec<&'a RawValue>>,
+}
+
+fn raw_inputs(body: &[u8]) -> RawInputs<'_> {
+    serde_json::from_slice(body).unwrap_or(RawInputs { li_urls: None })
+}
+
+/// The metadata member of an input object, as its JSON text.
+#[derive(serde::Deserialize)]
+struct RawInput<'a> {
+    #[serde(borrow, default)]
+    metadata: Option<&'a RawValue>,
+}
+
+/// The members an input object of a bulk job may have.
+const INPUT_MEMBERS: [&str; 2] = ["liUrl", "metadata"];
+
+/// The URLs of `liUrls`; `(most, split)` is the most it may hold and the advice when it holds more. With
+/// `raw_items` (a bulk job's items as their JSON text), an item may also be an object `{"liUrl": …, "metadata":
+/// {…}}`.
 pub(crate) fn validate_urls(
     object: &Map<String, Value>,
     domain: &NetworkDomain,
     (most, split): (usize, &str),
+    raw_items: Option<&[&RawValue]>,
     problems: &mut Vec<Problem>,
 ) -> Vec<SubmittedUrl> {
     let mut problem = |pointer: String, index, value, reason: String, fix: String| {
@@ -430,21 +541,88 @@ pub(crate) fn validate_urls(
     }
     let mut urls = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        let pointer = format!("/liUrls/{index}");
-        let Value::String(text) = item else {
-            problem(
-                pointer,
-                Some(index),
-                Some(echo(item)),
-                format!("the item is a {}, not a string", type_name(item)),
-                "send each page URL as a JSON string".into(),
-            );
-            continue;
+        let mut pointer = format!("/liUrls/{index}");
+        let (text, metadata) = match (item, raw_items) {
+            (Value::String(text), _) => (text, None),
+            (Value::Object(input), Some(raw_items)) => {
+                let mut wrong = |place: &str, value, reason: String, fix: &str| {
+                    problem(
+                        format!("{pointer}{place}"),
+                        Some(index),
+                        value,
+                        reason,
+                        fix.to_owned(),
+                    );
+                };
+                for name in input
+                    .keys()
+                    .filter(|name| !INPUT_MEMBERS.contains(&name.as_str()))
+                {
+                    wrong(
+                        &format!("/{}", escape_pointer(name)),
+                        None,
+                        format!("unknown member `{name}` of an input"),
+                        r#"an input object has `liUrl` and, optionally, `metadata`: {"liUrl": "https://www.linkedin.com/company/google", "metadata": {"crmId": "0012"}}"#,
+                    );
+                }
+                let raw_metadata = raw_items
+                    .get(index)
+                    .and_then(|raw| serde_json::from_str::<RawInput<'_>>(raw.get()).ok())
+                    .and_then(|raw| raw.metadata);
+                // A member sent as `null` reads as no raw value: refused like any other non-object.
+                let metadata = match (input.get("metadata"), raw_metadata) {
+                    (None, _) => Ok(None),
+                    (Some(_), Some(raw)) => InputMetadata::from_raw(raw).map(Some),
+                    (Some(_), None) => Err("`metadata` is null, not a JSON object".to_owned()),
+                };
+                let metadata = metadata.unwrap_or_else(|reason| {
+                    let fix = format!(
+                        "send a flat JSON object of at most {MAX_METADATA_MEMBERS} members (names of 1 to \
+                         {MAX_METADATA_NAME_CHARS} characters; each value a string of up to \
+                         {MAX_METADATA_TEXT_CHARS} characters, a number, a boolean or null), or leave `metadata` out"
+                    );
+                    wrong("/metadata", input.get("metadata").map(echo), reason, &fix);
+                    None
+                });
+                match input.get("liUrl") {
+                    Some(Value::String(text)) => {
+                        pointer.push_str("/liUrl");
+                        (text, metadata)
+                    }
+                    other => {
+                        wrong(
+                            "/liUrl",
+                            other.map(echo),
+                            match other {
+                                None => "the input has no `liUrl`".to_owned(),
+                                Some(v) => format!("`liUrl` is a {}, not a string", type_name(v)),
+                            },
+                            "send the page URL as a string in `liUrl`",
+                        );
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                problem(
+                    pointer,
+                    Some(index),
+                    Some(echo(item)),
+                    format!("the item is a {}, not a string", type_name(item)),
+                    if raw_items.is_some() {
+                        r#"send each page URL as a JSON string, or as an object {"liUrl": "…", "metadata": {…}}"#.into()
+                    } else {
+                        "send each page URL as a JSON string".into()
+                    },
+                );
+                continue;
+            }
         };
         match PageUrl::parse_submitted(text, domain) {
             Ok(page) => urls.push(SubmittedUrl {
                 original: text.clone(),
                 page,
+                metadata,
             }),
             Err(error) => problem(
                 pointer,
@@ -791,5 +969,81 @@ mod tests {
             request.urls[1].original,
             "https://uk.linkedin.com/company/Google/"
         );
+    }
+
+    #[test]
+    fn fields_name_record_members_and_an_unknown_one_lists_them() {
+        let request = parse(&format!(
+            r#"{{"liUrls": ["{URL}"], "fields": ["website", "company_name", "source"]}}"#
+        ))
+        .expect("valid");
+        let fields = request.fields.expect("selection");
+        assert_eq!(fields.kept(), ["company_name", "final_li_url", "website"]);
+        assert_eq!(
+            parse(&format!(r#"{{"liUrls": ["{URL}"]}}"#))
+                .expect("valid")
+                .fields,
+            None
+        );
+        let refused = parse(&format!(
+            r#"{{"liUrls": ["{URL}"], "fields": ["website", "employees", 3]}}"#
+        ))
+        .expect_err("unknown");
+        let at: Vec<&str> = refused
+            .problems
+            .iter()
+            .map(|p| p.pointer.as_str())
+            .collect();
+        assert_eq!(at, ["/fields/1", "/fields/2"]);
+        assert!(
+            refused.problems[0].reason.contains("`employees`"),
+            "{refused}"
+        );
+        assert!(
+            refused.problems[0].fix.contains("follower_count"),
+            "{refused}"
+        );
+        assert_eq!(
+            pointers(&format!(r#"{{"liUrls": ["{URL}"], "fields": "website"}}"#)),
+            ["/fields"]
+        );
+    }
+
+    #[test]
+    fn a_job_input_may_carry_metadata_and_the_synchronous_endpoint_takes_strings_only() {
+        let job =
+            |body: &str| CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default());
+        let body = format!(
+            r#"{{"liUrls": ["{URL}", {{"liUrl": "{URL}/", "metadata": {{"crmId": "0012", "rank": 3}}}}, {{"liUrl": "{URL}"}}]}}"#
+        );
+        let request = job(&body).expect("valid");
+        let metadata: Vec<Option<&str>> = request
+            .urls
+            .iter()
+            .map(|u| u.metadata.as_ref().map(InputMetadata::as_str))
+            .collect();
+        assert_eq!(metadata, [None, Some(r#"{"crmId":"0012","rank":3}"#), None]);
+        assert_eq!(request.urls[1].original, format!("{URL}/"));
+
+        let refused = job(&format!(
+            r#"{{"liUrls": [{{"url": "{URL}"}}, {{"liUrl": "{URL}", "metadata": {{"a": {{"b": 1}}}}}}, {{"liUrl": "https://example.com/x"}}, {{"liUrl": "{URL}", "metadata": null}}]}}"#
+        ))
+        .expect_err("wrong inputs");
+        let at: Vec<&str> = refused
+            .problems
+            .iter()
+            .map(|p| p.pointer.as_str())
+            .collect();
+        assert_eq!(
+            at,
+            [
+                "/liUrls/0/url",
+                "/liUrls/0/liUrl",
+                "/liUrls/1/metadata",
+                "/liUrls/2/liUrl",
+                "/liUrls/3/metadata"
+            ]
+        );
+        assert_eq!(pointers(&body), ["/liUrls/1", "/liUrls/2"]);
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::request::{echo, escape_pointer, json_object, sent_window, type_name};
-use crate::{CompanyResult, FreshnessWindow, InvalidRequest, Problem};
+use crate::{CompanyResult, FreshnessWindow, InvalidRequest, Problem, RecordFields};
 
 /// The most queries one resolve request takes.
 pub const MAX_QUERIES: usize = 200;
@@ -42,6 +42,14 @@ pub struct ResolveBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = crate::MAX_AGE_SECONDS)))]
     pub max_age_seconds: Option<f64>,
+    /// With `enrich`: the record members each returned record keeps, as `fields` on
+    /// `POST /v1/network/company-data` (same names, same rule; the price is the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::request::fields_schema")
+    )]
+    pub fields: Option<Vec<String>>,
 }
 
 /// One query: a website `domain`, or a company `name` with optional `location` and `domain` hints. Echoed back
@@ -83,16 +91,24 @@ pub struct ResolveRequest {
     pub enrich: bool,
     /// The freshness window pages are verified with ([`DEFAULT_RESOLVE_WINDOW`] when none was sent).
     pub window: FreshnessWindow,
+    /// `fields`: the record members each returned record keeps; `None` for whole records.
+    pub fields: Option<RecordFields>,
 }
 
-const PROPERTIES: [&str; 4] = ["queries", "enrich", "maxAgeHours", "maxAgeSeconds"];
+const PROPERTIES: [&str; 5] = [
+    "queries",
+    "enrich",
+    "maxAgeHours",
+    "maxAgeSeconds",
+    crate::fields::FIELDS,
+];
 const QUERY_MEMBERS: [&str; 3] = ["domain", "name", "location"];
 
 impl ResolveRequest {
     /// Validates a resolve body: a JSON object with `queries` (1 to [`MAX_QUERIES`] objects, each with a
     /// non-empty `domain` or `name` string, `location` only beside `name`, no other member), and optionally
-    /// `enrich` (boolean), `maxAgeHours` (0 to 24) and `maxAgeSeconds` (0 to 86400, winning over
-    /// `maxAgeHours`).
+    /// `enrich` (boolean), `maxAgeHours` (0 to 24), `maxAgeSeconds` (0 to 86400, winning over
+    /// `maxAgeHours`) and `fields` (record member names, as on the company-data request).
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found.
@@ -109,7 +125,8 @@ impl ResolveRequest {
                     None,
                     None,
                     format!("unknown property `{key}`"),
-                    "send only `queries`, `enrich`, `maxAgeHours` and `maxAgeSeconds`".to_owned(),
+                    "send only `queries`, `enrich`, `maxAgeHours`, `maxAgeSeconds` and `fields`"
+                        .to_owned(),
                 ));
             }
         }
@@ -129,6 +146,7 @@ impl ResolveRequest {
             }
         };
         let window = sent_window(&object, DEFAULT_RESOLVE_WINDOW, &mut problems);
+        let fields = RecordFields::sent(&object, &mut problems);
         if !problems.is_empty() {
             return Err(InvalidRequest { problems });
         }
@@ -136,6 +154,7 @@ impl ResolveRequest {
             queries,
             enrich,
             window,
+            fields,
         })
     }
 }
@@ -458,6 +477,20 @@ mod tests {
         assert_eq!(request.queries[1].name.as_deref(), Some("Stripe"));
         assert_eq!(request.window, DEFAULT_RESOLVE_WINDOW);
         assert!(!request.enrich);
+        assert_eq!(request.fields, None);
+        let selected = ResolveRequest::from_json(
+            br#"{"queries": [{"domain": "stripe.com"}], "enrich": true, "fields": ["website"]}"#,
+        )
+        .expect("valid");
+        assert_eq!(
+            selected.fields.as_ref().map(RecordFields::kept),
+            Some(&["final_li_url", "website"][..])
+        );
+        let unknown = ResolveRequest::from_json(
+            br#"{"queries": [{"domain": "stripe.com"}], "fields": ["websites"]}"#,
+        )
+        .expect_err("unknown member");
+        assert_eq!(unknown.problems[0].pointer, "/fields/0");
         let live = ResolveRequest::from_json(
             br#"{"queries": [{"domain": "a.com"}], "maxAgeHours": 0, "enrich": true}"#,
         )

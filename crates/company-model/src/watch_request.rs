@@ -99,6 +99,7 @@ impl WatchRequest {
                 MAX_URLS,
                 &format!("split the URLs into requests of at most {MAX_URLS}"),
             ),
+            None,
             &mut problems,
         );
         let every_hours = every_hours(&object, &mut problems);

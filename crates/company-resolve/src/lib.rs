@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_lookup::{Caller, LookupError, LookupService};
-use company_model::{CompanyResult, ResolveQuery, ResolveRequest, ResolveResponse};
+use company_model::{CompanyResult, RecordFields, ResolveQuery, ResolveRequest, ResolveResponse};
 use credit_ledger::{Charge, Credits, price_per_company, price_per_resolution};
 use futures::StreamExt;
 use page_url::NetworkDomain;
@@ -232,7 +232,7 @@ impl Resolver {
                     if request.enrich {
                         resolution.record = Some(CompanyResult {
                             original_li_url: resolution.li_url.clone(),
-                            record: snapshot.record,
+                            record: RecordFields::apply(request.fields.as_ref(), &snapshot.record),
                             source: resolution.source,
                             fetched_at: snapshot.fetched_at,
                         });

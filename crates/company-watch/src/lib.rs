@@ -299,9 +299,11 @@ impl Watches {
             urls: vec![SubmittedUrl {
                 original: watch.url.as_str().to_owned(),
                 page: watch.url.clone(),
+                metadata: None,
             }],
             window: FreshnessWindow::LIVE,
             stale_if_error: false,
+            fields: None,
         };
         let caller = Caller {
             account: watch.account,

@@ -163,12 +163,12 @@ impl Api {
         )?
         .map_or(MOST_RESULTS_PER_PAGE, |n| n as u32);
         let csv = wants_csv(request.headers());
-        let total = jobs
+        let job = jobs
             .job(caller.account, id)
             .await?
             .ok_or(ApiError::JobNotFound)?
-            .job
-            .total;
+            .job;
+        let total = job.total;
         let until = from.saturating_add(u64::from(limit));
         let format = if csv {
             output::ResultFormat::Csv
@@ -176,7 +176,7 @@ impl Api {
             output::ResultFormat::Ndjson
         };
         // Streamed a chunk of rows at a time: a page of 10,000 full records is never held whole.
-        let chunks = output::results(Arc::clone(jobs), caller.account, id, (from, until), format);
+        let chunks = output::results(Arc::clone(jobs), &job, (from, until), format);
         let content_type = if csv {
             "text/csv; charset=utf-8"
         } else {

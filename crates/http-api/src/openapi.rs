@@ -557,6 +557,10 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
             .and_then(Value::as_object_mut)
         {
             urls.insert("maxItems".to_owned(), Value::from(MAX_JOB_URLS));
+            // An input is a URL or an object carrying the caller's metadata (`CompanyRequest::from_job_json`).
+            if let Some(url) = urls.remove("items") {
+                urls.insert("items".to_owned(), company_model::job_input_schema(&url));
+            }
         }
         // A job puts refused pages back rather than falling back (`CompanyRequest::from_job_json`).
         if let Some(properties) = job

@@ -23,7 +23,10 @@ mod sqlite;
 
 use std::time::Duration;
 
-use company_model::{AccountId, FreshnessWindow, RecordJson, RecordSource, UnresolvedCode};
+use company_model::{
+    AccountId, FreshnessWindow, InputMetadata, RecordFields, RecordJson, RecordSource,
+    UnresolvedCode,
+};
 /// A job's status, an answer and an input row are the API's wire types (`company-model`), stored as they are.
 pub use company_model::{Answer, InputRow, JobStatus};
 use page_url::PageUrl;
@@ -54,6 +57,10 @@ pub struct NewJob {
     pub window: FreshnessWindow,
     /// The submitted URLs in input order, `(as sent, normalized)`; at least one.
     pub urls: Vec<(String, PageUrl)>,
+    /// Each input's caller metadata, in input order (a shorter list leaves the inputs past its end without).
+    pub metadata: Vec<Option<InputMetadata>>,
+    /// `fields`: the record members the job's answers keep; `None` for whole records.
+    pub fields: Option<RecordFields>,
 }
 
 /// A job and its counts. Counts of *inputs* (positions) and of distinct *pages* differ when the list names a page
@@ -92,6 +99,11 @@ pub struct Job {
     pub started_at: Option<jiff::Timestamp>,
     /// When it became `done` or `cancelled`.
     pub finished_at: Option<jiff::Timestamp>,
+    /// The record members its answers keep; `None` for whole records.
+    pub fields: Option<RecordFields>,
+    /// The member names of its inputs' metadata, each once, in the order first sent: a CSV of its results has a
+    /// `metadata.<name>` column for each.
+    pub metadata_columns: Vec<String>,
 }
 
 /// Pages of one job handed to one worker for a while.
@@ -109,6 +121,8 @@ pub struct Lease {
     pub window: FreshnessWindow,
     /// The pages, distinct, in the order the job first named them.
     pub pages: Vec<PageUrl>,
+    /// The job's field selection, which the answers recorded for the pages keep.
+    pub fields: Option<RecordFields>,
 }
 
 /// Why a job store operation failed: the backend's error.
@@ -279,6 +293,37 @@ pub(crate) fn window_millis(window: FreshnessWindow) -> i64 {
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn window_from_millis(millis: i64) -> FreshnessWindow {
     FreshnessWindow::from_seconds(millis.max(0) as f64 / 1000.0).unwrap_or(FreshnessWindow::LIVE)
+}
+
+/// The second migration of both backends (the same SQL on each): field selection (the kept member names joined
+/// with `,`; NULL: whole records), the metadata's member names (a JSON array, the CSV's metadata columns) and each
+/// input's metadata (compact JSON text).
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) const FIELDS_AND_METADATA: &str = "
+    ALTER TABLE jobs ADD COLUMN fields TEXT;
+    ALTER TABLE jobs ADD COLUMN metadata_columns TEXT;
+    ALTER TABLE job_inputs ADD COLUMN metadata TEXT;
+";
+
+/// The member names of `metadata`, each once, in the order first sent; as stored, a JSON array (`None` when there
+/// are none).
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn metadata_columns(metadata: &[Option<InputMetadata>]) -> Option<String> {
+    let mut names: Vec<String> = Vec::new();
+    for name in metadata.iter().flatten().flat_map(InputMetadata::names) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    (!names.is_empty()).then(|| serde_json::to_string(&names).unwrap_or_default())
+}
+
+/// The columns stored by [`metadata_columns`].
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn metadata_columns_from(stored: Option<&str>) -> Vec<String> {
+    stored
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or_default()
 }
 
 /// A count or index as the stores' integer columns hold it.

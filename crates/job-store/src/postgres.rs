@@ -1,16 +1,18 @@
 use std::time::{Duration, SystemTime};
 
-use company_model::AccountId;
+use company_model::{AccountId, InputMetadata, RecordFields};
 use page_url::PageUrl;
 use pg_pool::PgPool;
 use pg_pool::tokio_postgres::{GenericClient, Row};
 
 use crate::{
     Answer, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError, Lease, NewJob,
-    answer_columns, answer_from_columns, distinct_pages, window_from_millis, window_millis,
+    answer_columns, answer_from_columns, distinct_pages, metadata_columns, metadata_columns_from,
+    window_from_millis, window_millis,
 };
 
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE jobs (
         id BIGSERIAL PRIMARY KEY,
         account_id BIGINT NOT NULL,
@@ -65,10 +67,13 @@ const MIGRATIONS: &[&str] = &["
     );
     CREATE INDEX job_leases_expiry ON job_leases (expires_at);
     CREATE INDEX job_leases_server ON job_leases (server);
-"];
+",
+    crate::FIELDS_AND_METADATA,
+];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
-                           unresolved, pages, pages_done, charged_millis, created_at, started_at, finished_at";
+                           unresolved, pages, pages_done, charged_millis, created_at, started_at, finished_at, \
+                           fields, metadata_columns";
 
 /// Statuses whose pages may be leased.
 const RUNNABLE: &str = "('queued', 'running')";
@@ -114,6 +119,10 @@ fn job_row(row: &Row) -> Job {
         created_at: timestamp(row.get(13)),
         started_at: row.get::<_, Option<SystemTime>>(14).map(timestamp),
         finished_at: row.get::<_, Option<SystemTime>>(15).map(timestamp),
+        fields: row
+            .get::<_, Option<&str>>(16)
+            .map(RecordFields::from_stored),
+        metadata_columns: metadata_columns_from(row.get(17)),
     }
 }
 
@@ -153,14 +162,16 @@ impl JobStore for PgJobStore {
         let (pages, page_of) = distinct_pages(&job.urls);
         let id: i64 = tx
             .query_one(
-                "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages)
-                 VALUES ($1, $2, 'queued', $3, $4, $5) RETURNING id",
+                "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, fields, metadata_columns)
+                 VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7) RETURNING id",
                 &[
                     &job.account.0,
                     &job.key_id,
                     &window_millis(job.window),
                     &(crate::int(job.urls.len())),
                     &(crate::int(pages.len())),
+                    &job.fields.as_ref().map(RecordFields::to_stored),
+                    &metadata_columns(&job.metadata),
                 ],
             )
             .await
@@ -188,10 +199,18 @@ impl JobStore for PgJobStore {
                 .map(|(original, _)| original.as_str())
                 .collect();
             let page_nos = &page_of[start..start + chunk.len()];
+            let metadata: Vec<Option<&str>> = (start..start + chunk.len())
+                .map(|position| {
+                    job.metadata
+                        .get(position)
+                        .and_then(Option::as_ref)
+                        .map(InputMetadata::as_str)
+                })
+                .collect();
             tx.execute(
-                "INSERT INTO job_inputs (job_id, position, original, page_no)
-                 SELECT $1, * FROM unnest($2::BIGINT[], $3::TEXT[], $4::BIGINT[])",
-                &[&id, &positions, &originals, &page_nos],
+                "INSERT INTO job_inputs (job_id, position, original, page_no, metadata)
+                 SELECT $1, * FROM unnest($2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::TEXT[])",
+                &[&id, &positions, &originals, &page_nos, &metadata],
             )
             .await
             .map_err(backend)?;
@@ -368,6 +387,7 @@ impl JobStore for PgJobStore {
                 .iter()
                 .filter_map(|page| PageUrl::from_canonical(page).ok())
                 .collect(),
+            fields: job.fields.clone(),
         }))
     }
 
@@ -528,7 +548,7 @@ impl JobStore for PgJobStore {
             .pool
             .query(
                 "SELECT i.position, i.original, p.done, p.found, p.record, p.source, p.fetched_at_ms, p.code,
-                        p.message
+                        p.message, i.metadata
                  FROM job_inputs i JOIN job_pages p ON p.job_id = i.job_id AND p.page_no = i.page_no
                  WHERE i.job_id = $1 AND i.position >= $2 ORDER BY i.position LIMIT $3",
                 &[
@@ -553,6 +573,9 @@ impl JobStore for PgJobStore {
                     row.get(7),
                     row.get(8),
                 ),
+                metadata: row
+                    .get::<_, Option<String>>(9)
+                    .and_then(InputMetadata::from_stored),
             })
             .collect())
     }

@@ -1,14 +1,15 @@
 use std::path::Path;
 use std::time::Duration;
 
-use company_model::AccountId;
+use company_model::{AccountId, InputMetadata, RecordFields};
 use page_url::PageUrl;
 use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
 
 use crate::{
     Answer, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError, Lease, NewJob,
-    answer_columns, answer_from_columns, distinct_pages, window_from_millis, window_millis,
+    answer_columns, answer_from_columns, distinct_pages, metadata_columns, metadata_columns_from,
+    window_from_millis, window_millis,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -65,11 +66,11 @@ const MIGRATIONS: &[&str] = &["
         expires_at_ms INTEGER NOT NULL
     );
     CREATE INDEX job_leases_expiry ON job_leases (expires_at_ms);
-"];
+", crate::FIELDS_AND_METADATA];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
                            unresolved, pages, pages_done, charged_millis, created_at_ms, started_at_ms, \
-                           finished_at_ms";
+                           finished_at_ms, fields, metadata_columns";
 
 /// Statuses whose pages may be leased.
 const RUNNABLE: &str = "('queued', 'running')";
@@ -114,6 +115,10 @@ fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
         created_at: timestamp(row.get(13)?),
         started_at: row.get::<_, Option<i64>>(14)?.map(timestamp),
         finished_at: row.get::<_, Option<i64>>(15)?.map(timestamp),
+        fields: row
+            .get::<_, Option<String>>(16)?
+            .map(|text| RecordFields::from_stored(&text)),
+        metadata_columns: metadata_columns_from(row.get::<_, Option<String>>(17)?.as_deref()),
     })
 }
 
@@ -164,6 +169,7 @@ fn lease_of(id: i64, job: &Job, pages: &[String]) -> Lease {
             .iter()
             .filter_map(|page| PageUrl::from_canonical(page).ok())
             .collect(),
+        fields: job.fields.clone(),
     }
 }
 
@@ -175,15 +181,18 @@ impl JobStore for SqliteJobStore {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let (pages, page_of) = distinct_pages(&job.urls);
                 let id: i64 = tx.query_row(
-                    "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, created_at_ms)
-                     VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6) RETURNING id",
+                    "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, created_at_ms, fields,
+                                       metadata_columns)
+                     VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
                     params![
                         job.account.0,
                         job.key_id,
                         window_millis(job.window),
                         crate::int(job.urls.len()),
                         crate::int(pages.len()),
-                        now_ms()
+                        now_ms(),
+                        job.fields.as_ref().map(RecordFields::to_stored),
+                        metadata_columns(&job.metadata),
                     ],
                     |r| r.get(0),
                 )?;
@@ -195,12 +204,20 @@ impl JobStore for SqliteJobStore {
                         insert.execute(params![id, crate::int(number), page.as_str(), inputs])?;
                     }
                     let mut insert = tx.prepare_cached(
-                        "INSERT INTO job_inputs (job_id, position, original, page_no) VALUES (?1, ?2, ?3, ?4)",
+                        "INSERT INTO job_inputs (job_id, position, original, page_no, metadata)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
                     )?;
                     for (position, ((original, _), page_no)) in
                         job.urls.iter().zip(&page_of).enumerate()
                     {
-                        insert.execute(params![id, crate::int(position), original, page_no])?;
+                        let metadata = job.metadata.get(position).cloned().flatten();
+                        insert.execute(params![
+                            id,
+                            crate::int(position),
+                            original,
+                            page_no,
+                            metadata.as_ref().map(InputMetadata::as_str)
+                        ])?;
                     }
                 }
                 let created = read_job(&tx, id)?;
@@ -511,7 +528,7 @@ impl JobStore for SqliteJobStore {
             .run(move |conn| {
                 conn.prepare_cached(
                     "SELECT i.position, i.original, p.done, p.found, p.record, p.source, p.fetched_at_ms,
-                            p.code, p.message
+                            p.code, p.message, i.metadata
                      FROM job_inputs i JOIN job_pages p ON p.job_id = i.job_id AND p.page_no = i.page_no
                      WHERE i.job_id = ?1 AND i.position >= ?2 ORDER BY i.position LIMIT ?3",
                 )?
@@ -530,6 +547,9 @@ impl JobStore for SqliteJobStore {
                                 r.get::<_, Option<String>>(7)?.as_deref(),
                                 r.get(8)?,
                             ),
+                            metadata: r
+                                .get::<_, Option<String>>(9)?
+                                .and_then(InputMetadata::from_stored),
                         })
                     },
                 )?

@@ -24,7 +24,9 @@ use std::time::Duration;
 use bulk_jobs::{BulkError, BulkJobs, JobId};
 use company_data_client::{Client, ClientError};
 use company_lookup::Caller;
-use company_model::{Answer, CompanyRequest, InputRow, InvalidRequest, JobInfo, RequestBody};
+use company_model::{
+    Answer, CompanyRequest, InputRow, InvalidRequest, JobInfo, RecordFields, RequestBody,
+};
 pub use lists::{List, ListError, ListFormat, ListRow};
 pub use queries::{
     EmbeddedResolver, QueryColumns, QueryList, QueryRow, ResolveTarget, enrich_queries,
@@ -194,6 +196,8 @@ pub struct Enrichment<'a> {
     pub resume: bool,
     /// How often the job's progress is read.
     pub poll: Duration,
+    /// The record members to keep (`fields` of the job); `None` for whole records.
+    pub fields: Option<RecordFields>,
 }
 
 /// What became of a list: the counts the summary line states.
@@ -301,6 +305,10 @@ async fn start(
                 max_age_hours: Some(what.max_age_hours),
                 max_age_seconds: None,
                 stale_if_error: None,
+                fields: what
+                    .fields
+                    .as_ref()
+                    .map(|fields| fields.kept().iter().map(|&name| name.to_owned()).collect()),
             };
             let job = target.submit(&body).await?.id;
             let saved = Saved {
@@ -333,7 +341,7 @@ fn write_output(
     let file = std::fs::File::create(&partial).map_err(failed(&partial))?;
     let mut file = std::io::BufWriter::new(file);
     what.list
-        .write_results(answers, what.format, &mut file)
+        .write_results(answers, what.format, what.fields.as_ref(), &mut file)
         .map_err(|error| EnrichError::Write {
             path: partial.display().to_string(),
             source: std::io::Error::other(error),

@@ -12,7 +12,7 @@ use company_model::UnresolvedCode;
 use page_url::{NetworkDomain, PageUrl};
 
 use bulk_jobs::output;
-use company_model::{Answer, InputRow};
+use company_model::{Answer, InputRow, RecordFields};
 
 /// How a list file is written, from its extension: `.csv`, `.ndjson`/`.jsonl`, anything else one URL per line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,8 +165,9 @@ impl List {
     /// out unresolved with `invalid_url`, a row without an answer (a cancelled job) unresolved with
     /// `not_looked_up`.
     ///
-    /// CSV: the list's columns then [`output::csv_columns`]. NDJSON: the answer's object (as the results
-    /// endpoint writes it) with the row's own fields as `input` first.
+    /// CSV: the list's columns then the columns of [`output::CsvLayout`] for `fields` (every record column with
+    /// `None`). NDJSON: the answer's object (as the results endpoint writes it) with the row's own fields as
+    /// `input` first.
     ///
     /// # Errors
     /// When writing fails.
@@ -174,6 +175,7 @@ impl List {
         &self,
         answers: &BTreeMap<u64, InputRow>,
         format: ListFormat,
+        fields: Option<&RecordFields>,
         out: &mut dyn Write,
     ) -> std::io::Result<()> {
         let (_, rows_of) = self.to_send();
@@ -202,6 +204,7 @@ impl List {
                             code: UnresolvedCode::FetchFailed,
                             message,
                         }),
+                        metadata: None,
                     };
                     (row, Some(error))
                 }
@@ -209,12 +212,13 @@ impl List {
         });
         if format == ListFormat::Csv {
             let mut writer = csv::Writer::from_writer(out);
-            let mut header: Vec<&str> = self.columns.iter().map(String::as_str).collect();
-            header.extend(output::csv_columns());
+            let layout = output::CsvLayout::new(fields, Vec::new());
+            let mut header = self.columns.clone();
+            header.extend(layout.columns());
             writer.write_record(header)?;
             for (row, (answer, error)) in self.rows.iter().zip(answered) {
                 let mut cells = row_cells(&self.columns, &row.fields);
-                let mut answer_cells = output::csv_row(&answer).unwrap_or_default();
+                let mut answer_cells = layout.row(&answer).unwrap_or_default();
                 if let (Some(error), Some(cell)) = (error, answer_cells.get_mut(3)) {
                     error.clone_into(cell);
                 }

@@ -202,6 +202,7 @@ pub async fn enrich_queries(
             enrich: Some(true),
             max_age_hours: Some(max_age_hours),
             max_age_seconds: None,
+            fields: None,
         };
         let (response, credits) = match target.resolve(&body).await {
             Ok(answer) => answer,
@@ -294,8 +295,8 @@ fn write_rows(
 ) -> std::io::Result<()> {
     if format == ListFormat::Csv {
         let mut writer = csv::Writer::from_writer(out);
-        let mut header: Vec<&str> = list.columns.iter().map(String::as_str).collect();
-        header.extend(RESOLUTION_COLUMNS);
+        let mut header = list.columns.clone();
+        header.extend(RESOLUTION_COLUMNS.iter().map(|c| (*c).to_owned()));
         header.extend(bulk_jobs::output::csv_columns());
         writer.write_record(header)?;
         for (index, (row, outcome)) in list.rows.iter().zip(outcomes).enumerate() {
@@ -393,6 +394,7 @@ fn answer_of(index: usize, outcome: &Outcome) -> ([String; 4], InputRow, Option<
                     position,
                     original: resolution.li_url.clone(),
                     answer: Some(answer),
+                    metadata: None,
                 },
                 None,
             )
@@ -429,5 +431,6 @@ fn unanswered(position: u64, message: String) -> InputRow {
             code: UnresolvedCode::NotFound,
             message,
         }),
+        metadata: None,
     }
 }

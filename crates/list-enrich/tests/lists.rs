@@ -61,6 +61,7 @@ fn lists_are_read_from_csv_ndjson_and_text_and_written_beside_their_rows() {
     list.write_results(
         &std::collections::BTreeMap::new(),
         ListFormat::Csv,
+        None,
         &mut out,
     )
     .expect("written");

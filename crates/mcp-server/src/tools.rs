@@ -58,7 +58,8 @@ pub static TOOLS: [ToolSpec; 7] = [
                  input order; URLs that could not be read are listed in `unresolved` with the reason, and cost \
                  nothing. Costs {LIVE_PRICE} credit per record fetched live (no `maxAgeHours`, or 0), \
                  {STORED_PRICE} credit per record with a freshness window (`maxAgeHours` up to {MAX_AGE_HOURS}: a stored snapshot \
-                 that recent is served without fetching)."
+                 that recent is served without fetching). Send `fields` (e.g. [\"company_name\", \"website\"]) to \
+                 get only those record members: smaller answers, the same price."
             )
         },
         input: schema::<RequestBody>,
@@ -83,7 +84,8 @@ pub static TOOLS: [ToolSpec; 7] = [
             format!(
                 "The LinkedIn page of each of 1 to {MAX_QUERIES} queries — a website `domain` (`stripe.com`) or a company \
                  `name` with optional `location` and `domain` hints — verified by the page itself, with the \
-                 evidence and a confidence; `\"enrich\": true` adds each page's record at no extra cost. Costs \
+                 evidence and a confidence; `\"enrich\": true` adds each page's record at no extra cost (`fields` keeps \
+                 only the named members). Costs \
                  {LIVE_PRICE} credit per query resolved live (`maxAgeHours: 0`), {STORED_PRICE} credit with a window \
                  (the default, {default_hours} hours); unresolved queries cost nothing."
             )

@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use company_data::config::ServeArgs;
 use company_lookup::Caller;
+use company_model::RecordFields;
 use list_enrich::{
     Embedded, EmbeddedResolver, Enrichment, JobTarget, List, ListFormat, QueryColumns, QueryList,
     Remote, ResolveTarget,
@@ -52,6 +53,10 @@ pub(crate) struct EnrichArgs {
     /// The account billed when the job runs here (no `--server`).
     #[arg(long, default_value = "default")]
     account: String,
+    /// Keep only these record members in each answer, comma-separated (e.g. `company_name,website,industries`;
+    /// `original_li_url` and `final_li_url` are always kept). Billing is the same. URL lists only.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["domain_column", "name_column"])]
+    fields: Option<Vec<String>>,
     /// Continue the job an interrupted run of the same command started (kept in `OUTPUT.job`): pages already
     /// looked up are not looked up or paid for again.
     #[arg(long)]
@@ -91,6 +96,12 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         }
     );
     let format = output_format(&args);
+    let fields = args
+        .fields
+        .as_deref()
+        .map(RecordFields::new)
+        .transpose()
+        .context("--fields")?;
     let mut what = Enrichment {
         list: &list,
         out: &args.out,
@@ -99,6 +110,7 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         target_name: settings.db.to_string(),
         resume: args.resume,
         poll: Duration::from_millis(500),
+        fields,
     };
     let mut embedded = None;
     let target: Box<dyn JobTarget> = if let (Some(base), Some(key)) = (&args.server, &args.key) {

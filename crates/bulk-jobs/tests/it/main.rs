@@ -142,7 +142,12 @@ async fn a_job_runs_to_the_end_charging_each_resolved_page_once() {
     assert_eq!(lines[2]["source"], "live");
     assert_eq!(lines[3]["error"], "not_found");
     assert!(lines[3].get("company_name").is_none());
-    let csv = String::from_utf8(output::csv_bytes(&rows, true).expect("csv")).expect("utf-8");
+    let csv = String::from_utf8(
+        output::CsvLayout::whole()
+            .csv_bytes(&rows, true)
+            .expect("csv"),
+    )
+    .expect("utf-8");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().expect("header").clone();
     let records: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
@@ -195,10 +200,12 @@ async fn a_lease_run_again_after_a_crash_pays_nothing_more() {
             .map(|page| company_model::SubmittedUrl {
                 original: page.as_str().into(),
                 page: page.clone(),
+                metadata: None,
             })
             .collect(),
         window: lease.window,
         stale_if_error: false,
+        fields: None,
     };
     let lookup = LookupService::new(
         Fetcher::new(FetcherSettings::new(

@@ -121,10 +121,12 @@ pub(crate) async fn download(parts: &Parts, visitor: &Visitor, id: &str, csv: bo
     } else {
         output::ResultFormat::Ndjson
     };
-    jobs.job(visitor.account.id, id)
+    let job = jobs
+        .job(visitor.account.id, id)
         .await?
-        .ok_or(PageError::NotFound)?;
-    let chunks = output::results(jobs, visitor.account.id, id, (0, u64::MAX), format);
+        .ok_or(PageError::NotFound)?
+        .job;
+    let chunks = output::results(jobs, &job, (0, u64::MAX), format);
     let (content_type, extension) = if csv {
         ("text/csv; charset=utf-8", "csv")
     } else {

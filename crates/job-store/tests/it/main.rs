@@ -4,7 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use company_model::{AccountId, FreshnessWindow, RecordJson, RecordSource, UnresolvedCode};
+use company_model::{
+    AccountId, FreshnessWindow, InputMetadata, RecordFields, RecordJson, RecordSource,
+    UnresolvedCode,
+};
 use job_store::{Answer, JobStatus, JobStore, NewJob, PgJobStore, SqliteJobStore};
 use page_url::{NetworkDomain, PageUrl};
 use test_support::Engine;
@@ -42,6 +45,8 @@ fn new_job(account: i64, urls: &[&str]) -> NewJob {
         key_id: Some(7),
         window: FreshnessWindow::from_hours(6.0).expect("window"),
         urls: urls.iter().map(|u| submitted(u)).collect(),
+        metadata: Vec::new(),
+        fields: None,
     }
 }
 
@@ -485,7 +490,57 @@ async fn a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing(en
     );
 }
 
+/// A job's field selection reaches its leases, and each input's metadata comes back with its row; the CSV's
+/// metadata columns are the names sent, each once, in the order first sent.
+async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
+    let store = open_store(engine).await;
+    let mut job = new_job(
+        1,
+        &[
+            "https://www.linkedin.com/company/google",
+            "https://www.linkedin.com/company/missing",
+            "https://linkedin.com/company/google/",
+        ],
+    );
+    let metadata = |text: &str| InputMetadata::from_stored(text.to_owned());
+    job.metadata = vec![
+        metadata(r#"{"crmId":"0012","owner":{"name":"Ann"}}"#),
+        None,
+        metadata(r#"{"rank":3,"crmId":"0099"}"#),
+    ];
+    job.fields = Some(RecordFields::new(&["website", "company_name"]).expect("fields"));
+    let created = store.create(job.clone()).await.expect("created");
+    assert_eq!(created.fields, job.fields);
+    assert_eq!(created.metadata_columns, ["crmId", "owner", "rank"]);
+    let lease = store
+        .lease("web-1", 10, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    assert_eq!(lease.fields, job.fields);
+    let rows = store.inputs(created.id, 0, 10).await.expect("rows");
+    let sent: Vec<Option<&str>> = rows
+        .iter()
+        .map(|row| row.metadata.as_ref().map(InputMetadata::as_str))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            Some(r#"{"crmId":"0012","owner":{"name":"Ann"}}"#),
+            None,
+            Some(r#"{"rank":3,"crmId":"0099"}"#)
+        ]
+    );
+    // A job without either keeps neither.
+    let plain = store
+        .create(new_job(1, &["https://www.linkedin.com/company/x"]))
+        .await
+        .expect("created");
+    assert_eq!((plain.fields, plain.metadata_columns.len()), (None, 0));
+}
+
 test_support::engine_tests! {
+    fields_and_metadata_are_kept_with_the_job,
     a_job_is_leased_answered_and_read_back_in_input_order,
     accounts_take_turns_and_pages_are_leased_once_across_servers,
     an_abandoned_lease_is_handed_out_again_whole_under_its_id,
