@@ -18,6 +18,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod account_events;
 mod api;
 mod fields;
 mod history;
@@ -30,6 +31,9 @@ mod request;
 mod resolve;
 mod watch_request;
 
+pub use account_events::{
+    AccountEventBody, AccountEventType, EndpointRequest, MAX_ENDPOINTS, PING_EVENT,
+};
 pub use api::{
     CompanyDataResponse, CompanyResult, ErrorBody, Problem, RecordSource, UnresolvedCode,
     UnresolvedUrl,

@@ -103,7 +103,13 @@ impl WatchRequest {
             &mut problems,
         );
         let every_hours = every_hours(&object, &mut problems);
-        let webhook_url = webhook_url(&object, allow_http, &mut problems);
+        let webhook_url = webhook_url(
+            &object,
+            "webhookUrl",
+            "the https URL that receives change events",
+            allow_http,
+            &mut problems,
+        );
         let fields = fields(&object, &mut problems);
         if !problems.is_empty() {
             return Err(InvalidRequest { problems });
@@ -121,7 +127,12 @@ impl WatchRequest {
     }
 }
 
-fn problem(pointer: &str, value: Option<&Value>, reason: String, fix: String) -> Problem {
+pub(crate) fn problem(
+    pointer: &str,
+    value: Option<&Value>,
+    reason: String,
+    fix: String,
+) -> Problem {
     Problem {
         pointer: pointer.to_owned(),
         index: None,
@@ -162,28 +173,31 @@ fn every_hours(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Opti
     }
 }
 
-fn webhook_url(
+/// The webhook URL in `object`'s member `member` (`webhookUrl` of a watch, `url` of an endpoint), which
+/// receives `what`; a problem for each way it breaks [`webhook_url_pattern`]'s rule.
+pub(crate) fn webhook_url(
     object: &Map<String, Value>,
+    member: &str,
+    what: &str,
     allow_http: bool,
     problems: &mut Vec<Problem>,
 ) -> Option<String> {
-    let fix = "send `webhookUrl`: the https URL that receives change events, e.g. \
-               \"https://example.com/hooks/company\""
-        .to_owned();
-    let Some(value) = object.get("webhookUrl") else {
+    let fix = format!("send `{member}`: {what}, e.g. \"https://example.com/hooks/company\"");
+    let pointer = format!("/{member}");
+    let Some(value) = object.get(member) else {
         problems.push(problem(
-            "/webhookUrl",
+            &pointer,
             None,
-            "the required property `webhookUrl` is missing".into(),
+            format!("the required property `{member}` is missing"),
             fix,
         ));
         return None;
     };
     let Value::String(text) = value else {
         problems.push(problem(
-            "/webhookUrl",
+            &pointer,
             Some(value),
-            format!("`webhookUrl` is a {}, not a string", type_name(value)),
+            format!("`{member}` is a {}, not a string", type_name(value)),
             fix,
         ));
         return None;
@@ -191,31 +205,27 @@ fn webhook_url(
     let length = text.chars().count();
     let reason = match url::Url::parse(text) {
         _ if length > MAX_WEBHOOK_URL_LEN => format!(
-            "`webhookUrl` is {length} characters long, over the limit of {MAX_WEBHOOK_URL_LEN}"
+            "`{member}` is {length} characters long, over the limit of {MAX_WEBHOOK_URL_LEN}"
         ),
-        Err(error) => format!("`webhookUrl` is not an absolute URL ({error})"),
+        Err(error) => format!("`{member}` is not an absolute URL ({error})"),
         Ok(url) if !webhook_scheme_allowed(url.scheme(), allow_http) => {
             format!(
-                "`webhookUrl` uses `{}`; webhooks are sent over https only",
+                "`{member}` uses `{}`; webhooks are sent over https only",
                 url.scheme()
             )
         }
-        Ok(url) if url.host_str().is_none_or(str::is_empty) => {
-            "`webhookUrl` has no host".to_owned()
-        }
-        Ok(url) if !url.username().is_empty() || url.password().is_some() => {
-            "`webhookUrl` carries a user name or password; put credentials in the path or verify the \
+        Ok(url) if url.host_str().is_none_or(str::is_empty) => format!("`{member}` has no host"),
+        Ok(url) if !url.username().is_empty() || url.password().is_some() => format!(
+            "`{member}` carries a user name or password; put credentials in the path or verify the \
              signature instead"
-                .to_owned()
-        }
-        Ok(_) if !webhook_url_admitted(text, allow_http) => {
-            "`webhookUrl` has characters a webhook URL may not (spaces or control characters, a host that is \
+        ),
+        Ok(_) if !webhook_url_admitted(text, allow_http) => format!(
+            "`{member}` has characters a webhook URL may not (spaces or control characters, a host that is \
              not a name or an IPv4 address, a port above 65535)"
-                .to_owned()
-        }
+        ),
         Ok(_) => return Some(text.strip_suffix('\n').unwrap_or(text).to_owned()),
     };
-    problems.push(problem("/webhookUrl", Some(value), reason, fix));
+    problems.push(problem(&pointer, Some(value), reason, fix));
     None
 }
 

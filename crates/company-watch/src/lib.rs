@@ -11,12 +11,17 @@
 //!   only to public addresses unless [`WatchSettings::allow_private`]. A failure (no 2xx, a time-out) is tried
 //!   again after 30 s, 1 min, 2 min, … up to an hour apart, for 24 h from the event; then the event is dropped
 //!   and the watch disabled (it says why).
+//! - **Account events** (a job finished or paused, the balance ran low, a test `ping`) go to the endpoints
+//!   an account registers for them ([`Watches::create_endpoint`], [`Watches::announce`]): one copy per
+//!   endpoint that wants the type, sent and retried as a watch's events are; an endpoint that fails for the
+//!   whole window is disabled.
 //! - **Time** comes from a [`Clock`], so a test runs a day of schedules and retries without sleeping.
 //!
 //! Not here: HTTP routes, validation of a watch request ([`company_model::WatchRequest`]), storage (watch-store).
 #![deny(missing_docs)]
 
 mod clock;
+mod endpoints;
 pub mod signature;
 
 use std::sync::Arc;
@@ -31,8 +36,8 @@ use credit_ledger::LedgerError;
 use snapshot_cache::SnapshotStore;
 use tracing::{debug, warn};
 use watch_store::{
-    Delivered, Delivery, DueRefresh, NewWatch, Refreshed, Watch, WatchId, WatchStore,
-    WatchStoreError,
+    Delivered, Delivery, DueRefresh, EndpointDelivery, NewWatch, Refreshed, Watch, WatchId,
+    WatchStore, WatchStoreError,
 };
 
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -90,6 +95,15 @@ pub enum WatchError {
     /// The webhook HTTP client could not be built.
     #[error("the webhook client could not be built: {0}")]
     Client(String),
+    /// The account has as many webhook endpoints as it may ([`company_model::MAX_ENDPOINTS`]).
+    #[error("the account has {max} webhook endpoints, the most it may have; delete one first")]
+    TooManyEndpoints {
+        /// The bound.
+        max: usize,
+    },
+    /// An event's body could not be written as JSON.
+    #[error("the event body could not be written: {0}")]
+    Body(String),
 }
 
 /// What one [`Watches::work_once`] did.
@@ -253,9 +267,16 @@ impl Watches {
             .store
             .claim_deliveries(self.clock.now(), lease, DELIVERIES_AT_ONCE)
             .await?;
-        for delivered in
-            futures::future::join_all(deliveries.into_iter().map(|d| self.deliver(d))).await
-        {
+        let to_endpoints = self
+            .store
+            .claim_endpoint_deliveries(self.clock.now(), lease, DELIVERIES_AT_ONCE)
+            .await?;
+        let claimed = deliveries
+            .into_iter()
+            .map(Claimed::Watch)
+            .chain(to_endpoints.into_iter().map(Claimed::Endpoint));
+        let attempts = futures::future::join_all(claimed.map(|c| self.deliver(c))).await;
+        for delivered in attempts {
             if delivered {
                 done.delivered += 1;
             } else {
@@ -397,30 +418,71 @@ impl Watches {
         Some((id, serde_json::to_string(&event).ok()?))
     }
 
-    /// One claimed delivery attempt; true when the receiver answered 2xx.
-    async fn deliver(&self, delivery: Delivery) -> bool {
-        let outcome = match self.secret(delivery.account).await {
-            Ok(secret) => self.send(&delivery, &secret).await,
+    /// One claimed delivery, of a watch's event or of an account event to an endpoint; true when the receiver
+    /// answered 2xx.
+    async fn deliver(&self, claimed: Claimed) -> bool {
+        let out = match &claimed {
+            Claimed::Watch(d) => Outgoing {
+                event_id: &d.event_id,
+                account: d.account,
+                url: &d.webhook_url,
+                body: &d.body,
+                created_at: d.created_at,
+                attempts: d.attempts,
+            },
+            Claimed::Endpoint(d) => Outgoing {
+                event_id: &d.event_id,
+                account: d.account,
+                url: &d.url,
+                body: &d.body,
+                created_at: d.created_at,
+                attempts: d.attempts,
+            },
+        };
+        let delivered = self.attempt(out).await;
+        let yes = matches!(delivered, Delivered::Yes { .. });
+        let now = self.clock.now();
+        let recorded = match &claimed {
+            Claimed::Watch(d) => {
+                self.store
+                    .finish_delivery(&d.event_id, d.claim, now, delivered)
+                    .await
+            }
+            Claimed::Endpoint(d) => {
+                self.store
+                    .finish_endpoint_delivery(&d.event_id, d.endpoint, d.claim, now, delivered)
+                    .await
+            }
+        };
+        if let Err(error) = recorded {
+            // The claim lapses and the attempt is made again: receivers drop the duplicate by its id.
+            warn!(%error, "could not record a webhook delivery");
+        }
+        yes
+    }
+
+    /// Sends one attempt, signed with the account's secret, and says what it did: delivered, to be retried
+    /// (when), or given up (the retry window from the event's creation is over).
+    async fn attempt(&self, out: Outgoing<'_>) -> Delivered {
+        let outcome = match self.secret(out.account).await {
+            Ok(secret) => self.send(&out, &secret).await,
             Err(error) => Err((
                 None,
                 format!("the webhook secret could not be read: {error}"),
             )),
         };
         let now = self.clock.now();
-        let delivered = match outcome {
+        match outcome {
             Ok(status) => Delivered::Yes { status },
             Err((status, error)) => {
-                debug!(
-                    event = delivery.event_id,
-                    error, "a webhook delivery failed"
-                );
-                let wait = self.backoff(delivery.attempts);
+                debug!(event = out.event_id, error, "a webhook delivery failed");
+                let wait = self.backoff(out.attempts);
                 let retry_at = now
                     .checked_add(
                         jiff::SignedDuration::try_from(wait).unwrap_or(jiff::SignedDuration::MAX),
                     )
                     .unwrap_or(jiff::Timestamp::MAX);
-                let window_ends = delivery
+                let window_ends = out
                     .created_at
                     .checked_add(
                         jiff::SignedDuration::try_from(self.settings.retry_window)
@@ -428,8 +490,12 @@ impl Watches {
                     )
                     .unwrap_or(jiff::Timestamp::MAX);
                 if retry_at > window_ends {
-                    warn!(event = delivery.event_id, watch = %delivery.watch_id, error,
-                          "a webhook failed for its whole retry window; the watch is disabled");
+                    warn!(
+                        event = out.event_id,
+                        url = out.url,
+                        error,
+                        "a webhook failed for its whole retry window; its watch or endpoint is disabled"
+                    );
                     Delivered::GaveUp { status, error }
                 } else {
                     Delivered::Retry {
@@ -439,17 +505,7 @@ impl Watches {
                     }
                 }
             }
-        };
-        let yes = matches!(delivered, Delivered::Yes { .. });
-        if let Err(error) = self
-            .store
-            .finish_delivery(&delivery.event_id, delivery.claim, now, delivered)
-            .await
-        {
-            // The claim lapses and the attempt is made again: receivers drop the duplicate by its id.
-            warn!(%error, event = delivery.event_id, "could not record a webhook delivery");
         }
-        yes
     }
 
     /// The wait after a failed attempt that had `attempts` failed attempts before it.
@@ -463,8 +519,8 @@ impl Watches {
     }
 
     /// POSTs the event: the receiver's 2xx status, or its status (if it answered) and what went wrong.
-    async fn send(&self, delivery: &Delivery, secret: &str) -> Result<u16, (Option<u16>, String)> {
-        let url = url::Url::parse(&delivery.webhook_url)
+    async fn send(&self, out: &Outgoing<'_>, secret: &str) -> Result<u16, (Option<u16>, String)> {
+        let url = url::Url::parse(out.url)
             .map_err(|e| (None, format!("the webhook URL is not valid: {e}")))?;
         let scheme_allowed =
             company_model::webhook_scheme_allowed(url.scheme(), self.settings.allow_private);
@@ -490,10 +546,10 @@ impl Watches {
             .header(reqwest::header::USER_AGENT, "company-data-webhooks/1")
             .header(
                 signature::SIGNATURE_HEADER,
-                signature::sign(secret, t, delivery.body.as_bytes()),
+                signature::sign(secret, t, out.body.as_bytes()),
             )
-            .header("Company-Data-Event-Id", &delivery.event_id)
-            .body(delivery.body.clone())
+            .header("Company-Data-Event-Id", out.event_id)
+            .body(out.body.to_owned())
             .send()
             .await
             .map_err(
@@ -521,6 +577,26 @@ impl Watches {
             Err((Some(status.as_u16()), format!("HTTP {status}")))
         }
     }
+}
+
+/// A delivery claimed from one of the two queues.
+enum Claimed {
+    /// A watch's change event.
+    Watch(Delivery),
+    /// An account event's copy for one endpoint.
+    Endpoint(EndpointDelivery),
+}
+
+/// One delivery attempt's parts, whatever subscribed to the event (a watch, or an account's endpoint).
+struct Outgoing<'a> {
+    event_id: &'a str,
+    account: AccountId,
+    url: &'a str,
+    body: &'a str,
+    /// When the event was made: the retry window counts from then.
+    created_at: jiff::Timestamp,
+    /// Attempts before this one.
+    attempts: u32,
 }
 
 /// The account's webhook secret in `store`: the one it has, made now if it has none; with `rotate`, a new one

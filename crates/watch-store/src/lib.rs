@@ -1,5 +1,8 @@
 //! Watches' durable state: which pages each account watches, how often, where changes are sent; the record
 //! each watch compares the next fetch with; the events waiting for delivery; each account's webhook secret.
+//! Beside the watches, each account's own webhook endpoints and the account events queued for them (a job
+//! finished, the balance ran low): one copy of an event per endpoint that wants its type, delivered and
+//! retried the same way ([`WatchStore::claim_endpoint_deliveries`]).
 //!
 //! Work is handed out in *claims* that last a while (`lease`): a due refresh ([`WatchStore::claim_due`]) or a
 //! due delivery ([`WatchStore::claim_deliveries`]) is given to one caller until it finishes it or the claim
@@ -177,6 +180,106 @@ pub enum Delivered {
     },
 }
 
+/// A webhook endpoint's id, unique in its database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EndpointId(pub i64);
+
+impl std::fmt::Display for EndpointId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A webhook endpoint to register for an account's events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEndpoint {
+    /// The account whose events it receives.
+    pub account: AccountId,
+    /// Where events are POSTed.
+    pub url: String,
+    /// The event types it receives (e.g. `job.finished`); the caller checks them, the store keeps them.
+    pub events: Vec<String>,
+}
+
+/// A registered webhook endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Its id.
+    pub id: EndpointId,
+    /// Its account.
+    pub account: AccountId,
+    /// Where events are POSTed.
+    pub url: String,
+    /// The event types it receives.
+    pub events: Vec<String>,
+    /// When it was registered.
+    pub created_at: jiff::Timestamp,
+    /// The last delivery attempt to it, if any.
+    pub last_delivery: Option<DeliveryStatus>,
+    /// When it was disabled (an event failed for the whole retry window), if it was; it is then sent nothing.
+    pub disabled_at: Option<jiff::Timestamp>,
+    /// Why it was disabled.
+    pub disabled_reason: Option<String>,
+}
+
+/// An account event to queue with [`WatchStore::queue_event`]: one copy per endpoint that wants its type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountEvent {
+    /// Its id (`evt_…`): made from what happened, so the same event queued twice (two servers noticing one job
+    /// finish) is queued once per endpoint.
+    pub id: String,
+    /// The account it is about.
+    pub account: AccountId,
+    /// Its type, e.g. `job.finished`, `account.balance_low`, `ping`.
+    pub kind: String,
+    /// The JSON body, exactly as sent on every attempt.
+    pub body: String,
+}
+
+/// One endpoint's copy of an event, as listed by [`WatchStore::endpoint_events`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointEvent {
+    /// The event's id, the same at every endpoint it went to.
+    pub event_id: String,
+    /// The endpoint.
+    pub endpoint: EndpointId,
+    /// The event's type.
+    pub kind: String,
+    /// When it was queued.
+    pub created_at: jiff::Timestamp,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// When the endpoint answered 2xx, if it has.
+    pub delivered_at: Option<jiff::Timestamp>,
+    /// When the next attempt is due; `None` once delivered or given up.
+    pub next_attempt_at: Option<jiff::Timestamp>,
+    /// The endpoint's status on the last attempt, if it answered.
+    pub last_status: Option<u16>,
+    /// What went wrong on the last attempt.
+    pub last_error: Option<String>,
+}
+
+/// An event copy handed to one caller by [`WatchStore::claim_endpoint_deliveries`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointDelivery {
+    /// The event's id, the same on every attempt.
+    pub event_id: String,
+    /// The endpoint it goes to.
+    pub endpoint: EndpointId,
+    /// The account (whose webhook secret signs it).
+    pub account: AccountId,
+    /// The endpoint's URL.
+    pub url: String,
+    /// The JSON body.
+    pub body: String,
+    /// When the event was queued (the retry window counts from then).
+    pub created_at: jiff::Timestamp,
+    /// Attempts before this one.
+    pub attempts: u32,
+    /// Names this claim: pass it back to [`WatchStore::finish_endpoint_delivery`].
+    pub claim: i64,
+}
+
 /// A failure of the store's backend. The backend's own error is kept as the source, never exposed in the type.
 #[derive(Debug, thiserror::Error)]
 #[error("the watch store failed: {0}")]
@@ -241,6 +344,63 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     async fn finish_delivery(
         &self,
         event_id: &str,
+        claim: i64,
+        now: jiff::Timestamp,
+        delivered: Delivered,
+    ) -> Result<bool, WatchStoreError>;
+
+    /// Registers an endpoint unless its account has `at_most` already (then `None`: the count and the insert
+    /// are one step, so concurrent registrations cannot pass the bound); returns it as stored.
+    async fn create_endpoint(
+        &self,
+        endpoint: &NewEndpoint,
+        at_most: usize,
+        now: jiff::Timestamp,
+    ) -> Result<Option<Endpoint>, WatchStoreError>;
+
+    /// The account's endpoints, by id (an account has a few: the service bounds how many).
+    async fn endpoints(&self, account: AccountId) -> Result<Vec<Endpoint>, WatchStoreError>;
+
+    /// Deletes the account's endpoint `id` and its events; false when it had none.
+    async fn delete_endpoint(
+        &self,
+        account: AccountId,
+        id: EndpointId,
+    ) -> Result<bool, WatchStoreError>;
+
+    /// Queues `event`, due now, for each enabled endpoint of its account that wants its type, or with `to`
+    /// for that one endpoint whatever it wants (a test `ping`). A copy already queued (same event id and
+    /// endpoint) is left as it is. Returns how many copies this call queued.
+    async fn queue_event(
+        &self,
+        event: &AccountEvent,
+        to: Option<EndpointId>,
+        now: jiff::Timestamp,
+    ) -> Result<u64, WatchStoreError>;
+
+    /// Up to `limit` of the account's event copies, newest first, those of endpoint `of` only when given.
+    async fn endpoint_events(
+        &self,
+        account: AccountId,
+        of: Option<EndpointId>,
+        limit: u32,
+    ) -> Result<Vec<EndpointEvent>, WatchStoreError>;
+
+    /// Claims up to `limit` undelivered event copies due at `now` (oldest first); each stays claimed until
+    /// `now + lease`.
+    async fn claim_endpoint_deliveries(
+        &self,
+        now: jiff::Timestamp,
+        lease: std::time::Duration,
+        limit: u32,
+    ) -> Result<Vec<EndpointDelivery>, WatchStoreError>;
+
+    /// Records a delivery attempt on the copy and its endpoint's last delivery; [`Delivered::GaveUp`] also
+    /// disables the endpoint. Returns false, changing nothing, when the claim is no longer this caller's.
+    async fn finish_endpoint_delivery(
+        &self,
+        event_id: &str,
+        endpoint: EndpointId,
         claim: i64,
         now: jiff::Timestamp,
         delivered: Delivered,
@@ -318,21 +478,211 @@ impl WatchRow {
             last_checked_at: self.last_checked_ms.map(at),
             last_check_error: self.last_check_error,
             last_change_at: self.last_change_ms.map(at),
-            last_delivery: self.last_delivery_ms.map(|ms| DeliveryStatus {
-                at: at(ms),
-                status: self
-                    .last_delivery_status
-                    .and_then(|s| u16::try_from(s).ok()),
-                error: self.last_delivery_error,
-            }),
+            last_delivery: delivery_status(
+                self.last_delivery_ms,
+                self.last_delivery_status,
+                self.last_delivery_error,
+            ),
             disabled_at: self.disabled_ms.map(at),
             disabled_reason: self.disabled_reason,
         })
     }
 }
 
+/// The last delivery an owner's columns record, if any attempt was made.
+fn delivery_status(
+    at_ms: Option<i64>,
+    status: Option<i64>,
+    error: Option<String>,
+) -> Option<DeliveryStatus> {
+    at_ms.map(|ms| DeliveryStatus {
+        at: at(ms),
+        status: status.and_then(|s| u16::try_from(s).ok()),
+        error,
+    })
+}
+
+/// The endpoint columns every read selects, in this order (both backends).
+pub(crate) const ENDPOINT_COLUMNS: &str = "id, account_id, url, events, created_at_ms, last_delivery_ms, \
+     last_delivery_status, last_delivery_error, disabled_ms, disabled_reason";
+
+/// An endpoint's columns as read, in [`ENDPOINT_COLUMNS`] order.
+pub(crate) struct EndpointRow {
+    pub(crate) id: i64,
+    pub(crate) account: i64,
+    pub(crate) url: String,
+    pub(crate) events: String,
+    pub(crate) created_ms: i64,
+    pub(crate) last_delivery_ms: Option<i64>,
+    pub(crate) last_delivery_status: Option<i64>,
+    pub(crate) last_delivery_error: Option<String>,
+    pub(crate) disabled_ms: Option<i64>,
+    pub(crate) disabled_reason: Option<String>,
+}
+
+impl EndpointRow {
+    pub(crate) fn into_endpoint(self) -> Endpoint {
+        Endpoint {
+            id: EndpointId(self.id),
+            account: AccountId(self.account),
+            url: self.url,
+            events: fields_from_column(&self.events),
+            created_at: at(self.created_ms),
+            last_delivery: delivery_status(
+                self.last_delivery_ms,
+                self.last_delivery_status,
+                self.last_delivery_error,
+            ),
+            disabled_at: self.disabled_ms.map(at),
+            disabled_reason: self.disabled_reason,
+        }
+    }
+}
+
+/// The event-copy columns [`WatchStore::endpoint_events`] selects, in this order (both backends).
+pub(crate) const ENDPOINT_EVENT_COLUMNS: &str = "id, endpoint_id, kind, created_at_ms, attempts, delivered_ms, \
+     next_attempt_ms, last_status, last_error";
+
+/// An event copy's columns as read, in [`ENDPOINT_EVENT_COLUMNS`] order.
+pub(crate) struct EndpointEventRow {
+    pub(crate) id: String,
+    pub(crate) endpoint: i64,
+    pub(crate) kind: String,
+    pub(crate) created_ms: i64,
+    pub(crate) attempts: i64,
+    pub(crate) delivered_ms: Option<i64>,
+    pub(crate) next_attempt_ms: Option<i64>,
+    pub(crate) last_status: Option<i64>,
+    pub(crate) last_error: Option<String>,
+}
+
+impl EndpointEventRow {
+    pub(crate) fn into_event(self) -> EndpointEvent {
+        EndpointEvent {
+            event_id: self.id,
+            endpoint: EndpointId(self.endpoint),
+            kind: self.kind,
+            created_at: at(self.created_ms),
+            attempts: u32::try_from(self.attempts).unwrap_or(0),
+            delivered_at: self.delivered_ms.map(at),
+            next_attempt_at: self.next_attempt_ms.map(at),
+            last_status: self.last_status.and_then(|s| u16::try_from(s).ok()),
+            last_error: self.last_error,
+        }
+    }
+}
+
+/// One of the two delivery queues: a watch's change events, or the copies of account events for endpoints.
+/// Their tables have the same delivery columns, and their owners (`watches`, `webhook_endpoints`) the same
+/// last-delivery and disabled columns, so both engines claim and finish both with one statement each.
+pub(crate) struct Queue {
+    /// The events' table.
+    pub(crate) events: &'static str,
+    /// Its column naming the owner.
+    pub(crate) owner: &'static str,
+    /// The owners' table.
+    pub(crate) owners: &'static str,
+    /// The owners' column with the URL the events go to.
+    pub(crate) url: &'static str,
+}
+
+/// Watches' change events.
+pub(crate) const WATCH_EVENTS: Queue = Queue {
+    events: "watch_events",
+    owner: "watch_id",
+    owners: "watches",
+    url: "webhook_url",
+};
+
+/// Account events' copies, one per endpoint.
+pub(crate) const ENDPOINT_EVENTS: Queue = Queue {
+    events: "endpoint_events",
+    owner: "endpoint_id",
+    owners: "webhook_endpoints",
+    url: "url",
+};
+
+/// A claimed event as both queues return it: id, owner, account, body, created, attempts (with this one),
+/// the owner's URL (`None` if the owner is gone).
+pub(crate) struct Claimed {
+    pub(crate) id: String,
+    pub(crate) owner: i64,
+    pub(crate) account: i64,
+    pub(crate) body: String,
+    pub(crate) created_ms: i64,
+    pub(crate) attempts: i64,
+    pub(crate) url: Option<String>,
+}
+
+impl Claimed {
+    pub(crate) fn into_delivery(self) -> Option<Delivery> {
+        Some(Delivery {
+            event_id: self.id,
+            watch_id: WatchId(self.owner),
+            account: AccountId(self.account),
+            webhook_url: self.url?,
+            body: self.body,
+            created_at: at(self.created_ms),
+            attempts: u32::try_from(self.attempts - 1).unwrap_or(0),
+            claim: self.attempts,
+        })
+    }
+
+    pub(crate) fn into_endpoint_delivery(self) -> Option<EndpointDelivery> {
+        Some(EndpointDelivery {
+            event_id: self.id,
+            endpoint: EndpointId(self.owner),
+            account: AccountId(self.account),
+            url: self.url?,
+            body: self.body,
+            created_at: at(self.created_ms),
+            attempts: u32::try_from(self.attempts - 1).unwrap_or(0),
+            claim: self.attempts,
+        })
+    }
+}
+
+/// What an attempt writes: on the event (next attempt, delivered at, status, error) and on its owner (given up,
+/// and why).
+pub(crate) struct Attempt {
+    pub(crate) now_ms: i64,
+    pub(crate) next_attempt_ms: Option<i64>,
+    pub(crate) delivered_ms: Option<i64>,
+    pub(crate) status: Option<i64>,
+    pub(crate) error: Option<String>,
+    pub(crate) gave_up: bool,
+    pub(crate) reason: Option<String>,
+}
+
+impl Attempt {
+    pub(crate) fn new(delivered: &Delivered, now: jiff::Timestamp) -> Self {
+        let now_ms = millis(now);
+        let (status, error) = delivery_columns(delivered);
+        let (next_attempt_ms, delivered_ms, gave_up) = match delivered {
+            Delivered::Yes { .. } => (None, Some(now_ms), false),
+            Delivered::Retry { retry_at, .. } => (Some(millis(*retry_at)), None, false),
+            Delivered::GaveUp { .. } => (None, None, true),
+        };
+        let reason = gave_up.then(|| {
+            format!(
+                "its webhook failed for the whole retry window: {}",
+                error.as_deref().unwrap_or("no 2xx answer")
+            )
+        });
+        Self {
+            now_ms,
+            next_attempt_ms,
+            delivered_ms,
+            status,
+            error,
+            gave_up,
+            reason,
+        }
+    }
+}
+
 /// The (status, error) columns of a delivery attempt.
-pub(crate) fn delivery_columns(delivered: &Delivered) -> (Option<i64>, Option<String>) {
+fn delivery_columns(delivered: &Delivered) -> (Option<i64>, Option<String>) {
     match delivered {
         Delivered::Yes { status } => (Some(i64::from(*status)), None),
         Delivered::Retry { status, error, .. } | Delivered::GaveUp { status, error } => {

@@ -5,8 +5,11 @@ use pg_pool::PgPool;
 use pg_pool::tokio_postgres::Row;
 
 use crate::{
-    Delivered, Delivery, DueRefresh, NewWatch, Refreshed, WATCH_COLUMNS, Watch, WatchId, WatchRow,
-    WatchStore, WatchStoreError, at, delivery_columns, fields_column, millis,
+    AccountEvent, Attempt, Claimed, Delivered, Delivery, DueRefresh, ENDPOINT_COLUMNS,
+    ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, Endpoint, EndpointDelivery, EndpointEvent,
+    EndpointEventRow, EndpointId, EndpointRow, NewEndpoint, NewWatch, Queue, Refreshed,
+    WATCH_COLUMNS, WATCH_EVENTS, Watch, WatchId, WatchRow, WatchStore, WatchStoreError,
+    fields_column, millis,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -52,9 +55,41 @@ const MIGRATIONS: &[&str] = &["
         secret TEXT NOT NULL,
         created_at_ms BIGINT NOT NULL
     );
+", "
+    CREATE TABLE webhook_endpoints (
+        id BIGSERIAL PRIMARY KEY,
+        account_id BIGINT NOT NULL,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,               -- JSON array of event types
+        created_at_ms BIGINT NOT NULL,
+        last_delivery_ms BIGINT,
+        last_delivery_status BIGINT,
+        last_delivery_error TEXT,
+        disabled_ms BIGINT,
+        disabled_reason TEXT
+    );
+    CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, id);
+    CREATE TABLE endpoint_events (
+        id TEXT NOT NULL,                   -- the event's id, the same at every endpoint
+        endpoint_id BIGINT NOT NULL,
+        account_id BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at_ms BIGINT NOT NULL,
+        attempts BIGINT NOT NULL DEFAULT 0, -- also the token of a claim on the latest attempt
+        next_attempt_ms BIGINT,             -- NULL once delivered or given up
+        claim_until_ms BIGINT,
+        delivered_ms BIGINT,
+        last_status BIGINT,
+        last_error TEXT,
+        PRIMARY KEY (id, endpoint_id)
+    );
+    CREATE INDEX endpoint_events_due ON endpoint_events (next_attempt_ms) WHERE next_attempt_ms IS NOT NULL;
+    CREATE INDEX endpoint_events_account ON endpoint_events (account_id, created_at_ms);
 "];
 
-/// Watches in a PostgreSQL database (tables `watches`, `watch_events`, `webhook_secrets`), shared by every server
+/// Watches in a PostgreSQL database (tables `watches`, `watch_events`, `webhook_secrets`, `webhook_endpoints`,
+/// `endpoint_events`), shared by every server
 /// on it: due refreshes and deliveries are claimed with `FOR UPDATE SKIP LOCKED`, so each is one server's.
 #[derive(Clone, Debug)]
 pub struct PgWatchStore {
@@ -90,6 +125,35 @@ fn watch_row(row: &Row) -> WatchRow {
     }
 }
 
+fn endpoint_row(row: &Row) -> EndpointRow {
+    EndpointRow {
+        id: row.get(0),
+        account: row.get(1),
+        url: row.get(2),
+        events: row.get(3),
+        created_ms: row.get(4),
+        last_delivery_ms: row.get(5),
+        last_delivery_status: row.get(6),
+        last_delivery_error: row.get(7),
+        disabled_ms: row.get(8),
+        disabled_reason: row.get(9),
+    }
+}
+
+fn endpoint_event_row(row: &Row) -> EndpointEventRow {
+    EndpointEventRow {
+        id: row.get(0),
+        endpoint: row.get(1),
+        kind: row.get(2),
+        created_ms: row.get(3),
+        attempts: row.get(4),
+        delivered_ms: row.get(5),
+        next_attempt_ms: row.get(6),
+        last_status: row.get(7),
+        last_error: row.get(8),
+    }
+}
+
 impl PgWatchStore {
     /// Uses a pool on the database (the service opens one and shares it between its stores) and migrates the
     /// tables.
@@ -101,6 +165,108 @@ impl PgWatchStore {
             .await
             .map_err(backend)?;
         Ok(Self { pool })
+    }
+
+    /// Claims up to `limit` due events of `queue` until `now + lease` (`SKIP LOCKED`: another server's claim
+    /// in progress is passed over), with their owners' URLs.
+    async fn claim(
+        &self,
+        queue: &Queue,
+        now: jiff::Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<Claimed>, WatchStoreError> {
+        let (now_ms, until_ms) = (millis(now), millis(now).saturating_add(lease_ms(lease)));
+        let Queue {
+            events,
+            owner,
+            owners,
+            url,
+        } = queue;
+        let rows = self
+            .pool
+            .query(
+                &format!(
+                    "WITH claimed AS (
+                         UPDATE {events} SET claim_until_ms = $2, attempts = attempts + 1
+                         WHERE (id, {owner}) IN (
+                             SELECT id, {owner} FROM {events}
+                             WHERE next_attempt_ms <= $1 AND coalesce(claim_until_ms, 0) <= $1
+                             ORDER BY next_attempt_ms LIMIT $3 FOR UPDATE SKIP LOCKED)
+                         RETURNING id, {owner}, account_id, body, created_at_ms, attempts
+                     )
+                     SELECT c.id, c.{owner}, c.account_id, c.body, c.created_at_ms, c.attempts, o.{url}
+                     FROM claimed c LEFT JOIN {owners} o ON o.id = c.{owner}"
+                ),
+                &[&now_ms, &until_ms, &i64::from(limit)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows
+            .iter()
+            .map(|row| Claimed {
+                id: row.get(0),
+                owner: row.get(1),
+                account: row.get(2),
+                body: row.get(3),
+                created_ms: row.get(4),
+                attempts: row.get(5),
+                url: row.get(6),
+            })
+            .collect())
+    }
+
+    /// Records `attempt` on the claimed event `event_id` of `queue` (of that `owner`, where an event's copies
+    /// share its id) and on its owner, in one statement; false when the claim is no longer this caller's.
+    async fn finish(
+        &self,
+        queue: &Queue,
+        event_id: &str,
+        owner: Option<i64>,
+        claim: i64,
+        attempt: Attempt,
+    ) -> Result<bool, WatchStoreError> {
+        let Queue {
+            events,
+            owner: owner_column,
+            owners,
+            ..
+        } = queue;
+        let row = self
+            .pool
+            .query_opt(
+                &format!(
+                    "WITH attempt AS (
+                         UPDATE {events} SET next_attempt_ms = $4, claim_until_ms = NULL, delivered_ms = $5,
+                             last_status = $6, last_error = $7
+                         WHERE id = $1 AND ($2::BIGINT IS NULL OR {owner_column} = $2) AND attempts = $3
+                           AND claim_until_ms IS NOT NULL
+                         RETURNING {owner_column} AS owner
+                     ), owner AS (
+                         UPDATE {owners} SET last_delivery_ms = $8, last_delivery_status = $6,
+                             last_delivery_error = $7,
+                             disabled_ms = CASE WHEN $9 THEN $8 ELSE disabled_ms END,
+                             disabled_reason = CASE WHEN $9 THEN $10 ELSE disabled_reason END
+                         WHERE id IN (SELECT owner FROM attempt)
+                     )
+                     SELECT owner FROM attempt"
+                ),
+                &[
+                    &event_id,
+                    &owner,
+                    &claim,
+                    &attempt.next_attempt_ms,
+                    &attempt.delivered_ms,
+                    &attempt.status,
+                    &attempt.error,
+                    &attempt.now_ms,
+                    &attempt.gave_up,
+                    &attempt.reason,
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(row.is_some())
     }
 }
 
@@ -282,38 +448,10 @@ impl WatchStore for PgWatchStore {
         lease: Duration,
         limit: u32,
     ) -> Result<Vec<Delivery>, WatchStoreError> {
-        let (now_ms, until_ms) = (millis(now), millis(now).saturating_add(lease_ms(lease)));
-        let rows = self
-            .pool
-            .query(
-                "WITH claimed AS (
-                     UPDATE watch_events SET claim_until_ms = $2, attempts = attempts + 1
-                     WHERE id IN (SELECT id FROM watch_events
-                                  WHERE next_attempt_ms <= $1 AND coalesce(claim_until_ms, 0) <= $1
-                                  ORDER BY next_attempt_ms LIMIT $3 FOR UPDATE SKIP LOCKED)
-                     RETURNING id, watch_id, account_id, body, created_at_ms, attempts
-                 )
-                 SELECT c.id, c.watch_id, c.account_id, c.body, c.created_at_ms, c.attempts, w.webhook_url
-                 FROM claimed c JOIN watches w ON w.id = c.watch_id",
-                &[&now_ms, &until_ms, &i64::from(limit)],
-            )
-            .await
-            .map_err(backend)?;
-        Ok(rows
-            .iter()
-            .map(|row| {
-                let attempts: i64 = row.get(5);
-                Delivery {
-                    event_id: row.get(0),
-                    watch_id: WatchId(row.get(1)),
-                    account: AccountId(row.get(2)),
-                    body: row.get(3),
-                    created_at: at(row.get(4)),
-                    attempts: u32::try_from(attempts - 1).unwrap_or(0),
-                    claim: attempts,
-                    webhook_url: row.get(6),
-                }
-            })
+        let claimed = self.claim(&WATCH_EVENTS, now, lease, limit).await?;
+        Ok(claimed
+            .into_iter()
+            .filter_map(Claimed::into_delivery)
             .collect())
     }
 
@@ -324,49 +462,173 @@ impl WatchStore for PgWatchStore {
         now: jiff::Timestamp,
         delivered: Delivered,
     ) -> Result<bool, WatchStoreError> {
-        let now_ms = millis(now);
-        let (status, error) = delivery_columns(&delivered);
-        let (next_attempt, delivered_ms, gave_up) = match &delivered {
-            Delivered::Yes { .. } => (None, Some(now_ms), false),
-            Delivered::Retry { retry_at, .. } => (Some(millis(*retry_at)), None, false),
-            Delivered::GaveUp { .. } => (None, None, true),
-        };
-        let reason = gave_up.then(|| {
-            format!(
-                "its webhook failed for the whole retry window: {}",
-                error.as_deref().unwrap_or("no 2xx answer")
-            )
-        });
-        let row = self
-            .pool
+        self.finish(
+            &WATCH_EVENTS,
+            event_id,
+            None,
+            claim,
+            Attempt::new(&delivered, now),
+        )
+        .await
+    }
+
+    async fn create_endpoint(
+        &self,
+        endpoint: &NewEndpoint,
+        at_most: usize,
+        now: jiff::Timestamp,
+    ) -> Result<Option<Endpoint>, WatchStoreError> {
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let tx = client.transaction().await.map_err(backend)?;
+        // One registration per account at a time, so the count below is the count the insert sees.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1::BIGINT::TEXT, 0))",
+            &[&endpoint.account.0],
+        )
+        .await
+        .map_err(backend)?;
+        let row = tx
             .query_opt(
-                "WITH attempt AS (
-                     UPDATE watch_events SET next_attempt_ms = $3, claim_until_ms = NULL, delivered_ms = $4,
-                         last_status = $5, last_error = $6
-                     WHERE id = $1 AND attempts = $2 AND claim_until_ms IS NOT NULL
-                     RETURNING watch_id
-                 ), watch AS (
-                     UPDATE watches SET last_delivery_ms = $7, last_delivery_status = $5, last_delivery_error = $6,
-                         disabled_ms = CASE WHEN $8 THEN $7 ELSE disabled_ms END,
-                         disabled_reason = CASE WHEN $8 THEN $9 ELSE disabled_reason END
-                     WHERE id IN (SELECT watch_id FROM attempt)
-                 )
-                 SELECT watch_id FROM attempt",
+                &format!(
+                    "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms)
+                     SELECT $1::BIGINT, $2::TEXT, $3::TEXT, $4::BIGINT
+                     WHERE (SELECT count(*) FROM webhook_endpoints WHERE account_id = $1) < $5::BIGINT
+                     RETURNING {ENDPOINT_COLUMNS}"
+                ),
                 &[
-                    &event_id,
-                    &claim,
-                    &next_attempt,
-                    &delivered_ms,
-                    &status,
-                    &error,
-                    &now_ms,
-                    &gave_up,
-                    &reason,
+                    &endpoint.account.0,
+                    &endpoint.url,
+                    &fields_column(&endpoint.events),
+                    &millis(now),
+                    &i64::try_from(at_most).unwrap_or(i64::MAX),
                 ],
             )
             .await
             .map_err(backend)?;
-        Ok(row.is_some())
+        tx.commit().await.map_err(backend)?;
+        Ok(row.map(|row| endpoint_row(&row).into_endpoint()))
+    }
+
+    async fn endpoints(&self, account: AccountId) -> Result<Vec<Endpoint>, WatchStoreError> {
+        let rows = self
+            .pool
+            .query(
+                &format!(
+                    "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY id"
+                ),
+                &[&account.0],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows
+            .iter()
+            .map(|row| endpoint_row(row).into_endpoint())
+            .collect())
+    }
+
+    async fn delete_endpoint(
+        &self,
+        account: AccountId,
+        id: EndpointId,
+    ) -> Result<bool, WatchStoreError> {
+        let deleted = self
+            .pool
+            .execute(
+                "WITH gone AS (DELETE FROM webhook_endpoints WHERE account_id = $1 AND id = $2 RETURNING id),
+                      events AS (DELETE FROM endpoint_events WHERE endpoint_id IN (SELECT id FROM gone))
+                 SELECT 1 FROM gone",
+                &[&account.0, &id.0],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(deleted > 0)
+    }
+
+    async fn queue_event(
+        &self,
+        event: &AccountEvent,
+        to: Option<EndpointId>,
+        now: jiff::Timestamp,
+    ) -> Result<u64, WatchStoreError> {
+        self.pool
+            .execute(
+                "INSERT INTO endpoint_events (id, endpoint_id, account_id, kind, body, created_at_ms,
+                                              next_attempt_ms)
+                 SELECT $1::TEXT, e.id, e.account_id, $3::TEXT, $4::TEXT, $5::BIGINT, $5::BIGINT
+                 FROM webhook_endpoints e
+                 WHERE e.account_id = $2 AND e.disabled_ms IS NULL
+                   AND CASE WHEN $6::BIGINT IS NULL THEN e.events::jsonb ? $3 ELSE e.id = $6 END
+                 ON CONFLICT DO NOTHING",
+                &[
+                    &event.id,
+                    &event.account.0,
+                    &event.kind,
+                    &event.body,
+                    &millis(now),
+                    &to.map(|endpoint| endpoint.0),
+                ],
+            )
+            .await
+            .map_err(backend)
+    }
+
+    async fn endpoint_events(
+        &self,
+        account: AccountId,
+        of: Option<EndpointId>,
+        limit: u32,
+    ) -> Result<Vec<EndpointEvent>, WatchStoreError> {
+        let rows = self
+            .pool
+            .query(
+                &format!(
+                    "SELECT {ENDPOINT_EVENT_COLUMNS} FROM endpoint_events
+                     WHERE account_id = $1 AND ($2::BIGINT IS NULL OR endpoint_id = $2)
+                     ORDER BY created_at_ms DESC, id DESC, endpoint_id LIMIT $3"
+                ),
+                &[
+                    &account.0,
+                    &of.map(|endpoint| endpoint.0),
+                    &i64::from(limit),
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows
+            .iter()
+            .map(|row| endpoint_event_row(row).into_event())
+            .collect())
+    }
+
+    async fn claim_endpoint_deliveries(
+        &self,
+        now: jiff::Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<EndpointDelivery>, WatchStoreError> {
+        let claimed = self.claim(&ENDPOINT_EVENTS, now, lease, limit).await?;
+        Ok(claimed
+            .into_iter()
+            .filter_map(Claimed::into_endpoint_delivery)
+            .collect())
+    }
+
+    async fn finish_endpoint_delivery(
+        &self,
+        event_id: &str,
+        endpoint: EndpointId,
+        claim: i64,
+        now: jiff::Timestamp,
+        delivered: Delivered,
+    ) -> Result<bool, WatchStoreError> {
+        self.finish(
+            &ENDPOINT_EVENTS,
+            event_id,
+            Some(endpoint.0),
+            claim,
+            Attempt::new(&delivered, now),
+        )
+        .await
     }
 
     async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError> {

@@ -6,8 +6,11 @@ use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
 
 use crate::{
-    Delivered, Delivery, DueRefresh, NewWatch, Refreshed, WATCH_COLUMNS, Watch, WatchId, WatchRow,
-    WatchStore, WatchStoreError, at, delivery_columns, fields_column, millis,
+    AccountEvent, Attempt, Claimed, Delivered, Delivery, DueRefresh, ENDPOINT_COLUMNS,
+    ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, Endpoint, EndpointDelivery, EndpointEvent,
+    EndpointEventRow, EndpointId, EndpointRow, NewEndpoint, NewWatch, Queue, Refreshed,
+    WATCH_COLUMNS, WATCH_EVENTS, Watch, WatchId, WatchRow, WatchStore, WatchStoreError,
+    fields_column, millis,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -53,9 +56,41 @@ const MIGRATIONS: &[&str] = &["
         secret TEXT NOT NULL,
         created_at_ms INTEGER NOT NULL
     );
+", "
+    CREATE TABLE webhook_endpoints (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id INTEGER NOT NULL,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,               -- JSON array of event types
+        created_at_ms INTEGER NOT NULL,
+        last_delivery_ms INTEGER,
+        last_delivery_status INTEGER,
+        last_delivery_error TEXT,
+        disabled_ms INTEGER,
+        disabled_reason TEXT
+    );
+    CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, id);
+    CREATE TABLE endpoint_events (
+        id TEXT NOT NULL,                   -- the event's id, the same at every endpoint
+        endpoint_id INTEGER NOT NULL,
+        account_id INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0, -- also the token of a claim on the latest attempt
+        next_attempt_ms INTEGER,            -- NULL once delivered or given up
+        claim_until_ms INTEGER,
+        delivered_ms INTEGER,
+        last_status INTEGER,
+        last_error TEXT,
+        PRIMARY KEY (id, endpoint_id)
+    );
+    CREATE INDEX endpoint_events_due ON endpoint_events (next_attempt_ms) WHERE next_attempt_ms IS NOT NULL;
+    CREATE INDEX endpoint_events_account ON endpoint_events (account_id, created_at_ms);
 "];
 
-/// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`).
+/// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`,
+/// `webhook_endpoints`, `endpoint_events`).
 #[derive(Clone, Debug)]
 pub struct SqliteWatchStore {
     pool: SqlitePool,
@@ -87,6 +122,35 @@ fn watch_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<WatchRow> {
         last_delivery_error: row.get(13)?,
         disabled_ms: row.get(14)?,
         disabled_reason: row.get(15)?,
+    })
+}
+
+fn endpoint_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<EndpointRow> {
+    Ok(EndpointRow {
+        id: row.get(0)?,
+        account: row.get(1)?,
+        url: row.get(2)?,
+        events: row.get(3)?,
+        created_ms: row.get(4)?,
+        last_delivery_ms: row.get(5)?,
+        last_delivery_status: row.get(6)?,
+        last_delivery_error: row.get(7)?,
+        disabled_ms: row.get(8)?,
+        disabled_reason: row.get(9)?,
+    })
+}
+
+fn endpoint_event_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<EndpointEventRow> {
+    Ok(EndpointEventRow {
+        id: row.get(0)?,
+        endpoint: row.get(1)?,
+        kind: row.get(2)?,
+        created_ms: row.get(3)?,
+        attempts: row.get(4)?,
+        delivered_ms: row.get(5)?,
+        next_attempt_ms: row.get(6)?,
+        last_status: row.get(7)?,
+        last_error: row.get(8)?,
     })
 }
 
@@ -125,6 +189,120 @@ impl SqliteWatchStore {
             .await
             .map_err(backend)?;
         rows.into_iter().map(WatchRow::into_watch).collect()
+    }
+
+    /// Claims up to `limit` due events of `queue` until `now + lease`, with their owners' URLs.
+    async fn claim(
+        &self,
+        queue: &Queue,
+        now: jiff::Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<Claimed>, WatchStoreError> {
+        let (now_ms, until_ms) = (millis(now), millis(now).saturating_add(lease_ms(lease)));
+        let Queue {
+            events,
+            owner,
+            owners,
+            url,
+        } = queue;
+        let sql = format!(
+            "UPDATE {events} SET claim_until_ms = ?2, attempts = attempts + 1
+             WHERE rowid IN (SELECT rowid FROM {events}
+                             WHERE next_attempt_ms <= ?1 AND coalesce(claim_until_ms, 0) <= ?1
+                             ORDER BY next_attempt_ms LIMIT ?3)
+             RETURNING id, {owner}, account_id, body, created_at_ms, attempts,
+                       (SELECT o.{url} FROM {owners} o WHERE o.id = {owner})"
+        );
+        self.pool
+            .write(move |conn| {
+                conn.prepare_cached(&sql)?
+                    .query_map(params![now_ms, until_ms, limit], |row| {
+                        Ok(Claimed {
+                            id: row.get(0)?,
+                            owner: row.get(1)?,
+                            account: row.get(2)?,
+                            body: row.get(3)?,
+                            created_ms: row.get(4)?,
+                            attempts: row.get(5)?,
+                            url: row.get(6)?,
+                        })
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)
+    }
+
+    /// Records `attempt` on the claimed event `event_id` of `queue` (of that `owner`, where an event's copies
+    /// share its id) and on its owner; false when the claim is no longer this caller's.
+    async fn finish(
+        &self,
+        queue: &Queue,
+        event_id: &str,
+        owner: Option<i64>,
+        claim: i64,
+        attempt: Attempt,
+    ) -> Result<bool, WatchStoreError> {
+        let event_id = event_id.to_owned();
+        let Queue {
+            events,
+            owner: owner_column,
+            owners,
+            ..
+        } = queue;
+        let on_event = format!(
+            "UPDATE {events} SET next_attempt_ms = ?4, claim_until_ms = NULL, delivered_ms = ?5,
+                 last_status = ?6, last_error = ?7
+             WHERE id = ?1 AND (?2 IS NULL OR {owner_column} = ?2) AND attempts = ?3
+               AND claim_until_ms IS NOT NULL
+             RETURNING {owner_column}"
+        );
+        let on_owner = format!(
+            "UPDATE {owners} SET last_delivery_ms = ?2, last_delivery_status = ?3, last_delivery_error = ?4,
+                 disabled_ms = CASE WHEN ?5 THEN ?2 ELSE disabled_ms END,
+                 disabled_reason = CASE WHEN ?5 THEN ?6 ELSE disabled_reason END
+             WHERE id = ?1"
+        );
+        let Attempt {
+            now_ms,
+            next_attempt_ms,
+            delivered_ms,
+            status,
+            error,
+            gave_up,
+            reason,
+        } = attempt;
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let found: Option<i64> = tx
+                    .query_row(
+                        &on_event,
+                        params![
+                            event_id,
+                            owner,
+                            claim,
+                            next_attempt_ms,
+                            delivered_ms,
+                            status,
+                            error
+                        ],
+                        |row| row.get(0),
+                    )
+                    .optional()?;
+                let Some(found) = found else {
+                    return Ok(false);
+                };
+                tx.execute(
+                    &on_owner,
+                    params![found, now_ms, status, error, gave_up, reason],
+                )?;
+                tx.commit()?;
+                Ok(true)
+            })
+            .await
+            .map_err(backend)
     }
 }
 
@@ -306,47 +484,10 @@ impl WatchStore for SqliteWatchStore {
         lease: Duration,
         limit: u32,
     ) -> Result<Vec<Delivery>, WatchStoreError> {
-        let (now_ms, until_ms) = (millis(now), millis(now).saturating_add(lease_ms(lease)));
-        let rows = self
-            .pool
-            .write(move |conn| {
-                conn.prepare_cached(
-                    "UPDATE watch_events SET claim_until_ms = ?2, attempts = attempts + 1
-                     WHERE id IN (SELECT id FROM watch_events
-                                  WHERE next_attempt_ms <= ?1 AND coalesce(claim_until_ms, 0) <= ?1
-                                  ORDER BY next_attempt_ms LIMIT ?3)
-                     RETURNING id, watch_id, account_id, body, created_at_ms, attempts,
-                               (SELECT webhook_url FROM watches w WHERE w.id = watch_id)",
-                )?
-                .query_map(params![now_ms, until_ms, limit], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, i64>(1)?,
-                        row.get::<_, i64>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, i64>(4)?,
-                        row.get::<_, i64>(5)?,
-                        row.get::<_, Option<String>>(6)?,
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .await
-            .map_err(backend)?;
-        Ok(rows
+        let claimed = self.claim(&WATCH_EVENTS, now, lease, limit).await?;
+        Ok(claimed
             .into_iter()
-            .filter_map(|(id, watch, account, body, created, attempts, webhook)| {
-                Some(Delivery {
-                    event_id: id,
-                    watch_id: WatchId(watch),
-                    account: AccountId(account),
-                    webhook_url: webhook?,
-                    body,
-                    created_at: at(created),
-                    attempts: u32::try_from(attempts - 1).unwrap_or(0),
-                    claim: attempts,
-                })
-            })
+            .filter_map(Claimed::into_delivery)
             .collect())
     }
 
@@ -357,52 +498,168 @@ impl WatchStore for SqliteWatchStore {
         now: jiff::Timestamp,
         delivered: Delivered,
     ) -> Result<bool, WatchStoreError> {
-        let event_id = event_id.to_owned();
-        let now_ms = millis(now);
-        let (status, error) = delivery_columns(&delivered);
-        let (next_attempt, delivered_ms, gave_up) = match &delivered {
-            Delivered::Yes { .. } => (None, Some(now_ms), false),
-            Delivered::Retry { retry_at, .. } => (Some(millis(*retry_at)), None, false),
-            Delivered::GaveUp { .. } => (None, None, true),
-        };
+        self.finish(
+            &WATCH_EVENTS,
+            event_id,
+            None,
+            claim,
+            Attempt::new(&delivered, now),
+        )
+        .await
+    }
+
+    async fn create_endpoint(
+        &self,
+        endpoint: &NewEndpoint,
+        at_most: usize,
+        now: jiff::Timestamp,
+    ) -> Result<Option<Endpoint>, WatchStoreError> {
+        let (account, url, events) = (
+            endpoint.account.0,
+            endpoint.url.clone(),
+            fields_column(&endpoint.events),
+        );
+        let (now_ms, at_most) = (millis(now), i64::try_from(at_most).unwrap_or(i64::MAX));
+        let row = self
+            .pool
+            .write(move |conn| {
+                conn.query_row(
+                    &format!(
+                        "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms)
+                         SELECT ?1, ?2, ?3, ?4
+                         WHERE (SELECT count(*) FROM webhook_endpoints WHERE account_id = ?1) < ?5
+                         RETURNING {ENDPOINT_COLUMNS}"
+                    ),
+                    params![account, url, events, now_ms, at_most],
+                    endpoint_row,
+                )
+                .optional()
+            })
+            .await
+            .map_err(backend)?;
+        Ok(row.map(EndpointRow::into_endpoint))
+    }
+
+    async fn endpoints(&self, account: AccountId) -> Result<Vec<Endpoint>, WatchStoreError> {
+        let rows = self
+            .pool
+            .run(move |conn| {
+                conn.prepare_cached(&format!(
+                    "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = ?1 ORDER BY id"
+                ))?
+                .query_map([account.0], endpoint_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)?;
+        Ok(rows.into_iter().map(EndpointRow::into_endpoint).collect())
+    }
+
+    async fn delete_endpoint(
+        &self,
+        account: AccountId,
+        id: EndpointId,
+    ) -> Result<bool, WatchStoreError> {
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let watch: Option<i64> = tx
-                    .query_row(
-                        "UPDATE watch_events SET next_attempt_ms = ?3, claim_until_ms = NULL, delivered_ms = ?4,
-                             last_status = ?5, last_error = ?6
-                         WHERE id = ?1 AND attempts = ?2 AND claim_until_ms IS NOT NULL
-                         RETURNING watch_id",
-                        params![event_id, claim, next_attempt, delivered_ms, status, error],
-                        |row| row.get(0),
-                    )
-                    .optional()?;
-                let Some(watch) = watch else {
-                    return Ok(false);
-                };
-                tx.execute(
-                    "UPDATE watches SET last_delivery_ms = ?2, last_delivery_status = ?3, last_delivery_error = ?4,
-                         disabled_ms = CASE WHEN ?5 THEN ?2 ELSE disabled_ms END,
-                         disabled_reason = CASE WHEN ?5 THEN ?6 ELSE disabled_reason END
-                     WHERE id = ?1",
-                    params![
-                        watch,
-                        now_ms,
-                        status,
-                        error,
-                        gave_up,
-                        gave_up.then(|| format!(
-                            "its webhook failed for the whole retry window: {}",
-                            error.as_deref().unwrap_or("no 2xx answer")
-                        ))
-                    ],
+                let deleted = tx.execute(
+                    "DELETE FROM webhook_endpoints WHERE account_id = ?1 AND id = ?2",
+                    params![account.0, id.0],
                 )?;
+                tx.execute("DELETE FROM endpoint_events WHERE endpoint_id = ?1", [id.0])?;
                 tx.commit()?;
-                Ok(true)
+                Ok(deleted > 0)
             })
             .await
             .map_err(backend)
+    }
+
+    async fn queue_event(
+        &self,
+        event: &AccountEvent,
+        to: Option<EndpointId>,
+        now: jiff::Timestamp,
+    ) -> Result<u64, WatchStoreError> {
+        let (id, account, kind, body) = (
+            event.id.clone(),
+            event.account.0,
+            event.kind.clone(),
+            event.body.clone(),
+        );
+        let now_ms = millis(now);
+        let to = to.map(|endpoint| endpoint.0);
+        self.pool
+            .write(move |conn| {
+                let queued = conn.prepare_cached(
+                    "INSERT INTO endpoint_events (id, endpoint_id, account_id, kind, body, created_at_ms,
+                                                  next_attempt_ms)
+                     SELECT ?1, e.id, e.account_id, ?3, ?4, ?5, ?5 FROM webhook_endpoints e
+                     WHERE e.account_id = ?2 AND e.disabled_ms IS NULL
+                       AND CASE WHEN ?6 IS NULL
+                                THEN EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = ?3)
+                                ELSE e.id = ?6 END
+                     ON CONFLICT DO NOTHING",
+                )?
+                .execute(params![id, account, kind, body, now_ms, to])?;
+                Ok(u64::try_from(queued).unwrap_or(0))
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn endpoint_events(
+        &self,
+        account: AccountId,
+        of: Option<EndpointId>,
+        limit: u32,
+    ) -> Result<Vec<EndpointEvent>, WatchStoreError> {
+        let of = of.map(|endpoint| endpoint.0);
+        let rows = self
+            .pool
+            .run(move |conn| {
+                conn.prepare_cached(&format!(
+                    "SELECT {ENDPOINT_EVENT_COLUMNS} FROM endpoint_events
+                     WHERE account_id = ?1 AND (?2 IS NULL OR endpoint_id = ?2)
+                     ORDER BY created_at_ms DESC, id DESC, endpoint_id LIMIT ?3"
+                ))?
+                .query_map(params![account.0, of, limit], endpoint_event_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)?;
+        Ok(rows.into_iter().map(EndpointEventRow::into_event).collect())
+    }
+
+    async fn claim_endpoint_deliveries(
+        &self,
+        now: jiff::Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<EndpointDelivery>, WatchStoreError> {
+        let claimed = self.claim(&ENDPOINT_EVENTS, now, lease, limit).await?;
+        Ok(claimed
+            .into_iter()
+            .filter_map(Claimed::into_endpoint_delivery)
+            .collect())
+    }
+
+    async fn finish_endpoint_delivery(
+        &self,
+        event_id: &str,
+        endpoint: EndpointId,
+        claim: i64,
+        now: jiff::Timestamp,
+        delivered: Delivered,
+    ) -> Result<bool, WatchStoreError> {
+        self.finish(
+            &ENDPOINT_EVENTS,
+            event_id,
+            Some(endpoint.0),
+            claim,
+            Attempt::new(&delivered, now),
+        )
+        .await
     }
 
     async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError> {

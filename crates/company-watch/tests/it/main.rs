@@ -416,3 +416,179 @@ impl World {
         self.clock.now().as_second()
     }
 }
+
+/// An endpoint request for `events` at the receiver on `port`.
+fn endpoint_request(port: u16, events: &[&str]) -> company_model::EndpointRequest {
+    let body = serde_json::json!({
+        "url": format!("http://127.0.0.1:{port}/hooks/account"),
+        "events": events,
+    });
+    company_model::EndpointRequest::from_json(body.to_string().as_bytes(), true).expect("valid")
+}
+
+#[tokio::test]
+async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
+    let world = world(true).await;
+    let (jobs, everything) = (Receiver::start().await, Receiver::start().await);
+    let for_jobs = world
+        .watches
+        .create_endpoint(
+            world.account,
+            &endpoint_request(jobs.port, &["job.finished"]),
+        )
+        .await
+        .expect("registered");
+    world
+        .watches
+        .create_endpoint(
+            world.account,
+            &endpoint_request(everything.port, &["job.finished", "account.balance_low"]),
+        )
+        .await
+        .expect("registered");
+    let secret = world.watches.secret(world.account).await.expect("secret");
+
+    // job.finished goes to both; the same job finishing announced again (another server) goes nowhere again.
+    let data = serde_json::json!({ "job_id": "job_1", "status": "done" });
+    let announce = |kind, id: &str| {
+        world
+            .watches
+            .announce(world.account, kind, id.to_owned(), data.clone())
+    };
+    assert_eq!(
+        announce(
+            company_model::AccountEventType::JobFinished,
+            "evt_job_1_done"
+        )
+        .await
+        .expect("queued"),
+        2
+    );
+    assert_eq!(
+        announce(
+            company_model::AccountEventType::JobFinished,
+            "evt_job_1_done"
+        )
+        .await
+        .expect("queued"),
+        0
+    );
+    assert_eq!(
+        announce(
+            company_model::AccountEventType::JobPaused,
+            "evt_job_1_paused"
+        )
+        .await
+        .expect("queued"),
+        0,
+        "no endpoint wants job.paused"
+    );
+    let done = world.after(Duration::ZERO).await;
+    assert_eq!((done.delivered, done.failed), (2, 0));
+    for receiver in [&jobs, &everything] {
+        let received = receiver.received();
+        assert_eq!(received.len(), 1);
+        let event: serde_json::Value = serde_json::from_str(&received[0].body).expect("JSON body");
+        assert_eq!(event["id"], "evt_job_1_done");
+        assert_eq!(event["type"], "job.finished");
+        assert_eq!(event["data"], data);
+        assert_eq!(
+            received[0].header("company-data-event-id"),
+            Some("evt_job_1_done")
+        );
+        let signature = received[0]
+            .header("company-data-signature")
+            .expect("signed");
+        assert!(company_watch::signature::verify(
+            &secret,
+            signature,
+            received[0].body.as_bytes(),
+            world.clock_seconds(),
+            300
+        ));
+    }
+
+    // A receiver that fails three times, then answers: the event arrives again with the same id each time,
+    // and is delivered once (not again after its 2xx).
+    jobs.answer_with(503);
+    let ping = world
+        .watches
+        .ping(world.account, for_jobs.id)
+        .await
+        .expect("queued")
+        .expect("the endpoint is the account's");
+    assert_eq!(world.after(Duration::ZERO).await.failed, 1);
+    assert_eq!(world.after(Duration::from_secs(30)).await.failed, 1);
+    assert_eq!(world.after(Duration::from_mins(1)).await.failed, 1);
+    jobs.answer_with(200);
+    assert_eq!(world.after(Duration::from_mins(2)).await.delivered, 1);
+    assert_eq!(
+        world.after(Duration::from_hours(2)).await,
+        WorkDone::default()
+    );
+    let pings: Vec<_> = jobs
+        .received()
+        .into_iter()
+        .filter(|r| r.body.contains(r#""type":"ping""#))
+        .collect();
+    assert_eq!(pings.len(), 4, "three failures and the success");
+    assert!(
+        pings
+            .iter()
+            .all(|r| r.header("company-data-event-id") == Some(ping.as_str()))
+    );
+    assert!(
+        everything.received().len() == 1,
+        "a ping goes to the endpoint named only"
+    );
+
+    // Its deliveries, newest first, with their status.
+    let deliveries = world
+        .watches
+        .endpoint_events(world.account, Some(for_jobs.id), 10)
+        .await
+        .expect("listed");
+    assert_eq!(deliveries.len(), 2);
+    assert_eq!(deliveries[0].event_id, ping);
+    assert_eq!(
+        (deliveries[0].attempts, deliveries[0].last_status),
+        (4, Some(200))
+    );
+    assert!(deliveries[0].delivered_at.is_some());
+
+    // Another account cannot ping or delete it; the bound on endpoints holds.
+    let other = AccountId(world.account.0 + 1);
+    assert_eq!(
+        world
+            .watches
+            .ping(other, for_jobs.id)
+            .await
+            .expect("answers"),
+        None
+    );
+    assert!(
+        !world
+            .watches
+            .delete_endpoint(other, for_jobs.id)
+            .await
+            .expect("answers")
+    );
+    for _ in 2..company_model::MAX_ENDPOINTS {
+        world
+            .watches
+            .create_endpoint(world.account, &endpoint_request(jobs.port, &["job.paused"]))
+            .await
+            .expect("under the bound");
+    }
+    let over = world
+        .watches
+        .create_endpoint(world.account, &endpoint_request(jobs.port, &["job.paused"]))
+        .await;
+    assert!(
+        matches!(
+            over,
+            Err(company_watch::WatchError::TooManyEndpoints { .. })
+        ),
+        "{over:?}"
+    );
+}

@@ -8,7 +8,10 @@ use company_model::{AccountId, CompanyRecord, RecordJson};
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
 use test_support::Engine;
-use watch_store::{Delivered, NewWatch, PgWatchStore, Refreshed, SqliteWatchStore, WatchStore};
+use watch_store::{
+    AccountEvent, Delivered, NewEndpoint, NewWatch, PgWatchStore, Refreshed, SqliteWatchStore,
+    WatchStore,
+};
 
 async fn open_store(engine: &Engine) -> Arc<dyn WatchStore> {
     match engine {
@@ -308,6 +311,281 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     );
 }
 
+fn endpoint(account: i64, host: &str, events: &[&str]) -> NewEndpoint {
+    NewEndpoint {
+        account: AccountId(account),
+        url: format!("https://{host}/events"),
+        events: events.iter().map(|e| (*e).to_owned()).collect(),
+    }
+}
+
+fn event(id: &str, account: i64, kind: &str) -> AccountEvent {
+    AccountEvent {
+        id: id.to_owned(),
+        account: AccountId(account),
+        kind: kind.to_owned(),
+        body: format!(r#"{{"id":"{id}","type":"{kind}"}}"#),
+    }
+}
+
+async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
+    let (first, second) = (open_store(engine).await, open_store(engine).await);
+    let now = Timestamp::from_second(1_800_000_000).expect("a time");
+    let jobs = first
+        .create_endpoint(&endpoint(1, "jobs.example", &["job.finished"]), 2, now)
+        .await
+        .expect("registers")
+        .expect("under the bound");
+    let all = first
+        .create_endpoint(
+            &endpoint(1, "all.example", &["job.finished", "account.balance_low"]),
+            2,
+            now,
+        )
+        .await
+        .expect("registers")
+        .expect("under the bound");
+    assert_eq!(
+        second
+            .create_endpoint(&endpoint(1, "third.example", &["job.paused"]), 2, now)
+            .await
+            .expect("answers"),
+        None,
+        "a third endpoint is over a bound of two"
+    );
+    let other = first
+        .create_endpoint(&endpoint(2, "other.example", &["job.finished"]), 2, now)
+        .await
+        .expect("registers")
+        .expect("another account's bound");
+    assert_eq!(jobs.url, "https://jobs.example/events");
+    assert_eq!(all.events, ["job.finished", "account.balance_low"]);
+    assert_eq!(
+        second
+            .endpoints(AccountId(1))
+            .await
+            .expect("lists")
+            .iter()
+            .map(|e| e.id)
+            .collect::<Vec<_>>(),
+        [jobs.id, all.id],
+        "an account sees its own endpoints, by id"
+    );
+
+    // One copy per endpoint that wants the type, once however often it is queued, never another account's.
+    let finished = event("evt_job_7_done", 1, "job.finished");
+    assert_eq!(
+        first
+            .queue_event(&finished, None, now)
+            .await
+            .expect("queues"),
+        2
+    );
+    assert_eq!(
+        second
+            .queue_event(&finished, None, now)
+            .await
+            .expect("queues"),
+        0
+    );
+    let low = event("evt_balance_1_1", 1, "account.balance_low");
+    assert_eq!(first.queue_event(&low, None, now).await.expect("queues"), 1);
+    // A ping goes to the one endpoint named, whatever it wants.
+    let ping = event("evt_ping_1", 1, "ping");
+    assert_eq!(
+        first
+            .queue_event(&ping, Some(jobs.id), now)
+            .await
+            .expect("queues"),
+        1
+    );
+    assert_eq!(
+        first
+            .queue_event(&ping, Some(other.id), now)
+            .await
+            .expect("queues"),
+        0,
+        "another account's endpoint gets nothing"
+    );
+
+    // Each copy is claimed by one caller while its claim lasts.
+    let lease = Duration::from_secs(30);
+    let claimed = first
+        .claim_endpoint_deliveries(now, lease, 10)
+        .await
+        .expect("claims");
+    assert_eq!(claimed.len(), 4, "{claimed:?}");
+    assert!(
+        second
+            .claim_endpoint_deliveries(now, lease, 10)
+            .await
+            .expect("claims")
+            .is_empty()
+    );
+    let copy = |event_id: &str, to| {
+        claimed
+            .iter()
+            .find(|d| d.event_id == event_id && d.endpoint == to)
+            .expect("claimed")
+            .clone()
+    };
+    let to_jobs = copy("evt_job_7_done", jobs.id);
+    assert_eq!(to_jobs.url, jobs.url);
+    assert_eq!(to_jobs.body, finished.body);
+    assert_eq!(to_jobs.attempts, 0);
+
+    // Delivered, retried later, given up (which disables the endpoint); a stale claim finishes nothing.
+    assert!(
+        !first
+            .finish_endpoint_delivery(
+                &to_jobs.event_id,
+                to_jobs.endpoint,
+                to_jobs.claim + 1,
+                now,
+                Delivered::Yes { status: 200 }
+            )
+            .await
+            .expect("records")
+    );
+    assert!(
+        first
+            .finish_endpoint_delivery(
+                &to_jobs.event_id,
+                to_jobs.endpoint,
+                to_jobs.claim,
+                now,
+                Delivered::Yes { status: 204 }
+            )
+            .await
+            .expect("records")
+    );
+    let retry_at = now + SignedDuration::from_secs(60);
+    let ping_copy = copy("evt_ping_1", jobs.id);
+    assert!(
+        first
+            .finish_endpoint_delivery(
+                &ping_copy.event_id,
+                ping_copy.endpoint,
+                ping_copy.claim,
+                now,
+                Delivered::Retry {
+                    status: Some(503),
+                    error: "HTTP 503".into(),
+                    retry_at,
+                }
+            )
+            .await
+            .expect("records")
+    );
+    let low_copy = copy("evt_balance_1_1", all.id);
+    assert!(
+        first
+            .finish_endpoint_delivery(
+                &low_copy.event_id,
+                low_copy.endpoint,
+                low_copy.claim,
+                now,
+                Delivered::GaveUp {
+                    status: None,
+                    error: "the receiver could not be reached".into(),
+                }
+            )
+            .await
+            .expect("records")
+    );
+    let listed = second.endpoints(AccountId(1)).await.expect("lists");
+    let disabled = listed.iter().find(|e| e.id == all.id).expect("listed");
+    assert_eq!(disabled.disabled_at, Some(now));
+    assert!(
+        disabled
+            .disabled_reason
+            .as_deref()
+            .is_some_and(|r| r.contains("could not be reached")),
+        "{disabled:?}"
+    );
+    let enabled = listed.iter().find(|e| e.id == jobs.id).expect("listed");
+    assert_eq!(enabled.disabled_at, None);
+    assert_eq!(
+        enabled.last_delivery.as_ref().and_then(|d| d.status),
+        Some(503)
+    );
+    assert_eq!(
+        first
+            .queue_event(&event("evt_job_8_done", 1, "job.finished"), None, now)
+            .await
+            .expect("queues"),
+        1,
+        "a disabled endpoint is sent nothing"
+    );
+
+    // The retry comes due at its time, not before, with the same id and its attempts counted.
+    let later = retry_at + SignedDuration::from_secs(1);
+    let again: Vec<_> = second
+        .claim_endpoint_deliveries(later, lease, 10)
+        .await
+        .expect("claims")
+        .into_iter()
+        .filter(|d| d.event_id == "evt_ping_1")
+        .collect();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].attempts, 1);
+
+    // The account's copies, newest first, each with its status; one endpoint's alone.
+    let copies = first
+        .endpoint_events(AccountId(1), None, 10)
+        .await
+        .expect("lists");
+    assert_eq!(copies.len(), 5, "{copies:?}");
+    let delivered = copies
+        .iter()
+        .find(|c| c.event_id == "evt_job_7_done" && c.endpoint == jobs.id)
+        .expect("listed");
+    assert_eq!(
+        (delivered.delivered_at, delivered.last_status),
+        (Some(now), Some(204))
+    );
+    assert_eq!(delivered.next_attempt_at, None);
+    let of_all = first
+        .endpoint_events(AccountId(1), Some(all.id), 10)
+        .await
+        .expect("lists");
+    assert!(of_all.iter().all(|c| c.endpoint == all.id));
+    assert_eq!(of_all.len(), 2);
+    assert!(
+        first
+            .endpoint_events(AccountId(2), None, 10)
+            .await
+            .expect("lists")
+            .is_empty()
+    );
+
+    // Deleting takes the endpoint and its copies; another account's endpoint is not its to delete.
+    assert!(
+        !first
+            .delete_endpoint(AccountId(1), other.id)
+            .await
+            .expect("deletes")
+    );
+    assert!(
+        first
+            .delete_endpoint(AccountId(1), jobs.id)
+            .await
+            .expect("deletes")
+    );
+    assert!(
+        first
+            .endpoint_events(AccountId(1), Some(jobs.id), 10)
+            .await
+            .expect("lists")
+            .is_empty()
+    );
+    assert_eq!(
+        second.endpoints(AccountId(1)).await.expect("lists").len(),
+        1
+    );
+}
+
 test_support::engine_tests! {
     refreshes_and_deliveries_are_each_one_callers,
+    endpoints_get_each_event_they_want_once,
 }

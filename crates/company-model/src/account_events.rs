@@ -1,0 +1,249 @@
+//! An account's own webhook endpoints: the events they may subscribe to, the body that registers one, and the
+//! envelope every account event is sent in. (A watch's `company.changed` events are in `watch_request.rs`.)
+
+use serde_json::{Map, Value};
+
+use crate::request::{json_object, type_name};
+use crate::watch_request::{problem, webhook_url};
+use crate::{InvalidRequest, Problem};
+
+/// The most webhook endpoints one account may register.
+pub const MAX_ENDPOINTS: usize = 10;
+
+/// The account events an endpoint can subscribe to, by their wire names (Stripe's `noun.verb` style).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum AccountEventType {
+    /// A bulk job finished: every input has its answer.
+    #[serde(rename = "job.finished")]
+    JobFinished,
+    /// A bulk job paused because the account ran out of credits.
+    #[serde(rename = "job.paused")]
+    JobPaused,
+    /// A bulk job was cancelled.
+    #[serde(rename = "job.cancelled")]
+    JobCancelled,
+    /// The account's balance fell below its alert threshold (once per crossing).
+    #[serde(rename = "account.balance_low")]
+    AccountBalanceLow,
+}
+
+impl AccountEventType {
+    /// Every type, in the order the documentation lists them.
+    pub const ALL: [Self; 4] = [
+        Self::JobFinished,
+        Self::JobPaused,
+        Self::JobCancelled,
+        Self::AccountBalanceLow,
+    ];
+
+    /// The wire name, e.g. `job.finished`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::JobFinished => "job.finished",
+            Self::JobPaused => "job.paused",
+            Self::JobCancelled => "job.cancelled",
+            Self::AccountBalanceLow => "account.balance_low",
+        }
+    }
+
+    /// The type named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+/// The type of the test event an endpoint can be sent on demand; not one to subscribe to.
+pub const PING_EVENT: &str = "ping";
+
+/// A validated request to register a webhook endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointRequest {
+    /// Where events are POSTed: an absolute `https` URL (or `http` where allowed), as a watch's `webhookUrl`.
+    pub url: String,
+    /// The events it receives, distinct, in the order sent.
+    pub events: Vec<AccountEventType>,
+}
+
+impl EndpointRequest {
+    /// Validates a body `{"url": "https://…", "events": ["job.finished", …]}`: `url` under the rule of a
+    /// watch's `webhookUrl` ([`crate::webhook_url_pattern`], at most [`crate::MAX_WEBHOOK_URL_LEN`] bytes,
+    /// `http` too when `allow_http`); `events` a non-empty list of distinct [`AccountEventType`] names.
+    ///
+    /// # Errors
+    /// [`InvalidRequest`] naming every problem found.
+    pub fn from_json(body: &[u8], allow_http: bool) -> Result<Self, InvalidRequest> {
+        let object = json_object(
+            body,
+            r#"send a JSON object such as {"url": "https://example.com/hooks/company-data", "events": ["job.finished"]}"#,
+        )?;
+        let mut problems = Vec::new();
+        for key in object.keys() {
+            if !matches!(key.as_str(), "url" | "events") {
+                problems.push(problem(
+                    &format!("/{}", crate::request::escape_pointer(key)),
+                    None,
+                    format!("unknown property `{key}`"),
+                    "send only `url` and `events`".to_owned(),
+                ));
+            }
+        }
+        let url = webhook_url(
+            &object,
+            "url",
+            "the https URL that receives the account's events",
+            allow_http,
+            &mut problems,
+        );
+        let events = events(&object, &mut problems);
+        if !problems.is_empty() {
+            return Err(InvalidRequest { problems });
+        }
+        Ok(Self {
+            url: url.unwrap_or_default(),
+            events,
+        })
+    }
+}
+
+fn events(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Vec<AccountEventType> {
+    let names: Vec<_> = AccountEventType::ALL.map(AccountEventType::as_str).into();
+    let fix = format!(
+        "send `events`: a list of the events to receive, some of: {}",
+        names.join(", ")
+    );
+    let Some(value) = object.get("events") else {
+        problems.push(problem(
+            "/events",
+            None,
+            "the required property `events` is missing".into(),
+            fix,
+        ));
+        return Vec::new();
+    };
+    let Value::Array(items) = value else {
+        problems.push(problem(
+            "/events",
+            Some(value),
+            format!("`events` is a {}, not an array", type_name(value)),
+            fix,
+        ));
+        return Vec::new();
+    };
+    if items.is_empty() {
+        problems.push(problem(
+            "/events",
+            Some(value),
+            "`events` is empty".into(),
+            fix,
+        ));
+        return Vec::new();
+    }
+    let mut events = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let pointer = format!("/events/{index}");
+        match item.as_str().map(AccountEventType::from_name) {
+            Some(Some(kind)) if events.contains(&kind) => problems.push(problem(
+                &pointer,
+                Some(item),
+                format!("`{}` is listed twice", kind.as_str()),
+                "list each event once".into(),
+            )),
+            Some(Some(kind)) => events.push(kind),
+            Some(None) => problems.push(problem(
+                &pointer,
+                Some(item),
+                format!(
+                    "`{}` is not an event an endpoint can receive",
+                    item.as_str().unwrap_or_default()
+                ),
+                fix.clone(),
+            )),
+            None => problems.push(problem(
+                &pointer,
+                Some(item),
+                format!("an event is a {}, not a string", type_name(item)),
+                fix.clone(),
+            )),
+        }
+    }
+    events
+}
+
+/// The body POSTed to an account's endpoints for each account event, signed as a watch's events are. The
+/// `id` is the same on every attempt and at every endpoint: drop duplicates by it.
+#[derive(Clone, Debug, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct AccountEventBody {
+    /// The event's id, `evt_…`, made from what happened (the same job finishing is one event).
+    pub id: String,
+    /// The event's type: an [`AccountEventType`] name, or [`PING_EVENT`] for a test event.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// When it happened.
+    pub created_at: jiff::Timestamp,
+    /// What it is about; its members depend on the type (docs/api.md, "Webhooks").
+    pub data: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(body: &str) -> Vec<(String, String)> {
+        EndpointRequest::from_json(body.as_bytes(), false)
+            .expect_err("refused")
+            .problems
+            .into_iter()
+            .map(|p| (p.pointer, p.reason))
+            .collect()
+    }
+
+    #[test]
+    fn an_endpoint_names_an_https_url_and_events_it_can_receive() {
+        let request = EndpointRequest::from_json(
+            br#"{"url": "https://hooks.example/cd", "events": ["job.finished", "account.balance_low"]}"#,
+            false,
+        )
+        .expect("valid");
+        assert_eq!(request.url, "https://hooks.example/cd");
+        assert_eq!(
+            request.events,
+            [
+                AccountEventType::JobFinished,
+                AccountEventType::AccountBalanceLow
+            ]
+        );
+        let refused = problems(
+            r#"{"url": "http://hooks.example/cd", "events": ["job.finished", "ping", "job.finished", 3], "x": 1}"#,
+        );
+        let pointers: Vec<_> = refused.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            pointers,
+            ["/x", "/url", "/events/1", "/events/2", "/events/3"],
+            "{refused:?}"
+        );
+        assert!(refused[1].1.contains("https only"), "{refused:?}");
+        assert!(
+            refused[2].1.contains("`ping` is not an event"),
+            "{refused:?}"
+        );
+        assert_eq!(
+            problems(r#"{"url": "https://a.example", "events": []}"#)[0].0,
+            "/events"
+        );
+        assert_eq!(problems(r#"{"events": ["job.paused"]}"#)[0].0, "/url");
+    }
+
+    #[test]
+    fn types_read_back_from_their_wire_names() {
+        for kind in AccountEventType::ALL {
+            assert_eq!(AccountEventType::from_name(kind.as_str()), Some(kind));
+            assert_eq!(
+                serde_json::to_value(kind).expect("serializes"),
+                kind.as_str()
+            );
+        }
+        assert_eq!(AccountEventType::from_name(PING_EVENT), None);
+    }
+}

@@ -1,0 +1,135 @@
+//! An account's own webhook endpoints: registering, listing and deleting them, a test `ping`, and queuing the
+//! account's events (a job finished, the balance ran low) for the endpoints that want them. They are sent by
+//! the same runner, with the same signature, time-out, address guard, retries and 24 h give-up as a watch's
+//! events ([`crate::Watches::work_once`]).
+
+use company_model::{
+    AccountEventBody, AccountEventType, AccountId, EndpointRequest, MAX_ENDPOINTS, PING_EVENT,
+};
+use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint};
+
+use crate::{WatchError, Watches};
+
+impl Watches {
+    /// Registers an endpoint for `account`'s events; makes the account's webhook secret (the one its watches
+    /// sign with) if it has none. Nothing is sent now.
+    ///
+    /// # Errors
+    /// [`WatchError::TooManyEndpoints`] when the account has [`MAX_ENDPOINTS`] already;
+    /// [`WatchError::Store`].
+    pub async fn create_endpoint(
+        &self,
+        account: AccountId,
+        request: &EndpointRequest,
+    ) -> Result<Endpoint, WatchError> {
+        self.secret(account).await?;
+        let endpoint = NewEndpoint {
+            account,
+            url: request.url.clone(),
+            events: request
+                .events
+                .iter()
+                .map(|kind| kind.as_str().to_owned())
+                .collect(),
+        };
+        self.store
+            .create_endpoint(&endpoint, MAX_ENDPOINTS, self.clock.now())
+            .await?
+            .ok_or(WatchError::TooManyEndpoints { max: MAX_ENDPOINTS })
+    }
+
+    /// The account's endpoints, by id.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn endpoints(&self, account: AccountId) -> Result<Vec<Endpoint>, WatchError> {
+        Ok(self.store.endpoints(account).await?)
+    }
+
+    /// Deletes the account's endpoint `id` and its events; false when the account has no such endpoint.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn delete_endpoint(
+        &self,
+        account: AccountId,
+        id: EndpointId,
+    ) -> Result<bool, WatchError> {
+        Ok(self.store.delete_endpoint(account, id).await?)
+    }
+
+    /// Queues a signed `ping` event for the account's endpoint `id`, whatever events it wants; returns the
+    /// event's id, or `None` when the account has no such endpoint or it is disabled (a disabled endpoint is
+    /// sent nothing).
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn ping(
+        &self,
+        account: AccountId,
+        id: EndpointId,
+    ) -> Result<Option<String>, WatchError> {
+        let now = self.clock.now();
+        let event_id = format!("evt_ping_{id}_{}", now.as_millisecond());
+        let data = serde_json::json!({ "endpoint_id": id.to_string() });
+        let queued = self
+            .queue(account, PING_EVENT, event_id.clone(), data, Some(id))
+            .await?;
+        Ok((queued > 0).then_some(event_id))
+    }
+
+    /// Queues an account event for each of the account's enabled endpoints that wants `kind`; `event_id` names
+    /// what happened (the same happening queued again, by this server or another, is queued once). Returns how
+    /// many endpoints it was queued for.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn announce(
+        &self,
+        account: AccountId,
+        kind: AccountEventType,
+        event_id: String,
+        data: serde_json::Value,
+    ) -> Result<u64, WatchError> {
+        self.queue(account, kind.as_str(), event_id, data, None)
+            .await
+    }
+
+    /// Up to `limit` of the account's deliveries (one per event and endpoint), newest first; those to endpoint
+    /// `of` only when given.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn endpoint_events(
+        &self,
+        account: AccountId,
+        of: Option<EndpointId>,
+        limit: u32,
+    ) -> Result<Vec<EndpointEvent>, WatchError> {
+        Ok(self.store.endpoint_events(account, of, limit).await?)
+    }
+
+    async fn queue(
+        &self,
+        account: AccountId,
+        kind: &str,
+        event_id: String,
+        data: serde_json::Value,
+        to: Option<EndpointId>,
+    ) -> Result<u64, WatchError> {
+        let now = self.clock.now();
+        let body = AccountEventBody {
+            id: event_id.clone(),
+            kind: kind.to_owned(),
+            created_at: now,
+            data,
+        };
+        let event = AccountEvent {
+            id: event_id,
+            account,
+            kind: kind.to_owned(),
+            body: serde_json::to_string(&body).map_err(|e| WatchError::Body(e.to_string()))?,
+        };
+        Ok(self.store.queue_event(&event, to, now).await?)
+    }
+}
