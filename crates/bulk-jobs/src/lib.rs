@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use company_lookup::{Caller, LookupError, LookupService};
-use company_model::{CompanyDataResponse, CompanyRequest, SubmittedUrl};
+use company_model::{AccountEventType, CompanyDataResponse, CompanyRequest, SubmittedUrl};
 use credit_ledger::{Credits, Ledger, LedgerError, STORED_PRICE, price_per_company};
 pub use job_store::{Answer, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError};
 use job_store::{Lease, NewJob};
@@ -41,6 +41,47 @@ use tracing::{debug, warn};
 /// The most input rows read in one call when a job's results are written out (a page of the results endpoint, a
 /// batch of a download): 10,000 rows of full records stay a few tens of MB.
 pub const MOST_ROWS_PER_READ: u32 = 10_000;
+
+/// A job's ending as the account event that tells its account ([`BulkJobs::endings`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobEnding {
+    /// The job's account.
+    pub account: company_model::AccountId,
+    /// The job.
+    pub job: JobId,
+    /// Which of the job's endings it is: 1 for its first (a job that pauses, resumes and finishes ends twice).
+    pub ending: i64,
+    /// The event's type: `job.finished`, `job.paused` or `job.cancelled`; `None` when the job has moved on
+    /// since (a paused job resumed before it was announced): then there is nothing to tell.
+    pub kind: Option<AccountEventType>,
+    /// The event's id, `evt_job_<job>_<ending>`: the same whichever server announces it.
+    pub event_id: String,
+    /// The event's `data`: `{"job": <the job as the API shows it>, "results_url": <the path of its results>}`.
+    pub data: serde_json::Value,
+}
+
+impl JobEnding {
+    fn of(view: &JobView, ending: i64) -> Self {
+        let job = &view.job;
+        let kind = match job.status {
+            JobStatus::Done => Some(AccountEventType::JobFinished),
+            JobStatus::Paused => Some(AccountEventType::JobPaused),
+            JobStatus::Cancelled => Some(AccountEventType::JobCancelled),
+            JobStatus::Queued | JobStatus::Running => None,
+        };
+        Self {
+            account: job.account,
+            job: job.id,
+            ending,
+            kind,
+            event_id: format!("evt_job_{}_{ending}", job.id),
+            data: serde_json::json!({
+                "job": view.info(),
+                "results_url": company_model::job_results_path(&job.id.to_string()),
+            }),
+        }
+    }
+}
 
 /// Knobs of the job runner.
 #[derive(Clone, Copy, Debug)]
@@ -251,6 +292,29 @@ impl BulkJobs {
         id: JobId,
     ) -> Result<Option<JobView>, BulkError> {
         Ok(self.store.cancel(account, id).await?.map(JobView::of))
+    }
+
+    /// Up to `limit` job endings not yet announced (a job became `done`, `paused` or `cancelled`), oldest job
+    /// first, each as the account event that tells its account. Hand each to whoever sends account events, then
+    /// record it with [`BulkJobs::announced`]; until then it is listed again (on every server: the event's id is
+    /// the same, so it is sent once).
+    ///
+    /// # Errors
+    /// [`BulkError::Store`].
+    pub async fn endings(&self, limit: u32) -> Result<Vec<JobEnding>, BulkError> {
+        let found = self.store.unannounced(limit).await?;
+        Ok(found
+            .into_iter()
+            .map(|(job, ending)| JobEnding::of(&JobView::of(job), ending))
+            .collect())
+    }
+
+    /// Records that `ending` was announced, so [`BulkJobs::endings`] lists it no more.
+    ///
+    /// # Errors
+    /// [`BulkError::Store`].
+    pub async fn announced(&self, ending: &JobEnding) -> Result<(), BulkError> {
+        Ok(self.store.announced(ending.job, ending.ending).await?)
     }
 
     /// Deletes the job with its results (cancelling it first if it still runs: a lease already running records

@@ -43,7 +43,7 @@ pub use company_model::{
 use reqwest::{Method, StatusCode, header};
 
 /// The jobs collection.
-const JOBS: &str = "/v1/network/company-data/jobs";
+const JOBS: &str = company_model::JOBS_PATH;
 
 /// How often, and how long apart, a request that may succeed later is sent again.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -290,7 +290,7 @@ impl Client {
     pub fn job_results(&self, id: &str) -> JobResults {
         JobResults {
             client: self.clone(),
-            next: Some(format!("{JOBS}/{id}/results")),
+            next: Some(company_model::job_results_path(id)),
         }
     }
 

@@ -7,6 +7,15 @@ use crate::{
     CompanyResult, InputMetadata, RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl,
 };
 
+/// The path of the bulk jobs' collection: a job is `{JOBS_PATH}/{id}`, its results
+/// [`job_results_path`]. The server's route table, the Rust client and the job events name jobs by it.
+pub const JOBS_PATH: &str = "/v1/network/company-data/jobs";
+
+/// The path of job `id`'s results (NDJSON or CSV, `GET`).
+pub fn job_results_path(id: &str) -> String {
+    format!("{JOBS_PATH}/{id}/results")
+}
+
 /// Where a job is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -46,7 +46,7 @@ pub use history::{
     CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, HistoryResponse, WATCH_FIELDS,
     change_fields_text, changed_members,
 };
-pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus};
+pub use jobs::{Answer, InputRow, JOBS_PATH, JobInfo, JobList, JobStatus, job_results_path};
 pub use names::{LEGAL_SUFFIXES, name_key, name_slugs};
 pub use queries::{HistoryQuery, ID_PATTERN, WatchListQuery, WatchPath};
 pub use record::{

@@ -114,7 +114,7 @@ pub(crate) enum Part {
 pub(crate) type Route = http_serve::Route<Operation, Part>;
 
 /// The bulk jobs' collection: a job is `{JOBS}/{id}`.
-pub(crate) const JOBS: &str = "/v1/network/company-data/jobs";
+pub(crate) const JOBS: &str = company_model::JOBS_PATH;
 /// Domains and names to pages.
 pub(crate) const RESOLVE: &str = "/v1/network/company-data/resolve";
 /// MCP over Streamable HTTP.

@@ -192,6 +192,13 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<InputRow>, JobStoreError>;
     /// Deletes jobs that finished before `finished_before`, with their inputs and answers; returns how many.
     async fn purge(&self, finished_before: jiff::Timestamp) -> Result<u64, JobStoreError>;
+    /// Up to `limit` jobs whose latest ending (becoming `done`, `paused` or `cancelled`) is not yet announced,
+    /// oldest job first, each with that ending's number (a job that pauses, resumes and finishes ends three
+    /// times). A job may have moved on since (a paused job resumed): it is listed as it is now.
+    async fn unannounced(&self, limit: u32) -> Result<Vec<(Job, i64)>, JobStoreError>;
+    /// Records that ending `ending` of job `id` is announced (or needs no announcement); an earlier ending
+    /// recorded late never undoes a later one.
+    async fn announced(&self, id: JobId, ending: i64) -> Result<(), JobStoreError>;
 }
 
 /// The distinct pages of a job's inputs in first-seen order, with how many inputs name each, and each input's
@@ -303,6 +310,15 @@ pub(crate) const FIELDS_AND_METADATA: &str = "
     ALTER TABLE jobs ADD COLUMN fields TEXT;
     ALTER TABLE jobs ADD COLUMN metadata_columns TEXT;
     ALTER TABLE job_inputs ADD COLUMN metadata TEXT;
+";
+
+/// A job's endings for the account events they make (both engines): `endings` counts the times it became
+/// `done`, `paused` or `cancelled`, `announced` the last of them announced; the index finds the rest.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) const ENDINGS: &str = "
+    ALTER TABLE jobs ADD COLUMN endings BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE jobs ADD COLUMN announced BIGINT NOT NULL DEFAULT 0;
+    CREATE INDEX jobs_unannounced ON jobs (id) WHERE endings > announced;
 ";
 
 /// The member names of `metadata`, each once, in the order first sent; as stored, a JSON array (`None` when there

@@ -69,11 +69,14 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX job_leases_server ON job_leases (server);
 ",
     crate::FIELDS_AND_METADATA,
+    crate::ENDINGS,
 ];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
                            unresolved, pages, pages_done, charged_millis, created_at, started_at, finished_at, \
                            fields, metadata_columns";
+/// How many columns [`JOB_COLUMNS`] names: the index of a column read after them.
+const JOB_COLUMN_COUNT: usize = 18;
 
 /// Statuses whose pages may be leased.
 const RUNNABLE: &str = "('queued', 'running')";
@@ -258,7 +261,8 @@ impl JobStore for PgJobStore {
     async fn cancel(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError> {
         self.pool
             .execute(
-                "UPDATE jobs SET status = 'cancelled', paused_reason = NULL, finished_at = now()
+                "UPDATE jobs SET status = 'cancelled', paused_reason = NULL, finished_at = now(),
+                     endings = endings + 1
                  WHERE id = $1 AND account_id = $2 AND status NOT IN ('done', 'cancelled')",
                 &[&id.0, &account.0],
             )
@@ -467,6 +471,8 @@ impl JobStore for PgJobStore {
                              pages_done = pages_done + $5, charged_millis = charged_millis + $6,
                              status = CASE WHEN pages_done + $5 >= pages AND status NOT IN ('done', 'cancelled')
                                            THEN 'done' ELSE status END,
+                             endings = CASE WHEN pages_done + $5 >= pages AND status NOT IN ('done', 'cancelled')
+                                            THEN endings + 1 ELSE endings END,
                              paused_reason = CASE WHEN pages_done + $5 >= pages THEN NULL ELSE paused_reason END,
                              finished_at = CASE WHEN pages_done + $5 >= pages AND finished_at IS NULL
                                                 THEN now() ELSE finished_at END
@@ -490,7 +496,8 @@ impl JobStore for PgJobStore {
         self.pool
             .execute(
                 &format!(
-                    "UPDATE jobs SET status = 'paused', paused_reason = $2 WHERE id = $1 AND status IN {RUNNABLE}"
+                    "UPDATE jobs SET status = 'paused', paused_reason = $2, endings = endings + 1
+                     WHERE id = $1 AND status IN {RUNNABLE}"
                 ),
                 &[&id.0, &reason],
             )
@@ -595,5 +602,33 @@ impl JobStore for PgJobStore {
             .await
             .map_err(backend)?;
         Ok(count(row.get(0)))
+    }
+
+    async fn unannounced(&self, limit: u32) -> Result<Vec<(Job, i64)>, JobStoreError> {
+        let rows = self
+            .pool
+            .query(
+                &format!(
+                    "SELECT {JOB_COLUMNS}, endings FROM jobs WHERE endings > announced ORDER BY id LIMIT $1"
+                ),
+                &[&i64::from(limit)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows
+            .iter()
+            .map(|row| (job_row(row), row.get::<_, i64>(JOB_COLUMN_COUNT)))
+            .collect())
+    }
+
+    async fn announced(&self, id: JobId, ending: i64) -> Result<(), JobStoreError> {
+        self.pool
+            .execute(
+                "UPDATE jobs SET announced = greatest(announced, $2) WHERE id = $1",
+                &[&id.0, &ending],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 }

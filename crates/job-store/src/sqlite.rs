@@ -66,11 +66,13 @@ const MIGRATIONS: &[&str] = &["
         expires_at_ms INTEGER NOT NULL
     );
     CREATE INDEX job_leases_expiry ON job_leases (expires_at_ms);
-", crate::FIELDS_AND_METADATA];
+", crate::FIELDS_AND_METADATA, crate::ENDINGS];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
                            unresolved, pages, pages_done, charged_millis, created_at_ms, started_at_ms, \
                            finished_at_ms, fields, metadata_columns";
+/// How many columns [`JOB_COLUMNS`] names: the index of a column read after them.
+const JOB_COLUMN_COUNT: usize = 18;
 
 /// Statuses whose pages may be leased.
 const RUNNABLE: &str = "('queued', 'running')";
@@ -262,7 +264,8 @@ impl JobStore for SqliteJobStore {
         self.pool
             .write(move |conn| {
                 conn.execute(
-                    "UPDATE jobs SET status = 'cancelled', paused_reason = NULL, finished_at_ms = ?3
+                    "UPDATE jobs SET status = 'cancelled', paused_reason = NULL, finished_at_ms = ?3,
+                         endings = endings + 1
                      WHERE id = ?1 AND account_id = ?2 AND status NOT IN ('done', 'cancelled')",
                     params![id.0, account.0, now_ms()],
                 )?;
@@ -449,7 +452,8 @@ impl JobStore for SqliteJobStore {
                     params![job_id, inputs, resolved, inputs - resolved, pages, charged_millis],
                 )?;
                 tx.execute(
-                    "UPDATE jobs SET status = 'done', paused_reason = NULL, finished_at_ms = ?2
+                    "UPDATE jobs SET status = 'done', paused_reason = NULL, finished_at_ms = ?2,
+                         endings = endings + 1
                      WHERE id = ?1 AND pages_done >= pages AND status NOT IN ('done', 'cancelled')",
                     params![job_id, now_ms()],
                 )?;
@@ -466,7 +470,8 @@ impl JobStore for SqliteJobStore {
             .write(move |conn| {
                 conn.execute(
                     &format!(
-                        "UPDATE jobs SET status = 'paused', paused_reason = ?2 WHERE id = ?1 AND status IN {RUNNABLE}"
+                        "UPDATE jobs SET status = 'paused', paused_reason = ?2, endings = endings + 1
+                         WHERE id = ?1 AND status IN {RUNNABLE}"
                     ),
                     params![id.0, reason],
                 )
@@ -577,5 +582,31 @@ impl JobStore for SqliteJobStore {
             })
             .await
             .map_err(backend)
+    }
+
+    async fn unannounced(&self, limit: u32) -> Result<Vec<(Job, i64)>, JobStoreError> {
+        self.pool
+            .run(move |conn| {
+                conn.prepare_cached(&format!(
+                    "SELECT {JOB_COLUMNS}, endings FROM jobs WHERE endings > announced ORDER BY id LIMIT ?1"
+                ))?
+                .query_map([limit], |row| Ok((job_row(row)?, row.get(JOB_COLUMN_COUNT)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn announced(&self, id: JobId, ending: i64) -> Result<(), JobStoreError> {
+        self.pool
+            .write(move |conn| {
+                conn.execute(
+                    "UPDATE jobs SET announced = max(announced, ?2) WHERE id = ?1",
+                    params![id.0, ending],
+                )
+            })
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 }

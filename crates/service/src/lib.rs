@@ -316,6 +316,45 @@ impl App {
         }
     }
 
+    /// Hands job endings to the account events until the process ends: every second, each job that became
+    /// `done`, `paused` or `cancelled` since is announced to its account's endpoints that want the event
+    /// ([`BulkJobs::endings`], [`Watches::announce`]), then recorded as announced. On a shared database every
+    /// server does it; an event's id names the ending, so each endpoint gets it once.
+    pub fn spawn_job_announcer(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let app = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut every_second = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                every_second.tick().await;
+                if let Err(error) = app.announce_job_endings().await {
+                    tracing::warn!(%error, "job endings could not be announced");
+                }
+            }
+        })
+    }
+
+    /// One pass of [`App::spawn_job_announcer`]: how many endings it recorded.
+    ///
+    /// # Errors
+    /// When a store fails; what was recorded before stays recorded, the rest is tried again.
+    pub async fn announce_job_endings(&self) -> anyhow::Result<usize> {
+        let endings = self.jobs.endings(JOB_ENDINGS_AT_ONCE).await?;
+        for ending in &endings {
+            if let Some(kind) = ending.kind {
+                self.watches
+                    .announce(
+                        ending.account,
+                        kind,
+                        ending.event_id.clone(),
+                        ending.data.clone(),
+                    )
+                    .await?;
+            }
+            self.jobs.announced(ending).await?;
+        }
+        Ok(endings.len())
+    }
+
     /// Runs the periodic upkeep until the process ends: every 10 s, frees credit holds older than any request
     /// can run (a stopped server's, on a shared database); every minute, deletes expired dashboard sessions and
     /// invitations; every hour, forgets history older than its retention.
@@ -363,6 +402,9 @@ impl http_api::HealthCheck for DatabaseHealth {
     }
 }
 
+/// The most job endings one pass of [`App::announce_job_endings`] hands on.
+const JOB_ENDINGS_AT_ONCE: u32 = 100;
+
 /// A server ready to accept connections: what `company-data serve` does before it listens, in one place for the
 /// command and for tests that run the server in their own process.
 #[derive(Debug)]
@@ -400,6 +442,7 @@ impl Server {
             );
         }
         app.spawn_upkeep();
+        app.spawn_job_announcer();
         // Ends with the fetcher, when the server is dropped.
         let _proxy_file = app.lookup.follow_proxy_file();
         let runner = app.jobs.start();

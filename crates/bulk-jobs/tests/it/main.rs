@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bulk_jobs::{BulkJobs, BulkSettings, JobStatus, JobStore, Worked, output};
 use company_lookup::{Caller, LookupService, LookupSettings};
-use company_model::{CompanyRequest, RecordSource};
+use company_model::{AccountEventType, CompanyRequest, RecordSource};
 use credit_ledger::{Credits, EntryKind, Ledger, SqliteLedger};
 use job_store::SqliteJobStore;
 use page_scraper::{Fetcher, FetcherSettings, Origin};
@@ -298,6 +298,16 @@ async fn a_job_pauses_without_credits_and_resumes_after_a_grant() {
         paused.info().paused_reason.as_deref(),
         Some("insufficient_credits")
     );
+    // The pause is an ending to announce, once: job.paused with the job as the API shows it.
+    let endings = world.jobs.endings(10).await.expect("listed");
+    assert_eq!(endings.len(), 1, "{endings:?}");
+    let pause = &endings[0];
+    assert_eq!(pause.kind, Some(AccountEventType::JobPaused));
+    assert_eq!(pause.account, world.caller.account);
+    assert_eq!(pause.event_id, format!("evt_job_{}_1", job.job.id));
+    assert_eq!(pause.data["job"]["paused_reason"], "insufficient_credits");
+    world.jobs.announced(pause).await.expect("recorded");
+    assert!(world.jobs.endings(10).await.expect("listed").is_empty());
     world
         .ledger
         .grant(
@@ -311,6 +321,19 @@ async fn a_job_pauses_without_credits_and_resumes_after_a_grant() {
     runner.stop().await;
     assert_eq!(done.job.resolved, 4);
     assert_eq!(balance(&world).await, Credits::parse("4").expect("amount"));
+    // Finishing is the second ending: job.finished, with the counts, the credits and where the results are.
+    let endings = world.jobs.endings(10).await.expect("listed");
+    assert_eq!(endings.len(), 1, "{endings:?}");
+    let finish = &endings[0];
+    assert_eq!(finish.kind, Some(AccountEventType::JobFinished));
+    assert_eq!(finish.event_id, format!("evt_job_{}_2", job.job.id));
+    assert_eq!(finish.data["job"]["status"], "done");
+    assert_eq!(finish.data["job"]["resolved"], 4);
+    assert_eq!(finish.data["job"]["credits_charged"], 2.0);
+    assert_eq!(
+        finish.data["results_url"],
+        format!("/v1/network/company-data/jobs/{}/results", job.job.id)
+    );
 }
 
 #[tokio::test]

@@ -539,7 +539,83 @@ async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
     assert_eq!((plain.fields, plain.metadata_columns.len()), (None, 0));
 }
 
+async fn each_ending_is_listed_until_it_is_announced(engine: &Engine) {
+    let store = open_store(engine).await;
+    let listed = |store: Arc<dyn JobStore>| async move {
+        store
+            .unannounced(10)
+            .await
+            .expect("listed")
+            .into_iter()
+            .map(|(job, ending)| (job.id, job.status, ending))
+            .collect::<Vec<_>>()
+    };
+    let one = store
+        .create(new_job(1, &["https://www.linkedin.com/company/a"]))
+        .await
+        .expect("created");
+    assert_eq!(listed(store.clone()).await, [], "a new job has not ended");
+
+    // Paused: its first ending, listed until announced.
+    store
+        .pause(one.id, "insufficient_credits")
+        .await
+        .expect("paused");
+    assert_eq!(
+        listed(store.clone()).await,
+        [(one.id, JobStatus::Paused, 1)]
+    );
+    store.announced(one.id, 1).await.expect("recorded");
+    assert_eq!(listed(store.clone()).await, []);
+
+    // Resumed and finished: its second ending.
+    store.resume(one.id).await.expect("resumed");
+    let lease = store
+        .lease("web-1", 5, MINUTE)
+        .await
+        .expect("lease")
+        .expect("work");
+    let answers = lease
+        .pages
+        .iter()
+        .map(|page| (page.clone(), found("A")))
+        .collect();
+    assert!(
+        store
+            .finish(lease.id, answers, 1000)
+            .await
+            .expect("finished")
+    );
+    let two = store
+        .create(new_job(2, &["https://www.linkedin.com/company/b"]))
+        .await
+        .expect("created");
+    store
+        .cancel(AccountId(2), two.id)
+        .await
+        .expect("cancelled")
+        .expect("the account's");
+    assert_eq!(
+        listed(store.clone()).await,
+        [
+            (one.id, JobStatus::Done, 2),
+            (two.id, JobStatus::Cancelled, 1)
+        ]
+    );
+    // A late record of an earlier ending does not hide the later one; a finished job does not pause again.
+    store.announced(one.id, 1).await.expect("recorded");
+    store
+        .pause(one.id, "insufficient_credits")
+        .await
+        .expect("answers");
+    assert_eq!(listed(store.clone()).await.len(), 2);
+    store.announced(one.id, 2).await.expect("recorded");
+    store.announced(two.id, 1).await.expect("recorded");
+    assert_eq!(listed(store.clone()).await, []);
+}
+
 test_support::engine_tests! {
+    each_ending_is_listed_until_it_is_announced,
     fields_and_metadata_are_kept_with_the_job,
     a_job_is_leased_answered_and_read_back_in_input_order,
     accounts_take_turns_and_pages_are_leased_once_across_servers,
