@@ -1,6 +1,7 @@
 //! End-to-end: the real binary over HTTP on loopback, real SQLite files, captured pages from real origins.
 
 mod abuse;
+mod account_events;
 mod auth;
 mod billing;
 mod cli;

@@ -15,6 +15,7 @@ use std::time::Duration;
 pub use test_support::{eventually, stays};
 
 pub mod hostile;
+pub mod receiver;
 pub mod websites;
 
 /// The repository's `tests/fixtures` folder.

@@ -155,6 +155,12 @@ pub struct ServeArgs {
     /// (tests and local receivers only; refused by default).
     #[arg(long, env = "COMPANY_DATA_WEBHOOK_ALLOW_PRIVATE")]
     webhook_allow_private: bool,
+    /// Seconds before a webhook delivery that failed is tried again; each next retry waits twice as long, up
+    /// to an hour apart, for 24 h from the event.
+    #[arg(long, env = "COMPANY_DATA_WEBHOOK_FIRST_RETRY",
+          default_value_t = WatchSettings::default().first_retry.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    webhook_first_retry: u64,
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
     #[arg(long, env = "COMPANY_DATA_LOG", default_value = "info")]
     pub log: String,
@@ -307,6 +313,7 @@ impl ServeArgs {
             },
             watches: WatchSettings {
                 allow_private: self.webhook_allow_private,
+                first_retry: Duration::from_secs(self.webhook_first_retry),
                 ..WatchSettings::default()
             },
             jobs: BulkSettings {

@@ -170,17 +170,132 @@ fn events(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Vec<Accou
     events
 }
 
+/// The body that registers an endpoint, as the OpenAPI document describes it ([`EndpointRequest::from_json`]
+/// validates it, naming every problem).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "WebhookEndpointRequest"))]
+pub struct EndpointBody {
+    /// Where events are POSTed: an https URL on a public address, without user name or password.
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::MAX_WEBHOOK_URL_LEN)))]
+    pub url: String,
+    /// The events it receives: at least one, each once.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
+    pub events: Vec<AccountEventType>,
+}
+
+/// Whether an endpoint is sent events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum EndpointStatus {
+    /// Sent the events it wants.
+    Enabled,
+    /// Sent nothing more: an event failed for the whole retry window (see `disabled_reason`).
+    Disabled,
+}
+
+/// A webhook endpoint as the API shows it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "WebhookEndpoint"))]
+pub struct EndpointInfo {
+    /// Its id (a whole number above 0, as a string).
+    pub id: String,
+    /// Where events are POSTed.
+    pub url: String,
+    /// The events it receives.
+    pub events: Vec<AccountEventType>,
+    /// Whether it is sent events.
+    pub status: EndpointStatus,
+    /// When it was registered.
+    pub created_at: jiff::Timestamp,
+    /// The last delivery attempt to it.
+    pub last_delivery: Option<crate::DeliveryInfo>,
+    /// Why it was disabled.
+    pub disabled_reason: Option<String>,
+}
+
+/// The account's endpoints, by id (`GET /v1/webhook-endpoints`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "WebhookEndpointList"))]
+pub struct EndpointList {
+    /// At most [`MAX_ENDPOINTS`].
+    pub endpoints: Vec<EndpointInfo>,
+}
+
+/// Where one event's delivery to one endpoint is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum DeliveryState {
+    /// The endpoint answered 2xx.
+    Delivered,
+    /// Not yet delivered; tried again at `next_attempt_at`.
+    Pending,
+    /// Given up: it failed for the whole retry window.
+    Failed,
+}
+
+/// One event's delivery to one endpoint (`GET /v1/webhook-endpoints/{id}/deliveries`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "WebhookDelivery"))]
+pub struct EndpointDeliveryInfo {
+    /// The event's id, as sent in the body and the `Company-Data-Event-Id` header.
+    pub event_id: String,
+    /// The event's type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Where it is.
+    pub status: DeliveryState,
+    /// When the event was made.
+    pub created_at: jiff::Timestamp,
+    /// Attempts so far.
+    pub attempts: u32,
+    /// When the endpoint answered 2xx.
+    pub delivered_at: Option<jiff::Timestamp>,
+    /// When it is tried next (pending only).
+    pub next_attempt_at: Option<jiff::Timestamp>,
+    /// The endpoint's HTTP status on the last attempt, if it answered.
+    pub last_status: Option<u16>,
+    /// What went wrong on the last attempt.
+    pub last_error: Option<String>,
+}
+
+/// An endpoint's deliveries, newest first.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "WebhookDeliveryList"))]
+pub struct DeliveryList {
+    /// Up to the request's `limit`.
+    pub deliveries: Vec<EndpointDeliveryInfo>,
+}
+
+/// The answer to a test `ping`: the event queued for the endpoint.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "WebhookPing"))]
+pub struct PingAnswer {
+    /// The `ping` event's id: find it in the endpoint's deliveries.
+    pub event_id: String,
+}
+
 /// The body POSTed to an account's endpoints for each account event, signed as a watch's events are. The
 /// `id` is the same on every attempt and at every endpoint: drop duplicates by it.
 #[derive(Clone, Debug, serde::Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "AccountEvent"))]
 pub struct AccountEventBody {
     /// The event's id, `evt_…`, made from what happened (the same job finishing is one event).
     pub id: String,
     /// The event's type: an [`AccountEventType`] name, or [`PING_EVENT`] for a test event.
     #[serde(rename = "type")]
     pub kind: String,
-    /// When it happened.
+    /// When the event was made: when the service noticed what it reports (for a job's ending, within about a
+    /// second while a server runs).
     pub created_at: jiff::Timestamp,
     /// What it is about; its members depend on the type (docs/api.md, "Webhooks").
     pub data: Value,

@@ -32,7 +32,9 @@ mod resolve;
 mod watch_request;
 
 pub use account_events::{
-    AccountEventBody, AccountEventType, EndpointRequest, MAX_ENDPOINTS, PING_EVENT,
+    AccountEventBody, AccountEventType, DeliveryList, DeliveryState, EndpointBody,
+    EndpointDeliveryInfo, EndpointInfo, EndpointList, EndpointRequest, EndpointStatus,
+    MAX_ENDPOINTS, PING_EVENT, PingAnswer,
 };
 pub use api::{
     CompanyDataResponse, CompanyResult, ErrorBody, Problem, RecordSource, UnresolvedCode,

@@ -6,6 +6,7 @@
 use company_model::{
     AccountEventBody, AccountEventType, AccountId, EndpointRequest, MAX_ENDPOINTS, PING_EVENT,
 };
+use rand::RngCore;
 use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint};
 
 use crate::{WatchError, Watches};
@@ -69,8 +70,10 @@ impl Watches {
         account: AccountId,
         id: EndpointId,
     ) -> Result<Option<String>, WatchError> {
-        let now = self.clock.now();
-        let event_id = format!("evt_ping_{id}_{}", now.as_millisecond());
+        // Each ping is its own event (two in one millisecond too), so the id is random, not a time.
+        let mut nonce = [0u8; 8];
+        rand::rngs::OsRng.fill_bytes(&mut nonce);
+        let event_id = format!("evt_ping_{id}_{}", hex::encode(nonce));
         let data = serde_json::json!({ "endpoint_id": id.to_string() });
         let queued = self
             .queue(account, PING_EVENT, event_id.clone(), data, Some(id))
@@ -131,5 +134,54 @@ impl Watches {
             body: serde_json::to_string(&body).map_err(|e| WatchError::Body(e.to_string()))?,
         };
         Ok(self.store.queue_event(&event, to, now).await?)
+    }
+}
+
+/// An endpoint as the API shows it ([`company_model::EndpointInfo`]).
+pub fn endpoint_info(endpoint: &Endpoint) -> company_model::EndpointInfo {
+    company_model::EndpointInfo {
+        id: endpoint.id.to_string(),
+        url: endpoint.url.clone(),
+        events: endpoint
+            .events
+            .iter()
+            .filter_map(|name| AccountEventType::from_name(name))
+            .collect(),
+        status: if endpoint.disabled_at.is_some() {
+            company_model::EndpointStatus::Disabled
+        } else {
+            company_model::EndpointStatus::Enabled
+        },
+        created_at: endpoint.created_at,
+        last_delivery: endpoint.last_delivery.as_ref().map(|delivery| {
+            company_model::DeliveryInfo {
+                at: delivery.at,
+                status: delivery.status,
+                error: delivery.error.clone(),
+            }
+        }),
+        disabled_reason: endpoint.disabled_reason.clone(),
+    }
+}
+
+/// An event's delivery to an endpoint as the API shows it ([`company_model::EndpointDeliveryInfo`]).
+pub fn delivery_info(event: &EndpointEvent) -> company_model::EndpointDeliveryInfo {
+    let status = if event.delivered_at.is_some() {
+        company_model::DeliveryState::Delivered
+    } else if event.next_attempt_at.is_some() {
+        company_model::DeliveryState::Pending
+    } else {
+        company_model::DeliveryState::Failed
+    };
+    company_model::EndpointDeliveryInfo {
+        event_id: event.event_id.clone(),
+        kind: event.kind.clone(),
+        status,
+        created_at: event.created_at,
+        attempts: event.attempts,
+        delivered_at: event.delivered_at,
+        next_attempt_at: event.next_attempt_at,
+        last_status: event.last_status,
+        last_error: event.last_error.clone(),
     }
 }

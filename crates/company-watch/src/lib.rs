@@ -41,6 +41,7 @@ use watch_store::{
 };
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use endpoints::{delivery_info, endpoint_info};
 
 /// Knobs of the watch service.
 #[derive(Clone, Copy, Debug)]

@@ -99,6 +99,11 @@ impl Api {
             Operation::ListWatches => self.list_watches(&request).await,
             Operation::GetWatch => self.show_watch(&request, id).await,
             Operation::DeleteWatch => self.delete_watch(&request, id).await,
+            Operation::ListWebhookEndpoints => self.list_endpoints(&request).await,
+            Operation::CreateWebhookEndpoint => self.create_endpoint(request).await,
+            Operation::DeleteWebhookEndpoint => self.delete_endpoint(&request, id).await,
+            Operation::PingWebhookEndpoint => self.ping_endpoint(&request, id).await,
+            Operation::ListWebhookDeliveries => self.list_deliveries(&request, id).await,
             Operation::Mcp => self.mcp(request).await,
         }
     }

@@ -55,7 +55,10 @@ pub enum ApiError {
     /// No watch of the caller's account has that id (404).
     #[error("no such watch")]
     WatchNotFound,
-    /// The watch service failed (503).
+    /// No webhook endpoint of the caller's account has that id (404).
+    #[error("no such webhook endpoint")]
+    EndpointNotFound,
+    /// The watch service failed (503), or refused a twelfth endpoint (409, `too_many_endpoints`).
     #[error(transparent)]
     Watches(#[from] company_watch::WatchError),
     /// The page of a history request has no stored snapshot (404 `not_found`).
@@ -230,7 +233,8 @@ impl ApiError {
                 "No such endpoint. The API is `POST /v1/network/company-data`, \
                  `POST /v1/network/company-data/resolve`, the jobs under \
                  `/v1/network/company-data/jobs`, `GET /v1/network/company-data/history`, the watches under \
-                 `/v1/network/company-data/watches` and `GET /v1/account`; its description is at \
+                 `/v1/network/company-data/watches`, the webhook endpoints under `/v1/webhook-endpoints` and \
+                 `GET /v1/account`; its description is at \
                  `GET /openapi.json`."
                     .to_owned(),
             ),
@@ -256,6 +260,21 @@ impl ApiError {
                 "This account has no watch with that id. List the account's watches with \
                  `GET /v1/network/company-data/watches`."
                     .to_owned(),
+            ),
+            Self::EndpointNotFound => (
+                S::NOT_FOUND,
+                "endpoint_not_found",
+                "This account has no webhook endpoint with that id. List the account's endpoints with \
+                 `GET /v1/webhook-endpoints`."
+                    .to_owned(),
+            ),
+            Self::Watches(company_watch::WatchError::TooManyEndpoints { max }) => (
+                S::CONFLICT,
+                "too_many_endpoints",
+                format!(
+                    "This account has {max} webhook endpoints, the most it may have. Delete one \
+                     (`DELETE /v1/webhook-endpoints/{{id}}`) or add the events you need to an existing one."
+                ),
             ),
             Self::InvalidQuery(text) => (
                 S::BAD_REQUEST,

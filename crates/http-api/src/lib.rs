@@ -41,6 +41,7 @@ mod api;
 mod auth;
 mod company_data;
 mod dispatch;
+mod endpoints;
 mod error;
 mod health;
 mod history;

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use company_model::{
     CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryResponse,
-    JobInfo, JobList, MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS,
-    RequestBody, ResolveBody, ResolveResponse, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList,
-    WebhookEvent,
+    JobInfo, JobList, MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_ENDPOINTS, MAX_JOB_BODY_BYTES,
+    MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody, ResolveResponse, WATCH_EVERY_HOURS,
+    WatchBody, WatchInfo, WatchList, WebhookEvent,
 };
 use company_resolve::MIN_CONFIDENCE;
 use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
@@ -19,8 +19,8 @@ use page_url::NetworkDomain;
 use serde_json::{Map, Value, json};
 
 use crate::paging::{
-    DEFAULT_JOBS_PER_PAGE, DEFAULT_WATCHES_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE,
-    MOST_WATCHES_PER_PAGE,
+    DEFAULT_DELIVERIES_PER_PAGE, DEFAULT_JOBS_PER_PAGE, DEFAULT_WATCHES_PER_PAGE,
+    MOST_DELIVERIES_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE, MOST_WATCHES_PER_PAGE,
 };
 use crate::table::{Operation, Part, ROUTES};
 
@@ -129,7 +129,10 @@ pub fn openapi_document(
                  {MAX_BODY_BYTES} bytes; one live lookup to {live_seconds} s on this server."
             ),
         },
-        "tags": [{"name": "Company Data", "description": "Company records from page URLs."}],
+        "tags": [
+            {"name": "Company Data", "description": "Company records from page URLs."},
+            {"name": "Webhooks", "description": "The account's webhook endpoints and the account events sent to them."}
+        ],
         "security": [{"bearerAuth": []}, {"xApiKey": []}, {"apiKey": []}, {"companyDataApiKey": []}],
         "paths": paths,
         "components": {
@@ -160,6 +163,9 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
     let job_not_found = error_response("`job_not_found`: the account has no job with this id.");
     let watch_not_found =
         error_response("`watch_not_found`: the account has no watch with this id.");
+    let endpoint_not_found =
+        error_response("`endpoint_not_found`: the account has no webhook endpoint with this id.");
+    let bad_endpoint_id = error_response("`invalid_query`: the id is not a whole number above 0.");
     let delivery = company_watch::WatchSettings::default();
     let (window_hours, timeout_seconds) = (
         delivery.retry_window.as_secs() / 3600,
@@ -461,6 +467,66 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                 "400": bad_id, "401": unauthorized, "404": watch_not_found, "429": rate_limited(), "503": unavailable(),
             }
         }),
+        Operation::ListWebhookEndpoints => json!({
+            "summary": "List the account's webhook endpoints",
+            "tags": ["Webhooks"],
+            "responses": {
+                "200": {"description": "Every endpoint of the account, by id.",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpointList"}}}},
+                "401": unauthorized, "429": rate_limited(), "503": unavailable(),
+            }
+        }),
+        Operation::CreateWebhookEndpoint => json!({
+            "summary": "Register a webhook endpoint for the account's events",
+            "description": format!("The endpoint receives the account events it names (schema `AccountEvent`: `job.finished`, `job.paused`, `job.cancelled`, `account.balance_low`), signed as watch events are (`Company-Data-Signature` with the account's webhook secret), retried with backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out; then the endpoint is disabled. At most {MAX_ENDPOINTS} per account. Nothing is charged."),
+            "tags": ["Webhooks"],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpointRequest"}}}},
+            "responses": {
+                "201": {"description": "Registered.",
+                        "headers": {"Location": {"description": "The endpoint's path.", "schema": {"type": "string"}}},
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpoint"}}}},
+                "400": error_response("Invalid body; `details` lists every problem."),
+                "401": unauthorized,
+                "408": error_response("The request body did not arrive within the body time-out."),
+                "409": error_response(&format!("`too_many_endpoints`: the account has {MAX_ENDPOINTS} endpoints already.")),
+                "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+                "415": error_response("The body is not sent as `application/json`."),
+                "429": rate_limited(),
+                "503": unavailable(),
+            }
+        }),
+        Operation::DeleteWebhookEndpoint => json!({
+            "summary": "Delete a webhook endpoint: nothing more is sent to it",
+            "tags": ["Webhooks"],
+            "responses": {
+                "204": {"description": "Deleted, with its deliveries."},
+                "400": bad_endpoint_id, "401": unauthorized, "404": endpoint_not_found, "429": rate_limited(), "503": unavailable(),
+            }
+        }),
+        Operation::PingWebhookEndpoint => json!({
+            "summary": "Send the endpoint a signed test event",
+            "description": "Queues a `ping` event (schema `AccountEvent`, `data.endpoint_id`) for the endpoint, whatever events it receives; it is sent within about a second and retried like any event. Follow it in the endpoint's deliveries.",
+            "tags": ["Webhooks"],
+            "responses": {
+                "202": {"description": "Queued.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookPing"}}}},
+                "400": bad_endpoint_id, "401": unauthorized,
+                "404": error_response("`endpoint_not_found`: the account has no enabled webhook endpoint with this id."),
+                "429": rate_limited(), "503": unavailable(),
+            }
+        }),
+        Operation::ListWebhookDeliveries => json!({
+            "summary": "An endpoint's deliveries, newest first, each with its status",
+            "tags": ["Webhooks"],
+            "parameters": [
+                {"name": "limit", "in": "query", "description": "Deliveries per page.",
+                 "schema": {"type": "integer", "minimum": 1, "maximum": MOST_DELIVERIES_PER_PAGE, "default": DEFAULT_DELIVERIES_PER_PAGE}}
+            ],
+            "responses": {
+                "200": {"description": "The newest deliveries.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookDeliveryList"}}}},
+                "400": error_response("`invalid_query`: the id, or `limit`, is not a number in range."),
+                "401": unauthorized, "404": endpoint_not_found, "429": rate_limited(), "503": unavailable(),
+            }
+        }),
         Operation::DeleteWatch => json!({
             "summary": "Stop watching: no more refreshes, charges or deliveries",
             "tags": ["Company Data"],
@@ -499,6 +565,12 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
     generator.subschema_for::<WatchList>();
     generator.subschema_for::<CreatedWatches>();
     generator.subschema_for::<WebhookEvent>();
+    generator.subschema_for::<company_model::EndpointBody>();
+    generator.subschema_for::<company_model::EndpointInfo>();
+    generator.subschema_for::<company_model::EndpointList>();
+    generator.subschema_for::<company_model::DeliveryList>();
+    generator.subschema_for::<company_model::PingAnswer>();
+    generator.subschema_for::<company_model::AccountEventBody>();
     generator.subschema_for::<credit_ledger::AccountSummary>();
     let schemas = generator.take_definitions(true);
     let (low, high) = (*WATCH_EVERY_HOURS.start(), *WATCH_EVERY_HOURS.end());
@@ -538,6 +610,22 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
         (
             "/CreatedWatches/properties/watches",
             json!({"maxItems": MAX_URLS}),
+        ),
+        (
+            "/WebhookEndpointRequest/properties/url",
+            json!({"pattern": company_model::webhook_url_pattern(http_webhooks)}),
+        ),
+        (
+            "/WebhookEndpointRequest/properties/events",
+            json!({"uniqueItems": true}),
+        ),
+        (
+            "/WebhookEndpointList/properties/endpoints",
+            json!({"maxItems": MAX_ENDPOINTS}),
+        ),
+        (
+            "/WebhookDeliveryList/properties/deliveries",
+            json!({"maxItems": MOST_DELIVERIES_PER_PAGE}),
         ),
     ];
     let mut schemas = Value::Object(schemas);
@@ -590,12 +678,13 @@ fn webhooks() -> Value {
         delivery.retry_window.as_secs() / 3600,
         delivery.delivery_timeout.as_secs(),
     );
-    json!({
-        "companyChanged": {
+    // Both kinds of event are sent the same way: signed, with the event's id, retried until a 2xx.
+    let signed = |id: &str, summary: &str, description: String, schema: &str| {
+        json!({
             "post": {
-                "operationId": "companyChanged",
-                "summary": "A watched page changed",
-                "description": format!("Sent to the watch's `webhookUrl`. Verify `Company-Data-Signature` over the raw body before trusting it; answer 2xx within {timeout_seconds} s, else the event is sent again (same `id`) with backoff for {window_hours} h."),
+                "operationId": id,
+                "summary": summary,
+                "description": description,
                 "parameters": [
                     {"name": "Company-Data-Signature", "in": "header", "required": true,
                      "description": "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">`, keyed with the account's webhook secret.",
@@ -603,10 +692,24 @@ fn webhooks() -> Value {
                     {"name": "Company-Data-Event-Id", "in": "header", "required": true,
                      "description": "The event's `id`.", "schema": {"type": "string"}}
                 ],
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEvent"}}}},
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}},
                 "responses": {"2XX": {"description": "Received; not sent again."}}
             }
-        }
+        })
+    };
+    json!({
+        "companyChanged": signed(
+            "companyChanged",
+            "A watched page changed",
+            format!("Sent to the watch's `webhookUrl`. Verify `Company-Data-Signature` over the raw body before trusting it; answer 2xx within {timeout_seconds} s, else the event is sent again (same `id`) with backoff for {window_hours} h."),
+            "WebhookEvent",
+        ),
+        "accountEvent": signed(
+            "accountEvent",
+            "An account event: a job finished, paused or was cancelled, the balance ran low, or a test ping",
+            format!("Sent to each of the account's webhook endpoints that receives the event's `type` (a `ping` to the endpoint it was asked for). Signed and retried as `companyChanged` is: verify `Company-Data-Signature`, answer 2xx within {timeout_seconds} s, drop duplicates by `id` (retries for {window_hours} h send the same `id`)."),
+            "AccountEvent",
+        ),
     })
 }
 

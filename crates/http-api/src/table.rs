@@ -42,6 +42,16 @@ pub(crate) enum Operation {
     GetWatch,
     /// `DELETE /v1/network/company-data/watches/{id}`.
     DeleteWatch,
+    /// `GET /v1/webhook-endpoints`.
+    ListWebhookEndpoints,
+    /// `POST /v1/webhook-endpoints`.
+    CreateWebhookEndpoint,
+    /// `DELETE /v1/webhook-endpoints/{id}`.
+    DeleteWebhookEndpoint,
+    /// `POST /v1/webhook-endpoints/{id}/ping`.
+    PingWebhookEndpoint,
+    /// `GET /v1/webhook-endpoints/{id}/deliveries`.
+    ListWebhookDeliveries,
     /// `POST /mcp`: MCP over Streamable HTTP (the protocol's own specification describes it, not the OpenAPI
     /// document).
     Mcp,
@@ -69,6 +79,11 @@ impl Operation {
             Self::ListWatches => "listCompanyWatches",
             Self::GetWatch => "getCompanyWatch",
             Self::DeleteWatch => "deleteCompanyWatch",
+            Self::ListWebhookEndpoints => "listWebhookEndpoints",
+            Self::CreateWebhookEndpoint => "createWebhookEndpoint",
+            Self::DeleteWebhookEndpoint => "deleteWebhookEndpoint",
+            Self::PingWebhookEndpoint => "pingWebhookEndpoint",
+            Self::ListWebhookDeliveries => "listWebhookDeliveries",
             Self::Mcp => "mcp",
         }
     }
@@ -90,6 +105,7 @@ impl Operation {
                 | Self::ResolveCompanyPages
                 | Self::CreateJob
                 | Self::CreateWatches
+                | Self::CreateWebhookEndpoint
         )
     }
 }
@@ -121,6 +137,9 @@ pub(crate) const RESOLVE: &str = "/v1/network/company-data/resolve";
 pub(crate) const MCP: &str = "/mcp";
 /// The watches' collection: a watch is `{WATCHES}/{id}`.
 pub(crate) const WATCHES: &str = "/v1/network/company-data/watches";
+
+/// The account's webhook endpoints: an endpoint is `{WEBHOOK_ENDPOINTS}/{id}`.
+pub(crate) const WEBHOOK_ENDPOINTS: &str = "/v1/webhook-endpoints";
 
 /// Every route, in the order the OpenAPI document lists them.
 pub(crate) const ROUTES: &[Route] = &[
@@ -200,6 +219,29 @@ pub(crate) const ROUTES: &[Route] = &[
         path: "/v1/account",
         tag: Part::Core,
         methods: &[(Method::GET, Operation::GetAccount)],
+    },
+    Route {
+        path: WEBHOOK_ENDPOINTS,
+        tag: Part::Watches,
+        methods: &[
+            (Method::GET, Operation::ListWebhookEndpoints),
+            (Method::POST, Operation::CreateWebhookEndpoint),
+        ],
+    },
+    Route {
+        path: "/v1/webhook-endpoints/{id}",
+        tag: Part::Watches,
+        methods: &[(Method::DELETE, Operation::DeleteWebhookEndpoint)],
+    },
+    Route {
+        path: "/v1/webhook-endpoints/{id}/ping",
+        tag: Part::Watches,
+        methods: &[(Method::POST, Operation::PingWebhookEndpoint)],
+    },
+    Route {
+        path: "/v1/webhook-endpoints/{id}/deliveries",
+        tag: Part::Watches,
+        methods: &[(Method::GET, Operation::ListWebhookDeliveries)],
     },
     Route {
         path: MCP,

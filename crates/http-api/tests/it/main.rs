@@ -192,7 +192,7 @@ async fn the_openapi_document_states_the_owners_bounds_and_prices() {
 
 /// The document's `paths` and the dispatch come from one table: every path answers a method the document does
 /// not list for it with 405 and exactly the document's methods in `Allow` (`HEAD` beside `GET`); the jobs',
-/// the watches' and the resolver's paths are 404 on an API without them.
+/// the watches' (and webhook endpoints') and the resolver's paths are 404 on an API without them.
 #[tokio::test]
 async fn every_documented_path_refuses_other_methods_with_the_documents_allow() {
     let world = world().await;
@@ -216,7 +216,11 @@ async fn every_documented_path_refuses_other_methods_with_the_documents_allow() 
             .body(Full::new(Bytes::new()))
             .expect("a request");
         let (status, headers, body) = send(&api, request).await;
-        if path.contains("/jobs") || path.contains("/watches") || path.ends_with("/resolve") {
+        if path.contains("/jobs")
+            || path.contains("/watches")
+            || path.contains("/webhook-endpoints")
+            || path.ends_with("/resolve")
+        {
             assert_eq!(
                 (status, &body["error"]),
                 (404, &Value::from("not_found")),

@@ -1,0 +1,269 @@
+//! Account events over HTTP (docs/api.md, "Webhooks"): an account registers webhook endpoints, its jobs' endings
+//! reach them signed, a receiver that fails is retried with the same event id, and another account sees none of
+//! it. A real receiver on loopback (allowed by `--webhook-allow-private`), retries 1 s apart at first.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use tests::receiver::WebhookReceiver;
+use tests::{Service, ServiceOptions};
+
+use crate::GOOGLE;
+use crate::jobs::{submit, wait_until};
+use crate::openapi::assert_valid;
+
+const ENDPOINTS: &str = "/v1/webhook-endpoints";
+const AUDIENSE: &str = "https://www.linkedin.com/company/audiense";
+
+/// A service on the captured pages that delivers to loopback and retries after 1 s, 2 s, 4 s …
+fn service() -> Service {
+    Service::start(ServiceOptions {
+        args: vec!["--webhook-allow-private", "--webhook-first-retry", "1"],
+        ..ServiceOptions::default()
+    })
+}
+
+/// Registers an endpoint at `url` for `events`; the endpoint as answered.
+async fn register(service: &Service, key: &str, url: &str, events: &[&str]) -> Value {
+    let body = json!({"url": url, "events": events});
+    let (created, _) = service
+        .send(Method::POST, ENDPOINTS, key, Some(&body), None)
+        .await;
+    assert_eq!(created.status, 201, "{}", created.json);
+    created.json
+}
+
+/// `GET` the endpoint's deliveries (a 200, asserted).
+async fn deliveries(service: &Service, key: &str, id: &str) -> Value {
+    let (listed, _) = service
+        .send(
+            Method::GET,
+            &format!("{ENDPOINTS}/{id}/deliveries"),
+            key,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(listed.status, 200, "{}", listed.json);
+    listed.json
+}
+
+/// The distinct events of `kind` the receiver got, each with how many times it arrived.
+fn arrivals(receiver: &WebhookReceiver, kind: &str) -> Vec<(String, usize)> {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for received in receiver.received() {
+        let event = received.json();
+        if event["type"] != kind {
+            continue;
+        }
+        let id = event["id"].as_str().unwrap_or_default().to_owned();
+        match seen.iter_mut().find(|(seen_id, _)| *seen_id == id) {
+            Some((_, count)) => *count += 1,
+            None => seen.push((id, 1)),
+        }
+    }
+    seen
+}
+
+#[tokio::test]
+async fn a_finished_job_reaches_the_endpoint_signed_once_through_failures() {
+    let service = service();
+    let key = service.key("acme", "10");
+    let other = service.key("other", "10");
+    let document = service.get("/openapi.json").await.json;
+    // Down for three attempts, then up.
+    let receiver = WebhookReceiver::start(3).await;
+    let endpoint = register(
+        &service,
+        &key,
+        &receiver.url,
+        &["job.finished", "job.paused"],
+    )
+    .await;
+    assert_valid(&document, "WebhookEndpoint", &endpoint);
+    assert_eq!(endpoint["status"], "enabled");
+    let id = endpoint["id"].as_str().expect("id").to_owned();
+
+    let job = submit(&service, &key, &json!({"liUrls": [GOOGLE, AUDIENSE]})).await;
+    assert_eq!(job.status, 202, "{}", job.json);
+    let job_id = job.json["id"].as_str().expect("job id").to_owned();
+    wait_until(&service, &key, &job_id, "done", Duration::from_mins(1)).await;
+
+    // Three 503s, then a 200: four arrivals of one event, the same id each time, and no more after it.
+    let delivered = tests::eventually(
+        Duration::from_mins(1),
+        "job.finished was never delivered",
+        || async {
+            let listed = deliveries(&service, &key, &id).await;
+            (listed["deliveries"][0]["status"] == "delivered").then_some(listed)
+        },
+    )
+    .await;
+    assert_valid(&document, "WebhookDeliveryList", &delivered);
+    let delivery = &delivered["deliveries"][0];
+    assert_eq!(delivery["type"], "job.finished");
+    assert_eq!(
+        (
+            delivery["attempts"].as_u64(),
+            delivery["last_status"].as_u64()
+        ),
+        (Some(4), Some(200))
+    );
+    let finished = arrivals(&receiver, "job.finished");
+    assert_eq!(finished.len(), 1, "one event: {finished:?}");
+    assert_eq!(
+        finished[0],
+        (delivery["event_id"].as_str().expect("id").to_owned(), 4)
+    );
+
+    // What it says, and that it is signed with the account's secret as a receiver checks it.
+    let secret = service.cli(&["webhooks", "secret", "--account", "acme"]);
+    let last = receiver.received().pop().expect("received");
+    assert_eq!(last.answered, 200);
+    let event = last.json();
+    assert_valid(&document, "AccountEvent", &event);
+    assert_eq!(event["data"]["job"]["id"], job_id.as_str());
+    assert_eq!(event["data"]["job"]["resolved"], 2);
+    assert_eq!(event["data"]["job"]["credits_charged"], 2.0);
+    assert_eq!(
+        event["data"]["results_url"],
+        format!("/v1/network/company-data/jobs/{job_id}/results")
+    );
+    assert_eq!(last.header("company-data-event-id"), event["id"].as_str());
+    let signature = last.header("company-data-signature").expect("signed");
+    let now = jiff::Timestamp::now().as_second();
+    assert!(company_watch::signature::verify(
+        secret.trim(),
+        signature,
+        last.body.as_bytes(),
+        now,
+        300
+    ));
+
+    // A test ping reaches it too; another account can neither see, ping nor delete the endpoint.
+    let (ping, _) = service
+        .send(
+            Method::POST,
+            &format!("{ENDPOINTS}/{id}/ping"),
+            &key,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(ping.status, 202, "{}", ping.json);
+    let ping_id = ping.json["event_id"].as_str().expect("event id").to_owned();
+    tests::eventually(
+        Duration::from_secs(30),
+        "the ping never arrived",
+        || async {
+            arrivals(&receiver, "ping")
+                .iter()
+                .any(|(id, _)| *id == ping_id)
+                .then_some(())
+        },
+    )
+    .await;
+    for (method, path) in [
+        (Method::GET, format!("{ENDPOINTS}/{id}/deliveries")),
+        (Method::POST, format!("{ENDPOINTS}/{id}/ping")),
+        (Method::DELETE, format!("{ENDPOINTS}/{id}")),
+    ] {
+        let (refused, _) = service.send(method, &path, &other, None, None).await;
+        assert_eq!(
+            (refused.status, refused.json["error"].as_str()),
+            (404, Some("endpoint_not_found")),
+            "{path}"
+        );
+    }
+    let (theirs, _) = service
+        .send(Method::GET, ENDPOINTS, &other, None, None)
+        .await;
+    assert_eq!(theirs.json["endpoints"], json!([]));
+
+    // Deleted: gone from the list.
+    let (deleted, _) = service
+        .send(
+            Method::DELETE,
+            &format!("{ENDPOINTS}/{id}"),
+            &key,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(deleted.status, 204);
+    let (listed, _) = service.send(Method::GET, ENDPOINTS, &key, None, None).await;
+    assert_eq!(listed.json["endpoints"], json!([]));
+}
+
+#[tokio::test]
+async fn a_job_out_of_credits_sends_job_paused_once() {
+    let service = service();
+    // One credit pays for one of the two live pages.
+    let key = service.key("acme", "1");
+    let receiver = WebhookReceiver::start(0).await;
+    let endpoint = register(
+        &service,
+        &key,
+        &receiver.url,
+        &["job.paused", "job.finished"],
+    )
+    .await;
+    let id = endpoint["id"].as_str().expect("id").to_owned();
+    let job = submit(&service, &key, &json!({"liUrls": [GOOGLE, AUDIENSE]})).await;
+    let job_id = job.json["id"].as_str().expect("job id").to_owned();
+    wait_until(&service, &key, &job_id, "paused", Duration::from_mins(1)).await;
+    let paused = tests::eventually(
+        Duration::from_secs(30),
+        "job.paused was never delivered",
+        || async {
+            let listed = deliveries(&service, &key, &id).await;
+            let listed = listed["deliveries"].as_array().cloned().unwrap_or_default();
+            listed
+                .iter()
+                .any(|d| d["type"] == "job.paused" && d["status"] == "delivered")
+                .then_some(listed)
+        },
+    )
+    .await;
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    let events = arrivals(&receiver, "job.paused");
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].1, 1, "delivered at the first attempt, once");
+    let event = receiver.received().pop().expect("received").json();
+    assert_eq!(
+        event["data"]["job"]["paused_reason"],
+        "insufficient_credits"
+    );
+    assert!(arrivals(&receiver, "job.finished").is_empty());
+}
+
+#[tokio::test]
+async fn bad_endpoints_are_refused_with_every_problem_named() {
+    let service = Service::start(ServiceOptions::default());
+    let key = service.key("acme", "1");
+    let (bad, _) = service
+        .send(
+            Method::POST,
+            ENDPOINTS,
+            &key,
+            Some(&json!({"url": "http://127.0.0.1:9/hooks", "events": ["job.finished", "job.exploded"]})),
+            None,
+        )
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.json);
+    let pointers: Vec<&str> = bad.json["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .filter_map(|p| p["pointer"].as_str())
+        .collect();
+    assert_eq!(pointers, ["/url", "/events/1"]);
+    let (bad_id, _) = service
+        .send(Method::DELETE, &format!("{ENDPOINTS}/x"), &key, None, None)
+        .await;
+    assert_eq!(
+        (bad_id.status, bad_id.json["error"].as_str()),
+        (400, Some("invalid_query"))
+    );
+}
