@@ -187,3 +187,19 @@ fn assert_says(path: &str, stated: &[String]) {
         .collect();
     assert!(missing.is_empty(), "{path} no longer says: {missing:#?}");
 }
+
+/// docs/api.md states the webhook endpoints' bound and first retry as `company-model` and `company-watch` have
+/// them.
+#[test]
+fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
+    let first_retry = company_watch::WatchSettings::default()
+        .first_retry
+        .as_secs();
+    assert_says(
+        "docs/api.md",
+        &[
+            format!("At most {} per account", company_model::MAX_ENDPOINTS),
+            format!("sets the first retry's wait (default {first_retry} s)"),
+        ],
+    );
+}
