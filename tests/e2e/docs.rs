@@ -199,6 +199,10 @@ fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
         "docs/api.md",
         &[
             format!("At most {} per account", company_model::MAX_ENDPOINTS),
+            format!(
+                "the account has {} webhook endpoints already",
+                company_model::MAX_ENDPOINTS
+            ),
             format!("sets the first retry's wait (default {first_retry} s)"),
         ],
     );

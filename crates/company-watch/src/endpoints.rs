@@ -9,7 +9,7 @@ use company_model::{
 use rand::RngCore;
 use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint};
 
-use crate::{WatchError, Watches};
+use crate::{WatchError, Watches, delivery_info_of};
 
 impl Watches {
     /// Registers an endpoint for `account`'s events; makes the account's webhook secret (the one its watches
@@ -153,13 +153,7 @@ pub fn endpoint_info(endpoint: &Endpoint) -> company_model::EndpointInfo {
             company_model::EndpointStatus::Enabled
         },
         created_at: endpoint.created_at,
-        last_delivery: endpoint.last_delivery.as_ref().map(|delivery| {
-            company_model::DeliveryInfo {
-                at: delivery.at,
-                status: delivery.status,
-                error: delivery.error.clone(),
-            }
-        }),
+        last_delivery: endpoint.last_delivery.as_ref().map(delivery_info_of),
         disabled_reason: endpoint.disabled_reason.clone(),
     }
 }

@@ -652,14 +652,18 @@ pub fn watch_info(watch: &Watch) -> company_model::WatchInfo {
         last_checked_at: watch.last_checked_at,
         last_check_error: watch.last_check_error.clone(),
         last_change_at: watch.last_change_at,
-        last_delivery: watch
-            .last_delivery
-            .as_ref()
-            .map(|delivery| company_model::DeliveryInfo {
-                at: delivery.at,
-                status: delivery.status,
-                error: delivery.error.clone(),
-            }),
+        last_delivery: watch.last_delivery.as_ref().map(delivery_info_of),
         disabled_reason: watch.disabled_reason.clone(),
+    }
+}
+
+/// A watch's or an endpoint's last delivery attempt as the API shows it.
+pub(crate) fn delivery_info_of(
+    delivery: &watch_store::DeliveryStatus,
+) -> company_model::DeliveryInfo {
+    company_model::DeliveryInfo {
+        at: delivery.at,
+        status: delivery.status,
+        error: delivery.error.clone(),
     }
 }

@@ -165,7 +165,6 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
         error_response("`watch_not_found`: the account has no watch with this id.");
     let endpoint_not_found =
         error_response("`endpoint_not_found`: the account has no webhook endpoint with this id.");
-    let bad_endpoint_id = error_response("`invalid_query`: the id is not a whole number above 0.");
     let delivery = company_watch::WatchSettings::default();
     let (window_hours, timeout_seconds) = (
         delivery.retry_window.as_secs() / 3600,
@@ -500,7 +499,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
             "tags": ["Webhooks"],
             "responses": {
                 "204": {"description": "Deleted, with its deliveries."},
-                "400": bad_endpoint_id, "401": unauthorized, "404": endpoint_not_found, "429": rate_limited(), "503": unavailable(),
+                "400": bad_id, "401": unauthorized, "404": endpoint_not_found, "429": rate_limited(), "503": unavailable(),
             }
         }),
         Operation::PingWebhookEndpoint => json!({
@@ -509,7 +508,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
             "tags": ["Webhooks"],
             "responses": {
                 "202": {"description": "Queued.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookPing"}}}},
-                "400": bad_endpoint_id, "401": unauthorized,
+                "400": bad_id, "401": unauthorized,
                 "404": error_response("`endpoint_not_found`: the account has no enabled webhook endpoint with this id."),
                 "429": rate_limited(), "503": unavailable(),
             }
