@@ -368,11 +368,12 @@ impl CompanyRequest {
 }
 
 /// The body as one JSON object (duplicate member names refused), or the one problem that it is not; `example`
-/// is the fix offered.
-pub(crate) fn json_object(
-    body: &[u8],
-    example: &str,
-) -> Result<Map<String, Value>, InvalidRequest> {
+/// is the fix offered. Every request body of the API is read through it, including those whose rules live in
+/// other crates (an account's settings in credit-ledger).
+///
+/// # Errors
+/// [`InvalidRequest`] with one problem at the pointer `` (the whole body): empty, not JSON, or not an object.
+pub fn json_object(body: &[u8], example: &str) -> Result<Map<String, Value>, InvalidRequest> {
     let one = |reason: String| InvalidRequest {
         problems: vec![Problem {
             pointer: String::new(),

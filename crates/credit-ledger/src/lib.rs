@@ -46,7 +46,9 @@ pub use credits::{Credits, CreditsError};
 pub use postgres::PgLedger;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{BALANCE_REUSE, SqliteLedger};
-pub use summary::{AccountSummary, MonthUsage, account_summary};
+pub use summary::{
+    AccountSettings, AccountSummary, MAX_LOW_BALANCE_THRESHOLD, MonthUsage, account_summary,
+};
 
 /// The price of one company returned from a live fetch (spec 4.3, 8): 1 credit.
 pub const LIVE_PRICE: Credits = Credits::from_millis(1000);
@@ -96,6 +98,61 @@ pub struct Account {
     pub balance: Credits,
     /// When it was created.
     pub created_at: jiff::Timestamp,
+    /// Below this balance the account is told once (`account.balance_low`, [`BalanceAlert`]); `None` for never.
+    pub low_balance_threshold: Option<Credits>,
+}
+
+/// The balance of an account went below its [`Account::low_balance_threshold`]: one crossing, raised by the
+/// statement that lowered the balance (or set the threshold above it) and announced once
+/// ([`Ledger::balance_alerts`], [`Ledger::balance_alert_announced`]).
+///
+/// The rule, kept by each backend's schema so that every statement that changes a balance obeys it: an account
+/// is *low* while a threshold is set and its balance is below it. Becoming low raises the next alert; nothing
+/// more is raised while it stays low, however many charges follow, and a grant (or a lower threshold, or none)
+/// that ends it lets the next fall raise another.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BalanceAlert {
+    /// The account.
+    pub account: AccountId,
+    /// Which of the account's crossings it is: 1 for its first.
+    pub crossing: i64,
+    /// The balance just after the crossing.
+    pub balance: Credits,
+    /// The threshold it went below.
+    pub threshold: Credits,
+    /// When it crossed.
+    pub at: jiff::Timestamp,
+}
+
+impl BalanceAlert {
+    /// The event's id, `evt_balance_low_<account>_<crossing>`: the same whichever server announces it.
+    pub fn event_id(&self) -> String {
+        format!("evt_balance_low_{}_{}", self.account, self.crossing)
+    }
+
+    /// The event's `data`.
+    pub fn data(&self) -> BalanceLowData {
+        BalanceLowData {
+            account_id: self.account.0,
+            balance: self.balance,
+            threshold: self.threshold,
+            crossed_at: self.at.to_string(),
+        }
+    }
+}
+
+/// The `data` of an `account.balance_low` event.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct BalanceLowData {
+    /// The account's id.
+    pub account_id: i64,
+    /// Its balance just after the charge that took it below the threshold, in credits.
+    pub balance: Credits,
+    /// The threshold it went below, in credits.
+    pub threshold: Credits,
+    /// When (RFC 3339).
+    pub crossed_at: String,
 }
 
 /// Credits held for one request between [`Ledger::reserve`] and [`Ledger::settle`].
@@ -199,6 +256,21 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     async fn account(&self, id: AccountId) -> Result<Option<Account>, LedgerError>;
     /// All accounts, by name.
     async fn accounts(&self) -> Result<Vec<Account>, LedgerError>;
+    /// Sets (or with `None` removes) the account's [`Account::low_balance_threshold`]; returns the account. A
+    /// threshold above the balance makes the account low at once, and raises its [`BalanceAlert`] if it was not.
+    ///
+    /// # Errors
+    /// [`LedgerError::UnknownAccount`]; [`LedgerError::InvalidAmount`] for a negative threshold.
+    async fn set_low_balance_threshold(
+        &self,
+        account: AccountId,
+        threshold: Option<Credits>,
+    ) -> Result<Account, LedgerError>;
+    /// Up to `limit` alerts not yet announced, the latest crossing of each account (one raised and overtaken
+    /// before it was announced is not told apart: the account is low either way), oldest first.
+    async fn balance_alerts(&self, limit: u32) -> Result<Vec<BalanceAlert>, LedgerError>;
+    /// Records `alert` as announced, so [`Ledger::balance_alerts`] no longer lists it (nor any earlier crossing).
+    async fn balance_alert_announced(&self, alert: &BalanceAlert) -> Result<(), LedgerError>;
     /// Adds `amount` (positive) to the balance with a `grant` row; returns the new balance.
     async fn grant(
         &self,
@@ -260,6 +332,16 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         account: AccountId,
         since: jiff::Timestamp,
     ) -> Result<Vec<DailyUsage>, LedgerError>;
+}
+
+/// [`LedgerError::InvalidAmount`] for a negative threshold.
+pub(crate) fn check_threshold(threshold: Option<Credits>) -> Result<(), LedgerError> {
+    match threshold {
+        Some(t) if t.millis() < 0 => Err(LedgerError::InvalidAmount(format!(
+            "a low-balance threshold cannot be negative: {t}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// [`LedgerError::InvalidAmount`] unless `charge` is between zero and `most` (its hold, or what an immediate

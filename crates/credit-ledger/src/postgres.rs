@@ -4,8 +4,8 @@ use pg_pool::PgPool;
 use pg_pool::tokio_postgres::Row;
 
 use crate::{
-    Account, AccountId, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry, LedgerError,
-    Reservation, UsageCounts,
+    Account, AccountId, BalanceAlert, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry,
+    LedgerError, Reservation, UsageCounts,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -113,9 +113,39 @@ const MIGRATIONS: &[&str] = &["
             RETURN NEXT;
         END LOOP;
     END $$;
+", "
+    -- Low-balance alerts (BalanceAlert): the threshold, whether the account is low now, how many times it became
+    -- low and how many of those were announced, and the latest crossing.
+    ALTER TABLE accounts ADD COLUMN low_balance_millis BIGINT;
+    ALTER TABLE accounts ADD COLUMN balance_low BOOLEAN NOT NULL DEFAULT false;
+    ALTER TABLE accounts ADD COLUMN low_alerts BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE accounts ADD COLUMN low_alerts_announced BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE accounts ADD COLUMN low_alert_balance_millis BIGINT;
+    ALTER TABLE accounts ADD COLUMN low_alert_threshold_millis BIGINT;
+    ALTER TABLE accounts ADD COLUMN low_alert_at TIMESTAMPTZ;
+    -- The rule, in the statement that changes a balance or a threshold (a settle, a charge, a grant, a new
+    -- threshold) on the row it locks, so that no path can skip it and concurrent charges on any number of servers
+    -- apply it one at a time: low while below a set threshold; becoming low raises the next alert.
+    CREATE FUNCTION accounts_balance_low() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.low_balance_millis IS NOT NULL AND NEW.balance_millis < NEW.low_balance_millis THEN
+            IF NOT OLD.balance_low THEN
+                NEW.balance_low := true;
+                NEW.low_alerts := OLD.low_alerts + 1;
+                NEW.low_alert_balance_millis := NEW.balance_millis;
+                NEW.low_alert_threshold_millis := NEW.low_balance_millis;
+                NEW.low_alert_at := clock_timestamp();
+            END IF;
+        ELSE
+            NEW.balance_low := false;
+        END IF;
+        RETURN NEW;
+    END $$;
+    CREATE TRIGGER accounts_balance_low BEFORE UPDATE OF balance_millis, low_balance_millis ON accounts
+        FOR EACH ROW EXECUTE FUNCTION accounts_balance_low();
 "];
 
-const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at";
+const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at, low_balance_millis";
 
 /// Accounts, credit holds and ledger rows in a PostgreSQL database (tables `accounts`, `credit_holds`,
 /// `ledger_entries`), shared by every server on it.
@@ -260,6 +290,7 @@ fn account_row(row: &Row) -> Account {
         name: row.get(1),
         balance: Credits::from_millis(row.get(2)),
         created_at: timestamp(row.get(3)),
+        low_balance_threshold: row.get::<_, Option<i64>>(4).map(Credits::from_millis),
     }
 }
 
@@ -385,6 +416,62 @@ impl Ledger for PgLedger {
             .await
             .map_err(backend)?;
         Ok(rows.iter().map(account_row).collect())
+    }
+
+    async fn set_low_balance_threshold(
+        &self,
+        account: AccountId,
+        threshold: Option<Credits>,
+    ) -> Result<Account, LedgerError> {
+        crate::check_threshold(threshold)?;
+        let row = self
+            .pool
+            .query_opt(
+                &format!(
+                    "UPDATE accounts SET low_balance_millis = $1 WHERE id = $2 RETURNING {ACCOUNT_COLUMNS}"
+                ),
+                &[&threshold.map(Credits::millis), &account.0],
+            )
+            .await
+            .map_err(backend)?;
+        row.as_ref()
+            .map(account_row)
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))
+    }
+
+    async fn balance_alerts(&self, limit: u32) -> Result<Vec<BalanceAlert>, LedgerError> {
+        let rows = self
+            .pool
+            .query(
+                "SELECT id, low_alerts, low_alert_balance_millis, low_alert_threshold_millis, low_alert_at
+                 FROM accounts WHERE low_alerts > low_alerts_announced ORDER BY low_alert_at LIMIT $1",
+                &[&i64::from(limit)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows
+            .iter()
+            .map(|row| BalanceAlert {
+                account: AccountId(row.get(0)),
+                crossing: row.get(1),
+                balance: Credits::from_millis(row.get::<_, Option<i64>>(2).unwrap_or_default()),
+                threshold: Credits::from_millis(row.get::<_, Option<i64>>(3).unwrap_or_default()),
+                at: row
+                    .get::<_, Option<SystemTime>>(4)
+                    .map_or(jiff::Timestamp::UNIX_EPOCH, timestamp),
+            })
+            .collect())
+    }
+
+    async fn balance_alert_announced(&self, alert: &BalanceAlert) -> Result<(), LedgerError> {
+        self.pool
+            .execute(
+                "UPDATE accounts SET low_alerts_announced = greatest(low_alerts_announced, $1) WHERE id = $2",
+                &[&alert.crossing, &alert.account.0],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 
     async fn grant(

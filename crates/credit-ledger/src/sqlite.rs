@@ -7,8 +7,8 @@ use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{
-    Account, AccountId, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry, LedgerError,
-    Reservation, UsageCounts,
+    Account, AccountId, BalanceAlert, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry,
+    LedgerError, Reservation, UsageCounts,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -47,6 +47,32 @@ const MIGRATIONS: &[&str] = &["
     ALTER TABLE ledger_entries ADD COLUMN reference TEXT;
     CREATE UNIQUE INDEX ledger_entries_reference ON ledger_entries (account_id, reference)
         WHERE reference IS NOT NULL;
+", "
+    -- Low-balance alerts (BalanceAlert): the threshold, whether the account is low now, how many times it became
+    -- low and how many of those were announced, and the latest crossing.
+    ALTER TABLE accounts ADD COLUMN low_balance_millis INTEGER;
+    ALTER TABLE accounts ADD COLUMN balance_low INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE accounts ADD COLUMN low_alerts INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE accounts ADD COLUMN low_alerts_announced INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE accounts ADD COLUMN low_alert_balance_millis INTEGER;
+    ALTER TABLE accounts ADD COLUMN low_alert_threshold_millis INTEGER;
+    ALTER TABLE accounts ADD COLUMN low_alert_at_ms INTEGER;
+    -- The rule, in the statement that changes a balance or a threshold (a charge, a grant, a new threshold), so
+    -- that no path can skip it and one writer at a time applies it: low while below a set threshold; becoming
+    -- low raises the next alert.
+    CREATE TRIGGER accounts_balance_low AFTER UPDATE OF balance_millis, low_balance_millis ON accounts
+    WHEN (NEW.low_balance_millis IS NOT NULL AND NEW.balance_millis < NEW.low_balance_millis) <> NEW.balance_low
+    BEGIN
+        UPDATE accounts SET
+            low_alerts = low_alerts + (1 - balance_low),
+            low_alert_balance_millis = CASE balance_low WHEN 0 THEN balance_millis ELSE low_alert_balance_millis END,
+            low_alert_threshold_millis =
+                CASE balance_low WHEN 0 THEN low_balance_millis ELSE low_alert_threshold_millis END,
+            low_alert_at_ms = CASE balance_low WHEN 0
+                THEN CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) ELSE low_alert_at_ms END,
+            balance_low = 1 - balance_low
+        WHERE id = NEW.id;
+    END;
 "];
 
 /// Accounts and ledger rows in the service's SQLite file (tables `accounts`, `ledger_entries`); credit holds in
@@ -157,7 +183,7 @@ fn timestamp(ms: i64) -> jiff::Timestamp {
     jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
 }
 
-const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at_ms";
+const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at_ms, low_balance_millis";
 
 fn account_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
     Ok(Account {
@@ -165,6 +191,7 @@ fn account_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
         name: row.get(1)?,
         balance: Credits::from_millis(row.get(2)?),
         created_at: timestamp(row.get(3)?),
+        low_balance_threshold: row.get::<_, Option<i64>>(4)?.map(Credits::from_millis),
     })
 }
 
@@ -203,13 +230,20 @@ impl SqliteLedger {
         })
     }
 
+    /// The account where `condition` (on `?1`, the key) holds.
     async fn one_account(
         &self,
-        sql: &'static str,
+        condition: &'static str,
         key: rusqlite::types::Value,
     ) -> Result<Option<Account>, LedgerError> {
         self.pool
-            .run(move |conn| conn.query_row(sql, [key], account_row).optional())
+            .run(move |conn| {
+                conn.prepare_cached(&format!(
+                    "SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE {condition}"
+                ))?
+                .query_row([key], account_row)
+                .optional()
+            })
             .await
             .map_err(backend)
     }
@@ -232,19 +266,11 @@ impl Ledger for SqliteLedger {
     }
 
     async fn account_by_name(&self, name: &str) -> Result<Option<Account>, LedgerError> {
-        self.one_account(
-            "SELECT id, name, balance_millis, created_at_ms FROM accounts WHERE name = ?1",
-            name.to_owned().into(),
-        )
-        .await
+        self.one_account("name = ?1", name.to_owned().into()).await
     }
 
     async fn account(&self, id: AccountId) -> Result<Option<Account>, LedgerError> {
-        self.one_account(
-            "SELECT id, name, balance_millis, created_at_ms FROM accounts WHERE id = ?1",
-            id.0.into(),
-        )
-        .await
+        self.one_account("id = ?1", id.0.into()).await
     }
 
     async fn accounts(&self) -> Result<Vec<Account>, LedgerError> {
@@ -258,6 +284,61 @@ impl Ledger for SqliteLedger {
             })
             .await
             .map_err(backend)
+    }
+
+    async fn set_low_balance_threshold(
+        &self,
+        account: AccountId,
+        threshold: Option<Credits>,
+    ) -> Result<Account, LedgerError> {
+        crate::check_threshold(threshold)?;
+        self.pool
+            .write(move |conn| {
+                conn.prepare_cached(&format!(
+                    "UPDATE accounts SET low_balance_millis = ?1 WHERE id = ?2 RETURNING {ACCOUNT_COLUMNS}"
+                ))?
+                .query_row(params![threshold.map(Credits::millis), account.0], account_row)
+                .optional()
+            })
+            .await
+            .map_err(backend)?
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))
+    }
+
+    async fn balance_alerts(&self, limit: u32) -> Result<Vec<BalanceAlert>, LedgerError> {
+        self.pool
+            .run(move |conn| {
+                conn.prepare_cached(
+                    "SELECT id, low_alerts, low_alert_balance_millis, low_alert_threshold_millis, low_alert_at_ms
+                     FROM accounts WHERE low_alerts > low_alerts_announced ORDER BY low_alert_at_ms LIMIT ?1",
+                )?
+                .query_map([limit], |row| {
+                    Ok(BalanceAlert {
+                        account: AccountId(row.get(0)?),
+                        crossing: row.get(1)?,
+                        balance: Credits::from_millis(row.get::<_, Option<i64>>(2)?.unwrap_or_default()),
+                        threshold: Credits::from_millis(row.get::<_, Option<i64>>(3)?.unwrap_or_default()),
+                        at: timestamp(row.get::<_, Option<i64>>(4)?.unwrap_or_default()),
+                    })
+                })?
+                .collect()
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn balance_alert_announced(&self, alert: &BalanceAlert) -> Result<(), LedgerError> {
+        let (account, crossing) = (alert.account, alert.crossing);
+        self.pool
+            .write(move |conn| {
+                conn.prepare_cached(
+                    "UPDATE accounts SET low_alerts_announced = max(low_alerts_announced, ?1) WHERE id = ?2",
+                )?
+                .execute(params![crossing, account.0])
+            })
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 
     async fn grant(

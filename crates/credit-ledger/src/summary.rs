@@ -1,6 +1,6 @@
 //! What `GET /v1/account` answers: an account's balance, what is held, and its usage this month.
 
-use company_model::AccountId;
+use company_model::{AccountId, InvalidRequest, Problem, json_object};
 
 use crate::{Credits, Ledger, LedgerError};
 
@@ -20,6 +20,9 @@ pub struct AccountSummary {
     pub held: Credits,
     /// What a new request may spend: balance minus held.
     pub available: Credits,
+    /// Below this balance the account's endpoints that want `account.balance_low` are told, once per fall;
+    /// `null` when no threshold is set. Set with `PATCH /v1/account`.
+    pub low_balance_threshold: Option<Credits>,
     /// Charges since the start of the current month (UTC).
     pub usage_this_month: MonthUsage,
 }
@@ -81,6 +84,154 @@ pub async fn account_summary(
         balance: found.balance,
         held,
         available: Credits::from_millis(found.balance.millis() - held.millis()),
+        low_balance_threshold: found.low_balance_threshold,
         usage_this_month: usage,
     }))
+}
+
+/// The highest low-balance threshold an account may set, in credits.
+pub const MAX_LOW_BALANCE_THRESHOLD: u32 = 1_000_000_000;
+
+/// The settings an account's owner may change (`PATCH /v1/account`, a JSON Merge Patch, RFC 7396): each member
+/// sent replaces the setting, `null` removes it, a member left out leaves it as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AccountSettings {
+    /// `low_balance_threshold`: credits, from 0 to [`MAX_LOW_BALANCE_THRESHOLD`] (rounded to a thousandth), or
+    /// `null` for none. `None`: unchanged.
+    pub low_balance_threshold: Option<Option<Credits>>,
+}
+
+/// The fix offered for a body that is not one.
+const SETTINGS_EXAMPLE: &str =
+    r#"send a JSON object such as {"low_balance_threshold": 25}, or null to remove it"#;
+
+impl AccountSettings {
+    /// Validates a body such as `{"low_balance_threshold": 25}`.
+    ///
+    /// # Errors
+    /// [`InvalidRequest`] naming every problem: a member that is not a setting, a threshold that is not a
+    /// number from 0 to [`MAX_LOW_BALANCE_THRESHOLD`] or `null`.
+    pub fn from_json(body: &[u8]) -> Result<Self, InvalidRequest> {
+        let object = json_object(body, SETTINGS_EXAMPLE)?;
+        let mut settings = Self::default();
+        let mut problems = Vec::new();
+        for (name, value) in object {
+            if name != "low_balance_threshold" {
+                problems.push(Problem {
+                    pointer: format!("/{name}"),
+                    index: None,
+                    value: None,
+                    reason: format!("`{name}` is not a setting of the account"),
+                    fix: "the settings are: low_balance_threshold".to_owned(),
+                });
+                continue;
+            }
+            let credits = |number: f64| {
+                // In range, so the product fits an i64 exactly enough: a thousandth is the ledger's unit.
+                #[allow(clippy::cast_possible_truncation)]
+                let millis = (number * 1000.0).round() as i64;
+                (0.0..=f64::from(MAX_LOW_BALANCE_THRESHOLD))
+                    .contains(&number)
+                    .then(|| Credits::from_millis(millis))
+            };
+            match value.as_f64().map(credits) {
+                _ if value.is_null() => settings.low_balance_threshold = Some(None),
+                Some(Some(threshold)) => settings.low_balance_threshold = Some(Some(threshold)),
+                _ => problems.push(Problem {
+                    pointer: format!("/{name}"),
+                    index: None,
+                    value: Some(value),
+                    reason: format!(
+                        "the threshold is a number of credits from 0 to {MAX_LOW_BALANCE_THRESHOLD}, or null"
+                    ),
+                    fix: SETTINGS_EXAMPLE.to_owned(),
+                }),
+            }
+        }
+        if problems.is_empty() {
+            Ok(settings)
+        } else {
+            Err(InvalidRequest { problems })
+        }
+    }
+}
+
+/// The body's JSON Schema, `AccountUpdate`: written here beside [`AccountSettings::from_json`], whose rules it
+/// states.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for AccountSettings {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountUpdate".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Settings of the account to change (a JSON Merge Patch, RFC 7396): a member sent replaces the setting, null removes it, a member left out is unchanged.",
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "low_balance_threshold": {
+                    "description": "Below this balance (credits, rounded to a thousandth) the account's webhook endpoints that want `account.balance_low` are told, once each time the balance falls below it; null for never.",
+                    "type": ["number", "null"],
+                    "minimum": 0,
+                    "maximum": MAX_LOW_BALANCE_THRESHOLD
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threshold_is_set_removed_or_left_alone() {
+        let set = AccountSettings::from_json(br#"{"low_balance_threshold": 2.5}"#).expect("valid");
+        assert_eq!(
+            set.low_balance_threshold,
+            Some(Some(Credits::from_millis(2500)))
+        );
+        let removed =
+            AccountSettings::from_json(br#"{"low_balance_threshold": null}"#).expect("valid");
+        assert_eq!(removed.low_balance_threshold, Some(None));
+        assert_eq!(
+            AccountSettings::from_json(b"{}").expect("valid"),
+            AccountSettings::default()
+        );
+    }
+
+    #[test]
+    fn every_problem_is_named() {
+        let refused =
+            AccountSettings::from_json(br#"{"low_balance_threshold": -1, "balance": 100}"#)
+                .expect_err("refused");
+        let pointers: Vec<_> = refused
+            .problems
+            .iter()
+            .map(|p| p.pointer.as_str())
+            .collect();
+        assert_eq!(
+            pointers,
+            ["/balance", "/low_balance_threshold"],
+            "{refused}"
+        );
+        let tiny =
+            AccountSettings::from_json(br#"{"low_balance_threshold": 0.0004}"#).expect("valid");
+        assert_eq!(
+            tiny.low_balance_threshold,
+            Some(Some(Credits::ZERO)),
+            "rounded to a thousandth"
+        );
+        for body in [
+            r#"{"low_balance_threshold": "10"}"#,
+            r#"{"low_balance_threshold": 1e10}"#,
+            "[]",
+        ] {
+            assert!(
+                AccountSettings::from_json(body.as_bytes()).is_err(),
+                "{body}"
+            );
+        }
+    }
 }

@@ -19,6 +19,7 @@ use anyhow::Context;
 use api_keys::{ApiKeys, KeyStore, PgKeyStore, SqliteKeyStore};
 use bulk_jobs::{BulkJobs, BulkSettings, Runner};
 use company_lookup::{LookupService, LookupSettings};
+use company_model::AccountEventType;
 use company_resolve::{Resolver, ResolverSettings};
 use company_watch::{SystemClock, WatchSettings, Watches};
 use credit_ledger::{Ledger, PgLedger, SqliteLedger};
@@ -316,11 +317,13 @@ impl App {
         }
     }
 
-    /// Hands job endings to the account events until the process ends: every second, each job that became
-    /// `done`, `paused` or `cancelled` since is announced to its account's endpoints that want the event
-    /// ([`BulkJobs::endings`], [`Watches::announce`]), then recorded as announced. On a shared database every
-    /// server does it; an event's id names the ending, so each endpoint gets it once.
-    pub fn spawn_job_announcer(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+    /// Hands what happened to accounts to their events until the process ends: every second, each job that
+    /// became `done`, `paused` or `cancelled` since ([`BulkJobs::endings`]) and each balance that went below its
+    /// threshold ([`credit_ledger::Ledger::balance_alerts`]) is announced to its account's endpoints that want
+    /// the event ([`Watches::announce`]), then recorded as announced. A sweep, not a hook, so that what happened
+    /// survives a crash before it was told; on a shared database every server does it, and an event's id names
+    /// what happened, so each endpoint gets it once.
+    pub fn spawn_announcer(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let app = Arc::clone(self);
         tokio::spawn(async move {
             let mut every_second = tokio::time::interval(Duration::from_secs(1));
@@ -329,16 +332,19 @@ impl App {
                 if let Err(error) = app.announce_job_endings().await {
                     tracing::warn!(%error, "job endings could not be announced");
                 }
+                if let Err(error) = app.announce_balance_alerts().await {
+                    tracing::warn!(%error, "low balances could not be announced");
+                }
             }
         })
     }
 
-    /// One pass of [`App::spawn_job_announcer`]: how many endings it recorded.
+    /// One pass of [`App::spawn_announcer`] over job endings: how many it recorded.
     ///
     /// # Errors
     /// When a store fails; what was recorded before stays recorded, the rest is tried again.
     pub async fn announce_job_endings(&self) -> anyhow::Result<usize> {
-        let endings = self.jobs.endings(JOB_ENDINGS_AT_ONCE).await?;
+        let endings = self.jobs.endings(EVENTS_AT_ONCE).await?;
         for ending in &endings {
             if let Some(kind) = ending.kind {
                 self.watches
@@ -353,6 +359,27 @@ impl App {
             self.jobs.announced(ending).await?;
         }
         Ok(endings.len())
+    }
+
+    /// One pass of [`App::spawn_announcer`] over low balances: how many alerts it recorded.
+    ///
+    /// # Errors
+    /// When a store fails; what was recorded before stays recorded, the rest is tried again.
+    pub async fn announce_balance_alerts(&self) -> anyhow::Result<usize> {
+        let ledger = self.lookup.ledger();
+        let alerts = ledger.balance_alerts(EVENTS_AT_ONCE).await?;
+        for alert in &alerts {
+            self.watches
+                .announce(
+                    alert.account,
+                    AccountEventType::AccountBalanceLow,
+                    alert.event_id(),
+                    serde_json::to_value(alert.data())?,
+                )
+                .await?;
+            ledger.balance_alert_announced(alert).await?;
+        }
+        Ok(alerts.len())
     }
 
     /// Runs the periodic upkeep until the process ends: every 10 s, frees credit holds older than any request
@@ -402,8 +429,8 @@ impl http_api::HealthCheck for DatabaseHealth {
     }
 }
 
-/// The most job endings one pass of [`App::announce_job_endings`] hands on.
-const JOB_ENDINGS_AT_ONCE: u32 = 100;
+/// The most job endings, or low balances, one pass of [`App::spawn_announcer`] hands on.
+const EVENTS_AT_ONCE: u32 = 100;
 
 /// A server ready to accept connections: what `company-data serve` does before it listens, in one place for the
 /// command and for tests that run the server in their own process.
@@ -442,7 +469,7 @@ impl Server {
             );
         }
         app.spawn_upkeep();
-        app.spawn_job_announcer();
+        app.spawn_announcer();
         // Ends with the fetcher, when the server is dropped.
         let _proxy_file = app.lookup.follow_proxy_file();
         let runner = app.jobs.start();

@@ -618,6 +618,134 @@ async fn a_reference_is_charged_once(engine: &Engine) {
     }
 }
 
+/// The threshold's rule on every path that moves a balance: 20 concurrent charges (half through holds, half at
+/// once) take the balance from 12 to 2 across a threshold of 10, and raise one alert; further charges raise
+/// none; a grant that lifts the balance to the threshold ends it, and the next fall raises the second; a
+/// threshold set above the balance raises one at once, and removing it ends the account's being low.
+async fn a_low_balance_alert_is_raised_once_per_crossing(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
+    let account = ledger.ensure_account("acme").await.expect("account");
+    let other = ledger.ensure_account("other").await.expect("account");
+    ledger
+        .grant(account.id, credits("12"), "")
+        .await
+        .expect("grant");
+    ledger
+        .grant(other.id, credits("1"), "")
+        .await
+        .expect("grant");
+    assert_eq!(account.low_balance_threshold, None);
+    let set = ledger
+        .set_low_balance_threshold(account.id, Some(credits("10")))
+        .await
+        .expect("set");
+    assert_eq!(set.low_balance_threshold, Some(credits("10")));
+    assert!(
+        ledger.balance_alerts(10).await.expect("alerts").is_empty(),
+        "12 is not below 10; no threshold on the other account"
+    );
+    let half = credits("0.5");
+    let charge = Charge {
+        amount: half,
+        urls_requested: 1,
+        urls_returned: 1,
+        ..Charge::default()
+    };
+    let tasks = (0..20).map(|n| {
+        let (ledger, charge) = (Arc::clone(&ledger), charge.clone());
+        tokio::spawn(async move {
+            if n % 2 == 0 {
+                ledger.charge(account.id, half, charge).await
+            } else {
+                let hold = ledger.reserve(account.id, half).await?;
+                ledger.settle(hold, charge).await
+            }
+        })
+    });
+    for paid in futures::future::join_all(tasks).await {
+        paid.expect("task").expect("paid");
+    }
+    let alerts = ledger.balance_alerts(10).await.expect("alerts");
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    let first = &alerts[0];
+    assert_eq!(
+        (first.account, first.crossing, first.threshold),
+        (account.id, 1, credits("10"))
+    );
+    assert_eq!(
+        first.balance,
+        credits("9.5"),
+        "the balance of the charge that crossed"
+    );
+    assert_eq!(
+        first.event_id(),
+        format!("evt_balance_low_{}_1", account.id)
+    );
+    assert!(
+        first.at <= jiff::Timestamp::now()
+            && first.at > jiff::Timestamp::now() - jiff::SignedDuration::from_mins(1)
+    );
+    // Not announced yet: still listed, and nothing more raised by another charge.
+    ledger
+        .charge(account.id, half, charge.clone())
+        .await
+        .expect("paid");
+    assert_eq!(ledger.balance_alerts(10).await.expect("alerts"), alerts);
+    ledger
+        .balance_alert_announced(first)
+        .await
+        .expect("recorded");
+    assert!(ledger.balance_alerts(10).await.expect("alerts").is_empty());
+
+    // A grant to 1.5 + 8.5 = 10 ends it (10 is not below 10); the next charge is the second crossing.
+    ledger
+        .grant(account.id, credits("8.5"), "")
+        .await
+        .expect("grant");
+    assert!(ledger.balance_alerts(10).await.expect("alerts").is_empty());
+    ledger
+        .charge(account.id, half, charge.clone())
+        .await
+        .expect("paid");
+    let second = ledger.balance_alerts(10).await.expect("alerts");
+    assert_eq!(second.iter().map(|a| a.crossing).collect::<Vec<_>>(), [2]);
+    ledger
+        .balance_alert_announced(&second[0])
+        .await
+        .expect("recorded");
+
+    // Removing the threshold ends it; setting one above the balance (9.5) raises the third at once.
+    ledger
+        .set_low_balance_threshold(account.id, None)
+        .await
+        .expect("removed");
+    let third = ledger
+        .set_low_balance_threshold(account.id, Some(credits("20")))
+        .await
+        .expect("set");
+    assert_eq!(third.low_balance_threshold, Some(credits("20")));
+    let alerts = ledger.balance_alerts(10).await.expect("alerts");
+    assert_eq!(
+        alerts
+            .iter()
+            .map(|a| (a.crossing, a.balance, a.threshold))
+            .collect::<Vec<_>>(),
+        [(3, credits("9.5"), credits("20"))]
+    );
+    assert!(matches!(
+        ledger
+            .set_low_balance_threshold(account.id, Some(Credits::from_millis(-1)))
+            .await,
+        Err(LedgerError::InvalidAmount(_))
+    ));
+    assert!(matches!(
+        ledger
+            .set_low_balance_threshold(credit_ledger::AccountId(9_999), None)
+            .await,
+        Err(LedgerError::UnknownAccount(_))
+    ));
+}
+
 test_support::engine_tests! {
     reserve_settle_and_the_ledger_rows,
     a_charge_cannot_exceed_its_hold,
@@ -625,4 +753,5 @@ test_support::engine_tests! {
     entries_page_by_id_and_usage_adds_up_per_day,
     immediate_charges_and_holds_together_never_overdraw(flavor = "multi_thread", worker_threads = 4),
     a_reference_is_charged_once,
+    a_low_balance_alert_is_raised_once_per_crossing(flavor = "multi_thread", worker_threads = 4),
 }
