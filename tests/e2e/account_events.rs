@@ -267,3 +267,106 @@ async fn bad_endpoints_are_refused_with_every_problem_named() {
         (400, Some("invalid_query"))
     );
 }
+
+/// The events of `kind` the receiver got, each once, in the order they first arrived.
+fn distinct_events(receiver: &WebhookReceiver, kind: &str) -> Vec<Value> {
+    let mut events: Vec<Value> = Vec::new();
+    for received in receiver.received() {
+        let event = received.json();
+        if event["type"] == kind && !events.iter().any(|seen| seen["id"] == event["id"]) {
+            events.push(event);
+        }
+    }
+    events
+}
+
+/// Sends `count` live requests for Google at once; how many were answered 200 and 402.
+async fn concurrent_lookups(service: &Service, key: &str, count: usize) -> (usize, usize) {
+    let body = crate::urls(&[GOOGLE]);
+    let statuses = futures::future::join_all((0..count).map(|_| service.post(key, &body))).await;
+    let answered = |status: u16| statuses.iter().filter(|r| r.status == status).count();
+    (answered(200), answered(402))
+}
+
+#[tokio::test]
+async fn a_low_balance_is_told_once_per_crossing_under_concurrent_requests() {
+    // No per-key rate: every request is paid or refused for credits.
+    let service = Service::start(ServiceOptions {
+        args: vec!["--webhook-allow-private", "--key-rate", "0"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "15");
+    let document = service.get("/openapi.json").await.json;
+    let receiver = WebhookReceiver::start(0).await;
+    register(&service, &key, &receiver.url, &["account.balance_low"]).await;
+
+    // The threshold, set over the API and shown by it.
+    let (set, _) = service
+        .send(
+            Method::PATCH,
+            "/v1/account",
+            &key,
+            Some(&json!({"low_balance_threshold": 10})),
+            None,
+        )
+        .await;
+    assert_eq!(set.status, 200, "{}", set.json);
+    assert_valid(&document, "Account", &set.json);
+    assert_eq!(set.json["low_balance_threshold"], 10);
+    let (bad, _) = service
+        .send(
+            Method::PATCH,
+            "/v1/account",
+            &key,
+            Some(&json!({"low_balance_threshold": -1, "balance": 100})),
+            None,
+        )
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.json);
+    assert_eq!(bad.json["details"].as_array().map(Vec::len), Some(2));
+
+    // 20 requests at once on 15 credits: 15 paid, 5 refused, the balance from 15 to 0 across 10 — one alert.
+    assert_eq!(concurrent_lookups(&service, &key, 20).await, (15, 5));
+    let first = tests::eventually(
+        Duration::from_secs(30),
+        "account.balance_low never arrived",
+        || async {
+            let events = distinct_events(&receiver, "account.balance_low");
+            (!events.is_empty()).then_some(events)
+        },
+    )
+    .await;
+    assert_valid(&document, "AccountEvent", &first[0]);
+    let data = &first[0]["data"];
+    assert_eq!(data["threshold"], 10);
+    assert_eq!(
+        data["balance"], 9,
+        "the balance of the charge that crossed: {data}"
+    );
+
+    // A grant lifts it back above; the next fall is another crossing, and the only other event.
+    service.cli(&["credits", "grant", "--account", "acme", "20"]);
+    assert_eq!(concurrent_lookups(&service, &key, 12).await, (12, 0));
+    let both = tests::eventually(
+        Duration::from_secs(30),
+        "the second crossing was never told",
+        || async {
+            let events = distinct_events(&receiver, "account.balance_low");
+            (events.len() >= 2).then_some(events)
+        },
+    )
+    .await;
+    let ids: Vec<&str> = both.iter().filter_map(|e| e["id"].as_str()).collect();
+    assert_eq!(ids.len(), 2, "once per crossing: {ids:?}");
+    assert!(ids[0].ends_with("_1") && ids[1].ends_with("_2"), "{ids:?}");
+    assert_eq!(both[1]["data"]["balance"], 9);
+    assert_eq!(
+        receiver
+            .received()
+            .iter()
+            .filter(|r| r.json()["type"] == "account.balance_low")
+            .count(),
+        2,
+        "each delivered at its first attempt"
+    );
+}

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use reqwest::Method;
 use tests::{Service, binary};
 
 const PASSWORD: &str = "a long test password";
@@ -574,4 +575,131 @@ async fn the_layout_change_alarm_fires_when_a_section_disappears_and_not_before(
         warning.contains("funding_info") && warning.contains("copy-1"),
         "{warning}"
     );
+}
+
+#[tokio::test]
+async fn the_webhooks_page_adds_pings_and_deletes_endpoints_and_sets_the_low_balance_alert() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in(
+        "ada@example.com",
+        PASSWORD,
+        &["--account", "acme", "--credits", "10"],
+    );
+    let key = service.key("acme", "0");
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let page = browser.get("/dashboard/webhooks").await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("No endpoints yet."), "{}", page.body);
+    assert!(page.body.contains("No threshold is set"), "{}", page.body);
+    let csrf = page.csrf();
+
+    // The API's rules, with the API's messages: https only on this server, and at least one event.
+    let refused = browser
+        .post(
+            "/dashboard/webhooks",
+            &[("csrf", &csrf), ("url", "http://hooks.example/cd")],
+        )
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(refused.body.contains("https only"), "{}", refused.body);
+    assert!(refused.body.contains("/events"), "{}", refused.body);
+    let added = browser
+        .post(
+            "/dashboard/webhooks",
+            &[
+                ("csrf", &csrf),
+                ("url", "https://hooks.example/cd"),
+                ("job.finished", "on"),
+                ("account.balance_low", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, 303, "{}", added.body);
+    // What the page lists is what the API lists.
+    let (listed, _) = service
+        .send(Method::GET, "/v1/webhook-endpoints", &key, None, None)
+        .await;
+    let endpoint = &listed.json["endpoints"][0];
+    assert_eq!(
+        endpoint["events"],
+        serde_json::json!(["job.finished", "account.balance_low"])
+    );
+    let id = endpoint["id"].as_str().expect("id").to_owned();
+    let shown = browser.get("/dashboard/webhooks").await;
+    assert!(
+        shown.body.contains("https://hooks.example/cd"),
+        "{}",
+        shown.body
+    );
+
+    // Ping: queued, and shown among the endpoint's deliveries.
+    let pinged = browser
+        .post(
+            &format!("/dashboard/webhooks/{id}/ping"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+    assert_eq!(pinged.status, 303, "{}", pinged.body);
+    let deliveries = browser.get(&format!("/dashboard/webhooks/{id}")).await;
+    assert_eq!(deliveries.status, 200);
+    assert!(deliveries.body.contains("evt_ping_"), "{}", deliveries.body);
+    assert_eq!(browser.get("/dashboard/webhooks/99").await.status, 404);
+
+    // The threshold: refused when not a number, set, shown by the API, removed when blank.
+    let bad = browser
+        .post(
+            "/dashboard/webhooks/threshold",
+            &[("csrf", &csrf), ("threshold", "ten")],
+        )
+        .await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.body.contains("not a number"), "{}", bad.body);
+    let set = browser
+        .post(
+            "/dashboard/webhooks/threshold",
+            &[("csrf", &csrf), ("threshold", "2.5")],
+        )
+        .await;
+    assert_eq!(set.status, 303, "{}", set.body);
+    assert_eq!(
+        account_json(&service, &key).await["low_balance_threshold"],
+        2.5
+    );
+    assert!(
+        browser
+            .get("/dashboard/webhooks")
+            .await
+            .body
+            .contains("data-testid=\"threshold\">2.5<"),
+    );
+    browser
+        .post(
+            "/dashboard/webhooks/threshold",
+            &[("csrf", &csrf), ("threshold", "")],
+        )
+        .await;
+    assert!(account_json(&service, &key).await["low_balance_threshold"].is_null());
+
+    // Deleted: gone for the API too.
+    let deleted = browser
+        .post(
+            &format!("/dashboard/webhooks/{id}/delete"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+    assert_eq!(deleted.status, 303);
+    let (listed, _) = service
+        .send(Method::GET, "/v1/webhook-endpoints", &key, None, None)
+        .await;
+    assert_eq!(listed.json["endpoints"], serde_json::json!([]));
+}
+
+/// `GET /v1/account` with `key`.
+async fn account_json(service: &Service, key: &str) -> serde_json::Value {
+    service
+        .send(Method::GET, "/v1/account", key, None, None)
+        .await
+        .0
+        .json
 }

@@ -4,7 +4,9 @@
 use http::Request;
 
 use crate::error::{Page, PageError};
-use crate::routes::{admin, credits, invitations, jobs, keys, sign_in, try_it, usage, watches};
+use crate::routes::{
+    admin, credits, invitations, jobs, keys, sign_in, try_it, usage, watches, webhooks,
+};
 use crate::table::{Access, Op, page};
 use crate::visitor::Visitor;
 use crate::{Parts, respond};
@@ -109,6 +111,12 @@ where
         Op::WebhookSecret => watches::secret(parts, visitor, request, false).await,
         Op::RotateWebhookSecret => watches::secret(parts, visitor, request, true).await,
         Op::History => watches::history(parts, visitor, query).await,
+        Op::Webhooks => webhooks::page(parts, visitor).await,
+        Op::AddEndpoint => webhooks::add(parts, visitor, request).await,
+        Op::EndpointDeliveries => webhooks::deliveries(parts, visitor, id).await,
+        Op::PingEndpoint => webhooks::ping(parts, visitor, request, id).await,
+        Op::DeleteEndpoint => webhooks::delete(parts, visitor, request, id).await,
+        Op::LowBalanceThreshold => webhooks::threshold(parts, visitor, request).await,
         Op::Admin => admin::page(parts, visitor, None).await,
         Op::Grant => admin::grant(parts, visitor, request).await,
         Op::Invite => admin::invite(parts, visitor, request).await,

@@ -44,6 +44,7 @@ pub(crate) fn layout(
         ("Try it", "/dashboard/try"),
         ("Jobs", "/dashboard/jobs"),
         ("Watches", "/dashboard/watches"),
+        ("Webhooks", "/dashboard/webhooks"),
     ];
     html! {
         (DOCTYPE)

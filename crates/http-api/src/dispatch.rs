@@ -89,6 +89,7 @@ impl Api {
             )),
             Operation::GetCompanyHistory => self.history(&request).await,
             Operation::GetAccount => self.account(&request).await,
+            Operation::UpdateAccount => self.update_account(request).await,
             Operation::CreateJob => self.submit_job(request).await,
             Operation::ListJobs => self.list_jobs(&request).await,
             Operation::GetJob => self.show_job(&request, id).await,

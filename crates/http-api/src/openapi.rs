@@ -18,6 +18,7 @@ use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use page_url::NetworkDomain;
 use serde_json::{Map, Value, json};
 
+use crate::account::MAX_SETTINGS_BYTES;
 use crate::paging::{
     DEFAULT_DELIVERIES_PER_PAGE, DEFAULT_JOBS_PER_PAGE, DEFAULT_WATCHES_PER_PAGE,
     MOST_DELIVERIES_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE, MOST_WATCHES_PER_PAGE,
@@ -291,6 +292,25 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
             "responses": {
                 "200": {"description": "The account.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
                 "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
+                "429": rate_limited(),
+                "503": unavailable()
+            }
+        }),
+        Operation::UpdateAccount => json!({
+            "summary": "Change the account's settings: the low-balance threshold",
+            "description": "Free. A JSON Merge Patch (RFC 7396; `application/merge-patch+json` or `application/json`): a member sent replaces the setting, `null` removes it. With a threshold set, the account's webhook endpoints that want `account.balance_low` are told once each time a charge takes the balance below it (at once when the threshold is set above the balance); a grant that lifts the balance to the threshold or above lets the next fall tell them again. Answers the account as `GET` does.",
+            "tags": ["Webhooks"],
+            "requestBody": {"required": true, "content": {
+                "application/merge-patch+json": {"schema": {"$ref": "#/components/schemas/AccountUpdate"}},
+                "application/json": {"schema": {"$ref": "#/components/schemas/AccountUpdate"}}
+            }},
+            "responses": {
+                "200": {"description": "The account, with the settings applied.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
+                "400": error_response("Invalid body; `details` lists every problem."),
+                "401": unauthorized,
+                "408": error_response("The request body did not arrive within the body time-out."),
+                "413": error_response(&format!("Request body larger than {MAX_SETTINGS_BYTES} bytes.")),
+                "415": error_response("The body is not sent as JSON."),
                 "429": rate_limited(),
                 "503": unavailable()
             }
@@ -571,6 +591,7 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
     generator.subschema_for::<company_model::PingAnswer>();
     generator.subschema_for::<company_model::AccountEventBody>();
     generator.subschema_for::<credit_ledger::AccountSummary>();
+    generator.subschema_for::<credit_ledger::AccountSettings>();
     let schemas = generator.take_definitions(true);
     let (low, high) = (*WATCH_EVERY_HOURS.start(), *WATCH_EVERY_HOURS.end());
     let added = [

@@ -22,6 +22,8 @@ pub(crate) enum Operation {
     GetCompanyHistory,
     /// `GET /v1/account`.
     GetAccount,
+    /// `PATCH /v1/account`.
+    UpdateAccount,
     /// `POST /v1/network/company-data/jobs`.
     CreateJob,
     /// `GET /v1/network/company-data/jobs`.
@@ -69,6 +71,7 @@ impl Operation {
             Self::GetLlmsTxt => "getLlmsTxt",
             Self::GetCompanyHistory => "getCompanyHistory",
             Self::GetAccount => "getAccount",
+            Self::UpdateAccount => "updateAccount",
             Self::CreateJob => "createCompanyDataJob",
             Self::ListJobs => "listCompanyDataJobs",
             Self::GetJob => "getCompanyDataJob",
@@ -218,7 +221,10 @@ pub(crate) const ROUTES: &[Route] = &[
     Route {
         path: "/v1/account",
         tag: Part::Core,
-        methods: &[(Method::GET, Operation::GetAccount)],
+        methods: &[
+            (Method::GET, Operation::GetAccount),
+            (Method::PATCH, Operation::UpdateAccount),
+        ],
     },
     Route {
         path: WEBHOOK_ENDPOINTS,

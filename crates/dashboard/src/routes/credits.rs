@@ -148,6 +148,12 @@ fn credits_markup(
         section.card {
             h2 { "Balance of " (visitor.account.name) }
             p.balance data-testid="balance" { (visitor.account.balance) " credits" }
+            p.hint {
+                @if let Some(threshold) = visitor.account.low_balance_threshold {
+                    "Your webhook endpoints are told when the balance falls below " (threshold) " credits. "
+                }
+                a href=(visitor.link("/dashboard/webhooks")) { "Set the low-balance alert" } "."
+            }
             p.hint { (LIVE_PRICE) " credit per company fetched live, " (STORED_PRICE) " per company served with a freshness window; URLs that cannot be resolved cost nothing." }
         }
         div.row {

@@ -9,3 +9,4 @@ pub(crate) mod sign_in;
 pub(crate) mod try_it;
 pub(crate) mod usage;
 pub(crate) mod watches;
+pub(crate) mod webhooks;

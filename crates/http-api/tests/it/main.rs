@@ -212,7 +212,7 @@ async fn every_documented_path_refuses_other_methods_with_the_documents_allow() 
             methods.push("HEAD".to_owned());
         }
         let concrete = path.replace("{id}", "7");
-        let request = http::Request::patch(concrete.as_str())
+        let request = http::Request::put(concrete.as_str())
             .body(Full::new(Bytes::new()))
             .expect("a request");
         let (status, headers, body) = send(&api, request).await;
