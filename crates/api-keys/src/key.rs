@@ -4,11 +4,64 @@ use rand::Rng;
 
 /// The prefix every key starts with, so that keys are recognisable in configs and secret scanners.
 pub const KEY_PREFIX: &str = "cdk_";
+/// The prefix of a test-mode key ([`KeyMode::Test`]): `cdk_test_` then 40 random characters.
+pub const TEST_KEY_PREFIX: &str = "cdk_test_";
 /// Random characters after the prefix.
 const RANDOM_CHARS: usize = 40;
 const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-/// Characters kept in clear as the lookup prefix (`cdk_` + 8).
-pub(crate) const STORED_PREFIX_LEN: usize = 12;
+/// Random characters kept in clear after the mode's prefix, as the lookup prefix (`cdk_` + 8, `cdk_test_` + 8).
+const PREFIX_RANDOM_CHARS: usize = 8;
+
+/// Whether a key acts for its account (live) or for the account's test twin
+/// ([`company_model::AccountId::test_twin`]): a test key's requests never reach the network's pages and
+/// never spend credits, and its jobs, watches and endpoints are the twin's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyMode {
+    /// `cdk_…`: the account itself.
+    Live,
+    /// `cdk_test_…`: the account's test twin.
+    Test,
+}
+
+impl KeyMode {
+    /// The prefix keys of this mode start with.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Self::Live => KEY_PREFIX,
+            Self::Test => TEST_KEY_PREFIX,
+        }
+    }
+
+    /// How lists name it: `live` or `test`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Live => "live",
+            Self::Test => "test",
+        }
+    }
+
+    /// The mode of a key, or of a key's stored prefix, by how its text starts.
+    pub fn of_text(text: &str) -> Self {
+        if text.starts_with(TEST_KEY_PREFIX) {
+            Self::Test
+        } else {
+            Self::Live
+        }
+    }
+
+    /// The account a key of this mode belongs to acts for: `account` itself, or its test twin.
+    pub fn acts_for(self, account: company_model::AccountId) -> company_model::AccountId {
+        match self {
+            Self::Live => account,
+            Self::Test => account.test_twin(),
+        }
+    }
+}
+
+/// How many characters of `text` (a key, or text naming one) are its stored prefix.
+pub(crate) fn stored_prefix_len(text: &str) -> usize {
+    KeyMode::of_text(text).prefix().len() + PREFIX_RANDOM_CHARS
+}
 /// Characters kept in clear as the suffix.
 pub(crate) const STORED_SUFFIX_LEN: usize = 4;
 
@@ -17,18 +70,25 @@ pub(crate) const STORED_SUFFIX_LEN: usize = 4;
 pub struct ApiKey(String);
 
 impl ApiKey {
-    /// A new random key from the operating system's generator.
+    /// A new random live key from the operating system's generator.
     pub fn generate() -> Self {
+        Self::generate_for(KeyMode::Live)
+    }
+
+    /// A new random key of `mode` from the operating system's generator.
+    pub fn generate_for(mode: KeyMode) -> Self {
         let mut rng = rand::rngs::OsRng;
         let random: String = (0..RANDOM_CHARS)
             .map(|_| char::from(ALPHABET[rng.gen_range(0..ALPHABET.len())]))
             .collect();
-        Self(format!("{KEY_PREFIX}{random}"))
+        Self(format!("{}{random}", mode.prefix()))
     }
 
     /// Accepts text shaped like a key (prefix, length, alphabet), without checking it exists.
     pub fn parse(text: &str) -> Option<Self> {
-        let random = text.strip_prefix(KEY_PREFIX)?;
+        let random = text
+            .strip_prefix(TEST_KEY_PREFIX)
+            .or_else(|| text.strip_prefix(KEY_PREFIX))?;
         (random.len() == RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric()))
             .then(|| Self(text.to_owned()))
     }
@@ -38,10 +98,15 @@ impl ApiKey {
         &self.0
     }
 
-    /// The first 12 characters (`cdk_` + 8), which lists show and logs may carry: they identify the key to
-    /// its owner and give nothing of its secret away.
+    /// Its mode, by its prefix.
+    pub fn mode(&self) -> KeyMode {
+        KeyMode::of_text(&self.0)
+    }
+
+    /// The mode's prefix and 8 characters (`cdk_AbCd1234`, `cdk_test_AbCd1234`), which lists show and logs
+    /// may carry: they identify the key to its owner and give nothing of its secret away.
     pub fn prefix(&self) -> &str {
-        &self.0[..STORED_PREFIX_LEN]
+        &self.0[..stored_prefix_len(&self.0)]
     }
 
     pub(crate) fn suffix(&self) -> &str {
@@ -71,7 +136,23 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(ApiKey::parse(a.expose()), Some(a.clone()));
         assert_eq!(a.expose().len(), KEY_PREFIX.len() + RANDOM_CHARS);
-        assert!(!format!("{a:?} {a}").contains(&a.expose()[STORED_PREFIX_LEN..]));
+        assert!(!format!("{a:?} {a}").contains(&a.expose()[a.prefix().len()..]));
+        assert_eq!((a.prefix().len(), a.mode()), (12, KeyMode::Live));
+    }
+
+    #[test]
+    fn test_keys_say_so_and_keep_as_much_secret() {
+        let test = ApiKey::generate_for(KeyMode::Test);
+        assert!(test.expose().starts_with("cdk_test_"), "{}", test.expose());
+        assert_eq!(test.expose().len(), TEST_KEY_PREFIX.len() + RANDOM_CHARS);
+        assert_eq!(ApiKey::parse(test.expose()), Some(test.clone()));
+        assert_eq!((test.prefix().len(), test.mode()), (17, KeyMode::Test));
+        assert_eq!(
+            KeyMode::Test.acts_for(company_model::AccountId(7)),
+            company_model::AccountId(-7)
+        );
+        // A live key's random part is base62, so it never reads as a test key.
+        assert_eq!(ApiKey::parse("cdk_test_short"), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! API keys: who may call the service, and on which account.
 //!
 //! - A key is `cdk_` followed by 40 random base62 characters (about 238 bits), shown once at creation
-//!   ([`ApiKeys::create`]). The store keeps its prefix (first 12 characters, to recognise it in lists), its
+//!   ([`ApiKeys::create`]). The store keeps its prefix (`cdk_` and 8 characters, to recognise it in lists), its
 //!   suffix (last 4) and an HMAC-SHA256 digest of the whole key under the deployment's digest key (kept by the
 //!   store, one per database), by which the key is found. Nothing stored gives the key back.
 //! - [`ApiKeys::verify`] checks a presented key: text not shaped like a key is refused at once; otherwise one
@@ -13,6 +13,9 @@
 //! - Keys created before digests were stored as argon2id hashes; such a key moves to its digest the first
 //!   time it is used (one argon2 check, once per key). A made-up key never reaches argon2: only a stored
 //!   pre-digest row with the same prefix does.
+//! - A test-mode key is `cdk_test_` followed by 40 random characters ([`KeyMode::Test`], [`ApiKeys::create_for`]):
+//!   it verifies as the account's test twin ([`company_model::AccountId::test_twin`]), so what it does is the
+//!   twin's and never the account's. Its stored prefix is `cdk_test_` and 8 characters, so lists tell it apart.
 //! - [`ApiKey`] never prints its secret in `Debug` or `Display`.
 //!
 //! [`KeyStore`] is the backend-neutral interface; `SqliteKeyStore` the embedded backend (feature `sqlite`, the
@@ -47,7 +50,7 @@ mod sqlite;
 mod verify;
 
 pub use failures::FailureLimit;
-pub use key::{ApiKey, KEY_PREFIX};
+pub use key::{ApiKey, KEY_PREFIX, KeyMode, TEST_KEY_PREFIX};
 #[cfg(feature = "postgres")]
 pub use postgres::PgKeyStore;
 #[cfg(feature = "sqlite")]
@@ -75,7 +78,7 @@ pub struct KeyRecord {
     pub account: AccountId,
     /// A label given at creation.
     pub name: Option<String>,
-    /// The first 12 characters of the key, e.g. `cdk_AbCd1234`.
+    /// The key's prefix and its first 8 random characters, e.g. `cdk_AbCd1234` or `cdk_test_AbCd1234`.
     pub prefix: String,
     /// The last 4 characters of the key.
     pub suffix: String,
@@ -94,6 +97,16 @@ pub struct KeyRecord {
 }
 
 impl KeyRecord {
+    /// Live or test, by its stored prefix.
+    pub fn mode(&self) -> KeyMode {
+        KeyMode::of_text(&self.prefix)
+    }
+
+    /// The account the key acts for: its account, or the account's test twin for a test key.
+    pub fn acts_for(&self) -> AccountId {
+        self.mode().acts_for(self.account)
+    }
+
     /// How lists show the key: `cdk_AbCd1234…wxyz`.
     pub fn masked(&self) -> String {
         format!("{}…{}", self.prefix, self.suffix)

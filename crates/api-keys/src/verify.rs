@@ -10,7 +10,7 @@ use company_model::AccountId;
 
 use crate::digest::DigestKey;
 use crate::failures::{FailedAttempts, FailureLimit};
-use crate::key::STORED_PREFIX_LEN;
+use crate::key::{KeyMode, stored_prefix_len};
 use crate::{ApiKey, KeyError, KeyId, KeyRecord, KeyStore, NewKey};
 
 /// A key that passed verification.
@@ -18,7 +18,8 @@ use crate::{ApiKey, KeyError, KeyId, KeyRecord, KeyStore, NewKey};
 pub struct VerifiedKey {
     /// The key's id (for the ledger and `last_used_at`).
     pub key_id: KeyId,
-    /// The account it spends from.
+    /// The account it acts for: its account, or the account's test twin for a test key
+    /// ([`KeyRecord::acts_for`]).
     pub account: AccountId,
 }
 
@@ -168,7 +169,21 @@ impl ApiKeys {
         account: AccountId,
         name: Option<&str>,
     ) -> Result<(ApiKey, KeyRecord), KeyError> {
-        let key = ApiKey::generate();
+        self.create_for(account, name, KeyMode::Live).await
+    }
+
+    /// Creates a key of `mode` for `account` ([`KeyMode::Test`]: a `cdk_test_…` key that acts for the account's
+    /// test twin); returns the full key and its record.
+    ///
+    /// # Errors
+    /// [`KeyError::Backend`].
+    pub async fn create_for(
+        &self,
+        account: AccountId,
+        name: Option<&str>,
+        mode: KeyMode,
+    ) -> Result<(ApiKey, KeyRecord), KeyError> {
+        let key = ApiKey::generate_for(mode);
         let digest = self.digest_key().await?.digest(&key);
         let record = self
             .store
@@ -286,7 +301,7 @@ impl ApiKeys {
         };
         let verified = VerifiedKey {
             key_id: record.id,
-            account: record.account,
+            account: record.acts_for(),
         };
         let now = Instant::now();
         self.remember(
@@ -381,7 +396,7 @@ impl ApiKeys {
                 .await?
                 .ok_or_else(|| KeyError::NoSuchKey(text.to_owned()));
         }
-        let prefix: String = text.chars().take(STORED_PREFIX_LEN).collect();
+        let prefix: String = text.chars().take(stored_prefix_len(text)).collect();
         let mut matches = self.store.by_prefix(&prefix).await?;
         match matches.len() {
             0 => Err(KeyError::NoSuchKey(prefix)),

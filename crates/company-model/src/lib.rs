@@ -81,6 +81,28 @@ pub use watch_request::{
 #[serde(transparent)]
 pub struct AccountId(pub i64);
 
+impl AccountId {
+    /// The account's test twin: the account a test-mode key (`cdk_test_…`) acts for. Its id is the live
+    /// account's negated, so every store keyed by account (jobs, watches, webhook endpoints, idempotency
+    /// records) keeps test data apart from live data without a column of its own, and the ledger can tell a
+    /// test account by its id alone.
+    #[must_use]
+    pub fn test_twin(self) -> Self {
+        Self(-self.0.abs())
+    }
+
+    /// Whether this is a test twin ([`AccountId::test_twin`]).
+    pub fn is_test(self) -> bool {
+        self.0 < 0
+    }
+
+    /// The live account: itself, or the account a test twin belongs to.
+    #[must_use]
+    pub fn live(self) -> Self {
+        Self(self.0.abs())
+    }
+}
+
 impl std::fmt::Display for AccountId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)

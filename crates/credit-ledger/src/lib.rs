@@ -15,6 +15,7 @@
 //! [`Ledger`] is the backend-neutral interface; `SqliteLedger` the embedded backend (feature `sqlite`, the
 //! default; holds in the serving process's memory), `PgLedger` the backend for several servers on one
 //! PostgreSQL database (feature `postgres`; holds are rows every server counts).
+//! [`WithTestTwins`] wraps either for test-mode keys: their accounts (test twins) spend nothing.
 //! Not here: who may spend (API keys), what a request returned.
 //!
 //! ```
@@ -38,6 +39,7 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod summary;
+mod test_twins;
 
 pub use company_model::AccountId;
 use company_model::{FreshnessWindow, RecordSource};
@@ -49,6 +51,7 @@ pub use sqlite::{BALANCE_REUSE, SqliteLedger};
 pub use summary::{
     AccountSettings, AccountSummary, MAX_LOW_BALANCE_THRESHOLD, MonthUsage, account_summary,
 };
+pub use test_twins::{TEST_BALANCE, WithTestTwins};
 
 /// The price of one company returned from a live fetch (spec 4.3, 8): 1 credit.
 pub const LIVE_PRICE: Credits = Credits::from_millis(1000);
