@@ -703,3 +703,53 @@ async fn account_json(service: &Service, key: &str) -> serde_json::Value {
         .0
         .json
 }
+
+#[tokio::test]
+async fn a_test_mode_key_is_made_on_the_keys_page_marked_and_explained() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in(
+        "ada@example.com",
+        PASSWORD,
+        &["--account", "acme", "--credits", "3"],
+    );
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let page = browser.get("/dashboard/keys").await;
+    assert!(
+        page.body.contains("data-testid=\"test-mode\"")
+            && page.body.contains("company/acme-sandbox"),
+        "test mode is explained where keys are made: {}",
+        page.body
+    );
+    let made = browser
+        .post(
+            "/dashboard/keys",
+            &[("csrf", &page.csrf()), ("name", "sandbox"), ("test", "on")],
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let key = made
+        .body
+        .split("data-testid=\"new-key\"")
+        .next()
+        .and_then(|before| before.rsplit("value=\"").next())
+        .and_then(|rest| rest.split('"').next())
+        .expect("the new key")
+        .to_owned();
+    assert!(key.starts_with("cdk_test_"), "{key}");
+    assert!(
+        made.body
+            .contains("<strong class=\"test-mode\">test</strong>"),
+        "{}",
+        made.body
+    );
+
+    // It works over the API as a test key: the sandbox's page, the live balance untouched.
+    let answer = service.post(&key, &crate::urls(&[crate::GOOGLE])).await;
+    assert_eq!(answer.status, 200, "{}", answer.json);
+    assert_eq!(answer.header("x-credits-remaining"), Some("1000000"));
+    assert_eq!(
+        account_json(&service, &service.key("acme", "0")).await["balance"],
+        3
+    );
+}

@@ -14,7 +14,7 @@
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use std::sync::Arc;
-//! use accounts::Accounts;
+//! use accounts::{Accounts, KeyMode};
 //! use api_keys::{ApiKeys, SqliteKeyStore};
 //! use credit_ledger::{Credits, SqliteLedger};
 //! use dashboard_auth::{SqliteUserStore, Users};
@@ -25,7 +25,7 @@
 //!     Arc::new(ApiKeys::new(Arc::new(SqliteKeyStore::with_pool(pool.clone()).await?))),
 //!     Arc::new(Users::new(Arc::new(SqliteUserStore::with_pool(pool).await?))),
 //! );
-//! let made = accounts.create_key("acme", Some(Credits::parse("50")?), Some("CRM sync")).await?;
+//! let made = accounts.create_key("acme", Some(Credits::parse("50")?), Some("CRM sync"), KeyMode::Live).await?;
 //! assert_eq!(made.account.balance, Credits::parse("50")?);
 //! assert_eq!(accounts.keys().verify(made.key.expose()).await?.account, made.account.id);
 //! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
@@ -34,6 +34,7 @@
 
 use std::sync::Arc;
 
+pub use api_keys::KeyMode;
 use api_keys::{ApiKey, ApiKeys, KeyError, KeyRecord};
 use credit_ledger::{Account, Credits, Ledger, LedgerError};
 use dashboard_auth::{AuthError, Invitation, Secret, User, Users};
@@ -139,7 +140,8 @@ impl Accounts {
         Ok(self.ledger.grant(account, amount, note).await?)
     }
 
-    /// A new key for the account called `account` (made if missing), after granting it `credits`.
+    /// A new key of `mode` for the account called `account` (made if missing), after granting it `credits`
+    /// (a test key spends none of them: [`KeyMode::Test`]).
     ///
     /// # Errors
     /// [`AccountsError::Ledger`], [`AccountsError::Keys`].
@@ -148,11 +150,12 @@ impl Accounts {
         account: &str,
         credits: Option<Credits>,
         key_name: Option<&str>,
+        mode: KeyMode,
     ) -> Result<CreatedKey, AccountsError> {
         let account = self
             .provision(account, credits, "granted with a new key")
             .await?;
-        let (key, record) = self.keys.create(account.id, key_name).await?;
+        let (key, record) = self.keys.create_for(account.id, key_name, mode).await?;
         Ok(CreatedKey {
             key,
             record,

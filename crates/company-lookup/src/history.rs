@@ -32,7 +32,8 @@ impl LookupService {
         from: jiff::Timestamp,
         to: jiff::Timestamp,
     ) -> Result<Option<HistoryOutcome>, LookupError> {
-        let Some(stored) = self.snapshots.history(url, from, to).await? else {
+        let this = self.serving(caller.account)?;
+        let Some(stored) = this.snapshots.history(url, from, to).await? else {
             return Ok(None);
         };
         let history = CompanyHistory::new(

@@ -21,6 +21,9 @@
 //! requests' and its charge named so that it is paid once however often the part runs.
 //! [`LookupService::history`] answers a page's points and changes over time, billed like one stored record.
 //! [`reparse_stored`] parses every stored page again after a parser upgrade.
+//! A test twin's requests (a test-mode key's account, `AccountId::is_test`) are handed to the sandbox service set
+//! with [`LookupService::with_test_mode`] (other pages, other snapshots, never charged), so that no test key reaches
+//! the origin; without one they are refused with [`LookupError::TestModeUnavailable`].
 //! Not here: parsing HTTP, authentication, the error-to-status mapping.
 #![deny(missing_docs)]
 

@@ -104,6 +104,17 @@ pub enum LookupError {
     /// The snapshot store failed where its answer is the whole answer (a history). Nothing was charged.
     #[error(transparent)]
     Snapshots(#[from] snapshot_cache::CacheError),
+    /// A test-mode key's request reached a service that has no sandbox to answer it from
+    /// ([`LookupService::with_test_mode`]); nothing was fetched or charged.
+    #[error("this server does not serve test-mode keys; use a live key")]
+    TestModeUnavailable,
+    /// A test-mode key asked for what test mode does not do: `what` needs the network beyond the sandbox.
+    /// Nothing was fetched or charged.
+    #[error("{what} is not available to test-mode keys")]
+    NotInTestMode {
+        /// What was asked, e.g. `resolving domains and names`.
+        what: &'static str,
+    },
 }
 
 /// A request served, with what [`LookupService::run`] needs to tell a time-out from an answer.
@@ -143,6 +154,18 @@ pub struct LookupService {
     pub(crate) settings: LookupSettings,
     live_cap: Option<Cap>,
     links: Option<LinkResolver>,
+    test_mode: TestMode,
+}
+
+/// Who serves test twins' requests ([`AccountId::test_twin`]: the accounts test-mode keys act for).
+#[derive(Debug)]
+enum TestMode {
+    /// Nobody: they are refused ([`LookupError::TestModeUnavailable`]), so no test key reaches this origin.
+    Off,
+    /// This service's twin over the sandbox ([`LookupService::with_test_mode`]).
+    Twin(Arc<LookupService>),
+    /// This service: it is the twin.
+    Sandbox,
 }
 
 /// How often a lookup waiting for another server's fetch of the same page looks for its snapshot.
@@ -216,7 +239,50 @@ impl LookupService {
             settings,
             live_cap: live_cap(settings, Arc::new(MemoryLimits::new())),
             links: None,
+            test_mode: TestMode::Off,
         }
+    }
+
+    /// Serves test twins' requests with `sandbox`, a service over pages that are not the network's (the
+    /// sandbox origin, its own snapshot store) on the same ledger, which charges test twins nothing
+    /// ([`credit_ledger::WithTestTwins`]). Every entry point that takes an account (run, run_bulk, pages,
+    /// history, snapshots_for) hands a test twin to it, so jobs, watches and the API need not ask. Without it, a
+    /// test twin is refused.
+    #[must_use]
+    pub fn with_test_mode(mut self, mut sandbox: LookupService) -> Self {
+        sandbox.test_mode = TestMode::Sandbox;
+        self.test_mode = TestMode::Twin(Arc::new(sandbox));
+        self
+    }
+
+    /// The service that serves `account`: this one, or for a test twin the sandbox.
+    ///
+    /// # Errors
+    /// [`LookupError::TestModeUnavailable`] for a test twin when this service has no sandbox.
+    pub(crate) fn serving(&self, account: AccountId) -> Result<&LookupService, LookupError> {
+        match &self.test_mode {
+            _ if !account.is_test() => Ok(self),
+            TestMode::Sandbox => Ok(self),
+            TestMode::Twin(sandbox) => Ok(sandbox),
+            TestMode::Off => Err(LookupError::TestModeUnavailable),
+        }
+    }
+
+    /// Whether this service answers test twins (it has a sandbox, or is one).
+    pub fn serves_test_mode(&self) -> bool {
+        !matches!(self.test_mode, TestMode::Off)
+    }
+
+    /// The snapshot store `account`'s lookups read and write: the sandbox's for a test twin, so that a test key
+    /// never reads a live snapshot and the reverse.
+    ///
+    /// # Errors
+    /// [`LookupError::TestModeUnavailable`] for a test twin when this service has no sandbox.
+    pub fn snapshots_for(
+        &self,
+        account: AccountId,
+    ) -> Result<&Arc<dyn SnapshotStore>, LookupError> {
+        Ok(&self.serving(account)?.snapshots)
     }
 
     /// Counts the per-account cap on live lookups in `limits` (cap `live:<account id>`): on a store several
@@ -311,7 +377,8 @@ impl LookupService {
         caller: Caller,
         request: &CompanyRequest,
     ) -> Result<LookupOutcome, LookupError> {
-        let served = self
+        let this = self.serving(caller.account)?;
+        let served = this
             .serve(caller, request, Priority::Interactive, None)
             .await?;
         if served.resolved == 0 && served.timed_out > 0 {
@@ -339,6 +406,7 @@ impl LookupService {
         reference: String,
     ) -> Result<LookupOutcome, LookupError> {
         Ok(self
+            .serving(caller.account)?
             .serve(caller, request, Priority::Background, Some(reference))
             .await?
             .outcome)
@@ -460,10 +528,11 @@ impl LookupService {
         urls: &[PageUrl],
         window: FreshnessWindow,
     ) -> Result<HashMap<PageUrl, PageOutcome>, LookupError> {
-        let mut outcomes = self.stored_in(urls, window).await;
+        let this = self.serving(account)?;
+        let mut outcomes = this.stored_in(urls, window).await;
         let missing: Vec<&PageUrl> = urls.iter().filter(|u| !outcomes.contains_key(*u)).collect();
         if !missing.is_empty() {
-            outcomes.extend(self.live(account, missing, Priority::Interactive).await?);
+            outcomes.extend(this.live(account, missing, Priority::Interactive).await?);
         }
         Ok(outcomes)
     }

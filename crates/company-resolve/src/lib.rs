@@ -189,6 +189,12 @@ impl Resolver {
         caller: Caller,
         request: &ResolveRequest,
     ) -> Result<ResolveOutcome, LookupError> {
+        // Resolving reads company websites and search answers, which test mode never reaches.
+        if caller.account.is_test() {
+            return Err(LookupError::NotInTestMode {
+                what: "resolving domains and names",
+            });
+        }
         let queries = u32::try_from(request.queries.len()).unwrap_or(u32::MAX);
         let most = price_per_company(request.window).times(queries);
         // The ledger's own rule decides whether the account can pay: hold the most, then free it at once (a

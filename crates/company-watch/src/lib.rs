@@ -33,7 +33,6 @@ use company_model::{
     changed_members,
 };
 use credit_ledger::LedgerError;
-use snapshot_cache::SnapshotStore;
 use tracing::{debug, warn};
 use watch_store::{
     Delivered, Delivery, DueRefresh, EndpointDelivery, NewWatch, Refreshed, Watch, WatchId,
@@ -102,6 +101,9 @@ pub enum WatchError {
         /// The bound.
         max: usize,
     },
+    /// A test twin's watch on a service that does not serve test-mode keys.
+    #[error("this server does not serve test-mode keys; use a live key")]
+    TestModeUnavailable,
     /// An event's body could not be written as JSON.
     #[error("the event body could not be written: {0}")]
     Body(String),
@@ -124,7 +126,6 @@ pub struct WorkDone {
 #[derive(Debug)]
 pub struct Watches {
     store: Arc<dyn WatchStore>,
-    snapshots: Arc<dyn SnapshotStore>,
     lookup: Arc<LookupService>,
     settings: WatchSettings,
     clock: Arc<dyn Clock>,
@@ -138,7 +139,6 @@ impl Watches {
     /// [`WatchError::Client`] when the webhook client cannot be built.
     pub fn new(
         store: Arc<dyn WatchStore>,
-        snapshots: Arc<dyn SnapshotStore>,
         lookup: Arc<LookupService>,
         settings: WatchSettings,
         clock: Arc<dyn Clock>,
@@ -148,7 +148,6 @@ impl Watches {
                 .map_err(|e| WatchError::Client(e.to_string()))?;
         Ok(Self {
             store,
-            snapshots,
             lookup,
             settings,
             clock,
@@ -173,8 +172,11 @@ impl Watches {
         request: &WatchRequest,
     ) -> Result<Vec<Watch>, WatchError> {
         let pages: Vec<_> = request.urls.iter().map(|u| u.page.clone()).collect();
+        // The account's own store: a test twin's watch starts from the sandbox's snapshots, never live ones.
         let stored = self
-            .snapshots
+            .lookup
+            .snapshots_for(account)
+            .map_err(|_| WatchError::TestModeUnavailable)?
             .fresh_many(&pages, jiff::Timestamp::MIN)
             .await?;
         let new: Vec<NewWatch> = pages

@@ -219,6 +219,21 @@ impl ApiError {
                     retry_after_seconds(*retry_after)
                 ),
             ),
+            Self::Lookup(LookupError::TestModeUnavailable) => (
+                S::FORBIDDEN,
+                "test_mode_unavailable",
+                "This server does not serve test-mode keys (`cdk_test_…`). Nothing was fetched or charged. Use a \
+                 live key."
+                    .to_owned(),
+            ),
+            Self::Lookup(LookupError::NotInTestMode { what }) => (
+                S::FORBIDDEN,
+                "not_in_test_mode",
+                format!(
+                    "Test-mode keys (`cdk_test_…`) cannot do this: {what} needs the network, which test mode never \
+                     reaches. Nothing was fetched or charged. Use a live key, or look up the sandbox's pages by URL."
+                ),
+            ),
             Self::Lookup(timed_out @ LookupError::TimedOut { .. }) => (
                 S::GATEWAY_TIMEOUT,
                 "live_lookup_timed_out",

@@ -127,7 +127,9 @@ pub fn openapi_document(
                  {MAX_AGE_HOURS} hours, may serve a stored snapshot fetched inside it ({STORED_PRICE} credit per \
                  returned company). Duplicates after normalization are fetched and billed once. URLs that could \
                  not be resolved are listed in `unresolved` and not billed. Request bodies are limited to \
-                 {MAX_BODY_BYTES} bytes; one live lookup to {live_seconds} s on this server."
+                 {MAX_BODY_BYTES} bytes; one live lookup to {live_seconds} s on this server. Test-mode keys \
+                 (`cdk_test_…`) are answered the same way from the server's sample pages, never from the network, \
+                 and spend nothing."
             ),
         },
         "tags": [
@@ -250,6 +252,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                 "400": error_response("Invalid request body; `details` lists every problem."),
                 "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
                 "402": error_response("Insufficient credits to pay for every query; nothing was done, or (rarely, when the balance was spent meanwhile) nothing was charged."),
+                "403": error_response("`not_in_test_mode`: a test-mode key (`cdk_test_…`) cannot resolve domains and names, which needs the network; nothing was done."),
                 "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
                 "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
                 "415": error_response("The body is not sent as `application/json`."),

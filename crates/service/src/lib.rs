@@ -22,7 +22,7 @@ use company_lookup::{LookupService, LookupSettings};
 use company_model::AccountEventType;
 use company_resolve::{Resolver, ResolverSettings};
 use company_watch::{SystemClock, WatchSettings, Watches};
-use credit_ledger::{Ledger, PgLedger, SqliteLedger};
+use credit_ledger::{Ledger, PgLedger, SqliteLedger, WithTestTwins};
 use dashboard::{Dashboard, DashboardSettings};
 use dashboard_auth::{PgUserStore, SqliteUserStore, UserStore, Users};
 use http::Request;
@@ -180,7 +180,8 @@ impl Stores {
             };
         Ok(Self {
             accounts: Arc::new(Accounts::new(
-                ledger,
+                // Test-mode keys' accounts spend nothing, whoever bills them.
+                Arc::new(WithTestTwins::new(ledger)),
                 Arc::new(ApiKeys::new(keys)),
                 Arc::new(Users::new(users)),
             )),
@@ -211,6 +212,8 @@ pub struct App {
     api: Api,
     dashboard: Dashboard,
     connections: ConnectionLimits,
+    /// The sandbox's pages and snapshots (test mode), removed when the service ends.
+    _sandbox: tempfile::TempDir,
 }
 
 impl App {
@@ -234,7 +237,14 @@ impl App {
         if let Some(links) = &settings.link_resolver {
             lookup = lookup.with_link_resolver(LinkResolver::new(links.clone())?);
         }
-        let lookup = Arc::new(lookup);
+        let sandbox_dir = tempfile::tempdir().context("making the test-mode sandbox")?;
+        let lookup = Arc::new(
+            lookup.with_test_mode(
+                sandbox(sandbox_dir.path(), &stores, settings)
+                    .await
+                    .context("making the test-mode sandbox")?,
+            ),
+        );
         let resolver = Arc::new(Resolver::new(
             Arc::clone(&lookup),
             Arc::clone(&stores.snapshots),
@@ -243,7 +253,6 @@ impl App {
         )?);
         let watches = Arc::new(Watches::new(
             stores.watches,
-            Arc::clone(&stores.snapshots),
             Arc::clone(&lookup),
             settings.watches,
             Arc::new(SystemClock),
@@ -297,6 +306,7 @@ impl App {
             api,
             dashboard,
             connections: settings.connections,
+            _sandbox: sandbox_dir,
         })
     }
 
@@ -412,6 +422,29 @@ impl App {
             }
         })
     }
+}
+
+/// The lookup test-mode keys are answered by: the sandbox's pages ([`sandbox_pages`]) as a folder origin in
+/// `dir`, its own snapshot store there (a test key never reads a live snapshot, and the reverse), the service's
+/// ledger (which charges test twins nothing) and the service's lookup settings.
+async fn sandbox(
+    dir: &std::path::Path,
+    stores: &Stores,
+    settings: &Settings,
+) -> anyhow::Result<LookupService> {
+    let origin = dir.join("origin");
+    sandbox_pages::write_origin(&origin)?;
+    let fetcher = Fetcher::new(FetcherSettings::new(
+        page_scraper::Origin::Directory(origin),
+        settings.fetcher.domain.clone(),
+    ))?;
+    let snapshots = SqliteSnapshotStore::open(&dir.join("sandbox.db")).await?;
+    Ok(LookupService::new(
+        fetcher,
+        Arc::new(snapshots),
+        Arc::clone(stores.accounts.ledger()),
+        settings.lookup,
+    ))
 }
 
 /// `/healthz`'s question: does the database answer a read.

@@ -1,5 +1,6 @@
 //! `company-data keys create|list|revoke`.
 
+use accounts::KeyMode;
 use anyhow::bail;
 use clap::Subcommand;
 use credit_ledger::Credits;
@@ -21,6 +22,10 @@ pub(crate) enum KeysCommand {
         /// A label for the key.
         #[arg(long)]
         name: Option<String>,
+        /// A test-mode key (`cdk_test_…`): answered from the sample pages the service ships, never from the
+        /// network, and never charged; its jobs, watches and webhook endpoints are apart from the live ones.
+        #[arg(long)]
+        test: bool,
     },
     /// List keys (never the secrets).
     List {
@@ -44,18 +49,27 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
             account,
             credits,
             name,
+            test,
         } => {
             let accounts = db.open().await?.accounts;
+            let mode = if test { KeyMode::Test } else { KeyMode::Live };
             let made = accounts
-                .create_key(&account, credits, name.as_deref())
+                .create_key(&account, credits, name.as_deref(), mode)
                 .await?;
             println!(
-                "Created key {} ({}) for account `{}` (balance {} credits).",
+                "Created {} key {} ({}) for account `{}` (balance {} credits).",
+                mode.label(),
                 made.record.id,
                 made.record.masked(),
                 made.account.name,
                 made.account.balance
             );
+            if test {
+                println!(
+                    "It never reaches the network and spends nothing: it is answered from the sample pages {}.",
+                    sandbox_pages::paths().join(", ")
+                );
+            }
             println!("The full key is shown only now:");
             println!("{}", made.key.expose());
         }
@@ -63,8 +77,8 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
             let accounts = db.open().await?.accounts;
             let names = accounts.ledger().accounts().await?;
             println!(
-                "{:<4} {:<22} {:<16} {:<12} {:<25} {:<25} status",
-                "id", "key", "account", "name", "created", "last used"
+                "{:<4} {:<27} {:<5} {:<16} {:<12} {:<25} {:<25} status",
+                "id", "key", "mode", "account", "name", "created", "last used"
             );
             for key in accounts.keys().list().await? {
                 let account = names
@@ -78,9 +92,10 @@ pub(crate) async fn run(command: KeysCommand) -> anyhow::Result<()> {
                     .last_used_at
                     .map_or("never".to_owned(), |at| at.to_string());
                 println!(
-                    "{:<4} {:<22} {:<16} {:<12} {:<25} {:<25} {status}",
+                    "{:<4} {:<27} {:<5} {:<16} {:<12} {:<25} {:<25} {status}",
                     key.id.0,
                     key.masked(),
+                    key.mode().label(),
                     account,
                     key.name.as_deref().unwrap_or("-"),
                     key.created_at.to_string(),

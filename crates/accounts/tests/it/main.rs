@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use api_keys::KeyMode;
+
 use accounts::{Accounts, AccountsError, FIRST_START_ACCOUNT, FIRST_START_CREDITS};
 use api_keys::{ApiKeys, SqliteKeyStore};
 use credit_ledger::{Credits, LedgerError, SqliteLedger};
@@ -62,17 +64,20 @@ async fn keys_for_a_named_account_make_it_and_fund_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let accounts = accounts(&dir).await;
     let one = accounts
-        .create_key("acme", Some(credits("10")), Some("crm"))
+        .create_key("acme", Some(credits("10")), Some("crm"), KeyMode::Live)
         .await
         .expect("made");
     let two = accounts
-        .create_key("acme", Some(credits("0.5")), None)
+        .create_key("acme", Some(credits("0.5")), None, KeyMode::Live)
         .await
         .expect("made");
     assert_eq!(one.account.id, two.account.id, "the same account");
     assert_eq!(two.account.balance, credits("10.5"));
     // No grant, no ledger row.
-    let three = accounts.create_key("acme", None, None).await.expect("made");
+    let three = accounts
+        .create_key("acme", None, None, KeyMode::Test)
+        .await
+        .expect("made");
     assert_eq!(three.account.balance, credits("10.5"));
     let rows = accounts
         .ledger()
@@ -86,6 +91,10 @@ async fn keys_for_a_named_account_make_it_and_fund_it() {
         .await
         .expect("keys");
     assert_eq!(keys.len(), 3);
+    // The third is a test key of the same account, and acts for its test twin.
+    assert_eq!(three.record.account, one.account.id);
+    assert!(three.key.expose().starts_with("cdk_test_"));
+    assert_eq!(three.record.acts_for(), one.account.id.test_twin());
     assert!(matches!(
         accounts
             .grant(one.account.id, Credits::ZERO, "nothing")

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use company_lookup::{Caller, LookupError, LookupService, LookupSettings};
 use company_model::{CompanyRequest, RecordSource, UnresolvedCode};
-use credit_ledger::{Credits, Ledger, LedgerError, SqliteLedger};
+use credit_ledger::{Credits, Ledger, LedgerError, SqliteLedger, TEST_BALANCE, WithTestTwins};
 use page_scraper::{Fetcher, FetcherSettings, Origin};
 use page_url::NetworkDomain;
 use snapshot_cache::SqliteSnapshotStore;
@@ -355,4 +355,91 @@ async fn stale_if_error_does_not_hide_a_page_the_network_says_is_gone() {
     assert_eq!(gone.response.unresolved[0].error, UnresolvedCode::NotFound);
     assert_eq!(gone.response.unresolved[0].retry_after_seconds, None);
     assert_eq!(gone.charged, Credits::ZERO);
+}
+
+/// A test twin's request is served by the sandbox service (its own origin and snapshots) and charges nothing;
+/// without a sandbox it is refused before anything is fetched.
+#[tokio::test]
+async fn a_test_twin_is_served_by_the_sandbox_and_refused_without_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(empty.join("company")).expect("folder");
+    let live_ledger = Arc::new(
+        SqliteLedger::open(&dir.path().join("c.db"))
+            .await
+            .expect("ledger"),
+    );
+    let ledger: Arc<dyn Ledger> = Arc::new(WithTestTwins::new(live_ledger));
+    let account = ledger.ensure_account("acme").await.expect("account").id;
+    ledger
+        .grant(account, Credits::parse("1").expect("amount"), "test")
+        .await
+        .expect("grant");
+    let service_on = |origin: Origin, file: &str| {
+        let (ledger, path) = (Arc::clone(&ledger), dir.path().join(file));
+        async move {
+            LookupService::new(
+                Fetcher::new(FetcherSettings::new(origin, NetworkDomain::default()))
+                    .expect("fetcher"),
+                Arc::new(SqliteSnapshotStore::open(&path).await.expect("snapshots")),
+                ledger,
+                LookupSettings::default(),
+            )
+        }
+    };
+    let google = request(&["https://www.linkedin.com/company/google"], "");
+    let (live, twin) = (
+        Caller {
+            account,
+            key_id: None,
+        },
+        Caller {
+            account: account.test_twin(),
+            key_id: None,
+        },
+    );
+
+    let live_only = service_on(Origin::Directory(empty.clone()), "live.db").await;
+    assert!(matches!(
+        live_only.run(twin, &google).await,
+        Err(LookupError::TestModeUnavailable)
+    ));
+
+    // The live side's origin has no pages at all; the sandbox's has the captured ones.
+    let service = service_on(Origin::Directory(empty), "live.db")
+        .await
+        .with_test_mode(service_on(captured_pages(), "sandbox.db").await);
+    let served = service.run(twin, &google).await.expect("served");
+    assert_eq!(served.response.results.len(), 1);
+    assert_eq!(
+        (served.charged, served.remaining),
+        (Credits::parse("1").expect("amount"), TEST_BALANCE)
+    );
+    let unserved = service.run(live, &google).await.expect("answered");
+    assert!(
+        unserved.response.results.is_empty(),
+        "the live side has no such page"
+    );
+
+    // Each side's snapshots are its own; the live account spent nothing on the twin's request.
+    let page = google.urls[0].page.clone();
+    let stored = |caller: Caller| {
+        let store = Arc::clone(service.snapshots_for(caller.account).expect("a store"));
+        let page = page.clone();
+        async move {
+            store
+                .fresh_many(std::slice::from_ref(&page), jiff::Timestamp::MIN)
+                .await
+                .expect("read")
+                .len()
+        }
+    };
+    assert_eq!((stored(twin).await, stored(live).await), (1, 0));
+    let live_balance = ledger
+        .account(account)
+        .await
+        .expect("read")
+        .expect("exists")
+        .balance;
+    assert_eq!(live_balance, Credits::parse("1").expect("amount"));
 }

@@ -136,7 +136,7 @@ async fn world(allow_private: bool) -> World {
     .expect("fetcher");
     let lookup = Arc::new(LookupService::new(
         fetcher,
-        snapshots.clone(),
+        snapshots,
         ledger.clone(),
         LookupSettings::default(),
     ));
@@ -147,7 +147,6 @@ async fn world(allow_private: bool) -> World {
     ));
     let watches = Watches::new(
         Arc::new(SqliteWatchStore::open(&db).await.expect("watch store")),
-        snapshots,
         lookup,
         WatchSettings {
             allow_private,

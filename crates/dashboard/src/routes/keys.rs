@@ -1,6 +1,6 @@
 //! API keys (`/dashboard/keys`): list, create (the full key shown once), revoke after a confirmation page.
 
-use api_keys::{KeyId, KeyRecord};
+use api_keys::{KeyId, KeyMode, KeyRecord};
 use http::{Request, StatusCode};
 use http_serve::Response;
 use maud::{Markup, html};
@@ -43,10 +43,15 @@ where
             "Give the key a name of 1 to {MAX_NAME_CHARS} characters, e.g. the system that will use it."
         )));
     }
+    let mode = if form.contains_key("test") {
+        KeyMode::Test
+    } else {
+        KeyMode::Live
+    };
     let (key, record) = parts
         .accounts
         .keys()
-        .create(visitor.account.id, Some(name))
+        .create_for(visitor.account.id, Some(name), mode)
         .await?;
     keys_page(
         parts,
@@ -140,7 +145,21 @@ fn keys_markup(
                     label for="key-name" { "Name" }
                     input #key-name type="text" name="name" required maxlength=(MAX_NAME_CHARS) placeholder="e.g. CRM sync";
                 }
+                label.check {
+                    input type="checkbox" name="test";
+                    " Test mode"
+                }
                 button type="submit" { "Create key" }
+            }
+            p.hint data-testid="test-mode" {
+                "A test-mode key (" code { "cdk_test_…" } ") works like a live one, with the same answers, errors and "
+                "headers, but never reaches the network and never spends credits: it is answered from the sample "
+                "pages the service ships ("
+                @for (n, path) in sandbox_pages::paths().iter().enumerate() {
+                    @if n > 0 { ", " } code { (path) }
+                }
+                "). Its jobs, watches and webhook endpoints are its own, apart from the live key's. Build against "
+                "it, then switch to a live key."
             }
         }
         h2 { "Keys of " (visitor.account.name) }
@@ -149,12 +168,13 @@ fn keys_markup(
         } @else {
             div.table-wrap {
                 table {
-                    thead { tr { th { "Name" } th { "Key" } th { "Created" } th { "Last used" } th { "Status" } th { span.visually-hidden { "Actions" } } } }
+                    thead { tr { th { "Name" } th { "Key" } th { "Mode" } th { "Created" } th { "Last used" } th { "Status" } th { span.visually-hidden { "Actions" } } } }
                     tbody {
                         @for key in keys.iter().rev() {
                             tr {
                                 td { (key.name.as_deref().unwrap_or("—")) }
                                 td { code { (key.masked()) } }
+                                td { @match key.mode() { KeyMode::Live => (KeyMode::Live.label()), KeyMode::Test => strong.test-mode { (KeyMode::Test.label()) } } }
                                 td { (time(key.created_at)) }
                                 td { (key.last_used_at.map_or_else(|| "never".to_owned(), time)) }
                                 @if let Some(revoked) = key.revoked_at {
