@@ -50,8 +50,9 @@ impl LookupService {
                 remaining: None,
             }));
         }
+        let charged = credit_ledger::billed(caller.account, HISTORY_PRICE);
         let charge = Charge {
-            amount: HISTORY_PRICE,
+            amount: charged,
             key_id: caller.key_id,
             urls_requested: 1,
             urls_returned: 1,
@@ -64,7 +65,7 @@ impl LookupService {
             .await?;
         Ok(Some(HistoryOutcome {
             history,
-            charged: HISTORY_PRICE,
+            charged,
             remaining: Some(remaining),
         }))
     }

@@ -870,8 +870,8 @@ fn answer(
             }),
         }
     }
-    // Each distinct page once, at its source's price.
-    let amount = outcomes
+    // Each distinct page once, at its source's price (nothing for a test twin).
+    let priced = outcomes
         .values()
         .filter_map(|outcome| match outcome {
             PageOutcome::Found { source, .. } => Some(price_per_record(request.window, *source)),
@@ -879,7 +879,7 @@ fn answer(
         })
         .fold(Credits::ZERO, Credits::saturating_add);
     let charge = Charge {
-        amount,
+        amount: credit_ledger::billed(caller.account, priced),
         key_id: caller.key_id,
         urls_requested: request.urls.len() as u32,
         urls_returned: results.len() as u32,

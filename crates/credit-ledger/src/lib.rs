@@ -51,7 +51,7 @@ pub use sqlite::{BALANCE_REUSE, SqliteLedger};
 pub use summary::{
     AccountSettings, AccountSummary, MAX_LOW_BALANCE_THRESHOLD, MonthUsage, account_summary,
 };
-pub use test_twins::{TEST_BALANCE, WithTestTwins};
+pub use test_twins::{TEST_BALANCE, WithTestTwins, billed};
 
 /// The price of one company returned from a live fetch (spec 4.3, 8): 1 credit.
 pub const LIVE_PRICE: Credits = Credits::from_millis(1000);

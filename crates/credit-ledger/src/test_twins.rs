@@ -13,6 +13,17 @@ use crate::{
 /// never lower it.
 pub const TEST_BALANCE: Credits = Credits::from_millis(1_000_000_000);
 
+/// What `account` is charged for an answer priced `amount`: `amount`, or nothing for a test twin. Whoever builds
+/// a [`Charge`] asks here, so the `X-Credits-Charged` a test key sees is what it spent: nothing, and its balance,
+/// [`TEST_BALANCE`], never moves.
+pub fn billed(account: AccountId, amount: Credits) -> Credits {
+    if account.is_test() {
+        Credits::ZERO
+    } else {
+        amount
+    }
+}
+
 /// A ledger that answers for test twins itself and hands every live account to the ledger it wraps.
 ///
 /// A test twin (a negative [`AccountId`]) has [`TEST_BALANCE`]; its holds and charges are checked as a live

@@ -413,7 +413,8 @@ async fn a_test_twin_is_served_by_the_sandbox_and_refused_without_one() {
     assert_eq!(served.response.results.len(), 1);
     assert_eq!(
         (served.charged, served.remaining),
-        (Credits::parse("1").expect("amount"), TEST_BALANCE)
+        (Credits::ZERO, TEST_BALANCE),
+        "a test twin spends nothing, and is told so"
     );
     let unserved = service.run(live, &google).await.expect("answered");
     assert!(
