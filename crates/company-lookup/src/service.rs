@@ -268,11 +268,6 @@ impl LookupService {
         }
     }
 
-    /// Whether this service answers test twins (it has a sandbox, or is one).
-    pub fn serves_test_mode(&self) -> bool {
-        !matches!(self.test_mode, TestMode::Off)
-    }
-
     /// The snapshot store `account`'s lookups read and write: the sandbox's for a test twin, so that a test key
     /// never reads a live snapshot and the reverse.
     ///

@@ -337,6 +337,16 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<DailyUsage>, LedgerError>;
 }
 
+/// [`LedgerError::InvalidAmount`] for a negative hold (every backend's [`Ledger::reserve`] asks here).
+pub(crate) fn check_hold(amount: Credits) -> Result<(), LedgerError> {
+    if amount.millis() < 0 {
+        return Err(LedgerError::InvalidAmount(format!(
+            "a hold cannot be negative: {amount}"
+        )));
+    }
+    Ok(())
+}
+
 /// [`LedgerError::InvalidAmount`] for a negative threshold.
 pub(crate) fn check_threshold(threshold: Option<Credits>) -> Result<(), LedgerError> {
     match threshold {

@@ -513,11 +513,7 @@ impl Ledger for PgLedger {
         account: AccountId,
         amount: Credits,
     ) -> Result<Reservation, LedgerError> {
-        if amount.millis() < 0 {
-            return Err(LedgerError::InvalidAmount(format!(
-                "a hold cannot be negative: {amount}"
-            )));
-        }
+        crate::check_hold(amount)?;
         // The last column reads the row as it was before this statement: what was available when refused.
         let row = self
             .pool

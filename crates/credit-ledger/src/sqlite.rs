@@ -387,11 +387,7 @@ impl Ledger for SqliteLedger {
         account: AccountId,
         amount: Credits,
     ) -> Result<Reservation, LedgerError> {
-        if amount.millis() < 0 {
-            return Err(LedgerError::InvalidAmount(format!(
-                "a hold cannot be negative: {amount}"
-            )));
-        }
+        crate::check_hold(amount)?;
         {
             let mut book = lock(&self.holds);
             if book

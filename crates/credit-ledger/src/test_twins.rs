@@ -112,11 +112,7 @@ impl Ledger for WithTestTwins {
         if !account.is_test() {
             return self.0.reserve(account, amount).await;
         }
-        if amount.millis() < 0 {
-            return Err(LedgerError::InvalidAmount(format!(
-                "a hold cannot be negative: {amount}"
-            )));
-        }
+        crate::check_hold(amount)?;
         Ok(Reservation {
             id: 0,
             account,
