@@ -133,11 +133,18 @@ impl reqwest::dns::Resolve for PublicOnly {
 
 /// Whether an address is on the public internet: not loopback, private (RFC 1918, unique-local), link-local
 /// (which holds the cloud metadata service, 169.254.169.254), shared (100.64/10), unspecified, multicast,
-/// broadcast or reserved for documentation.
+/// broadcast, reserved for documentation or benchmarking (198.18/15), IETF protocol assignments (192.0.0/24),
+/// the 6to4 relay (192.88.99/24) or reserved (240/4).
+///
+/// An IPv6 address that carries an IPv4 address is judged by that IPv4 address, since a translator or a
+/// relay on the way may deliver it there: IPv4-mapped (`::ffff:0:0/96`), NAT64 (`64:ff9b::/96`, RFC 6052) and
+/// 6to4 (`2002::/16`, RFC 3056). Prefixes that cannot be judged that way are not public: IPv4-compatible
+/// (`::/96`, deprecated by RFC 4291), local-use NAT64 (`64:ff9b:1::/48`, RFC 8215), Teredo (`2001::/32`, whose
+/// IPv4 server is obfuscated) and discard-only (`100::/64`).
 pub fn is_public_address(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
+            let [a, b, c, _] = v4.octets();
             !(v4.is_loopback()
                 || v4.is_private()
                 || v4.is_link_local()
@@ -146,21 +153,44 @@ pub fn is_public_address(ip: IpAddr) -> bool {
                 || v4.is_broadcast()
                 || v4.is_documentation()
                 || (a == 100 && (64..128).contains(&b))
+                || (a == 192 && b == 0 && c == 0)
+                || (a == 192 && b == 88 && c == 99)
+                || (a == 198 && (b == 18 || b == 19))
                 || a == 0
                 || a >= 240)
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_ipv4(v6) {
                 return is_public_address(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            let [first, second, ..] = v6.segments();
+            let bits = u128::from(v6);
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
+                || bits >> 32 == 0 // IPv4-compatible ::/96
+                || (first == 0x0064 && second == 0xff9b) // NAT64, local use (64:ff9b:1::/48)
+                || (first == 0x2001 && second == 0x0000) // Teredo
+                || bits >> 64 == 0x0100_u128 << 48 // discard-only 100::/64
                 || (first & 0xfe00) == 0xfc00 // unique local
                 || (first & 0xffc0) == 0xfe80 // link-local
-                || first == 0x2001 && v6.segments()[1] == 0x0db8) // documentation
+                || first == 0x2001 && second == 0x0db8) // documentation
         }
+    }
+}
+
+/// The IPv4 address an IPv6 address delivers to: IPv4-mapped, NAT64's well-known prefix `64:ff9b::/96`, or
+/// 6to4's `2002:AABB:CCDD::/48`.
+fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    let bits = u128::from(v6);
+    let low32 = (bits & u128::from(u32::MAX)) as u32;
+    match v6.segments() {
+        [0x0064, 0xff9b, 0, 0, 0, 0, _, _] => Some(low32.into()),
+        [0x2002, high, low, ..] => Some(((u32::from(high) << 16) | u32::from(low)).into()),
+        _ => None,
     }
 }
 
@@ -183,13 +213,36 @@ mod tests {
             "fd00::1",
             "fe80::1",
             "::ffff:127.0.0.1",
+            // Ranges the guard missed before (issue 40): each reaches a private or reserved IPv4 address, or
+            // cannot be judged.
+            "64:ff9b::7f00:1",     // NAT64 of 127.0.0.1
+            "64:ff9b::a9fe:a9fe",  // NAT64 of 169.254.169.254
+            "64:ff9b:1::a00:1",    // local-use NAT64
+            "2002:a00:1::1",       // 6to4 of 10.0.0.1
+            "2002:7f00:1::",       // 6to4 of 127.0.0.1
+            "::7f00:1",            // IPv4-compatible 127.0.0.1
+            "::808:808",           // IPv4-compatible, deprecated whatever it holds
+            "2001:0:4136:e378::1", // Teredo
+            "100::1",              // discard-only
+            "192.0.0.8",
+            "192.88.99.1",
+            "198.18.0.1",
+            "198.19.255.254",
         ] {
             assert!(
                 !is_public_address(private.parse().expect("an address")),
                 "{private}"
             );
         }
-        for public in ["8.8.8.8", "142.250.74.46", "2001:4860:4860::8888"] {
+        for public in [
+            "8.8.8.8",
+            "142.250.74.46",
+            "2001:4860:4860::8888",
+            "64:ff9b::808:808", // NAT64 of 8.8.8.8
+            "2002:808:808::1",  // 6to4 of 8.8.8.8
+            "198.20.0.1",
+            "192.0.1.1",
+        ] {
             assert!(
                 is_public_address(public.parse().expect("an address")),
                 "{public}"
