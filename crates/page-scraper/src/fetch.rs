@@ -46,7 +46,8 @@ pub enum OriginError {
         "the origin folder `{0}` does not exist or is not a folder; give an http(s) URL or a folder of captured pages laid out as <dir>/company/<slug>.html"
     )]
     NotAFolder(PathBuf),
-    /// A proxy URL reqwest does not accept.
+    /// A proxy URL reqwest does not accept; its password (or, for text that is not a URL, whatever stands
+    /// before an `@`) is written as `****`.
     #[error(
         "the proxy `{0}` is not usable; write it as http://host:port, https://host:port or socks5://host:port"
     )]
@@ -760,6 +761,13 @@ impl Inner {
                 }));
             }
             404 | 410 => return Err(ScrapeError::NotFound.into()),
+            300..=399 => {
+                return Err(ScrapeError::Fetch(format!(
+                    "the origin redirected off the network, to {}: not followed",
+                    redirect_target(&response)
+                ))
+                .into());
+            }
             code => {
                 return Err(refused(ScrapeError::Fetch(format!(
                     "the origin answered HTTP {code}"
@@ -840,7 +848,7 @@ pub(crate) fn build_routes(
             .no_deflate()
             .connect_timeout(settings.connect_timeout)
             .pool_max_idle_per_host(settings.max_concurrency)
-            .redirect(reqwest::redirect::Policy::limited(5))
+            .redirect(redirect_policy(settings))
             // A route keeps the cookies the site sets, as one browser would.
             .cookie_store(true)
     };
@@ -863,9 +871,9 @@ pub(crate) fn build_routes(
             .map(|(n, proxy_url)| {
                 use std::hash::{Hash, Hasher};
                 let name = route_name(proxy_url)
-                    .ok_or_else(|| OriginError::BadProxy(proxy_url.clone()))?;
+                    .ok_or_else(|| OriginError::BadProxy(masked_proxy(proxy_url)))?;
                 let proxy = reqwest::Proxy::all(proxy_url)
-                    .map_err(|_| OriginError::BadProxy(proxy_url.clone()))?;
+                    .map_err(|_| OriginError::BadProxy(masked_proxy(proxy_url)))?;
                 let mut digest = std::collections::hash_map::DefaultHasher::new();
                 proxy_url.hash(&mut digest);
                 Ok(Route {
@@ -883,12 +891,83 @@ pub(crate) fn build_routes(
     }
 }
 
+/// Redirects the fetcher follows: at most [`MAX_REDIRECTS`], each to the origin's own host and port or, over
+/// https, to the network's domain or one of its subdomains (`uk.linkedin.com` → `www.linkedin.com`). A page of
+/// the origin cannot send a route (its cookies, its proxy's address) to any other host; such a redirect ends
+/// the request and is answered as a failure that names where it pointed.
+fn redirect_policy(settings: &FetcherSettings) -> reqwest::redirect::Policy {
+    let origin = match &settings.origin {
+        Origin::Http(base) => base
+            .host_str()
+            .map(|host| (host.to_ascii_lowercase(), base.port_or_known_default())),
+        Origin::Directory(_) => None,
+    };
+    let domain = settings.domain.as_str().to_owned();
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() >= MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        let url = attempt.url();
+        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+        let same_origin = origin.as_ref().is_some_and(|(origin_host, port)| {
+            *origin_host == host && url.port_or_known_default() == *port
+        });
+        if same_origin || (url.scheme() == "https" && on_network(&host, &domain)) {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+/// Redirects followed for one page.
+const MAX_REDIRECTS: usize = 5;
+
+/// Whether `host` is the network's `domain` or one of its subdomains.
+fn on_network(host: &str, domain: &str) -> bool {
+    host.strip_suffix(domain)
+        .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
+}
+
+/// Where a redirect the fetcher did not follow pointed, for its failure: scheme and host only, so that no
+/// query string (a token of someone else's) reaches a log.
+fn redirect_target(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|location| response.url().join(location.to_str().ok()?).ok())
+        .map_or_else(
+            || "nowhere".to_owned(),
+            |url| format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default()),
+        )
+}
+
 /// A route's name: `direct`, or the proxy's URL without its credentials; `None` for text that is not a URL.
 fn route_name(proxy: &str) -> Option<String> {
     let mut url = Url::parse(proxy).ok()?;
     url.set_username("").ok()?;
     url.set_password(None).ok()?;
     Some(url.as_str().trim_end_matches('/').to_owned())
+}
+
+/// A proxy setting as it may be shown (errors, logs): its password replaced by `****`; in text that does not
+/// parse as a URL, everything between `//` (or the start) and the last `@`, which is where credentials would be.
+pub(crate) fn masked_proxy(proxy: &str) -> String {
+    if let Ok(mut url) = Url::parse(proxy)
+        && url.has_host()
+    {
+        if url.password().is_some() {
+            let _ = url.set_password(Some("****"));
+        }
+        return url.as_str().trim_end_matches('/').to_owned();
+    }
+    match proxy.rsplit_once('@') {
+        Some((before, after)) => {
+            let scheme = before.find("//").map_or("", |at| &before[..at + 2]);
+            format!("{scheme}****@{after}")
+        }
+        None => proxy.to_owned(),
+    }
 }
 
 /// A body's HTML (at most `max_bytes` once decompressed, invalid UTF-8 replaced by U+FFFD) and, when it came
@@ -987,6 +1066,26 @@ fn record_fetch(error: Option<&ScrapeError>, took: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proxies_are_shown_without_their_password() {
+        assert_eq!(
+            masked_proxy("socks5://scraper:hunter2@proxy.example:1080"),
+            "socks5://scraper:****@proxy.example:1080"
+        );
+        assert_eq!(
+            masked_proxy("http://proxy.example:3128"),
+            "http://proxy.example:3128"
+        );
+        assert_eq!(
+            masked_proxy("http://a:b@c@proxy.example:99999"),
+            "http://****@proxy.example:99999"
+        );
+        assert!(on_network("www.linkedin.com", "linkedin.com"));
+        assert!(on_network("linkedin.com", "linkedin.com"));
+        assert!(!on_network("evil-linkedin.com", "linkedin.com"));
+        assert!(!on_network("linkedin.com.evil.example", "linkedin.com"));
+    }
 
     #[test]
     fn retry_after_forms() {

@@ -1,0 +1,157 @@
+//! The origin's redirects (issue 40): followed on the origin's own host and to the network's hosts, never to
+//! another host, which must not see a single request from a route.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use page_scraper::{Fetcher, FetcherSettings, Origin, OriginError, ScrapeError};
+use page_url::{NetworkDomain, PageUrl};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+
+/// A loopback server that answers a path by the first rule whose prefix matches it (a redirect to the
+/// location, or the captured Google page), keeping each request's `host path`.
+struct Server {
+    address: SocketAddr,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    async fn start(rules: Vec<(&'static str, String)>) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let address = listener.local_addr().expect("an address");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let page = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/origin/company/google.html"
+        ))
+        .expect("the captured Google page");
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut buffer = vec![0u8; 8192];
+                let read = stream.read(&mut buffer).await.unwrap_or(0);
+                let request = String::from_utf8_lossy(&buffer[..read]).into_owned();
+                let path = request.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                log.lock().expect("log").push(path.clone());
+                let mut answer = match rules.iter().find(|(prefix, _)| path.starts_with(prefix)) {
+                    Some((_, location)) => format!(
+                        "HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    )
+                    .into_bytes(),
+                    None => format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        page.len()
+                    )
+                    .into_bytes(),
+                };
+                if answer.starts_with(b"HTTP/1.1 200") {
+                    answer.extend_from_slice(&page);
+                }
+                let _ = stream.write_all(&answer).await;
+            }
+        });
+        Self { address, seen }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.seen.lock().expect("log").clone()
+    }
+}
+
+fn fetcher(origin: &Server) -> Fetcher {
+    let mut settings = FetcherSettings::new(
+        Origin::Http(
+            url::Url::parse(&format!("http://{}", origin.address)).expect("the origin's URL"),
+        ),
+        NetworkDomain::default(),
+    );
+    settings.max_attempts = 1;
+    Fetcher::new(settings).expect("a fetcher")
+}
+
+fn page(path: &str) -> PageUrl {
+    PageUrl::parse_submitted(
+        &format!("https://www.linkedin.com{path}"),
+        &NetworkDomain::default(),
+    )
+    .expect("a page URL")
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_host_is_not_followed() {
+    // Another server on loopback, named `localhost`: a different host from the origin's `127.0.0.1`.
+    let elsewhere = Server::start(Vec::new()).await;
+    let origin = Server::start(vec![
+        (
+            "/company/moved",
+            format!(
+                "http://localhost:{}/company/google",
+                elsewhere.address.port()
+            ),
+        ),
+        ("/company/old-name", "/company/google".to_owned()),
+    ])
+    .await;
+    let fetcher = fetcher(&origin);
+    let deadline = Instant::now() + Duration::from_secs(10);
+
+    let refused = fetcher
+        .scrape(&page("/company/moved"), deadline)
+        .await
+        .expect_err("a redirect off the network is refused");
+    let ScrapeError::Fetch(reason) = refused else {
+        panic!("a fetch failure, got {refused:?}");
+    };
+    assert!(
+        reason.contains("redirected off the network, to http://localhost"),
+        "{reason}"
+    );
+    assert!(
+        elsewhere.requests().is_empty(),
+        "the other host saw nothing"
+    );
+
+    // On the origin's own host the redirect is followed, and the page is the one it ended on.
+    let scraped = fetcher
+        .scrape(&page("/company/old-name"), deadline)
+        .await
+        .expect("the redirect on the origin is followed");
+    assert_eq!(
+        scraped.final_url.as_str(),
+        "https://www.linkedin.com/company/google"
+    );
+    assert_eq!(
+        origin.requests(),
+        ["/company/moved", "/company/old-name", "/company/google"]
+    );
+}
+
+#[test]
+fn a_refused_proxy_never_shows_its_password() {
+    let mut settings = FetcherSettings::new(
+        Origin::Http(url::Url::parse("http://127.0.0.1:9").expect("url")),
+        NetworkDomain::default(),
+    );
+    for (proxy, shown) in [
+        // A port out of range: not a URL, so the credentials cannot be told apart; all before `@` goes.
+        (
+            "http://scraper:hunter2-secret@proxy.example:99999",
+            "http://****@proxy.example:99999",
+        ),
+        (
+            "not a url:hunter2-secret@proxy.example",
+            "****@proxy.example",
+        ),
+    ] {
+        settings.proxies = vec![proxy.to_owned()];
+        let error = Fetcher::new(settings.clone()).expect_err("not a usable proxy");
+        assert!(matches!(error, OriginError::BadProxy(_)), "{error:?}");
+        let message = error.to_string();
+        assert!(!message.contains("hunter2"), "{message}");
+        assert!(message.contains(shown), "{message}");
+    }
+}
