@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use reqwest::Method;
-use tests::{Service, binary};
+use tests::{Service, ServiceOptions, binary};
 
 const PASSWORD: &str = "a long test password";
 
@@ -214,7 +214,11 @@ async fn sign_in_attempts_are_limited_per_email() {
 
 #[tokio::test]
 async fn an_admin_invites_someone_who_sets_a_password_once() {
-    let service = Service::with_captured_pages();
+    // A process of its own, to read its log.
+    let service = Service::start(ServiceOptions {
+        real_process: true,
+        ..ServiceOptions::default()
+    });
     service.create_sign_in("admin@example.com", PASSWORD, &["--admin"]);
     let mut admin = Browser::new(&service);
     admin.sign_in("admin@example.com", PASSWORD).await;
@@ -262,6 +266,16 @@ async fn an_admin_invites_someone_who_sets_a_password_once() {
     // Only an admin may use the admin page; the link works once.
     assert_eq!(newcomer.get("/dashboard/admin").await.status, 403);
     assert_eq!(Browser::new(&service).get(&link).await.status, 404);
+    // The link's token is a secret: the request log shows its path without it (issue 40).
+    let token = link.trim_start_matches("/dashboard/invitations/");
+    let log = service
+        .log_until_line("/dashboard/invitations/<redacted>")
+        .await;
+    assert!(token.len() >= 40, "{link}");
+    assert!(
+        !log.iter().any(|line| line.contains(token)),
+        "a log line holds the invitation's token"
+    );
     // Inviting someone who has a sign-in already is refused, with the reason.
     let again = admin
         .post(

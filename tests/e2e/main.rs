@@ -25,6 +25,7 @@ mod postgres;
 mod requests;
 mod resolve;
 mod selection;
+mod strangers;
 mod test_mode;
 mod unresolved;
 mod watches;

@@ -173,8 +173,8 @@ pub struct ServeArgs {
     #[arg(long, env = "COMPANY_DATA_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
     /// The header a trusted reverse proxy puts the client's address in (e.g. `X-Forwarded-For`, last entry
-    /// used, or `X-Real-IP`); failed authentications are limited per client address. Unset: the connection's
-    /// peer. Set it only behind a proxy that always sets the header.
+    /// used, or `X-Real-IP`); failed authentications and the dashboard's password forms are limited per client
+    /// address. Unset: the connection's peer. Set it only behind a proxy that always sets the header.
     #[arg(long, env = "COMPANY_DATA_CLIENT_ADDRESS_HEADER")]
     client_address_header: Option<http::HeaderName>,
     /// Keep a website on a URL shortener (goo.gle, bit.ly, ...) as the record's `domain` instead of following
@@ -304,6 +304,7 @@ impl ServeArgs {
                 header_timeout: self.header_timeout,
                 body_timeout: self.body_timeout,
                 max_connections: self.max_connections as usize,
+                ..ConnectionLimits::default()
             },
             secure_cookies: self.secure_cookies,
             client_address_header: self.client_address_header.clone(),

@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use shared_limits::{LimitStore, MemoryLimits, Rate, RateGate};
+use shared_limits::{LimitStore, MemoryLimits, Rate, RateGate, address_bucket as bucket};
 // tokio's clock, which tests can pause and advance; outside a runtime it is the system's monotonic clock.
 use tokio::time::Instant;
 
@@ -70,17 +70,6 @@ struct State {
     gate: Option<Arc<RateGate>>,
     /// Addresses with no failure left, until when.
     refused_until: HashMap<IpAddr, Instant>,
-}
-
-/// The address failures are counted under: IPv4 as is, IPv6 by its /64, IPv4-mapped IPv6 as IPv4.
-fn bucket(client: IpAddr) -> IpAddr {
-    match client {
-        IpAddr::V4(_) => client,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
-        },
-    }
 }
 
 impl FailedAttempts {
@@ -213,16 +202,5 @@ mod tests {
             attempts.check(client).is_err(),
             "the earlier failure counts"
         );
-    }
-
-    #[test]
-    fn ipv6_counts_per_64_and_mapped_ipv4_as_ipv4() {
-        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().expect("address");
-        let b: IpAddr = "2001:db8:1:2:bbbb::2".parse().expect("address");
-        let c: IpAddr = "2001:db8:1:3::1".parse().expect("address");
-        assert_eq!(bucket(a), bucket(b));
-        assert_ne!(bucket(a), bucket(c));
-        let mapped: IpAddr = "::ffff:192.0.2.7".parse().expect("address");
-        assert_eq!(bucket(mapped), "192.0.2.7".parse::<IpAddr>().expect("v4"));
     }
 }

@@ -2,12 +2,15 @@
 //!
 //! - A [`User`] has an email, an argon2id password hash and the billing account (`credit-ledger`'s
 //!   [`AccountId`]) it manages; an admin user may see every account and grant credits.
-//! - [`Users::sign_in`] checks a password (argon2 on the blocking pool; an unknown email costs the same) and
-//!   opens a [`Session`]: a random token for the cookie, of which only the SHA-256 digest is stored, and a CSRF
-//!   token that every form of the session must carry. Sessions end at [`SESSION_LIFETIME`] or at sign-out.
-//!   Attempts are throttled per email address ([`SIGN_IN_BURST`] at once, then one per
-//!   [`SIGN_IN_REFILL`]).
+//! - [`Users::sign_in`] checks a password and opens a [`Session`]: a random token for the cookie, of which only
+//!   the SHA-256 digest is stored, and a CSRF token that every form of the session must carry. Sessions end at
+//!   [`SESSION_LIFETIME`] or at sign-out.
 //! - [`Users::invite`] makes a one-time link for a new user; [`Users::accept_invitation`] sets its password.
+//! - Password work is bounded ([`PasswordLimits`]): forms are limited per client address before anything is
+//!   read, sign-in attempts per email ([`SIGN_IN_BURST`] at once, then one per [`SIGN_IN_REFILL`]), an
+//!   invitation's link is looked up before its password is hashed, and argon2 runs on a few threads of its own
+//!   (half the cores) with a bounded queue, refusing more at once ([`AuthError::Busy`]) instead of taking the
+//!   cores or the database's blocking pool from everyone else.
 //!
 //! [`UserStore`] is the backend-neutral interface; `SqliteUserStore` the embedded backend (feature `sqlite`,
 //! the default), `PgUserStore` the backend for several servers on one PostgreSQL database (feature
@@ -23,7 +26,7 @@
 //! let dir = tempfile::tempdir()?;
 //! let users = Users::new(Arc::new(SqliteUserStore::open(&dir.path().join("users.db")).await?));
 //! users.create("Ada@Example.com", "correct horse battery", AccountId(1), false).await?;
-//! let (token, session) = users.sign_in("ada@example.com", "correct horse battery").await?;
+//! let (token, session) = users.sign_in("ada@example.com", "correct horse battery", None).await?;
 //! assert_eq!(users.session(token.expose()).await?.map(|(s, _)| s.csrf_token), Some(session.csrf_token));
 //! users.sign_out(token.expose()).await?;
 //! assert!(users.session(token.expose()).await?.is_none());
@@ -31,6 +34,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod password_work;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
@@ -38,6 +42,7 @@ mod sqlite;
 mod users;
 
 pub use company_model::AccountId;
+pub use password_work::PasswordLimits;
 #[cfg(feature = "postgres")]
 pub use postgres::PgUserStore;
 #[cfg(feature = "sqlite")]
@@ -118,6 +123,19 @@ pub enum AuthError {
     /// Wrong email or password. Deliberately does not say which.
     #[error("the email or the password is wrong")]
     WrongCredentials,
+    /// Too many password forms (sign-in, accepting an invitation) from this client address
+    /// ([`PasswordLimits::per_address_burst`]); nothing was read or hashed.
+    #[error("too many password forms from this address; try again in {} s", retry_after.as_secs().max(1))]
+    AddressLimited {
+        /// When the next form is allowed.
+        retry_after: std::time::Duration,
+    },
+    /// Every password hashing thread is busy and their queue is full; nothing was hashed.
+    #[error("the server is busy checking passwords; try again in {} s", retry_after.as_secs().max(1))]
+    Busy {
+        /// When to try again.
+        retry_after: std::time::Duration,
+    },
     /// Too many sign-in attempts for this email; try again after the given time.
     #[error("too many sign-in attempts; try again in {} s", retry_after.as_secs().max(1))]
     TooManyAttempts {

@@ -1,4 +1,4 @@
-use std::num::NonZeroU32;
+use std::net::IpAddr;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -7,10 +7,10 @@ use argon2::password_hash::{
     PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng,
 };
 use company_model::AccountId;
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use rand::Rng;
 use sha2::{Digest, Sha256};
 
+use crate::password_work::{FormLimits, HashingPool, PasswordLimits};
 use crate::{AuthError, Invitation, NewUser, Session, User, UserStore};
 
 /// How long a session lasts from sign-in, whatever the browser does: 12 hours.
@@ -120,14 +120,6 @@ pub fn check_password_rules(password: &str) -> Result<(), AuthError> {
     }
 }
 
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, AuthError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| AuthError::Hashing(e.to_string()))
-}
-
 /// `by` from now, to the millisecond (what the store keeps).
 fn later(by: Duration) -> jiff::Timestamp {
     let now = jiff::Timestamp::now();
@@ -138,23 +130,27 @@ fn later(by: Duration) -> jiff::Timestamp {
     jiff::Timestamp::from_millisecond(then.as_millisecond()).unwrap_or(then)
 }
 
-/// Users, sessions and invitations over a [`UserStore`], with password hashing and the sign-in throttle (kept
-/// in this value's memory, per email).
+/// Users, sessions and invitations over a [`UserStore`], with password hashing on threads of its own and the
+/// limits on password forms ([`PasswordLimits`], kept in this value's memory).
 #[derive(Debug)]
 pub struct Users {
     store: Arc<dyn UserStore>,
-    attempts: DefaultKeyedRateLimiter<String>,
+    hashing: HashingPool,
+    limits: FormLimits,
 }
 
 impl Users {
-    /// Users over `store`.
+    /// Users over `store`, with the default [`PasswordLimits`].
     pub fn new(store: Arc<dyn UserStore>) -> Self {
-        let quota = Quota::with_period(SIGN_IN_REFILL)
-            .unwrap_or_else(|| Quota::per_minute(NonZeroU32::MIN))
-            .allow_burst(NonZeroU32::new(SIGN_IN_BURST).unwrap_or(NonZeroU32::MIN));
+        Self::with_limits(store, PasswordLimits::default())
+    }
+
+    /// Users over `store` with these limits on password work.
+    pub fn with_limits(store: Arc<dyn UserStore>, limits: PasswordLimits) -> Self {
         Self {
             store,
-            attempts: RateLimiter::keyed(quota),
+            hashing: HashingPool::new(limits.hashing_threads, limits.hashing_queue),
+            limits: FormLimits::new(&limits),
         }
     }
 
@@ -194,7 +190,7 @@ impl Users {
         let email = normalize_email(email)?;
         check_password_rules(password)?;
         let password = password.to_owned();
-        let password_hash = blocking(move || hash_password(&password)).await??;
+        let password_hash = self.hashing.run(move || hash_password(&password)).await??;
         self.store
             .insert_user(NewUser {
                 email,
@@ -205,40 +201,48 @@ impl Users {
             .await
     }
 
-    /// Checks an email and password and opens a session. Returns the cookie's token (show it to nobody but the
-    /// browser) and the session.
+    /// Checks an email and password sent from `client` (`None`: no address to count, e.g. the command line)
+    /// and opens a session. Returns the cookie's token (show it to nobody but the browser) and the session.
+    ///
+    /// In order, each step before anything costlier: the client address's limit on password forms, the email's
+    /// limit on attempts, the user read, then argon2 on the hashing threads (an unknown email verifies a dummy
+    /// hash, so a miss costs what a hit costs).
     ///
     /// # Errors
-    /// [`AuthError::TooManyAttempts`] before any check when this email has tried too often,
-    /// [`AuthError::WrongCredentials`], [`AuthError::Backend`].
+    /// [`AuthError::AddressLimited`], then [`AuthError::TooManyAttempts`], before any check;
+    /// [`AuthError::Busy`] when the hashing threads' queue is full; [`AuthError::WrongCredentials`],
+    /// [`AuthError::Backend`].
     pub async fn sign_in(
         &self,
         email: &str,
         password: &str,
+        client: Option<IpAddr>,
     ) -> Result<(Secret, Session), AuthError> {
+        self.limits.address(client).await?;
         let email = email.trim().to_lowercase();
-        if let Err(not_until) = self.attempts.check_key(&email) {
-            return Err(AuthError::TooManyAttempts {
-                retry_after: not_until.wait_time_from(governor::clock::Clock::now(
-                    &governor::clock::DefaultClock::default(),
-                )),
-            });
-        }
+        self.limits.email(&email).await?;
         let found = self.store.user_by_email(&email).await?;
         let password = password.to_owned();
-        let (user, matched) = blocking(move || {
-            if let Some((user, hash)) = found {
-                let matched = password_matches(&password, &hash);
-                (Some(user), matched)
-            } else {
-                let _ = password_matches(&password, &DUMMY_HASH);
-                (None, false)
-            }
-        })
-        .await?;
+        let (user, matched) = self
+            .hashing
+            .run(move || {
+                if let Some((user, hash)) = found {
+                    let matched = password_matches(&password, &hash);
+                    (Some(user), matched)
+                } else {
+                    let _ = password_matches(&password, &DUMMY_HASH);
+                    (None, false)
+                }
+            })
+            .await?;
         let Some(user) = user.filter(|_| matched) else {
             return Err(AuthError::WrongCredentials);
         };
+        self.open_session(&user).await
+    }
+
+    /// A new session for `user`, stored; its cookie token and the session.
+    async fn open_session(&self, user: &User) -> Result<(Secret, Session), AuthError> {
         let token = Secret::generate(43);
         let session = Session {
             user: user.id,
@@ -307,18 +311,40 @@ impl Users {
             .await
     }
 
-    /// Sets the password of an invited user, creating it; the link then stops working.
+    /// Sets the password of an invited user sent from `client`, creating the user and signing it in (the
+    /// returned token and session, as [`Users::sign_in`] gives); the link then stops working.
+    ///
+    /// In order: the client address's limit on password forms, the link looked up (a made-up or used token
+    /// costs that read and nothing more), the password's rules, then argon2 on the hashing threads.
     ///
     /// # Errors
-    /// [`AuthError::WeakPassword`], [`AuthError::InvitationInvalid`], [`AuthError::EmailTaken`],
-    /// [`AuthError::Backend`].
-    pub async fn accept_invitation(&self, token: &str, password: &str) -> Result<User, AuthError> {
+    /// [`AuthError::AddressLimited`], [`AuthError::InvitationInvalid`], [`AuthError::WeakPassword`],
+    /// [`AuthError::Busy`], [`AuthError::EmailTaken`], [`AuthError::Backend`].
+    pub async fn accept_invitation(
+        &self,
+        token: &str,
+        password: &str,
+        client: Option<IpAddr>,
+    ) -> Result<(User, Secret, Session), AuthError> {
+        self.limits.address(client).await?;
+        let digest = digest(token);
+        if self
+            .store
+            .invitation(&digest, jiff::Timestamp::now())
+            .await?
+            .is_none()
+        {
+            return Err(AuthError::InvitationInvalid);
+        }
         check_password_rules(password)?;
         let password = password.to_owned();
-        let password_hash = blocking(move || hash_password(&password)).await??;
-        self.store
-            .accept_invitation(&digest(token), password_hash, jiff::Timestamp::now())
-            .await
+        let password_hash = self.hashing.run(move || hash_password(&password)).await??;
+        let user = self
+            .store
+            .accept_invitation(&digest, password_hash, jiff::Timestamp::now())
+            .await?;
+        let (token, session) = self.open_session(&user).await?;
+        Ok((user, token, session))
     }
 
     /// Drops expired sessions and invitations (run now and then); returns how many.

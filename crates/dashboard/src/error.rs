@@ -26,6 +26,18 @@ pub(crate) enum PageError {
     BadRequest(String),
     #[error("Use {allow} for this page.")]
     MethodNotAllowed { allow: String },
+    /// Refused for a limit (password forms from one address): 429 with `Retry-After`.
+    #[error("{message}")]
+    TooMany {
+        message: String,
+        retry_after: std::time::Duration,
+    },
+    /// The service cannot take this now (every password hashing thread busy): 503 with `Retry-After`.
+    #[error("{message}")]
+    Busy {
+        message: String,
+        retry_after: std::time::Duration,
+    },
     /// A store failed; logged with its source chain, shown without detail.
     #[error("Something went wrong on our side (a store did not answer). Try again in a moment.")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -39,6 +51,8 @@ impl PageError {
             Self::Csrf | Self::Forbidden => StatusCode::FORBIDDEN,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -69,13 +83,38 @@ impl From<bulk_jobs::BulkError> for PageError {
 
 impl From<AuthError> for PageError {
     fn from(error: AuthError) -> Self {
-        internal(error)
+        match error {
+            AuthError::AddressLimited { retry_after } => Self::TooMany {
+                message: capitalized(&error.to_string()),
+                retry_after,
+            },
+            AuthError::Busy { retry_after } => Self::Busy {
+                message: capitalized(&error.to_string()),
+                retry_after,
+            },
+            other => internal(other),
+        }
+    }
+}
+
+impl PageError {
+    /// How long the client should wait before sending again, for the `Retry-After` header.
+    pub(crate) fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Self::TooMany { retry_after, .. } | Self::Busy { retry_after, .. } => {
+                Some(*retry_after)
+            }
+            _ => None,
+        }
     }
 }
 
 impl From<AccountsError> for PageError {
     fn from(error: AccountsError) -> Self {
-        internal(error)
+        match error {
+            AccountsError::Users(error) => error.into(),
+            other => internal(other),
+        }
     }
 }
 

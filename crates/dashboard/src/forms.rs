@@ -11,19 +11,22 @@ use crate::Parts;
 use crate::error::PageError;
 use crate::visitor::Visitor;
 
-/// A posted form's fields, after checking its media type.
-pub(crate) async fn read_form<B>(
+/// The largest form anyone may send without a session (signing in, accepting an invitation): an email and a
+/// password of up to 1000 characters, each percent-encoded, fit in it many times over.
+const PUBLIC_FORM_BYTES: usize = 16 * 1024;
+
+/// A form sent without a session, of at most [`PUBLIC_FORM_BYTES`].
+pub(crate) async fn read_public_form<B>(
     parts: &Parts,
     request: Request<B>,
 ) -> Result<HashMap<String, String>, PageError>
 where
     B: hyper::body::Body + Unpin,
 {
-    // A form carries at most what an API request does (Try it's URLs).
-    read_form_up_to(parts, request, MAX_BODY_BYTES).await
+    read_form_up_to(parts, request, PUBLIC_FORM_BYTES).await
 }
 
-/// [`read_form`] for a form of up to `limit` bytes.
+/// A posted form's fields, after checking its media type, for a form of up to `limit` bytes.
 async fn read_form_up_to<B>(
     parts: &Parts,
     request: Request<B>,

@@ -36,14 +36,22 @@ use page_url::NetworkDomain;
 /// The path every dashboard page lives under.
 pub const PATH_PREFIX: &str = "/dashboard";
 
+/// Paths whose rest is a secret (an invitation link's token): a server logs them without it
+/// (`http_serve::ConnectionLimits::secret_path_prefixes`).
+pub const SECRET_PATH_PREFIXES: &[&str] = &["/dashboard/invitations/"];
+
 /// What the dashboard needs to know besides its parts.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct DashboardSettings {
     /// Mark cookies `Secure` on every response (set it when a TLS proxy is in front; cookies are marked
     /// `Secure` anyway on any request whose `X-Forwarded-Proto` is `https`).
     pub secure_cookies: bool,
     /// Time for a form's body to arrive.
     pub body_timeout: Duration,
+    /// The header a trusted reverse proxy puts the client's address in, as the API's
+    /// (`http_api::ApiSettings::client_address_header`, the same rule: [`http_serve::client_address`]);
+    /// `None`: the connection's peer. Password forms are limited per this address.
+    pub client_address_header: Option<http::HeaderName>,
 }
 
 impl Default for DashboardSettings {
@@ -51,6 +59,7 @@ impl Default for DashboardSettings {
         Self {
             secure_cookies: false,
             body_timeout: Duration::from_secs(30),
+            client_address_header: None,
         }
     }
 }
@@ -72,6 +81,17 @@ pub(crate) struct Parts {
     pub(crate) watches: Option<Arc<company_watch::Watches>>,
     /// The resolver Try it sends domains and names to; without it Try it takes page URLs only.
     pub(crate) resolver: Option<Arc<company_resolve::Resolver>>,
+}
+
+impl Parts {
+    /// The client's address, by http-serve's one rule with the configured trusted proxy header.
+    pub(crate) fn client_address<B>(&self, request: &Request<B>) -> Option<std::net::IpAddr> {
+        http_serve::client_address(
+            request.headers(),
+            request.extensions(),
+            self.settings.client_address_header.as_ref(),
+        )
+    }
 }
 
 impl Dashboard {

@@ -225,6 +225,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_secret_path_prefix_is_a_public_page_whose_id_is_the_secret() {
+        for prefix in crate::SECRET_PATH_PREFIXES {
+            let page = PAGES
+                .iter()
+                .find(|page| page.path.strip_prefix(prefix) == Some("{id}"))
+                .unwrap_or_else(|| panic!("no page {prefix}{{id}}"));
+            assert_eq!(page.tag, Access::Anyone, "{prefix}");
+        }
+    }
+
+    #[test]
     fn every_page_matches_itself_and_static_segments_win_over_ids() {
         TABLE.check().expect("matchit takes every path");
         for route in PAGES {

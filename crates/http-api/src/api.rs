@@ -295,27 +295,18 @@ impl Api {
 }
 
 impl Api {
-    /// The client's address: from the trusted proxy's header when one is configured and the request carries
-    /// it (its last entry), else the connection's peer as the server recorded it ([`http_serve::ClientAddr`]).
+    /// The client's address, by http-serve's one rule ([`http_serve::client_address`]) with this API's trusted
+    /// proxy header.
     fn client_address(
         &self,
         headers: &HeaderMap,
         extensions: &http::Extensions,
     ) -> Option<std::net::IpAddr> {
-        let from_proxy = self
-            .0
-            .settings
-            .client_address_header
-            .as_ref()
-            .and_then(|name| headers.get_all(name).iter().next_back())
-            .and_then(|value| value.to_str().ok())
-            .and_then(|text| text.rsplit(',').next())
-            .and_then(|last| last.trim().parse().ok());
-        from_proxy.or_else(|| {
-            extensions
-                .get::<http_serve::ClientAddr>()
-                .map(|peer| peer.0.ip())
-        })
+        http_serve::client_address(
+            headers,
+            extensions,
+            self.0.settings.client_address_header.as_ref(),
+        )
     }
 }
 

@@ -29,7 +29,7 @@ mod server;
 
 pub use body::{BodyError, read_body};
 pub use routes::{Found, Route, RouteTable};
-pub use server::{ClientAddr, ConnectionLimits, REQUEST_ID, RequestId, serve};
+pub use server::{ClientAddr, ConnectionLimits, REQUEST_ID, RequestId, client_address, serve};
 
 /// A response body: whole in memory ([`full`]) or produced chunk by chunk as the client reads ([`streamed`]).
 pub type Body = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, std::io::Error>;

@@ -27,6 +27,9 @@ pub struct ConnectionLimits {
     /// Connections open at once; the accept loop waits while this many are open, and further clients queue in
     /// the kernel's listen backlog. Default 4096.
     pub max_connections: usize,
+    /// Path prefixes whose rest is a secret (an invitation link's token, `/dashboard/invitations/`): such a path
+    /// is logged as the prefix followed by `<redacted>`, so no log line carries the secret. Default none.
+    pub secret_path_prefixes: &'static [&'static str],
 }
 
 impl Default for ConnectionLimits {
@@ -35,6 +38,7 @@ impl Default for ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_connections: 4096,
+            secret_path_prefixes: &[],
         }
     }
 }
@@ -110,7 +114,11 @@ where
                 hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
                     let handler = handler.clone();
                     request.extensions_mut().insert(ClientAddr(peer));
-                    async move { Ok::<_, std::convert::Infallible>(logged(handler, request).await) }
+                    async move {
+                        Ok::<_, std::convert::Infallible>(
+                            logged(handler, request, limits.secret_path_prefixes).await,
+                        )
+                    }
                 });
             let connection = builder.serve_connection(TokioIo::new(stream), service);
             if let Err(error) = watcher.watch(connection.into_owned()).await {
@@ -133,6 +141,24 @@ where
 /// the proxy's; a handler that trusts the proxy reads the client's from the proxy's header instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientAddr(pub SocketAddr);
+
+/// The client's address, the one rule for every handler that counts per client: from the trusted reverse
+/// proxy's header `trusted_header` when one is configured and the request carries it (its last entry: the one
+/// that proxy added, e.g. in `X-Forwarded-For: spoofed, client`), else the connection's peer as [`serve`]
+/// recorded it ([`ClientAddr`]); `None` when neither is there (a request that did not come through [`serve`]).
+/// Configure a header only behind a proxy that sets it: otherwise clients could choose their address.
+pub fn client_address(
+    headers: &http::HeaderMap,
+    extensions: &http::Extensions,
+    trusted_header: Option<&http::HeaderName>,
+) -> Option<std::net::IpAddr> {
+    let from_proxy = trusted_header
+        .and_then(|name| headers.get_all(name).iter().next_back())
+        .and_then(|value| value.to_str().ok())
+        .and_then(|text| text.rsplit(',').next())
+        .and_then(|last| last.trim().parse().ok());
+    from_proxy.or_else(|| extensions.get::<ClientAddr>().map(|peer| peer.0.ip()))
+}
 
 /// The request's id, in the request's extensions and returned as `X-Request-Id` on its response: the client's
 /// own `X-Request-Id` when it is well-formed (1 to 64 characters of `A-Z a-z 0-9 - _ . :`), else 32 random hex
@@ -170,7 +196,11 @@ impl RequestId {
 /// Runs the handler inside a `request` span and logs the outcome. The span has the fields `method`, `path`,
 /// `request_id`, and `account`, `key`, `records`, `credits` left empty for the handler to record on
 /// `tracing::Span::current()` once it knows them (the API does).
-async fn logged<H, F>(handler: H, mut request: http::Request<Incoming>) -> Response
+async fn logged<H, F>(
+    handler: H,
+    mut request: http::Request<Incoming>,
+    secret_path_prefixes: &[&str],
+) -> Response
 where
     H: Fn(http::Request<Incoming>) -> F,
     F: Future<Output = Response>,
@@ -180,7 +210,7 @@ where
     let span = tracing::info_span!(
         "request",
         method = %request.method(),
-        path = %request.uri().path(),
+        path = %loggable_path(request.uri().path(), secret_path_prefixes),
         request_id = %id.0,
         account = tracing::field::Empty,
         key = tracing::field::Empty,
@@ -203,9 +233,38 @@ where
     response
 }
 
+/// `path` as a log line may show it: under one of `secret_path_prefixes`, the prefix and `<redacted>`.
+fn loggable_path<'a>(path: &'a str, secret_path_prefixes: &[&str]) -> std::borrow::Cow<'a, str> {
+    match secret_path_prefixes
+        .iter()
+        .find(|prefix| path.len() > prefix.len() && path.starts_with(**prefix))
+    {
+        Some(prefix) => format!("{prefix}<redacted>").into(),
+        None => path.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_paths_are_logged_without_their_secret() {
+        let secret = ["/dashboard/invitations/"];
+        assert_eq!(
+            loggable_path("/dashboard/invitations/AbC123secretToken", &secret),
+            "/dashboard/invitations/<redacted>"
+        );
+        assert_eq!(
+            loggable_path("/dashboard/invitations/", &secret),
+            "/dashboard/invitations/"
+        );
+        assert_eq!(loggable_path("/dashboard/keys", &secret), "/dashboard/keys");
+        assert_eq!(
+            loggable_path("/dashboard/invitations/x", &[]),
+            "/dashboard/invitations/x"
+        );
+    }
 
     #[test]
     fn request_ids_are_kept_when_well_formed_and_made_otherwise() {

@@ -291,6 +291,7 @@ impl App {
             DashboardSettings {
                 secure_cookies: settings.secure_cookies,
                 body_timeout: settings.connections.body_timeout,
+                client_address_header: settings.client_address_header.clone(),
             },
         )
         .with_jobs(Arc::clone(&jobs))
@@ -559,7 +560,11 @@ pub async fn serve(
     app: Arc<App>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let limits = app.connections;
+    let limits = ConnectionLimits {
+        // The dashboard's paths that carry a secret never reach the log.
+        secret_path_prefixes: dashboard::SECRET_PATH_PREFIXES,
+        ..app.connections
+    };
     let handler = move |request| {
         let app = Arc::clone(&app);
         async move { app.handle(request).await }

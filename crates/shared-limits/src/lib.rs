@@ -46,6 +46,20 @@ pub use memory::MemoryLimits;
 #[cfg(feature = "postgres")]
 pub use postgres::PgLimits;
 
+/// The name a client address is counted under in a per-address limit: IPv4 as is, an IPv4-mapped IPv6
+/// address as its IPv4 address, any other IPv6 address by its /64 (what one host is normally given, so a host
+/// cannot mint itself fresh buckets from its own prefix).
+pub fn address_bucket(client: std::net::IpAddr) -> std::net::IpAddr {
+    use std::net::IpAddr;
+    match client {
+        IpAddr::V4(_) => client,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+        },
+    }
+}
+
 /// A rate: `per_second` on average, `burst` at once before the average applies (GCRA).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rate {
@@ -179,6 +193,21 @@ fn gcra(tat: i64, now: i64, interval: i64, burst: u32, wanted: u32) -> (i64, Tak
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv6_counts_per_64_and_mapped_ipv4_as_ipv4() {
+        use std::net::IpAddr;
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().expect("address");
+        let b: IpAddr = "2001:db8:1:2:bbbb::2".parse().expect("address");
+        let c: IpAddr = "2001:db8:1:3::1".parse().expect("address");
+        assert_eq!(address_bucket(a), address_bucket(b));
+        assert_ne!(address_bucket(a), address_bucket(c));
+        let mapped: IpAddr = "::ffff:192.0.2.7".parse().expect("address");
+        assert_eq!(
+            address_bucket(mapped),
+            "192.0.2.7".parse::<IpAddr>().expect("v4")
+        );
+    }
 
     #[test]
     fn gcra_grants_the_burst_then_one_per_interval() {

@@ -160,9 +160,9 @@ async fn a_refused_sign_in_or_invitation_leaves_no_account_behind() {
         .await
         .expect("invited");
     assert_eq!(invitation.account, account.id);
-    let bob = accounts
+    let (bob, _, _) = accounts
         .users()
-        .accept_invitation(token.expose(), PASSWORD)
+        .accept_invitation(token.expose(), PASSWORD, None)
         .await
         .expect("accepted");
     assert!(bob.may_manage(account.id) && !bob.may_manage(accounts::AccountId(999)));

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use test_support::Engine;
 
 use dashboard_auth::{
-    AccountId, AuthError, PgUserStore, SIGN_IN_BURST, SqliteUserStore, UserStore, Users,
+    AccountId, AuthError, PasswordLimits, PgUserStore, SIGN_IN_BURST, SqliteUserStore, UserStore,
+    Users,
 };
 
 const PASSWORD: &str = "correct horse battery staple";
@@ -48,7 +49,7 @@ async fn a_session_made_on_one_server_works_on_another(engine: &Engine) {
         .await
         .expect("created");
     let (token, session) = server_a
-        .sign_in("ada@example.com", PASSWORD)
+        .sign_in("ada@example.com", PASSWORD, None)
         .await
         .expect("signs in");
     let seen = server_b.session(token.expose()).await.expect("reads");
@@ -85,7 +86,7 @@ async fn a_user_signs_in_and_out_and_nothing_secret_is_stored() {
         ("ada@example.com", AccountId(7))
     );
     let (token, session) = users
-        .sign_in("ADA@example.com", PASSWORD)
+        .sign_in("ADA@example.com", PASSWORD, None)
         .await
         .expect("signs in");
     let (found, found_user) = users
@@ -120,7 +121,7 @@ async fn wrong_passwords_unknown_emails_and_bad_input_are_refused(engine: &Engin
         ("bob@example.com", PASSWORD),
     ] {
         assert!(matches!(
-            users.sign_in(email, password).await,
+            users.sign_in(email, password, None).await,
             Err(AuthError::WrongCredentials)
         ));
     }
@@ -153,13 +154,15 @@ async fn sign_in_attempts_are_throttled_per_email() {
         .expect("created");
     for _ in 0..SIGN_IN_BURST {
         assert!(matches!(
-            users.sign_in("ada@example.com", "guess guess guess").await,
+            users
+                .sign_in("ada@example.com", "guess guess guess", None)
+                .await,
             Err(AuthError::WrongCredentials)
         ));
     }
     // Even the right password waits now: the throttle comes before the check.
     assert!(matches!(
-        users.sign_in("ada@example.com", PASSWORD).await,
+        users.sign_in("ada@example.com", PASSWORD, None).await,
         Err(AuthError::TooManyAttempts { .. })
     ));
     // Another email is not affected.
@@ -167,7 +170,79 @@ async fn sign_in_attempts_are_throttled_per_email() {
         .create("bob@example.com", PASSWORD, AccountId(2), false)
         .await
         .expect("created");
-    assert!(users.sign_in("bob@example.com", PASSWORD).await.is_ok());
+    assert!(
+        users
+            .sign_in("bob@example.com", PASSWORD, None)
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn password_forms_are_limited_per_client_address_before_anything_is_checked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SqliteUserStore::open(&dir.path().join("users.db"))
+        .await
+        .expect("opens");
+    let users = Users::with_limits(
+        Arc::new(store),
+        PasswordLimits {
+            per_address_burst: 3,
+            ..PasswordLimits::default()
+        },
+    );
+    users
+        .create("ada@example.com", PASSWORD, AccountId(1), false)
+        .await
+        .expect("created");
+    let flooder: std::net::IpAddr = "203.0.113.7".parse().expect("address");
+    // Made-up emails and made-up invitation links from one address: each a form.
+    for n in 0..2 {
+        assert!(matches!(
+            users
+                .sign_in(&format!("made-up-{n}@example.com"), PASSWORD, Some(flooder))
+                .await,
+            Err(AuthError::WrongCredentials)
+        ));
+    }
+    assert!(matches!(
+        users
+            .accept_invitation("made-up", PASSWORD, Some(flooder))
+            .await,
+        Err(AuthError::InvitationInvalid)
+    ));
+    // The address has no form left: even the right password is refused, and so is any invitation.
+    let refused = users
+        .sign_in("ada@example.com", PASSWORD, Some(flooder))
+        .await;
+    let Err(AuthError::AddressLimited { retry_after }) = refused else {
+        panic!("refused for the address, got {refused:?}");
+    };
+    assert!(
+        retry_after > std::time::Duration::ZERO
+            && retry_after <= PasswordLimits::default().per_address_window / 3,
+        "{retry_after:?}"
+    );
+    assert!(matches!(
+        users
+            .accept_invitation("made-up", PASSWORD, Some(flooder))
+            .await,
+        Err(AuthError::AddressLimited { .. })
+    ));
+    // Another address (an IPv6 /64 is one address), and a caller with none, are not affected.
+    let other: std::net::IpAddr = "2001:db8:7::1".parse().expect("address");
+    assert!(
+        users
+            .sign_in("ada@example.com", PASSWORD, Some(other))
+            .await
+            .is_ok()
+    );
+    assert!(
+        users
+            .sign_in("ada@example.com", PASSWORD, None)
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -188,19 +263,40 @@ async fn an_invitation_creates_its_user_once() {
         Some(invitation)
     );
     assert!(matches!(
-        users.accept_invitation(token.expose(), "short").await,
+        users.accept_invitation(token.expose(), "short", None).await,
         Err(AuthError::WeakPassword)
     ));
-    let user = users
-        .accept_invitation(token.expose(), PASSWORD)
+    // A made-up link is refused before its password is even looked at.
+    assert!(matches!(
+        users.accept_invitation("made-up", "short", None).await,
+        Err(AuthError::InvitationInvalid)
+    ));
+    let (user, session_token, _) = users
+        .accept_invitation(token.expose(), PASSWORD, None)
         .await
         .expect("accepted");
     assert_eq!((user.account, user.admin), (AccountId(9), true));
+    // The new user is signed in by the acceptance itself.
+    assert_eq!(
+        users
+            .session(session_token.expose())
+            .await
+            .expect("reads")
+            .map(|(_, signed_in)| signed_in.id),
+        Some(user.id)
+    );
     assert!(matches!(
-        users.accept_invitation(token.expose(), PASSWORD).await,
+        users
+            .accept_invitation(token.expose(), PASSWORD, None)
+            .await,
         Err(AuthError::InvitationInvalid)
     ));
-    assert!(users.sign_in("new@example.com", PASSWORD).await.is_ok());
+    assert!(
+        users
+            .sign_in("new@example.com", PASSWORD, None)
+            .await
+            .is_ok()
+    );
     assert!(matches!(
         users.invite("new@example.com", AccountId(9), false).await,
         Err(AuthError::EmailTaken(_))
@@ -216,7 +312,7 @@ async fn sessions_end_when_they_expire() {
         .await
         .expect("created");
     let (token, session) = users
-        .sign_in("ada@example.com", PASSWORD)
+        .sign_in("ada@example.com", PASSWORD, None)
         .await
         .expect("signs in");
     let lifetime = session.expires_at.duration_since(jiff::Timestamp::now());

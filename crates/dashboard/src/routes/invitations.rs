@@ -7,9 +7,9 @@ use maud::{Markup, html};
 
 use crate::Parts;
 use crate::error::Page;
-use crate::forms::read_form;
+use crate::forms::read_public_form;
 use crate::layout::layout;
-use crate::respond::{html, redirect};
+use crate::respond::html;
 use crate::routes::sign_in::signed_in;
 
 /// `GET`: the password form, or why the link does not work.
@@ -29,18 +29,19 @@ where
     B: hyper::body::Body + Unpin,
 {
     // The link's secret token is the proof here, as a CSRF token is elsewhere: a cross-site form cannot know it.
-    let form = read_form(parts, request).await?;
+    let client = parts.client_address(&request);
+    let form = read_public_form(parts, request).await?;
     let password = form.get("password").map(String::as_str).unwrap_or_default();
     if form.get("confirm").map(String::as_str) != Some(password) {
         return self::form(parts, token, Some("The two passwords differ.")).await;
     }
     let users = parts.accounts.users();
-    match users.accept_invitation(token, password).await {
-        Ok(user) => match users.sign_in(&user.email, password).await {
-            Ok((session, _)) => Ok(signed_in(&session, secure)),
-            Err(_) => Ok(redirect("/dashboard/sign-in")),
-        },
+    match users.accept_invitation(token, password, client).await {
+        Ok((_, session, _)) => Ok(signed_in(&session, secure)),
         Err(AuthError::InvitationInvalid) => self::form(parts, token, None).await,
+        Err(error @ (AuthError::AddressLimited { .. } | AuthError::Busy { .. })) => {
+            Err(error.into())
+        }
         Err(error) => {
             let message = crate::error::refusal(AccountsError::Users(error))?;
             self::form(parts, token, Some(&message)).await

@@ -8,7 +8,7 @@ use subtle::ConstantTimeEq;
 
 use crate::Parts;
 use crate::error::{Page, PageError};
-use crate::forms::{read_form, read_session_form};
+use crate::forms::{read_public_form, read_session_form};
 use crate::layout::layout;
 use crate::respond::{SESSION_COOKIE, SIGN_IN_COOKIE, cookie, html, redirect, set_cookie};
 use crate::visitor::Visitor;
@@ -45,7 +45,8 @@ where
     B: hyper::body::Body + Unpin,
 {
     let double_submit = cookie(request.headers(), SIGN_IN_COOKIE).map(str::to_owned);
-    let form = read_form(parts, request).await?;
+    let client = parts.client_address(&request);
+    let form = read_public_form(parts, request).await?;
     let presented = form.get("csrf").map(String::as_bytes).unwrap_or_default();
     let matches = double_submit
         .as_deref()
@@ -55,7 +56,12 @@ where
     }
     let email = form.get("email").map(String::as_str).unwrap_or_default();
     let password = form.get("password").map(String::as_str).unwrap_or_default();
-    match parts.accounts.users().sign_in(email, password).await {
+    match parts
+        .accounts
+        .users()
+        .sign_in(email, password, client)
+        .await
+    {
         Ok((token, _)) => Ok(signed_in(&token, secure)),
         Err(error @ AuthError::WrongCredentials) => Ok(sign_in_form(
             double_submit.as_deref(),
