@@ -152,3 +152,122 @@ async fn a_flood_of_made_up_password_forms_does_not_slow_a_paying_customer() {
     );
 }
 
+/// A company name that a spreadsheet would run as a formula (the review's `=HYPERLINK(...)`, in a form that
+/// needs no escaping in HTML or JSON).
+const FORMULA_NAME: &str = "=2+5+cmd|' /C calc'!A0";
+
+/// A folder origin with the captured Audiense page as `company/formula`, its name replaced by
+/// [`FORMULA_NAME`] wherever the page shows it.
+fn formula_origin(dir: &std::path::Path) -> String {
+    let page = std::fs::read_to_string(tests::fixtures().join("origin/company/audiense.html"))
+        .expect("the captured page")
+        .replace("Audiense", FORMULA_NAME);
+    let company = dir.join("company");
+    std::fs::create_dir_all(&company).expect("folder");
+    std::fs::write(company.join("formula.html"), page).expect("written");
+    dir.display().to_string()
+}
+
+/// The `company_name` cells of a CSV.
+fn company_names(csv_text: &str) -> Vec<String> {
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    let column = reader
+        .headers()
+        .expect("a header")
+        .iter()
+        .position(|h| h == "company_name")
+        .expect("a company_name column");
+    reader
+        .records()
+        .map(|row| row.expect("a row")[column].to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_page_whose_name_is_a_formula_opens_as_text_in_every_csv() {
+    let pages = tempfile::tempdir().expect("temp dir");
+    let origin = formula_origin(pages.path());
+    let service = Service::start(ServiceOptions {
+        origin: origin.clone(),
+        ..ServiceOptions::default()
+    });
+    let key = service.key("sheets", "10");
+    let url = "https://www.linkedin.com/company/formula";
+    let submitted = crate::jobs::submit(&service, &key, &json!({"liUrls": [url]})).await;
+    assert_eq!(submitted.status, 202, "{}", submitted.json);
+    let id = submitted.json["id"].as_str().expect("an id").to_owned();
+    crate::jobs::wait_until(&service, &key, &id, "done", Duration::from_secs(30)).await;
+    let results = format!("{}/{id}/results", crate::jobs::JOBS);
+    let csv_of = |path: String| {
+        let (service, key) = (&service, &key);
+        async move {
+            let (reply, text) = service
+                .send(reqwest::Method::GET, &path, key, None, Some("text/csv"))
+                .await;
+            assert_eq!(reply.status, 200, "{text}");
+            text
+        }
+    };
+    // The record keeps the name as the page has it; the CSV writes it so a spreadsheet shows it as text.
+    let safe = csv_of(results.clone()).await;
+    assert_eq!(company_names(&safe), [format!("'{FORMULA_NAME}")]);
+    let raw = csv_of(format!("{results}?csv_cells=raw")).await;
+    assert_eq!(company_names(&raw), [FORMULA_NAME]);
+    let ndjson = service
+        .send(reqwest::Method::GET, &results, &key, None, None)
+        .await
+        .1;
+    assert!(
+        ndjson.contains(r#""company_name":"=2+5+cmd|' /C calc'!A0""#),
+        "{ndjson}"
+    );
+    let refused = service
+        .send(
+            reqwest::Method::GET,
+            &format!("{results}?csv_cells=formulas"),
+            &key,
+            None,
+            Some("text/csv"),
+        )
+        .await;
+    assert_eq!(refused.0.status, 400, "{}", refused.1);
+    assert!(refused.1.contains("send `safe`"), "{}", refused.1);
+
+    // `company-data enrich` writes the same cell the same way, and as it was with `--raw-csv`.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("accounts.csv");
+    std::fs::write(&input, format!("crm_id,linkedin\n=A1,{url}\n")).expect("written");
+    for (flag, expected) in [
+        (None, format!("'{FORMULA_NAME}")),
+        (Some("--raw-csv"), FORMULA_NAME.to_owned()),
+    ] {
+        let out = dir.path().join("enriched.csv");
+        let mut args = vec![
+            "enrich".to_owned(),
+            input.display().to_string(),
+            "--out".to_owned(),
+            out.display().to_string(),
+            "--server".to_owned(),
+            service.base.clone(),
+            "--key".to_owned(),
+            key.clone(),
+        ];
+        args.extend(flag.map(str::to_owned));
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            tests::cli(&args)
+        })
+        .await
+        .expect("enrich ran");
+        let written = std::fs::read_to_string(&out).expect("the output");
+        assert_eq!(company_names(&written), [expected], "{flag:?}");
+        // The customer's own columns are written back as they were read.
+        assert!(
+            written
+                .lines()
+                .nth(1)
+                .is_some_and(|row| row.starts_with("=A1,")),
+            "{written}"
+        );
+    }
+}

@@ -7,7 +7,11 @@
 //! member name of the job's metadata, `status` (`resolved` or `unresolved`), `error` and `message` for an
 //! unresolved one, `source` and `fetched_at`, then the record's scalar members ([`CompanyRecord::FLAT_COLUMNS`],
 //! only those of the members the job's `fields` keeps).
+//!
+//! CSV cells are spreadsheet-safe by default ([`CsvCells`]): a page's text (a company's name, tagline,
+//! description) is someone else's, and a cell that starts like a formula must open as text, not run.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -23,13 +27,69 @@ const LEADING: [&str; 2] = ["position", "original_li_url"];
 /// The columns between the metadata's and the record's.
 const ANSWER: [&str; 5] = ["status", "error", "message", "source", "fetched_at"];
 
-/// Which columns a job's CSV has: its metadata's member names and the record columns its field selection keeps.
+/// How CSV cells are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CsvCells {
+    /// OWASP's rule against CSV injection: a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage
+    /// return gets a leading `'`, so that a spreadsheet shows it as text instead of running it as a formula
+    /// ([`spreadsheet_safe`]). A plain number (`-12`, `+3.5`) is left as it is. The default.
+    #[default]
+    SpreadsheetSafe,
+    /// Every cell exactly as the data has it, for programs that read the CSV (not spreadsheets).
+    Raw,
+}
+
+impl CsvCells {
+    /// `cell` as this mode writes it.
+    pub fn cell(self, cell: &str) -> Cow<'_, str> {
+        match self {
+            Self::SpreadsheetSafe => spreadsheet_safe(cell),
+            Self::Raw => Cow::Borrowed(cell),
+        }
+    }
+
+    /// Writes every cell of `cells` in this mode, in place.
+    pub fn apply(self, cells: &mut [String]) {
+        if self == Self::SpreadsheetSafe {
+            for cell in cells {
+                if let Cow::Owned(safe) = spreadsheet_safe(cell) {
+                    *cell = safe;
+                }
+            }
+        }
+    }
+}
+
+/// `cell` as a spreadsheet will show it as text: with a leading `'` when it starts with `=`, `+`, `-`, `@`, a
+/// tab or a carriage return (which Excel, LibreOffice and Google Sheets read as the start of a formula or
+/// strip before one) and is not a plain decimal number; otherwise unchanged.
+pub fn spreadsheet_safe(cell: &str) -> Cow<'_, str> {
+    let starts_like_a_formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if starts_like_a_formula && !is_plain_number(cell) {
+        Cow::Owned(format!("'{cell}"))
+    } else {
+        Cow::Borrowed(cell)
+    }
+}
+
+/// A signed decimal number such as `-12` or `+3.5`: digits, at most one point, at least one digit.
+fn is_plain_number(cell: &str) -> bool {
+    let unsigned = cell.strip_prefix(['-', '+']).unwrap_or(cell);
+    unsigned.bytes().any(|b| b.is_ascii_digit())
+        && unsigned.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && unsigned.bytes().filter(|&b| b == b'.').count() <= 1
+}
+
+/// Which columns a job's CSV has: its metadata's member names and the record columns its field selection keeps;
+/// and how its cells are written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CsvLayout {
     /// Member names of the inputs' metadata, a column each.
     metadata: Vec<String>,
     /// The record's columns kept, in [`CompanyRecord::FLAT_COLUMNS`] order, by index.
     record: Vec<usize>,
+    /// Spreadsheet-safe (the default) or raw.
+    cells: CsvCells,
 }
 
 impl CsvLayout {
@@ -53,7 +113,17 @@ impl CsvLayout {
             })
             .map(|(index, _)| index)
             .collect();
-        Self { metadata, record }
+        Self {
+            metadata,
+            record,
+            cells: CsvCells::default(),
+        }
+    }
+
+    /// The same layout writing its cells as `cells` says.
+    #[must_use]
+    pub fn with_cells(self, cells: CsvCells) -> Self {
+        Self { cells, ..self }
     }
 
     /// The header, in order.
@@ -73,8 +143,15 @@ impl CsvLayout {
         columns
     }
 
-    /// The row of an answered input, in [`CsvLayout::columns`] order; `None` while its page is not done.
+    /// The row of an answered input, in [`CsvLayout::columns`] order, its cells written as the layout's
+    /// [`CsvCells`] say; `None` while its page is not done.
     pub fn row(&self, row: &InputRow) -> Option<Vec<String>> {
+        let mut cells = self.raw_row(row)?;
+        self.cells.apply(&mut cells);
+        Some(cells)
+    }
+
+    fn raw_row(&self, row: &InputRow) -> Option<Vec<String>> {
         let mut cells = vec![row.position.to_string(), row.original.clone()];
         match &row.metadata {
             Some(metadata) => cells.extend(metadata.cells(&self.metadata)),
@@ -148,8 +225,8 @@ pub enum ResultFormat {
     /// One [`InputRow::ndjson_line`] per answered position (`application/x-ndjson`).
     Ndjson,
     /// The job's [`CsvLayout::columns`] as a header row, then one [`CsvLayout::row`] per answered position
-    /// (`text/csv`).
-    Csv,
+    /// (`text/csv`), its cells written as [`CsvCells`] says.
+    Csv(CsvCells),
 }
 
 /// Input rows read from the store at a time while results stream: one chunk of full records (up to ~50 KB
@@ -171,9 +248,13 @@ pub fn results(
     format: ResultFormat,
 ) -> impl Stream<Item = Result<Bytes, BulkError>> + Send + 'static {
     let (account, id): (AccountId, JobId) = (job.account, job.id);
-    let layout = Arc::new(CsvLayout::of(job));
+    let cells = match format {
+        ResultFormat::Csv(cells) => cells,
+        ResultFormat::Ndjson => CsvCells::default(),
+    };
+    let layout = Arc::new(CsvLayout::of(job).with_cells(cells));
     let header = match format {
-        ResultFormat::Csv => Some(Bytes::from(layout.csv_bytes(&[], true).unwrap_or_default())),
+        ResultFormat::Csv(_) => Some(Bytes::from(layout.csv_bytes(&[], true).unwrap_or_default())),
         ResultFormat::Ndjson => None,
     };
     let rows = futures::stream::try_unfold(from, move |next| {
@@ -203,10 +284,41 @@ pub fn results(
                     .filter_map(InputRow::ndjson_line)
                     .flatten()
                     .collect(),
-                ResultFormat::Csv => layout.csv_bytes(&rows, false).unwrap_or_default(),
+                ResultFormat::Csv(_) => layout.csv_bytes(&rows, false).unwrap_or_default(),
             };
             Ok(Some((Bytes::from(chunk), after)))
         }
     });
     futures::StreamExt::chain(futures::stream::iter(header.map(Ok)), rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_that_start_like_formulas_open_as_text() {
+        for (cell, safe) in [
+            (
+                "=HYPERLINK(\"http://evil.example\",\"Acme\")",
+                "'=HYPERLINK(\"http://evil.example\",\"Acme\")",
+            ),
+            ("+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1:A9)", "'@SUM(A1:A9)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "'\r=1"),
+            // Numbers stay numbers; text that merely contains the characters stays as it is.
+            ("-12", "-12"),
+            ("+3.5", "+3.5"),
+            ("-0.5", "-0.5"),
+            ("Acme = Widgets", "Acme = Widgets"),
+            ("", ""),
+            ("-", "'-"),
+            ("-1.2.3", "'-1.2.3"),
+        ] {
+            assert_eq!(spreadsheet_safe(cell), safe, "{cell:?}");
+            assert_eq!(CsvCells::Raw.cell(cell), cell, "raw keeps {cell:?}");
+        }
+    }
 }

@@ -30,6 +30,8 @@ struct ListQuery {
 struct ResultsQuery {
     from: Option<String>,
     limit: Option<String>,
+    /// `safe` (the default) or `raw`: how CSV cells that start like a formula are written.
+    csv_cells: Option<String>,
 }
 
 impl Api {
@@ -163,6 +165,15 @@ impl Api {
         )?
         .map_or(MOST_RESULTS_PER_PAGE, |n| n as u32);
         let csv = wants_csv(request.headers());
+        let cells = match asked.csv_cells.as_deref() {
+            None | Some("safe") => output::CsvCells::SpreadsheetSafe,
+            Some("raw") => output::CsvCells::Raw,
+            Some(other) => {
+                return Err(ApiError::InvalidQuery(format!(
+                    "`csv_cells` is `{other}`; send `safe` (the default: cells that start like a formula open as text) or `raw`"
+                )));
+            }
+        };
         let job = jobs
             .job(caller.account, id)
             .await?
@@ -171,7 +182,7 @@ impl Api {
         let total = job.total;
         let until = from.saturating_add(u64::from(limit));
         let format = if csv {
-            output::ResultFormat::Csv
+            output::ResultFormat::Csv(cells)
         } else {
             output::ResultFormat::Ndjson
         };
@@ -188,8 +199,13 @@ impl Api {
             std::io::Error::other,
         ));
         if until < total {
+            let raw = if cells == output::CsvCells::Raw {
+                "&csv_cells=raw"
+            } else {
+                ""
+            };
             let next = format!(
-                "<{JOBS}/{}/results?from={until}&limit={limit}>; rel=\"next\"",
+                "<{JOBS}/{}/results?from={until}&limit={limit}{raw}>; rel=\"next\"",
                 id.0
             );
             if let Ok(next) = HeaderValue::from_str(&next) {

@@ -400,7 +400,9 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                  "schema": {"type": "integer", "minimum": 0, "maximum": i64::MAX, "default": 0}},
                 {"name": "limit", "in": "query", "description": "Input positions per page.",
                  "schema": {"type": "integer", "minimum": 1, "maximum": MOST_RESULTS_PER_PAGE,
-                            "default": MOST_RESULTS_PER_PAGE}}
+                            "default": MOST_RESULTS_PER_PAGE}},
+                {"name": "csv_cells", "in": "query", "description": "How CSV cells are written: `safe` gives a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (and is not a number) a leading `'`, so a spreadsheet opens it as text (OWASP's rule against CSV injection: page text is someone else's); `raw` writes every cell as the data has it. NDJSON is not affected.",
+                 "schema": {"type": "string", "enum": ["safe", "raw"], "default": "safe"}}
             ],
             "responses": {
                 "200": {

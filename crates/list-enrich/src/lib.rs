@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use bulk_jobs::output::CsvCells;
 use bulk_jobs::{BulkError, BulkJobs, JobId};
 use company_data_client::{Client, ClientError};
 use company_lookup::Caller;
@@ -198,6 +199,9 @@ pub struct Enrichment<'a> {
     pub poll: Duration,
     /// The record members to keep (`fields` of the job); `None` for whole records.
     pub fields: Option<RecordFields>,
+    /// How the CSV output's answer cells are written (spreadsheet-safe by default); the list's own columns are
+    /// written back as they were read.
+    pub csv_cells: CsvCells,
 }
 
 /// What became of a list: the counts the summary line states.
@@ -341,7 +345,12 @@ fn write_output(
     let file = std::fs::File::create(&partial).map_err(failed(&partial))?;
     let mut file = std::io::BufWriter::new(file);
     what.list
-        .write_results(answers, what.format, what.fields.as_ref(), &mut file)
+        .write_results(
+            answers,
+            (what.format, what.csv_cells),
+            what.fields.as_ref(),
+            &mut file,
+        )
         .map_err(|error| EnrichError::Write {
             path: partial.display().to_string(),
             source: std::io::Error::other(error),

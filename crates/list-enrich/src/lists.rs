@@ -174,7 +174,7 @@ impl List {
     pub fn write_results(
         &self,
         answers: &BTreeMap<u64, InputRow>,
-        format: ListFormat,
+        (format, cells): (ListFormat, output::CsvCells),
         fields: Option<&RecordFields>,
         out: &mut dyn Write,
     ) -> std::io::Result<()> {
@@ -212,7 +212,7 @@ impl List {
         });
         if format == ListFormat::Csv {
             let mut writer = csv::Writer::from_writer(out);
-            let layout = output::CsvLayout::new(fields, Vec::new());
+            let layout = output::CsvLayout::new(fields, Vec::new()).with_cells(cells);
             let mut header = self.columns.clone();
             header.extend(layout.columns());
             writer.write_record(header)?;

@@ -18,6 +18,8 @@ use company_model::{
 };
 use company_resolve::Resolver;
 
+use bulk_jobs::output::CsvCells;
+
 use crate::lists::{read_records, row_cells};
 use crate::{EnrichError, ListError, ListFormat, Remote, Summary};
 
@@ -181,7 +183,7 @@ pub async fn enrich_queries(
     list: &QueryList,
     max_age_hours: f64,
     out: &Path,
-    format: ListFormat,
+    (format, cells): (ListFormat, CsvCells),
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Summary, EnrichError> {
     let mut distinct: Vec<ResolveQuery> = Vec::new();
@@ -269,7 +271,7 @@ pub async fn enrich_queries(
     let partial = std::path::PathBuf::from(format!("{}.partial", out.display()));
     let write = || -> std::io::Result<()> {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&partial)?);
-        write_rows(list, &per_row, format, &mut file)?;
+        write_rows(list, &per_row, (format, cells), &mut file)?;
         file.flush()?;
         drop(file);
         std::fs::rename(&partial, out)
@@ -290,7 +292,7 @@ const RESOLUTION_COLUMNS: [&str; 4] = ["resolved_li_url", "confidence", "method"
 fn write_rows(
     list: &QueryList,
     outcomes: &[Outcome],
-    format: ListFormat,
+    (format, mode): (ListFormat, CsvCells),
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     if format == ListFormat::Csv {
@@ -301,9 +303,13 @@ fn write_rows(
         writer.write_record(header)?;
         for (index, (row, outcome)) in list.rows.iter().zip(outcomes).enumerate() {
             let mut cells = row_cells(&list.columns, &row.fields);
-            let (resolution, answer, error) = answer_of(index, outcome);
+            let (mut resolution, answer, error) = answer_of(index, outcome);
+            mode.apply(&mut resolution);
             cells.extend(resolution);
-            let mut answer_cells = bulk_jobs::output::csv_row(&answer).unwrap_or_default();
+            let mut answer_cells = bulk_jobs::output::CsvLayout::whole()
+                .with_cells(mode)
+                .row(&answer)
+                .unwrap_or_default();
             // The record's error cell says why the query was not resolved, in the resolver's words.
             if let (Some(error), Some(cell)) = (error, answer_cells.get_mut(3)) {
                 *cell = error;

@@ -60,7 +60,7 @@ fn lists_are_read_from_csv_ndjson_and_text_and_written_beside_their_rows() {
     let mut out = Vec::new();
     list.write_results(
         &std::collections::BTreeMap::new(),
-        ListFormat::Csv,
+        (ListFormat::Csv, list_enrich::CsvCells::default()),
         None,
         &mut out,
     )

@@ -11,8 +11,8 @@ use company_data::config::ServeArgs;
 use company_lookup::Caller;
 use company_model::RecordFields;
 use list_enrich::{
-    Embedded, EmbeddedResolver, Enrichment, JobTarget, List, ListFormat, QueryColumns, QueryList,
-    Remote, ResolveTarget,
+    CsvCells, Embedded, EmbeddedResolver, Enrichment, JobTarget, List, ListFormat, QueryColumns,
+    QueryList, Remote, ResolveTarget,
 };
 use service::Server;
 
@@ -57,6 +57,11 @@ pub(crate) struct EnrichArgs {
     /// `original_li_url` and `final_li_url` are always kept). Billing is the same. URL lists only.
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["domain_column", "name_column"])]
     fields: Option<Vec<String>>,
+    /// Write the CSV output's cells exactly as the data has them. By default a cell of the answer (a page's
+    /// text is someone else's) that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, and is not a
+    /// number, gets a leading `'` so that a spreadsheet opens it as text instead of running it as a formula.
+    #[arg(long)]
+    raw_csv: bool,
     /// Continue the job an interrupted run of the same command started (kept in `OUTPUT.job`): pages already
     /// looked up are not looked up or paid for again.
     #[arg(long)]
@@ -64,6 +69,15 @@ pub(crate) struct EnrichArgs {
     /// Without `--server`: the database and every `serve` setting of the lookup (origin, rates, time-outs).
     #[command(flatten)]
     serve: ServeArgs,
+}
+
+/// How the CSV output's cells are written, from `--raw-csv`.
+fn csv_cells(args: &EnrichArgs) -> CsvCells {
+    if args.raw_csv {
+        CsvCells::Raw
+    } else {
+        CsvCells::SpreadsheetSafe
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -111,6 +125,7 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         resume: args.resume,
         poll: Duration::from_millis(500),
         fields,
+        csv_cells: csv_cells(&args),
     };
     let mut embedded = None;
     let target: Box<dyn JobTarget> = if let (Some(base), Some(key)) = (&args.server, &args.key) {
@@ -271,7 +286,7 @@ async fn resolve_list(args: EnrichArgs, settings: &service::Settings) -> anyhow:
         Box::new(target)
     };
     let enriched = tokio::select! {
-        enriched = list_enrich::enrich_queries(target.as_ref(), &list, args.max_age_hours, &args.out, format, |done, total| {
+        enriched = list_enrich::enrich_queries(target.as_ref(), &list, args.max_age_hours, &args.out, (format, csv_cells(&args)), |done, total| {
             eprintln!("{done}/{total} distinct queries resolved");
         }) => enriched,
         _ = tokio::signal::ctrl_c() => bail!("interrupted: the requests answered so far were charged; nothing was written"),

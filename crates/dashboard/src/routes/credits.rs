@@ -88,30 +88,31 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor) -> Page {
         for entry in &page {
             let charge = entry.charge.as_ref();
             let key_id = charge.and_then(|c| c.key_id);
-            writer
-                .write_record([
-                    entry.id.to_string(),
-                    entry.at.to_string(),
-                    kind_label(entry).to_owned(),
-                    key_id.map(|id| id.to_string()).unwrap_or_default(),
-                    key_id
-                        .and_then(|id| keys.get(&id))
-                        .map(key_label)
-                        .unwrap_or_default(),
-                    charge
-                        .map(|c| c.urls_requested.to_string())
-                        .unwrap_or_default(),
-                    charge
-                        .map(|c| c.urls_returned.to_string())
-                        .unwrap_or_default(),
-                    charge
-                        .map(|c| if c.live { "live" } else { "stored" }.to_owned())
-                        .unwrap_or_default(),
-                    entry.delta.to_string(),
-                    entry.balance_after.to_string(),
-                    entry.note.clone().unwrap_or_default(),
-                ])
-                .map_err(internal)?;
+            let mut cells = [
+                entry.id.to_string(),
+                entry.at.to_string(),
+                kind_label(entry).to_owned(),
+                key_id.map(|id| id.to_string()).unwrap_or_default(),
+                key_id
+                    .and_then(|id| keys.get(&id))
+                    .map(key_label)
+                    .unwrap_or_default(),
+                charge
+                    .map(|c| c.urls_requested.to_string())
+                    .unwrap_or_default(),
+                charge
+                    .map(|c| c.urls_returned.to_string())
+                    .unwrap_or_default(),
+                charge
+                    .map(|c| if c.live { "live" } else { "stored" }.to_owned())
+                    .unwrap_or_default(),
+                entry.delta.to_string(),
+                entry.balance_after.to_string(),
+                entry.note.clone().unwrap_or_default(),
+            ];
+            // A note or a key's name is someone's text: it opens as text in a spreadsheet, never as a formula.
+            bulk_jobs::output::CsvCells::SpreadsheetSafe.apply(&mut cells);
+            writer.write_record(&cells).map_err(internal)?;
         }
         match page.last() {
             Some(last) if page.len() == CSV_BATCH as usize => before = Some(last.id),

@@ -117,7 +117,7 @@ pub(crate) async fn download(parts: &Parts, visitor: &Visitor, id: &str, csv: bo
     let jobs = Arc::clone(jobs(parts)?);
     let id = job_id(id)?;
     let format = if csv {
-        output::ResultFormat::Csv
+        output::ResultFormat::Csv(output::CsvCells::SpreadsheetSafe)
     } else {
         output::ResultFormat::Ndjson
     };
