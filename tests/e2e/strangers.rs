@@ -271,3 +271,93 @@ async fn a_page_whose_name_is_a_formula_opens_as_text_in_every_csv() {
         );
     }
 }
+
+const ENDPOINTS: &str = "/v1/webhook-endpoints";
+
+/// A receiver that accepts every connection and never answers: each delivery to it waits for its time-out.
+async fn black_hole() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let url = format!(
+        "http://{}/hooks",
+        listener.local_addr().expect("an address")
+    );
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    (url, task)
+}
+
+/// Registers an endpoint for `key`'s account; its id.
+async fn register(service: &Service, key: &str, url: &str) -> String {
+    let body = json!({"url": url, "events": ["job.finished"]});
+    let (created, _) = service
+        .send(reqwest::Method::POST, ENDPOINTS, key, Some(&body), None)
+        .await;
+    assert_eq!(created.status, 201, "{}", created.json);
+    created.json["id"].as_str().expect("an id").to_owned()
+}
+
+/// Pings an endpoint; the status and the body.
+async fn ping(service: &Service, key: &str, id: &str) -> tests::Reply {
+    service
+        .send(
+            reqwest::Method::POST,
+            &format!("{ENDPOINTS}/{id}/ping"),
+            key,
+            None,
+            None,
+        )
+        .await
+        .0
+}
+
+#[tokio::test]
+async fn one_tenants_dead_endpoints_do_not_delay_another_tenants_ping() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--webhook-allow-private", "--key-rate", "0"],
+        ..ServiceOptions::default()
+    });
+    // Tenant A: every endpoint it may have, all at a receiver that accepts and never answers, each pinged as
+    // often as it may be (pings are free: a test key would do).
+    let stuck = service.key("stuck", "1");
+    let (hole, _hole) = black_hole().await;
+    let mut queued = 0;
+    for n in 0..company_model::MAX_ENDPOINTS {
+        let id = register(&service, &stuck, &format!("{hole}/{n}")).await;
+        loop {
+            let reply = ping(&service, &stuck, &id).await;
+            match reply.status {
+                202 => queued += 1,
+                429 => {
+                    assert_eq!(reply.json["error"], "too_many_pings", "{}", reply.json);
+                    assert!(reply.headers.contains_key("retry-after"));
+                    break;
+                }
+                other => panic!("ping answered {other}: {}", reply.json),
+            }
+        }
+    }
+    assert_eq!(
+        queued,
+        company_model::MAX_ENDPOINTS * company_watch::PING_BURST as usize
+    );
+
+    // Tenant B's ping, queued after all of A's, arrives within 5 s.
+    let patient = service.key("patient", "1");
+    let receiver = tests::receiver::WebhookReceiver::start(0).await;
+    let id = register(&service, &patient, &receiver.url).await;
+    let started = Instant::now();
+    assert_eq!(ping(&service, &patient, &id).await.status, 202);
+    tests::eventually(
+        Duration::from_secs(5),
+        "B's ping did not arrive within 5 s",
+        || async { (!receiver.received().is_empty()).then_some(()) },
+    )
+    .await;
+    eprintln!("tenant B's ping arrived after {:?}", started.elapsed());
+}

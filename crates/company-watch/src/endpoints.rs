@@ -11,6 +11,22 @@ use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint
 
 use crate::{WatchError, Watches, delivery_info_of};
 
+/// Pings one endpoint may be sent at once.
+pub const PING_BURST: u32 = 5;
+/// After the burst, one more ping per this interval.
+pub const PING_REFILL: std::time::Duration = std::time::Duration::from_secs(12);
+
+/// The limit on pings per endpoint, counted in this process's memory.
+pub(crate) fn ping_gate() -> Option<shared_limits::RateGate> {
+    shared_limits::RateGate::new(
+        std::sync::Arc::new(shared_limits::MemoryLimits::new()),
+        shared_limits::Rate {
+            per_second: 1.0 / PING_REFILL.as_secs_f64(),
+            burst: PING_BURST,
+        },
+    )
+}
+
 impl Watches {
     /// Registers an endpoint for `account`'s events; makes the account's webhook secret (the one its watches
     /// sign with) if it has none. Nothing is sent now.
@@ -61,15 +77,24 @@ impl Watches {
 
     /// Queues a signed `ping` event for the account's endpoint `id`, whatever events it wants; returns the
     /// event's id, or `None` when the account has no such endpoint or it is disabled (a disabled endpoint is
-    /// sent nothing).
+    /// sent nothing). Pings are free, so each endpoint may have [`PING_BURST`] at once and then one per
+    /// [`PING_REFILL`] (counted in this server's memory).
     ///
     /// # Errors
+    /// [`WatchError::TooManyPings`] past that (nothing queued);
     /// [`WatchError::Store`].
     pub async fn ping(
         &self,
         account: AccountId,
         id: EndpointId,
     ) -> Result<Option<String>, WatchError> {
+        if let Some(gate) = &self.pings
+            && let Err(refused) = gate.check(&format!("ping:{id}")).await
+        {
+            return Err(WatchError::TooManyPings {
+                retry_after: refused.retry_after,
+            });
+        }
         // Each ping is its own event (two in one millisecond too), so the id is random, not a time.
         let mut nonce = [0u8; 8];
         rand::rngs::OsRng.fill_bytes(&mut nonce);

@@ -40,7 +40,7 @@ use watch_store::{
 };
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use endpoints::{delivery_info, endpoint_info};
+pub use endpoints::{PING_BURST, PING_REFILL, delivery_info, endpoint_info};
 
 /// Knobs of the watch service.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +61,14 @@ pub struct WatchSettings {
     pub longest_retry: Duration,
     /// Refreshes this server runs at once. Default 4.
     pub refreshes_at_once: u32,
+    /// Deliveries this server attempts at once, of each queue (watches' events, account events' copies).
+    /// Default 16.
+    pub deliveries_at_once: u32,
+    /// Of those, the most one account may have in flight at once, however many webhooks and endpoints it has:
+    /// a tenant whose receivers never answer holds this many places, never all. Default 4.
+    pub deliveries_per_account: u32,
+    /// Time to open a connection to a receiver; within `delivery_timeout`. Default 3 s.
+    pub connect_timeout: Duration,
 }
 
 impl Default for WatchSettings {
@@ -73,14 +81,15 @@ impl Default for WatchSettings {
             first_retry: Duration::from_secs(30),
             longest_retry: Duration::from_hours(1),
             refreshes_at_once: 4,
+            deliveries_at_once: 16,
+            deliveries_per_account: 4,
+            connect_timeout: Duration::from_secs(3),
         }
     }
 }
 
 /// How long a failed refresh waits before it is tried again (at most its period).
 const FAILED_REFRESH_RETRY: Duration = Duration::from_hours(1);
-/// Deliveries this server attempts at once.
-const DELIVERIES_AT_ONCE: u32 = 16;
 
 /// Why a watch operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -100,6 +109,12 @@ pub enum WatchError {
     TooManyEndpoints {
         /// The bound.
         max: usize,
+    },
+    /// The endpoint was pinged [`PING_BURST`] times in quick succession; the next ping may go after this long.
+    #[error("this endpoint was pinged too often; ping it again in {} s", retry_after.as_secs().max(1))]
+    TooManyPings {
+        /// When the next ping may go.
+        retry_after: Duration,
     },
     /// A test twin's watch on a service that does not serve test-mode keys.
     #[error("this server does not serve test-mode keys; use a live key")]
@@ -130,6 +145,8 @@ pub struct Watches {
     settings: WatchSettings,
     clock: Arc<dyn Clock>,
     client: reqwest::Client,
+    /// Pings per endpoint ([`PING_BURST`], then one per [`PING_REFILL`]).
+    pings: Option<shared_limits::RateGate>,
 }
 
 impl Watches {
@@ -143,15 +160,18 @@ impl Watches {
         settings: WatchSettings,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, WatchError> {
-        let client =
-            public_address::public_only_client(settings.allow_private, settings.delivery_timeout)
-                .map_err(|e| WatchError::Client(e.to_string()))?;
+        let client = public_address::guarded_builder(settings.allow_private, Vec::new())
+            .timeout(settings.delivery_timeout)
+            .connect_timeout(settings.connect_timeout.min(settings.delivery_timeout))
+            .build()
+            .map_err(|e| WatchError::Client(e.to_string()))?;
         Ok(Self {
             store,
             lookup,
             settings,
             clock,
             client,
+            pings: endpoints::ping_gate(),
         })
     }
 
@@ -249,11 +269,31 @@ impl Watches {
     }
 
     /// Runs what is due now: the due refreshes (up to [`WatchSettings::refreshes_at_once`]), then the due
-    /// deliveries, and waits for them.
+    /// deliveries (up to [`WatchSettings::deliveries_at_once`] of each queue, claimed fairly), and waits for them.
+    /// The running service does the same in two loops of its own ([`Watches::start`]); this is for a caller that
+    /// drives the clock, such as a test.
     ///
     /// # Errors
     /// [`WatchError::Store`] when claiming fails (what was claimed before still finishes).
     pub async fn work_once(&self) -> Result<WorkDone, WatchError> {
+        let mut done = self.refresh_due().await?;
+        let claimed = self
+            .claim_deliveries(self.settings.deliveries_at_once)
+            .await?;
+        let attempts =
+            futures::future::join_all(claimed.into_iter().map(|c| self.deliver(c))).await;
+        for delivered in attempts {
+            if delivered {
+                done.delivered += 1;
+            } else {
+                done.failed += 1;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Claims the due refreshes (accounts taking turns) and runs them.
+    async fn refresh_due(&self) -> Result<WorkDone, WatchError> {
         let mut done = WorkDone::default();
         let lease = self.lookup.longest_request() + Duration::from_secs(30);
         let due = self
@@ -265,55 +305,91 @@ impl Watches {
             done.refreshed += 1;
             done.events += usize::from(queued);
         }
-        let lease = self.settings.delivery_timeout + Duration::from_secs(20);
-        let deliveries = self
-            .store
-            .claim_deliveries(self.clock.now(), lease, DELIVERIES_AT_ONCE)
-            .await?;
-        let to_endpoints = self
-            .store
-            .claim_endpoint_deliveries(self.clock.now(), lease, DELIVERIES_AT_ONCE)
-            .await?;
-        let claimed = deliveries
-            .into_iter()
-            .map(Claimed::Watch)
-            .chain(to_endpoints.into_iter().map(Claimed::Endpoint));
-        let attempts = futures::future::join_all(claimed.map(|c| self.deliver(c))).await;
-        for delivered in attempts {
-            if delivered {
-                done.delivered += 1;
-            } else {
-                done.failed += 1;
-            }
-        }
         Ok(done)
     }
 
-    /// Runs [`Watches::work_once`] every [`WatchSettings::poll`] (sooner while work remains) until stopped.
+    /// Claims up to `room` due deliveries of each queue, fairly between accounts and one per receiver at a time
+    /// ([`WatchStore::claim_endpoint_deliveries`]).
+    async fn claim_deliveries(&self, room: u32) -> Result<Vec<Claimed>, WatchError> {
+        if room == 0 {
+            return Ok(Vec::new());
+        }
+        let lease = self.settings.delivery_timeout + Duration::from_secs(20);
+        let per_account = self.settings.deliveries_per_account.max(1);
+        let now = self.clock.now();
+        let deliveries = self
+            .store
+            .claim_deliveries(now, lease, room, per_account)
+            .await?;
+        let to_endpoints = self
+            .store
+            .claim_endpoint_deliveries(now, lease, room, per_account)
+            .await?;
+        Ok(deliveries
+            .into_iter()
+            .map(Claimed::Watch)
+            .chain(to_endpoints.into_iter().map(Claimed::Endpoint))
+            .collect())
+    }
+
+    /// Runs the watches in two loops until stopped: refreshes, claimed every [`WatchSettings::poll`] (sooner
+    /// while work remains), and deliveries, claimed as places free up, so a slow refresh never holds an event
+    /// back and a receiver that never answers holds one place ([`WatchSettings::deliveries_per_account`] at
+    /// most for its account), not a whole batch.
     pub fn start(self: &Arc<Self>) -> Runner {
-        let (stop, mut stopped) = tokio::sync::watch::channel(false);
-        let watches = Arc::clone(self);
-        let task = tokio::spawn(async move {
-            loop {
-                let busy = match watches.work_once().await {
-                    Ok(done) => done != WorkDone::default(),
-                    Err(error) => {
-                        warn!(%error, "the watch runner could not claim work");
-                        false
-                    }
-                };
-                let pause = if busy {
-                    Duration::ZERO
-                } else {
-                    watches.settings.poll
-                };
-                tokio::select! {
-                    () = tokio::time::sleep(pause) => {}
-                    _ = stopped.changed() => return,
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let refreshes = tokio::spawn(Arc::clone(self).refresh_loop(stopped.clone()));
+        let deliveries = tokio::spawn(Arc::clone(self).delivery_loop(stopped));
+        Runner {
+            stop,
+            tasks: vec![refreshes, deliveries],
+        }
+    }
+
+    async fn refresh_loop(self: Arc<Self>, mut stopped: tokio::sync::watch::Receiver<bool>) {
+        loop {
+            let busy = match self.refresh_due().await {
+                Ok(done) => done != WorkDone::default(),
+                Err(error) => {
+                    warn!(%error, "the watch runner could not claim refreshes");
+                    false
                 }
+            };
+            let pause = if busy {
+                Duration::ZERO
+            } else {
+                self.settings.poll
+            };
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                _ = stopped.changed() => return,
             }
-        });
-        Runner { stop, task }
+        }
+    }
+
+    async fn delivery_loop(self: Arc<Self>, mut stopped: tokio::sync::watch::Receiver<bool>) {
+        let places = self.settings.deliveries_at_once.max(1);
+        let mut in_flight = tokio::task::JoinSet::new();
+        loop {
+            let room = places.saturating_sub(u32::try_from(in_flight.len()).unwrap_or(u32::MAX));
+            match self.claim_deliveries(room).await {
+                Ok(claimed) => {
+                    for claimed in claimed {
+                        let this = Arc::clone(&self);
+                        in_flight.spawn(async move { this.deliver(claimed).await });
+                    }
+                }
+                Err(error) => warn!(%error, "the watch runner could not claim deliveries"),
+            }
+            // Claim again when a delivery ends (its place is free), or at the next poll.
+            tokio::select! {
+                Some(_) = in_flight.join_next(), if !in_flight.is_empty() => {}
+                () = tokio::time::sleep(self.settings.poll) => {}
+                _ = stopped.changed() => break,
+            }
+        }
+        // Deliveries in flight end and record what they did; the rest stay queued for the next start.
+        while in_flight.join_next().await.is_some() {}
     }
 
     /// One claimed refresh; true when it queued an event.
@@ -621,18 +697,20 @@ pub async fn account_secret(
         .await?)
 }
 
-/// The running watch loop ([`Watches::start`]).
+/// The running watch loops ([`Watches::start`]).
 #[derive(Debug)]
 pub struct Runner {
     stop: tokio::sync::watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Runner {
-    /// Stops the loop after the work in hand finishes.
+    /// Stops the loops after the work in hand finishes.
     pub async fn stop(self) {
         let _ = self.stop.send(true);
-        let _ = self.task.await;
+        for task in self.tasks {
+            let _ = task.await;
+        }
     }
 }
 

@@ -291,6 +291,16 @@ impl ApiError {
                      (`DELETE /v1/webhook-endpoints/{{id}}`) or add the events you need to an existing one."
                 ),
             ),
+            Self::Watches(company_watch::WatchError::TooManyPings { retry_after }) => (
+                S::TOO_MANY_REQUESTS,
+                "too_many_pings",
+                format!(
+                    "This endpoint was pinged {} times in quick succession. Ping it again in {} s, or read \
+                     what the last pings did with `GET /v1/webhook-endpoints/{{id}}/deliveries`.",
+                    company_watch::PING_BURST,
+                    retry_after_seconds(*retry_after)
+                ),
+            ),
             Self::InvalidQuery(text) => (
                 S::BAD_REQUEST,
                 "invalid_query",
@@ -372,6 +382,7 @@ impl ApiError {
         match self {
             Self::RateLimited { retry_after }
             | Self::Key(KeyError::TooManyFailures { retry_after })
+            | Self::Watches(company_watch::WatchError::TooManyPings { retry_after })
             | Self::Lookup(LookupError::TooManyLiveLookups { retry_after, .. }) => {
                 Some(retry_after_seconds(*retry_after))
             }

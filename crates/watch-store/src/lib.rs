@@ -309,8 +309,9 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     /// Deletes the account's watch `id` and its undelivered events; false when it had none.
     async fn delete(&self, account: AccountId, id: WatchId) -> Result<bool, WatchStoreError>;
 
-    /// Claims up to `limit` enabled watches due at `now` (oldest due first) whose claim, if any, lapsed; each
-    /// stays claimed until `now + lease`.
+    /// Claims up to `limit` enabled watches due at `now` whose claim, if any, lapsed, accounts taking turns
+    /// (every account's oldest due watch before any account's second, so one account's thousands of due
+    /// watches delay another's by one claim at most); each stays claimed until `now + lease`.
     async fn claim_due(
         &self,
         now: jiff::Timestamp,
@@ -330,13 +331,15 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
         refreshed: Refreshed,
     ) -> Result<bool, WatchStoreError>;
 
-    /// Claims up to `limit` undelivered events due at `now` (oldest first); each stays claimed until
-    /// `now + lease`.
+    /// Claims up to `limit` undelivered events due at `now`, fairly: at most one per watch in flight, at most
+    /// `per_account` of one account's in flight (counting those claimed already), accounts taking turns; each
+    /// stays claimed until `now + lease`.
     async fn claim_deliveries(
         &self,
         now: jiff::Timestamp,
         lease: std::time::Duration,
         limit: u32,
+        per_account: u32,
     ) -> Result<Vec<Delivery>, WatchStoreError>;
 
     /// Records a delivery attempt on the event and its watch's last delivery; [`Delivered::GaveUp`] also
@@ -386,13 +389,15 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
         limit: u32,
     ) -> Result<Vec<EndpointEvent>, WatchStoreError>;
 
-    /// Claims up to `limit` undelivered event copies due at `now` (oldest first); each stays claimed until
-    /// `now + lease`.
+    /// Claims up to `limit` undelivered event copies due at `now`, fairly: at most one per endpoint in flight
+    /// (so an endpoint that never answers holds one slot), at most `per_account` of one account's in flight
+    /// (counting those claimed already), accounts taking turns; each stays claimed until `now + lease`.
     async fn claim_endpoint_deliveries(
         &self,
         now: jiff::Timestamp,
         lease: std::time::Duration,
         limit: u32,
+        per_account: u32,
     ) -> Result<Vec<EndpointDelivery>, WatchStoreError>;
 
     /// Records a delivery attempt on the copy and its endpoint's last delivery; [`Delivered::GaveUp`] also
@@ -584,6 +589,52 @@ pub(crate) struct Queue {
     pub(crate) owners: &'static str,
     /// The owners' column with the URL the events go to.
     pub(crate) url: &'static str,
+}
+
+impl Queue {
+    /// The common table expressions (ending with `turns (id, owner, next_attempt_ms, turn)`) that rank the events
+    /// that may be claimed next, fairly, in the SQL both engines speak; `now` and `per_account` are the engine's
+    /// placeholders. Each engine then takes them by `turn, next_attempt_ms, id` up to its limit (PostgreSQL
+    /// skipping the rows another server is claiming before it limits). The rules:
+    /// - an owner (an endpoint, a watch) has at most one event in flight: none of an owner with one claimed, and
+    ///   of the others only their oldest due event;
+    /// - an account has at most `per_account` in flight, counting those claimed already, however many owners it
+    ///   has (a thousand watches pointing at one receiver that never answers hold `per_account` places, not all);
+    /// - accounts take turns: every account's first event comes before any account's second, so one account's
+    ///   queue of thousands delays another's event by one claim at most.
+    pub(crate) fn fair_turns(&self, now: &str, per_account: &str) -> String {
+        let Queue { events, owner, .. } = self;
+        format!(
+            "WITH busy AS (
+                 SELECT {owner} AS owner, account_id FROM {events} WHERE claim_until_ms > {now}),
+             due AS (
+                 SELECT e.id, e.{owner} AS owner, e.account_id, e.next_attempt_ms,
+                        row_number() OVER (PARTITION BY e.{owner} ORDER BY e.next_attempt_ms, e.id) AS nth
+                 FROM {events} e
+                 WHERE e.next_attempt_ms <= {now} AND coalesce(e.claim_until_ms, 0) <= {now}
+                   AND e.{owner} NOT IN (SELECT owner FROM busy)),
+             ranked AS (
+                 SELECT d.id, d.owner, d.next_attempt_ms,
+                        row_number() OVER (PARTITION BY d.account_id ORDER BY d.next_attempt_ms, d.id)
+                          + (SELECT count(*) FROM busy b WHERE b.account_id = d.account_id) AS turn
+                 FROM due d WHERE d.nth = 1),
+             turns AS (SELECT id, owner, next_attempt_ms, turn FROM ranked WHERE turn <= {per_account})"
+        )
+    }
+}
+
+/// The common table expression `turns (id, next_check_ms, turn)` that ranks the watches that may be refreshed
+/// next: due, enabled, not claimed, accounts taking turns (every account's oldest due watch before any account's
+/// second); each engine takes them by `turn, next_check_ms, id` up to its limit. `now` is the engine's
+/// placeholder.
+pub(crate) fn fair_due_watches(now: &str) -> String {
+    format!(
+        "WITH turns AS (
+             SELECT id, next_check_ms,
+                    row_number() OVER (PARTITION BY account_id ORDER BY next_check_ms, id) AS turn
+             FROM watches
+             WHERE disabled_ms IS NULL AND next_check_ms <= {now} AND coalesce(claim_until_ms, 0) <= {now})"
+    )
 }
 
 /// Watches' change events.

@@ -9,7 +9,7 @@ use crate::{
     ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, Endpoint, EndpointDelivery, EndpointEvent,
     EndpointEventRow, EndpointId, EndpointRow, NewEndpoint, NewWatch, Queue, Refreshed,
     WATCH_COLUMNS, WATCH_EVENTS, Watch, WatchId, WatchRow, WatchStore, WatchStoreError,
-    fields_column, millis,
+    fair_due_watches, fields_column, millis,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -86,6 +86,12 @@ const MIGRATIONS: &[&str] = &["
     );
     CREATE INDEX endpoint_events_due ON endpoint_events (next_attempt_ms) WHERE next_attempt_ms IS NOT NULL;
     CREATE INDEX endpoint_events_account ON endpoint_events (account_id, created_at_ms);
+", "
+    -- Fair claims (issue 40) ask which owners and accounts have an event in flight, and which events of an
+    -- endpoint are due: without these each claim would read every event kept.
+    CREATE INDEX watch_events_claimed ON watch_events (claim_until_ms) WHERE claim_until_ms IS NOT NULL;
+    CREATE INDEX endpoint_events_claimed ON endpoint_events (claim_until_ms) WHERE claim_until_ms IS NOT NULL;
+    CREATE INDEX endpoint_events_endpoint ON endpoint_events (endpoint_id);
 "];
 
 /// Watches in a PostgreSQL database (tables `watches`, `watch_events`, `webhook_secrets`, `webhook_endpoints`,
@@ -174,7 +180,7 @@ impl PgWatchStore {
         queue: &Queue,
         now: jiff::Timestamp,
         lease: Duration,
-        limit: u32,
+        (limit, per_account): (u32, u32),
     ) -> Result<Vec<Claimed>, WatchStoreError> {
         let (now_ms, until_ms) = (millis(now), millis(now).saturating_add(lease_ms(lease)));
         let Queue {
@@ -183,22 +189,31 @@ impl PgWatchStore {
             owners,
             url,
         } = queue;
+        let turns = queue.fair_turns("$1", "$4");
         let rows = self
             .pool
             .query(
                 &format!(
-                    "WITH claimed AS (
+                    "{turns},
+                     claimed AS (
                          UPDATE {events} SET claim_until_ms = $2, attempts = attempts + 1
                          WHERE (id, {owner}) IN (
-                             SELECT id, {owner} FROM {events}
-                             WHERE next_attempt_ms <= $1 AND coalesce(claim_until_ms, 0) <= $1
-                             ORDER BY next_attempt_ms LIMIT $3 FOR UPDATE SKIP LOCKED)
+                             SELECT e.id, e.{owner} FROM {events} e
+                             JOIN turns t ON t.id = e.id AND t.owner = e.{owner}
+                             WHERE coalesce(e.claim_until_ms, 0) <= $1
+                             ORDER BY t.turn, t.next_attempt_ms, t.id LIMIT $3
+                             FOR UPDATE OF e SKIP LOCKED)
                          RETURNING id, {owner}, account_id, body, created_at_ms, attempts
                      )
                      SELECT c.id, c.{owner}, c.account_id, c.body, c.created_at_ms, c.attempts, o.{url}
                      FROM claimed c LEFT JOIN {owners} o ON o.id = c.{owner}"
                 ),
-                &[&now_ms, &until_ms, &i64::from(limit)],
+                &[
+                    &now_ms,
+                    &until_ms,
+                    &i64::from(limit),
+                    &i64::from(per_account),
+                ],
             )
             .await
             .map_err(backend)?;
@@ -368,12 +383,14 @@ impl WatchStore for PgWatchStore {
             .pool
             .query(
                 &format!(
-                    "UPDATE watches SET claim_until_ms = $2
-                     WHERE id IN (SELECT id FROM watches
-                                  WHERE disabled_ms IS NULL AND next_check_ms <= $1
-                                    AND coalesce(claim_until_ms, 0) <= $1
-                                  ORDER BY next_check_ms LIMIT $3 FOR UPDATE SKIP LOCKED)
-                     RETURNING {WATCH_COLUMNS}, baseline"
+                    "{turns}
+                     UPDATE watches SET claim_until_ms = $2
+                     WHERE id IN (SELECT w.id FROM watches w JOIN turns t ON t.id = w.id
+                                  WHERE coalesce(w.claim_until_ms, 0) <= $1
+                                  ORDER BY t.turn, t.next_check_ms, t.id LIMIT $3
+                                  FOR UPDATE OF w SKIP LOCKED)
+                     RETURNING {WATCH_COLUMNS}, baseline",
+                    turns = fair_due_watches("$1")
                 ),
                 &[&now_ms, &until_ms, &i64::from(limit)],
             )
@@ -447,8 +464,11 @@ impl WatchStore for PgWatchStore {
         now: jiff::Timestamp,
         lease: Duration,
         limit: u32,
+        per_account: u32,
     ) -> Result<Vec<Delivery>, WatchStoreError> {
-        let claimed = self.claim(&WATCH_EVENTS, now, lease, limit).await?;
+        let claimed = self
+            .claim(&WATCH_EVENTS, now, lease, (limit, per_account))
+            .await?;
         Ok(claimed
             .into_iter()
             .filter_map(Claimed::into_delivery)
@@ -605,8 +625,11 @@ impl WatchStore for PgWatchStore {
         now: jiff::Timestamp,
         lease: Duration,
         limit: u32,
+        per_account: u32,
     ) -> Result<Vec<EndpointDelivery>, WatchStoreError> {
-        let claimed = self.claim(&ENDPOINT_EVENTS, now, lease, limit).await?;
+        let claimed = self
+            .claim(&ENDPOINT_EVENTS, now, lease, (limit, per_account))
+            .await?;
         Ok(claimed
             .into_iter()
             .filter_map(Claimed::into_endpoint_delivery)

@@ -10,7 +10,7 @@ use crate::{
     ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, Endpoint, EndpointDelivery, EndpointEvent,
     EndpointEventRow, EndpointId, EndpointRow, NewEndpoint, NewWatch, Queue, Refreshed,
     WATCH_COLUMNS, WATCH_EVENTS, Watch, WatchId, WatchRow, WatchStore, WatchStoreError,
-    fields_column, millis,
+    fair_due_watches, fields_column, millis,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -87,6 +87,12 @@ const MIGRATIONS: &[&str] = &["
     );
     CREATE INDEX endpoint_events_due ON endpoint_events (next_attempt_ms) WHERE next_attempt_ms IS NOT NULL;
     CREATE INDEX endpoint_events_account ON endpoint_events (account_id, created_at_ms);
+", "
+    -- Fair claims (issue 40) ask which owners and accounts have an event in flight, and which events of an
+    -- endpoint are due: without these each claim would read every event kept.
+    CREATE INDEX watch_events_claimed ON watch_events (claim_until_ms) WHERE claim_until_ms IS NOT NULL;
+    CREATE INDEX endpoint_events_claimed ON endpoint_events (claim_until_ms) WHERE claim_until_ms IS NOT NULL;
+    CREATE INDEX endpoint_events_endpoint ON endpoint_events (endpoint_id);
 "];
 
 /// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`,
@@ -197,7 +203,7 @@ impl SqliteWatchStore {
         queue: &Queue,
         now: jiff::Timestamp,
         lease: Duration,
-        limit: u32,
+        (limit, per_account): (u32, u32),
     ) -> Result<Vec<Claimed>, WatchStoreError> {
         let (now_ms, until_ms) = (millis(now), millis(now).saturating_add(lease_ms(lease)));
         let Queue {
@@ -206,18 +212,19 @@ impl SqliteWatchStore {
             owners,
             url,
         } = queue;
+        let turns = queue.fair_turns("?1", "?4");
         let sql = format!(
-            "UPDATE {events} SET claim_until_ms = ?2, attempts = attempts + 1
-             WHERE rowid IN (SELECT rowid FROM {events}
-                             WHERE next_attempt_ms <= ?1 AND coalesce(claim_until_ms, 0) <= ?1
-                             ORDER BY next_attempt_ms LIMIT ?3)
+            "{turns}
+             UPDATE {events} SET claim_until_ms = ?2, attempts = attempts + 1
+             WHERE (id, {owner}) IN (SELECT id, owner FROM turns
+                                     ORDER BY turn, next_attempt_ms, id LIMIT ?3)
              RETURNING id, {owner}, account_id, body, created_at_ms, attempts,
                        (SELECT o.{url} FROM {owners} o WHERE o.id = {owner})"
         );
         self.pool
             .write(move |conn| {
                 conn.prepare_cached(&sql)?
-                    .query_map(params![now_ms, until_ms, limit], |row| {
+                    .query_map(params![now_ms, until_ms, limit, per_account], |row| {
                         Ok(Claimed {
                             id: row.get(0)?,
                             owner: row.get(1)?,
@@ -406,12 +413,11 @@ impl WatchStore for SqliteWatchStore {
         let rows = self
             .pool
             .write(move |conn| {
+                let turns = fair_due_watches("?1");
                 let sql = format!(
-                    "UPDATE watches SET claim_until_ms = ?2
-                     WHERE id IN (SELECT id FROM watches
-                                  WHERE disabled_ms IS NULL AND next_check_ms <= ?1
-                                    AND coalesce(claim_until_ms, 0) <= ?1
-                                  ORDER BY next_check_ms LIMIT ?3)
+                    "{turns}
+                     UPDATE watches SET claim_until_ms = ?2
+                     WHERE id IN (SELECT id FROM turns ORDER BY turn, next_check_ms, id LIMIT ?3)
                      RETURNING {WATCH_COLUMNS}, baseline"
                 );
                 conn.prepare_cached(&sql)?
@@ -483,8 +489,11 @@ impl WatchStore for SqliteWatchStore {
         now: jiff::Timestamp,
         lease: Duration,
         limit: u32,
+        per_account: u32,
     ) -> Result<Vec<Delivery>, WatchStoreError> {
-        let claimed = self.claim(&WATCH_EVENTS, now, lease, limit).await?;
+        let claimed = self
+            .claim(&WATCH_EVENTS, now, lease, (limit, per_account))
+            .await?;
         Ok(claimed
             .into_iter()
             .filter_map(Claimed::into_delivery)
@@ -636,8 +645,11 @@ impl WatchStore for SqliteWatchStore {
         now: jiff::Timestamp,
         lease: Duration,
         limit: u32,
+        per_account: u32,
     ) -> Result<Vec<EndpointDelivery>, WatchStoreError> {
-        let claimed = self.claim(&ENDPOINT_EVENTS, now, lease, limit).await?;
+        let claimed = self
+            .claim(&ENDPOINT_EVENTS, now, lease, (limit, per_account))
+            .await?;
         Ok(claimed
             .into_iter()
             .filter_map(Claimed::into_endpoint_delivery)

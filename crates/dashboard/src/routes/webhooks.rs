@@ -126,7 +126,13 @@ where
     watches
         .ping(visitor.account.id, endpoint)
         .await
-        .map_err(internal)?
+        .map_err(|error| match error {
+            company_watch::WatchError::TooManyPings { retry_after } => PageError::TooMany {
+                message: crate::error::capitalized(&error.to_string()),
+                retry_after,
+            },
+            other => internal(other),
+        })?
         .ok_or(PageError::NotFound)?;
     Ok(redirect(
         &visitor.link(&format!("/dashboard/webhooks/{endpoint}")),

@@ -176,8 +176,8 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
 
     // The event: claimed by one, retried, then given up, which disables the watch.
     let (a, b) = futures::join!(
-        first.claim_deliveries(later, lease, 10),
-        second.claim_deliveries(later, lease, 10)
+        first.claim_deliveries(later, lease, 10, 10),
+        second.claim_deliveries(later, lease, 10, 10)
     );
     let claimed: Vec<_> = a
         .expect("claims")
@@ -212,14 +212,14 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     );
     assert!(
         first
-            .claim_deliveries(later, lease, 10)
+            .claim_deliveries(later, lease, 10, 10)
             .await
             .expect("claims")
             .is_empty(),
         "not before its retry"
     );
     let second_try = first
-        .claim_deliveries(retry_at, lease, 10)
+        .claim_deliveries(retry_at, lease, 10, 10)
         .await
         .expect("claims");
     assert_eq!(second_try[0].attempts, 1);
@@ -264,7 +264,7 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     );
     assert!(
         first
-            .claim_deliveries(far, lease, 10)
+            .claim_deliveries(far, lease, 10, 10)
             .await
             .expect("claims")
             .is_empty()
@@ -408,19 +408,21 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
         "another account's endpoint gets nothing"
     );
 
-    // Each copy is claimed by one caller while its claim lasts.
+    // Each copy is claimed by one caller while its claim lasts, and an endpoint has one copy in flight at a
+    // time: its oldest (by due time, then id), so each endpoint's first now, the others after.
     let lease = Duration::from_secs(30);
     let claimed = first
-        .claim_endpoint_deliveries(now, lease, 10)
+        .claim_endpoint_deliveries(now, lease, 10, 10)
         .await
         .expect("claims");
-    assert_eq!(claimed.len(), 4, "{claimed:?}");
+    assert_eq!(claimed.len(), 2, "one per endpoint: {claimed:?}");
     assert!(
         second
-            .claim_endpoint_deliveries(now, lease, 10)
+            .claim_endpoint_deliveries(now, lease, 10, 10)
             .await
             .expect("claims")
-            .is_empty()
+            .is_empty(),
+        "each endpoint has a copy in flight"
     );
     let copy = |event_id: &str, to| {
         claimed
@@ -459,8 +461,17 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
             .await
             .expect("records")
     );
+    // The jobs endpoint's next copy, once its first is done.
+    let next = first
+        .claim_endpoint_deliveries(now, lease, 10, 10)
+        .await
+        .expect("claims");
     let retry_at = now + SignedDuration::from_secs(60);
-    let ping_copy = copy("evt_ping_1", jobs.id);
+    let ping_copy = next
+        .iter()
+        .find(|d| d.event_id == "evt_ping_1" && d.endpoint == jobs.id)
+        .expect("the ping is next")
+        .clone();
     assert!(
         first
             .finish_endpoint_delivery(
@@ -518,10 +529,32 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
         "a disabled endpoint is sent nothing"
     );
 
-    // The retry comes due at its time, not before, with the same id and its attempts counted.
+    // The retry comes due at its time, not before, with the same id and its attempts counted; the endpoint's
+    // copies go one at a time, oldest due first (the job event queued since was due before the retry).
     let later = retry_at + SignedDuration::from_secs(1);
+    let first_due = second
+        .claim_endpoint_deliveries(later, lease, 10, 10)
+        .await
+        .expect("claims");
+    let job_8 = first_due
+        .iter()
+        .find(|d| d.endpoint == jobs.id)
+        .expect("the jobs endpoint's next copy");
+    assert_eq!(job_8.event_id, "evt_job_8_done");
+    assert!(
+        second
+            .finish_endpoint_delivery(
+                &job_8.event_id,
+                job_8.endpoint,
+                job_8.claim,
+                later,
+                Delivered::Yes { status: 200 }
+            )
+            .await
+            .expect("records")
+    );
     let again: Vec<_> = second
-        .claim_endpoint_deliveries(later, lease, 10)
+        .claim_endpoint_deliveries(later, lease, 10, 10)
         .await
         .expect("claims")
         .into_iter()
@@ -585,7 +618,136 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
     );
 }
 
+/// Issue 40: one account's queue cannot hold another's back. Account 1 has five endpoints with 40 pings queued
+/// before account 2's one; account 2's is in the first claim, each endpoint has one copy in flight, and account
+/// 1 never more than its share however many endpoints it has.
+async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &Engine) {
+    let store = open_store(engine).await;
+    let start = Timestamp::from_second(1_800_000_000).expect("a time");
+    let mut flooder = Vec::new();
+    for n in 0..5 {
+        let host = format!("flood-{n}.example");
+        flooder.push(
+            store
+                .create_endpoint(&endpoint(1, &host, &["job.finished"]), 10, start)
+                .await
+                .expect("registers")
+                .expect("under the bound"),
+        );
+    }
+    let patient = store
+        .create_endpoint(
+            &endpoint(2, "patient.example", &["job.finished"]),
+            10,
+            start,
+        )
+        .await
+        .expect("registers")
+        .expect("under the bound");
+    for n in 0..40 {
+        let to = flooder[n % flooder.len()].id;
+        let at = start + SignedDuration::from_secs(i64::try_from(n).expect("small"));
+        let queued = store
+            .queue_event(
+                &event(&format!("evt_ping_flood_{n:02}"), 1, "ping"),
+                Some(to),
+                at,
+            )
+            .await
+            .expect("queues");
+        assert_eq!(queued, 1);
+    }
+    let now = start + SignedDuration::from_mins(5);
+    store
+        .queue_event(&event("evt_ping_patient", 2, "ping"), Some(patient.id), now)
+        .await
+        .expect("queues");
+
+    let lease = Duration::from_secs(60);
+    let first = store
+        .claim_endpoint_deliveries(now, lease, 2, 3)
+        .await
+        .expect("claims");
+    let mut ids: Vec<&str> = first.iter().map(|d| d.event_id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        ["evt_ping_flood_00", "evt_ping_patient"],
+        "each account's oldest first, the newcomer before the flooder's second"
+    );
+    // The rest: one per endpoint of account 1 in flight, and never more than 3 of its endpoints at once.
+    let rest = store
+        .claim_endpoint_deliveries(now, lease, 100, 3)
+        .await
+        .expect("claims");
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    let mut endpoints: Vec<_> = first
+        .iter()
+        .chain(&rest)
+        .filter(|d| d.account == AccountId(1))
+        .map(|d| d.endpoint.0)
+        .collect();
+    endpoints.sort_unstable();
+    endpoints.dedup();
+    assert_eq!(endpoints.len(), 3, "three endpoints, one copy each");
+    assert!(
+        store
+            .claim_endpoint_deliveries(now, lease, 100, 3)
+            .await
+            .expect("claims")
+            .is_empty(),
+        "account 1 has its share in flight, account 2 its one"
+    );
+    // A finished delivery frees its endpoint's place for that endpoint's next copy.
+    let done = first
+        .iter()
+        .find(|d| d.account == AccountId(1))
+        .expect("account 1's first");
+    assert!(
+        store
+            .finish_endpoint_delivery(
+                &done.event_id,
+                done.endpoint,
+                done.claim,
+                now,
+                Delivered::Yes { status: 204 }
+            )
+            .await
+            .expect("records")
+    );
+    let next = store
+        .claim_endpoint_deliveries(now, lease, 100, 3)
+        .await
+        .expect("claims");
+    assert_eq!(next.len(), 1, "{next:?}");
+    assert_eq!(next[0].account, AccountId(1));
+
+    // Refreshes: account 1's 10,000 due watches, then account 2's one, due last: account 2's is in the first
+    // claim, so it waits for one round of refreshes at most, not for account 1's queue.
+    let pages: Vec<String> = (0..10_000)
+        .map(|n| format!("https://www.linkedin.com/company/flood-{n}"))
+        .collect();
+    let many: Vec<NewWatch> = pages.iter().map(|page| watch(1, page)).collect();
+    store.create(&many, start).await.expect("created");
+    store
+        .create(
+            &[watch(2, "https://www.linkedin.com/company/patient")],
+            start + SignedDuration::from_mins(1),
+        )
+        .await
+        .expect("created");
+    let due_at = start + SignedDuration::from_hours(25);
+    let claimed = store.claim_due(due_at, lease, 4).await.expect("claims");
+    assert_eq!(claimed.len(), 4);
+    assert!(
+        claimed.iter().any(|d| d.watch.account == AccountId(2)),
+        "account 2's refresh waits for no other account's queue: {:?}",
+        claimed.iter().map(|d| d.watch.account).collect::<Vec<_>>()
+    );
+}
+
 test_support::engine_tests! {
     refreshes_and_deliveries_are_each_one_callers,
     endpoints_get_each_event_they_want_once,
+    deliveries_and_refreshes_are_shared_fairly_between_accounts,
 }
