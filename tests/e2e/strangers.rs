@@ -137,9 +137,6 @@ async fn a_flood_of_made_up_password_forms_does_not_slow_a_paying_customer() {
 
     let (alone_median, alone_p99) = median_and_p99(alone);
     let (median, p99) = median_and_p99(during);
-    eprintln!(
-        "stored path alone: median {alone_median:?}, p99 {alone_p99:?}; during the flood: median {median:?}, p99 {p99:?}"
-    );
     // Within 3× of the customer's latency alone; the added milliseconds absorb the timer and scheduling noise of a
     // shared test machine (the unbounded hashing this guards against made the median 50 times slower).
     assert!(
@@ -359,5 +356,5 @@ async fn one_tenants_dead_endpoints_do_not_delay_another_tenants_ping() {
         || async { (!receiver.received().is_empty()).then_some(()) },
     )
     .await;
-    eprintln!("tenant B's ping arrived after {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(5));
 }

@@ -136,6 +136,15 @@ pub struct ServeArgs {
     /// Client connections open at once; further ones wait in the listen backlog until one closes.
     #[arg(long, env = "COMPANY_DATA_MAX_CONNECTIONS", default_value = "4096", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     max_connections: u32,
+    /// Client connections one address may have open at once (IPv6 per /64); one more is closed when accepted.
+    /// Default 256, or no cap (0) when `--client-address-header` says a reverse proxy is in front (every
+    /// connection then has the proxy's address; cap per client at the proxy).
+    #[arg(long, env = "COMPANY_DATA_MAX_CONNECTIONS_PER_ADDRESS", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    max_connections_per_address: Option<u32>,
+    /// Seconds a write to a client may make no progress before its connection is closed (a client that stops
+    /// reading its answer).
+    #[arg(long, env = "COMPANY_DATA_WRITE_TIMEOUT", default_value = "30", value_parser = parse_seconds)]
+    write_timeout: Duration,
     /// Live lookups each account may have in flight at once, over all its requests (0 for no cap). A request
     /// that would go over it is answered 429 `too_many_live_lookups`, unless the account has nothing else in flight.
     #[arg(long, env = "COMPANY_DATA_ACCOUNT_LIVE_LOOKUPS", default_value_t = company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT)]
@@ -304,6 +313,15 @@ impl ServeArgs {
                 header_timeout: self.header_timeout,
                 body_timeout: self.body_timeout,
                 max_connections: self.max_connections as usize,
+                max_connections_per_address: match (
+                    self.max_connections_per_address,
+                    &self.client_address_header,
+                ) {
+                    (Some(most), _) => most as usize,
+                    (None, Some(_)) => 0,
+                    (None, None) => ConnectionLimits::default().max_connections_per_address,
+                },
+                write_timeout: self.write_timeout,
                 ..ConnectionLimits::default()
             },
             secure_cookies: self.secure_cookies,

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tracing::{Instrument, info, warn};
 
@@ -19,14 +18,22 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone, Copy, Debug)]
 pub struct ConnectionLimits {
     /// Time for a request's headers to arrive, counted from the connection's start or the previous response:
-    /// also the longest a kept-alive HTTP/1.1 connection sits idle, and the HTTP/2 ping interval and time-out.
-    /// Default 10 s.
+    /// also the longest a kept-alive connection sits idle with no request in flight (HTTP/1.1 and HTTP/2: an
+    /// HTTP/2 client that only answers pings is closed too, with a GOAWAY), and the HTTP/2 ping interval and
+    /// time-out. Default 10 s.
     pub header_timeout: Duration,
     /// Time for a request's body to arrive, for handlers that read it with [`crate::read_body`]. Default 30 s.
     pub body_timeout: Duration,
     /// Connections open at once; the accept loop waits while this many are open, and further clients queue in
     /// the kernel's listen backlog. Default 4096.
     pub max_connections: usize,
+    /// Connections one client address may have open at once (IPv6 per /64); one more is closed as soon as it is
+    /// accepted, so one client cannot take the slots of [`ConnectionLimits::max_connections`] from the others.
+    /// 0: no cap (the right setting behind a reverse proxy, whose address every connection has). Default 256.
+    pub max_connections_per_address: usize,
+    /// Time a write to the client may make no progress before the connection is closed: a client that stops
+    /// reading its response frees its connection after this. Default 30 s.
+    pub write_timeout: Duration,
     /// Path prefixes whose rest is a secret (an invitation link's token, `/dashboard/invitations/`): such a path
     /// is logged as the prefix followed by `<redacted>`, so no log line carries the secret. Default none.
     pub secret_path_prefixes: &'static [&'static str],
@@ -38,13 +45,16 @@ impl Default for ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_connections: 4096,
+            max_connections_per_address: 256,
+            write_timeout: Duration::from_secs(30),
             secret_path_prefixes: &[],
         }
     }
 }
 
 /// Serves HTTP/1.1 and HTTP/2 (cleartext) on `listener` with `handler` until `shutdown` resolves, then lets
-/// requests in flight finish (up to 30 s). Connections are bounded by `limits`.
+/// requests in flight finish (up to 30 s). Connections are bounded by `limits`: how many in all and per client
+/// address, how long headers, an idle connection and a stalled write may take.
 ///
 /// # Errors
 /// None in practice: accept failures (e.g. out of file descriptors) are logged and retried, connection errors
@@ -66,14 +76,16 @@ where
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout);
-    // HTTP/2 connections are pinged while idle and closed when the peer stops answering.
+    // HTTP/2 connections are pinged while idle and closed when the peer stops answering; one that answers is
+    // closed by the idle check below.
     builder
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(limits.header_timeout)
         .keep_alive_timeout(limits.header_timeout);
     let open_connections = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let graceful = GracefulShutdown::new();
+    let per_address = PerAddress::new(limits.max_connections_per_address);
+    let (stopping, stop) = tokio::sync::watch::channel(false);
     tokio::pin!(shutdown);
     loop {
         // At the cap, stop accepting: further clients wait in the kernel's backlog instead of costing memory here.
@@ -96,9 +108,15 @@ where
             },
             () = &mut shutdown => break,
         };
+        let Some(slot) = per_address.enter(peer.ip()) else {
+            tracing::debug!(%peer, "connection closed: its address has as many open as it may");
+            metrics::counter!("company_data_connections_refused_total", "why" => "per_address")
+                .increment(1);
+            continue;
+        };
         let handler = handler.clone();
         let builder = builder.clone();
-        let watcher = graceful.watcher();
+        let mut stop = stop.clone();
         tokio::spawn(async move {
             // The protocol sniffing of `auto` has no time-out of its own: a client that connects and sends
             // nothing would be kept forever.
@@ -110,31 +128,176 @@ where
                 tracing::debug!(%peer, "connection closed: nothing sent within the header time-out");
                 return;
             }
-            let service =
+            let activity = Arc::new(Activity::new());
+            let service = {
+                let activity = Arc::clone(&activity);
                 hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
                     let handler = handler.clone();
+                    let activity = Arc::clone(&activity);
                     request.extensions_mut().insert(ClientAddr(peer));
                     async move {
+                        let _busy = activity.request();
                         Ok::<_, std::convert::Infallible>(
                             logged(handler, request, limits.secret_path_prefixes).await,
                         )
                     }
-                });
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
-            if let Err(error) = watcher.watch(connection.into_owned()).await {
-                tracing::debug!(%peer, error = %error, "connection ended with an error");
+                })
+            };
+            // A write that makes no progress for the write time-out fails, and the connection with it.
+            let mut io = tokio_io_timeout::TimeoutStream::new(stream);
+            io.set_write_timeout(Some(limits.write_timeout));
+            let connection = builder
+                .serve_connection(TokioIo::new(Box::pin(io)), service)
+                .into_owned();
+            tokio::pin!(connection);
+            let mut idle_check =
+                tokio::time::interval((limits.header_timeout / 4).max(Duration::from_millis(10)));
+            idle_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut closing = false;
+            loop {
+                tokio::select! {
+                    ended = connection.as_mut() => {
+                        if let Err(error) = ended {
+                            tracing::debug!(%peer, error = %error, "connection ended with an error");
+                        }
+                        break;
+                    }
+                    // Shutdown: requests in flight finish, then the connection closes.
+                    _ = stop.changed(), if !closing => {
+                        closing = true;
+                        connection.as_mut().graceful_shutdown();
+                    }
+                    _ = idle_check.tick(), if !closing => {
+                        if activity.idle_for() >= limits.header_timeout {
+                            tracing::debug!(%peer, "connection closed: idle");
+                            closing = true;
+                            connection.as_mut().graceful_shutdown();
+                        }
+                    }
+                }
             }
+            drop(slot);
             drop(permit);
         });
     }
     info!("shutting down: waiting for requests in flight");
-    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown())
+    let _ = stopping.send(true);
+    // Every connection holds a permit until it ends: all of them back means every connection ended.
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(DRAIN_TIMEOUT, open_connections.acquire_many(all))
         .await
         .is_err()
     {
         warn!("requests still in flight after {DRAIN_TIMEOUT:?}; stopping anyway");
     }
     Ok(())
+}
+
+/// When a connection last had a request in flight: the idle check closes it after the header time-out.
+#[derive(Debug)]
+struct Activity {
+    in_flight: std::sync::atomic::AtomicUsize,
+    last: std::sync::Mutex<tokio::time::Instant>,
+}
+
+/// A request of a connection, counted while its handler runs.
+struct Busy<'a>(&'a Activity);
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
+            last: std::sync::Mutex::new(tokio::time::Instant::now()),
+        }
+    }
+
+    fn request(&self) -> Busy<'_> {
+        self.in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Busy(self)
+    }
+
+    /// How long the connection has had no request in flight (zero while one is).
+    fn idle_for(&self) -> Duration {
+        if self.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            return Duration::ZERO;
+        }
+        self.last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .elapsed()
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        *self
+            .0
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tokio::time::Instant::now();
+        self.0
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Open connections per client address (IPv6 per /64), capped.
+#[derive(Clone, Debug)]
+struct PerAddress {
+    most: usize,
+    open: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>,
+}
+
+/// One open connection of an address; leaves when dropped.
+struct AddressSlot {
+    counts: Option<(PerAddress, std::net::IpAddr)>,
+}
+
+impl PerAddress {
+    fn new(most: usize) -> Self {
+        Self {
+            most,
+            open: Arc::default(),
+        }
+    }
+
+    /// A slot for one more connection of `client`, or `None` at the cap.
+    fn enter(&self, client: std::net::IpAddr) -> Option<AddressSlot> {
+        if self.most == 0 {
+            return Some(AddressSlot { counts: None });
+        }
+        let key = shared_limits::address_bucket(client);
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = open.entry(key).or_insert(0);
+        if *count >= self.most {
+            return None;
+        }
+        *count += 1;
+        Some(AddressSlot {
+            counts: Some((self.clone(), key)),
+        })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        if let Some((per_address, key)) = &self.counts {
+            let mut open = per_address
+                .open
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(count) = open.get_mut(key) {
+                *count -= 1;
+                if *count == 0 {
+                    open.remove(key);
+                }
+            }
+        }
+    }
 }
 
 /// The address of the connection a request came on, in the request's extensions. Behind a reverse proxy it is
