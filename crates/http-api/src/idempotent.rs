@@ -128,13 +128,37 @@ impl Api {
         // A task of its own: a client that disconnects does not cancel the work, and its retry finds the answer.
         let task = tokio::spawn(
             async move {
-                let result = work(api).await;
+                let result = renewing(store.as_ref(), account, &key, lease, work(api)).await;
                 finish(store.as_ref(), account, &key, result).await
             }
             .instrument(tracing::Span::current()),
         );
         task.await
             .map_err(|error| ApiError::Internal(format!("the request's task failed: {error}")))?
+    }
+}
+
+/// Runs `work` while renewing the key's claim every third of its lease, so the claim lapses only if this server
+/// stops (then a retry may run), never because the work took longer than one lease (a retry would run it twice).
+async fn renewing<T>(
+    store: &dyn IdempotencyStore,
+    account: AccountId,
+    key: &str,
+    lease: Duration,
+    work: impl Future<Output = T>,
+) -> T {
+    tokio::pin!(work);
+    let mut renew = tokio::time::interval((lease / 3).max(Duration::from_millis(100)));
+    renew.tick().await; // the first tick is now: the claim was just made
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = renew.tick() => {
+                if let Err(error) = store.renew(account, key, jiff::Timestamp::now(), lease).await {
+                    tracing::warn!(%error, "could not renew an idempotency claim; it lapses with its lease");
+                }
+            }
+        }
     }
 }
 

@@ -4,8 +4,9 @@
 //! A record is per account and key. [`IdempotencyStore::begin`] claims the key for a request whose
 //! [`fingerprint`] (method, path and body) it keeps, or says why not: the same key already answered
 //! ([`Begin::Done`], with the stored answer to replay), is still running ([`Begin::Running`]), or came with
-//! another request ([`Begin::Mismatch`]). The claim lasts [`IdempotencyStore::begin`]'s `lease`, so a server
-//! that died mid-request does not hold the key forever. [`IdempotencyStore::finish`] stores the answer;
+//! another request ([`Begin::Mismatch`]). The claim lasts [`IdempotencyStore::begin`]'s `lease` and is renewed
+//! by its request while it runs ([`IdempotencyStore::renew`]), so a server that died mid-request does not hold
+//! the key forever and a long request never loses it to its own retry. [`IdempotencyStore::finish`] stores the answer;
 //! [`IdempotencyStore::abandon`] drops the claim of a request whose answer should not be replayed (a failure
 //! a retry may get past), so the next try runs. Records older than [`KEEP_FOR`] count as absent and are swept
 //! by [`IdempotencyStore::forget_before`].
@@ -100,6 +101,16 @@ pub trait IdempotencyStore: Send + Sync + std::fmt::Debug {
         key: &str,
         answer: &StoredAnswer,
     ) -> Result<(), IdempotencyError>;
+    /// Extends the running claim on `key` to `now + lease`: the request holding it renews it while it runs, so
+    /// the claim lapses only when its server stops renewing (it died), never under a request that takes longer
+    /// than one lease. False when there is no running claim (it was answered or abandoned).
+    async fn renew(
+        &self,
+        account: AccountId,
+        key: &str,
+        now: jiff::Timestamp,
+        lease: Duration,
+    ) -> Result<bool, IdempotencyError>;
     /// Drops the claim of the request that holds `key`, so a retry runs again.
     async fn abandon(&self, account: AccountId, key: &str) -> Result<(), IdempotencyError>;
     /// Deletes records made before `cutoff`; returns how many.

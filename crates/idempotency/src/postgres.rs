@@ -139,6 +139,26 @@ impl IdempotencyStore for PgIdempotencyStore {
         Ok(())
     }
 
+    async fn renew(
+        &self,
+        account: AccountId,
+        key: &str,
+        now: jiff::Timestamp,
+        lease: Duration,
+    ) -> Result<bool, IdempotencyError> {
+        let until = SystemTime::from(now) + lease;
+        let client = self.pool.client().await.map_err(backend)?;
+        let updated = client
+            .execute(
+                "UPDATE idempotency_keys SET lease_until = greatest(lease_until, $3)
+                 WHERE account_id = $1 AND key = $2 AND status IS NULL",
+                &[&account.0, &key, &until],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(updated > 0)
+    }
+
     async fn abandon(&self, account: AccountId, key: &str) -> Result<(), IdempotencyError> {
         let client = self.pool.client().await.map_err(backend)?;
         client

@@ -162,6 +162,28 @@ impl IdempotencyStore for SqliteIdempotencyStore {
             .map_err(backend)
     }
 
+    async fn renew(
+        &self,
+        account: AccountId,
+        key: &str,
+        now: jiff::Timestamp,
+        lease: Duration,
+    ) -> Result<bool, IdempotencyError> {
+        let key = key.to_owned();
+        let until = now.as_millisecond() + millis(lease);
+        self.pool
+            .write(move |conn| {
+                conn.execute(
+                    "UPDATE idempotency_keys SET lease_until_ms = max(lease_until_ms, ?3)
+                     WHERE account_id = ?1 AND key = ?2 AND status IS NULL",
+                    params![account.0, key, until],
+                )
+            })
+            .await
+            .map(|updated| updated > 0)
+            .map_err(backend)
+    }
+
     async fn abandon(&self, account: AccountId, key: &str) -> Result<(), IdempotencyError> {
         let key = key.to_owned();
         self.pool

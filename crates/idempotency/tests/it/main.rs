@@ -108,8 +108,29 @@ async fn a_key_answers_once_and_replays_for_the_same_request_only(engine: &Engin
         Begin::Started
     );
 
-    // A claim whose lease lapsed (its server died) is taken over, even by another request.
-    let later = now + jiff::SignedDuration::from_secs(31);
+    // A running claim renewed by its request (issue 40) outlives its first lease: its own retry still waits.
+    let renewed_at = now + jiff::SignedDuration::from_secs(25);
+    assert!(
+        b.renew(account, "k2", renewed_at, LEASE)
+            .await
+            .expect("renew")
+    );
+    let past_first_lease = now + jiff::SignedDuration::from_secs(40);
+    assert_eq!(
+        a.begin(account, "k2", &first, past_first_lease, LEASE)
+            .await
+            .expect("begin"),
+        Begin::Running
+    );
+    assert!(
+        !a.renew(account, "k1", renewed_at, LEASE)
+            .await
+            .expect("renew"),
+        "an answered key has no claim to renew"
+    );
+
+    // A claim whose lease lapsed (its server died, renewing no more) is taken over, even by another request.
+    let later = renewed_at + jiff::SignedDuration::from_secs(31);
     assert_eq!(
         b.begin(account, "k2", &second, later, LEASE)
             .await
