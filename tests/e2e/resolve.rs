@@ -678,3 +678,51 @@ async fn a_refused_candidate_page_makes_the_query_blocked_with_a_retry_time() {
     // the first refusal, refused it without asking the network again.
     assert_eq!(origin.hits("/company/blocked"), 1);
 }
+
+/// Issue 40: a resolve request holds what it may cost for as long as it runs, so requests sent together cannot do
+/// more work than the account can pay for (the check used to free its hold at once, and a second request did its
+/// work unpaid, to be refused only at the end).
+#[tokio::test]
+async fn a_resolve_in_flight_holds_what_it_may_cost() {
+    let pages = NetworkPages::new(&[company("slowco", "SlowCo", "www.slowco.test")]);
+    let link = "https://www.linkedin.com/company/slowco/";
+    let slow = Site::Slow(
+        std::time::Duration::from_millis(1500),
+        home_page("SlowCo", "", &footer(&[link])),
+    );
+    let sites = Websites::start(HashMap::from([
+        ("slowco.test".to_owned(), slow.clone()),
+        ("www.slowco.test".to_owned(), slow),
+    ]))
+    .await;
+    let service = Service::start(ServiceOptions {
+        origin: pages.origin(),
+        args: vec!["--site-proxy", &sites.proxy, "--site-timeout", "5"],
+        ..ServiceOptions::default()
+    });
+    // Enough for one live resolution (1 credit), not two.
+    let key = service.key("thrifty", "1.5");
+    let body = json!({"queries": [{"domain": "slowco.test"}], "maxAgeHours": 0});
+    let first = resolve(&service, &key, &body);
+    let second = async {
+        // Sent once the first is at the site, holding its credit.
+        tests::eventually(
+            std::time::Duration::from_secs(10),
+            "the first request never reached the site",
+            || async { (sites.hits_total() > 0).then_some(()) },
+        )
+        .await;
+        let started = std::time::Instant::now();
+        let reply = resolve(&service, &key, &body).await;
+        (reply, started.elapsed())
+    };
+    let (first, (second, second_took)) = tokio::join!(first, second);
+    assert_eq!(first.status, 200, "{}", first.json);
+    assert_eq!(charged(&first), 1000);
+    assert_eq!(second.status, 402, "{}", second.json);
+    // Refused before any work: it did not wait for the site (1.5 s), as it did when it worked unpaid.
+    assert!(
+        second_took < std::time::Duration::from_millis(1000),
+        "the refused request took {second_took:?}"
+    );
+}

@@ -36,7 +36,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_lookup::{Caller, LookupError, LookupService};
-use company_model::{CompanyResult, RecordFields, ResolveQuery, ResolveRequest, ResolveResponse};
+use company_model::{
+    AccountId, CompanyResult, RecordFields, ResolveQuery, ResolveRequest, ResolveResponse,
+};
 use credit_ledger::{Charge, Credits, price_per_company, price_per_resolution};
 use futures::StreamExt;
 use page_url::NetworkDomain;
@@ -197,11 +199,49 @@ impl Resolver {
         }
         let queries = u32::try_from(request.queries.len()).unwrap_or(u32::MAX);
         let most = price_per_company(request.window).times(queries);
-        // The ledger's own rule decides whether the account can pay: hold the most, then free it at once (a
-        // request may outlast the holds' sweep, so the charge at the end is made without one).
-        let hold = self.lookup.ledger().reserve(caller.account, most).await?;
-        self.lookup.ledger().release(hold).await?;
+        // The most the request may cost is held for as long as it runs (renewed, since resolving many domains
+        // may outlast the stale-hold sweep), so concurrent requests cannot together do more work than the
+        // account can pay for; the charge at the end is what resolved.
+        let ledger = self.lookup.ledger();
+        let hold = ledger.reserve(caller.account, most).await?;
+        let renew_every =
+            (self.lookup.longest_request() / 3).max(std::time::Duration::from_secs(1));
+        let (response, amount) = holding(
+            ledger.as_ref(),
+            &hold,
+            renew_every,
+            self.answer(caller.account, request),
+        )
+        .await;
+        let charge = Charge {
+            amount,
+            key_id: caller.key_id,
+            urls_requested: queries,
+            urls_returned: u32::try_from(response.results.len()).unwrap_or(u32::MAX),
+            live: request.window.is_live(),
+            reference: None,
+        };
+        let remaining = ledger.settle(hold, charge).await?;
+        metrics::counter!("company_data_resolutions_total", "outcome" => "resolved")
+            .increment(response.results.len() as u64);
+        for unresolved in &response.unresolved {
+            metrics::counter!("company_data_resolutions_total", "outcome" => unresolved.error.as_str())
+                .increment(1);
+        }
+        Ok(ResolveOutcome {
+            response,
+            charged: amount,
+            remaining,
+        })
+    }
 
+    /// Every query of `request` resolved (each distinct one once, up to [`ResolverSettings::queries_at_once`] at
+    /// a time) and answered at each of its positions, with what the resolved ones cost.
+    async fn answer(
+        &self,
+        account: AccountId,
+        request: &ResolveRequest,
+    ) -> (ResolveResponse, Credits) {
         // A query sent twice is resolved and billed once, and answered at each of its positions.
         let mut distinct: Vec<ResolveQuery> = Vec::new();
         let mut position_of: HashMap<&ResolveQuery, usize> = HashMap::new();
@@ -218,7 +258,7 @@ impl Resolver {
         // Owned queries: a stream of borrowed ones makes the future's lifetimes too general to be `Send`.
         let window = request.window;
         let answers: Vec<QueryAnswer> = futures::stream::iter(distinct)
-            .map(|query| async move { self.resolve_query(caller.account, &query, window).await })
+            .map(|query| async move { self.resolve_query(account, &query, window).await })
             .buffered(self.settings.queries_at_once.max(1))
             .collect()
             .await;
@@ -251,29 +291,29 @@ impl Resolver {
                 }
             }
         }
-        let charge = Charge {
-            amount,
-            key_id: caller.key_id,
-            urls_requested: queries,
-            urls_returned: u32::try_from(response.results.len()).unwrap_or(u32::MAX),
-            live: request.window.is_live(),
-            reference: None,
-        };
-        let remaining = self
-            .lookup
-            .ledger()
-            .charge(caller.account, amount, charge)
-            .await?;
-        metrics::counter!("company_data_resolutions_total", "outcome" => "resolved")
-            .increment(response.results.len() as u64);
-        for unresolved in &response.unresolved {
-            metrics::counter!("company_data_resolutions_total", "outcome" => unresolved.error.as_str())
-                .increment(1);
+        (response, amount)
+    }
+}
+
+/// Runs `work` while renewing `hold` every `every` (a failed renewal is logged: the sweep may then free the hold,
+/// and the charge at the end is still made).
+async fn holding<T>(
+    ledger: &dyn credit_ledger::Ledger,
+    hold: &credit_ledger::Reservation,
+    every: std::time::Duration,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::pin!(work);
+    let mut renew = tokio::time::interval(every);
+    renew.tick().await; // the first tick is now: the hold was just made
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = renew.tick() => {
+                if let Err(error) = ledger.renew(hold).await {
+                    tracing::warn!(%error, "could not renew a resolve request's credit hold");
+                }
+            }
         }
-        Ok(ResolveOutcome {
-            response,
-            charged: amount,
-            remaining,
-        })
     }
 }

@@ -312,6 +312,10 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     }
     /// Frees a hold without charging or writing a row (the request failed before it did anything).
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError>;
+    /// Counts a hold as made now, for [`Ledger::release_stale`]: a request that may run longer than the sweep's
+    /// age (resolving many domains) renews its hold while it runs, so the hold stands until it settles.
+    /// [`LedgerError::ReservationGone`] when the hold was freed already.
+    async fn renew(&self, reservation: &Reservation) -> Result<(), LedgerError>;
     /// Frees holds made before `made_before` (left by a server that stopped mid-request); returns how many.
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError>;
     /// Frees the holds this server made before it started (it stopped mid-request): on a backend only one server

@@ -618,6 +618,21 @@ impl Ledger for PgLedger {
         Ok(())
     }
 
+    async fn renew(&self, reservation: &Reservation) -> Result<(), LedgerError> {
+        let client = self.pool.client().await.map_err(backend)?;
+        let renewed = client
+            .execute(
+                "UPDATE credit_holds SET created_at = now() WHERE id = $1",
+                &[&reservation.id],
+            )
+            .await
+            .map_err(backend)?;
+        if renewed == 0 {
+            return Err(LedgerError::ReservationGone(reservation.id));
+        }
+        Ok(())
+    }
+
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError> {
         self.free_holds("created_at < $1", &SystemTime::from(made_before))
             .await

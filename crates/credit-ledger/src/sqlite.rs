@@ -470,6 +470,16 @@ impl Ledger for SqliteLedger {
         }
     }
 
+    async fn renew(&self, reservation: &Reservation) -> Result<(), LedgerError> {
+        match lock(&self.holds).holds.get_mut(&reservation.id) {
+            Some((_, _, made)) => {
+                *made = jiff::Timestamp::now();
+                Ok(())
+            }
+            None => Err(LedgerError::ReservationGone(reservation.id)),
+        }
+    }
+
     async fn release_stale(&self, made_before: jiff::Timestamp) -> Result<u64, LedgerError> {
         let mut book = lock(&self.holds);
         let stale: Vec<i64> = book
