@@ -767,3 +767,60 @@ async fn a_test_mode_key_is_made_on_the_keys_page_marked_and_explained() {
         3
     );
 }
+
+#[tokio::test]
+async fn an_admin_sets_an_accounts_quota_and_the_keys_page_meets_it() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in(
+        "admin@example.com",
+        PASSWORD,
+        &["--admin", "--account", "ops"],
+    );
+    let mut admin = Browser::new(&service);
+    admin.sign_in("admin@example.com", PASSWORD).await;
+    let page = admin.get("/dashboard/admin").await;
+    assert!(page.body.contains("id=\"quotas\""), "{}", page.body);
+    let option = page.body.find(">ops</option>").expect("the ops account");
+    let value_at = page.body[..option].rfind("value=\"").expect("its value") + 7;
+    let ops = page.body[value_at..]
+        .split('"')
+        .next()
+        .expect("an id")
+        .to_owned();
+    // A field that is not a number is refused with the fix; one set is the account's own from then on.
+    let refused = admin
+        .post(
+            "/dashboard/admin/quotas",
+            &[("csrf", &page.csrf()), ("account", &ops), ("keys", "many")],
+        )
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused.body.contains("Write a whole number for keys"),
+        "{}",
+        refused.body
+    );
+    let set = admin
+        .post(
+            "/dashboard/admin/quotas",
+            &[("csrf", &page.csrf()), ("account", &ops), ("keys", "1")],
+        )
+        .await;
+    assert_eq!(set.status, 200, "{}", set.body);
+    assert!(set.body.contains("1 keys"), "{}", set.body);
+    // The keys page of that account meets the quota at its edge.
+    let csrf = admin.get("/dashboard/keys").await.csrf();
+    let first = admin
+        .post("/dashboard/keys", &[("csrf", &csrf), ("name", "one")])
+        .await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    let second = admin
+        .post("/dashboard/keys", &[("csrf", &csrf), ("name", "two")])
+        .await;
+    assert_eq!(second.status, 409, "{}", second.body);
+    assert!(
+        second.body.contains("the most its quota allows"),
+        "{}",
+        second.body
+    );
+}

@@ -358,3 +358,62 @@ async fn one_tenants_dead_endpoints_do_not_delay_another_tenants_ping() {
     .await;
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn a_job_quota_is_met_at_its_edge_and_raised_for_one_account() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--quota-open-jobs", "1", "--key-rate", "0"],
+        ..ServiceOptions::default()
+    });
+    // No credits: its job pauses and stays open, as a job parked by an account that cannot pay.
+    let key = service.key("parker", "0");
+    let body = json!({"liUrls": [GOOGLE]});
+    let first = crate::jobs::submit(&service, &key, &body).await;
+    assert_eq!(first.status, 202, "{}", first.json);
+    let refused = crate::jobs::submit(&service, &key, &body).await;
+    assert_eq!(refused.status, 409, "{}", refused.json);
+    assert_eq!(refused.json["error"], "too_many_open_jobs");
+    let message = refused.json["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("quota of 1") && message.contains("company-data accounts quotas"),
+        "{message}"
+    );
+    // A test-mode key of the same account counts its own jobs, under the same quota.
+    let made = service.cli(&["keys", "create", "--account", "parker", "--test"]);
+    let test_key = made
+        .lines()
+        .last()
+        .expect("the key's line")
+        .trim()
+        .to_owned();
+    let sandboxed = crate::jobs::submit(&service, &test_key, &body).await;
+    assert_eq!(sandboxed.status, 202, "{}", sandboxed.json);
+
+    // The operator raises this account's quota: the next job is accepted, and the command says what is in force.
+    let shown = service.cli(&[
+        "accounts",
+        "quotas",
+        "--account",
+        "parker",
+        "--open-jobs",
+        "2",
+    ]);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("open jobs") && l.contains(" 2 ") && l.contains("own")),
+        "{shown}"
+    );
+    let again = crate::jobs::submit(&service, &key, &body).await;
+    assert_eq!(again.status, 202, "{}", again.json);
+    // Another account keeps the deployment's quota.
+    let other = service.key("other", "0");
+    assert_eq!(
+        crate::jobs::submit(&service, &other, &body).await.status,
+        202
+    );
+    assert_eq!(
+        crate::jobs::submit(&service, &other, &body).await.status,
+        409
+    );
+}

@@ -11,6 +11,7 @@ use clap::Args;
 use company_lookup::LookupSettings;
 use company_resolve::{ResolverSettings, SiteSettings};
 use company_watch::WatchSettings;
+use credit_ledger::Quotas;
 use http_api::KeyRate;
 use http_serve::ConnectionLimits;
 use page_scraper::{FetcherSettings, LinkResolverSettings, Origin};
@@ -145,6 +146,22 @@ pub struct ServeArgs {
     /// reading its answer).
     #[arg(long, env = "COMPANY_DATA_WRITE_TIMEOUT", default_value = "30", value_parser = parse_seconds)]
     write_timeout: Duration,
+    /// Bulk jobs one account may have not yet ended (queued, running, paused) at once; an account's own quota
+    /// (`company-data accounts quotas`) replaces it. Test-mode keys' jobs count apart, under the same quota.
+    #[arg(long, env = "COMPANY_DATA_QUOTA_OPEN_JOBS", default_value_t = Quotas::default().open_jobs)]
+    quota_open_jobs: u32,
+    /// URLs of an account's open jobs not yet answered, all together.
+    #[arg(long, env = "COMPANY_DATA_QUOTA_QUEUED_URLS", default_value_t = Quotas::default().queued_urls)]
+    quota_queued_urls: u64,
+    /// Watches one account may have.
+    #[arg(long, env = "COMPANY_DATA_QUOTA_WATCHES", default_value_t = Quotas::default().watches)]
+    quota_watches: u32,
+    /// Webhook endpoints one account may have.
+    #[arg(long, env = "COMPANY_DATA_QUOTA_ENDPOINTS", default_value_t = Quotas::default().endpoints)]
+    quota_endpoints: u32,
+    /// API keys (not revoked, live and test together) one account may have.
+    #[arg(long, env = "COMPANY_DATA_QUOTA_KEYS", default_value_t = Quotas::default().keys)]
+    quota_keys: u32,
     /// Live lookups each account may have in flight at once, over all its requests (0 for no cap). A request
     /// that would go over it is answered 429 `too_many_live_lookups`, unless the account has nothing else in flight.
     #[arg(long, env = "COMPANY_DATA_ACCOUNT_LIVE_LOOKUPS", default_value_t = company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT)]
@@ -339,6 +356,13 @@ impl ServeArgs {
                 workers: self.job_workers as usize,
                 retention: Duration::from_hours(24 * u64::from(self.job_retention_days)),
                 ..BulkSettings::default()
+            },
+            quotas: Quotas {
+                open_jobs: self.quota_open_jobs,
+                queued_urls: self.quota_queued_urls,
+                watches: self.quota_watches,
+                endpoints: self.quota_endpoints,
+                keys: self.quota_keys,
             },
             server_name: self
                 .server_name

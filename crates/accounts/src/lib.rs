@@ -36,7 +36,8 @@ use std::sync::Arc;
 
 pub use api_keys::KeyMode;
 use api_keys::{ApiKey, ApiKeys, KeyError, KeyRecord};
-use credit_ledger::{Account, Credits, Ledger, LedgerError};
+use credit_ledger::{Account, Credits, Ledger, LedgerError, quotas_of};
+pub use credit_ledger::{QuotaOverrides, Quotas};
 use dashboard_auth::{AuthError, Invitation, Secret, User, Users};
 
 pub use company_model::AccountId;
@@ -73,11 +74,13 @@ pub struct CreatedKey {
 }
 
 /// Accounts, keys and sign-ins over the three stores. Cheap to share behind an `Arc`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Accounts {
     ledger: Arc<dyn Ledger>,
     keys: Arc<ApiKeys>,
     users: Arc<Users>,
+    /// The deployment's quotas (an account's own replace them): here, [`Quotas::keys`].
+    quotas: Quotas,
 }
 
 impl Accounts {
@@ -87,7 +90,69 @@ impl Accounts {
             ledger,
             keys,
             users,
+            quotas: Quotas::default(),
         }
+    }
+
+    /// The same façade under the deployment's `quotas` (the default: [`Quotas::default`]).
+    #[must_use]
+    pub fn with_quotas(self, quotas: Quotas) -> Self {
+        Self { quotas, ..self }
+    }
+
+    /// The deployment's quotas.
+    pub fn deployment_quotas(&self) -> Quotas {
+        self.quotas
+    }
+
+    /// The quotas in force for `account`: its own over the deployment's.
+    ///
+    /// # Errors
+    /// [`AccountsError::Ledger`].
+    pub async fn quotas(&self, account: AccountId) -> Result<Quotas, AccountsError> {
+        Ok(quotas_of(self.ledger.as_ref(), account, &self.quotas).await?)
+    }
+
+    /// Sets the account's own quotas: each of `changes` set replaces the account's, `clear` first drops all of
+    /// them (the deployment's apply again). Returns the quotas in force after.
+    ///
+    /// # Errors
+    /// [`AccountsError::Ledger`] ([`LedgerError::UnknownAccount`]).
+    pub async fn set_quotas(
+        &self,
+        account: AccountId,
+        changes: QuotaOverrides,
+        clear: bool,
+    ) -> Result<Quotas, AccountsError> {
+        let current = self
+            .ledger
+            .account(account)
+            .await?
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))?;
+        let base = if clear {
+            QuotaOverrides::default()
+        } else {
+            current.quotas
+        };
+        let updated = self
+            .ledger
+            .set_quotas(account, base.merged(changes))
+            .await?;
+        Ok(updated.quotas.over(&self.quotas))
+    }
+
+    /// A new key of `mode` for `account`, within its quota of keys ([`Quotas::keys`]).
+    ///
+    /// # Errors
+    /// [`AccountsError::Keys`] ([`api_keys::KeyError::TooManyKeys`]), [`AccountsError::Ledger`].
+    pub async fn new_key(
+        &self,
+        account: AccountId,
+        name: Option<&str>,
+        mode: KeyMode,
+    ) -> Result<(api_keys::ApiKey, api_keys::KeyRecord), AccountsError> {
+        let quota = self.quotas(account).await?.keys;
+        Ok(self.keys.create_for(account, name, mode, quota).await?)
     }
 
     /// Balances, holds and the ledger.
@@ -155,7 +220,7 @@ impl Accounts {
         let account = self
             .provision(account, credits, "granted with a new key")
             .await?;
-        let (key, record) = self.keys.create_for(account.id, key_name, mode).await?;
+        let (key, record) = self.new_key(account.id, key_name, mode).await?;
         Ok(CreatedKey {
             key,
             record,

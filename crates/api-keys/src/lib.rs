@@ -147,6 +147,14 @@ pub enum KeyError {
         /// When the address's window ends.
         retry_after: std::time::Duration,
     },
+    /// The account has as many keys (not revoked) as its quota allows; nothing was created.
+    #[error(
+        "the account has {quota} keys, the most its quota allows; revoke one it no longer uses first"
+    )]
+    TooManyKeys {
+        /// The quota.
+        quota: u32,
+    },
     /// Checking a key stored before digests failed to run (the blocking pool was shutting down).
     #[error("checking the API key failed: {0}")]
     Hashing(String),
@@ -158,8 +166,9 @@ pub enum KeyError {
 /// Where keys live. Implementations must be safe to share between tasks and servers.
 #[async_trait::async_trait]
 pub trait KeyStore: Send + Sync + std::fmt::Debug {
-    /// Stores a new key.
-    async fn insert(&self, key: NewKey) -> Result<KeyRecord, KeyError>;
+    /// Stores a new key unless its account has `at_most` keys not revoked already (then `None`: the count and
+    /// the insert are one step, so concurrent creations cannot pass the bound).
+    async fn insert(&self, key: NewKey, at_most: u32) -> Result<Option<KeyRecord>, KeyError>;
     /// The key whose digest is `digest`.
     async fn by_digest(&self, digest: &str) -> Result<Option<KeyRecord>, KeyError>;
     /// Keys whose prefix is `prefix` (normally one).

@@ -96,24 +96,37 @@ impl PgKeyStore {
 
 #[async_trait::async_trait]
 impl KeyStore for PgKeyStore {
-    async fn insert(&self, key: NewKey) -> Result<KeyRecord, KeyError> {
-        let sql = format!(
-            "INSERT INTO api_keys (account_id, name, prefix, suffix, digest, hash)
-             VALUES ($1, $2, $3, $4, $5, '') RETURNING {COLUMNS}"
-        );
-        self.query(
-            &sql,
-            &[
-                &key.account.0,
-                &key.name,
-                &key.prefix,
-                &key.suffix,
-                &key.digest,
-            ],
+    async fn insert(&self, key: NewKey, at_most: u32) -> Result<Option<KeyRecord>, KeyError> {
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let tx = client.transaction().await.map_err(backend)?;
+        // One creation per account at a time, so the count below is the count the insert adds to.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('api_keys:' || $1::BIGINT::TEXT, 0))",
+            &[&key.account.0],
         )
-        .await?
-        .pop()
-        .ok_or_else(|| KeyError::Backend("INSERT … RETURNING returned no row".into()))
+        .await
+        .map_err(backend)?;
+        let row = tx
+            .query_opt(
+                &format!(
+                    "INSERT INTO api_keys (account_id, name, prefix, suffix, digest, hash)
+                     SELECT $1, $2, $3, $4, $5, ''
+                     WHERE (SELECT count(*) FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL) < $6
+                     RETURNING {COLUMNS}"
+                ),
+                &[
+                    &key.account.0,
+                    &key.name,
+                    &key.prefix,
+                    &key.suffix,
+                    &key.digest,
+                    &i64::from(at_most),
+                ],
+            )
+            .await
+            .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(row.as_ref().map(key_row))
     }
 
     async fn by_digest(&self, digest: &str) -> Result<Option<KeyRecord>, KeyError> {

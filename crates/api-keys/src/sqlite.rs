@@ -82,17 +82,20 @@ impl SqliteKeyStore {
 
 #[async_trait::async_trait]
 impl KeyStore for SqliteKeyStore {
-    async fn insert(&self, key: NewKey) -> Result<KeyRecord, KeyError> {
+    async fn insert(&self, key: NewKey, at_most: u32) -> Result<Option<KeyRecord>, KeyError> {
         self.pool
             .write(move |conn| {
                 conn.query_row(
                     &format!(
                         "INSERT INTO api_keys (account_id, name, prefix, suffix, digest, hash, created_at_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, '', ?6) RETURNING {COLUMNS}"
+                         SELECT ?1, ?2, ?3, ?4, ?5, '', ?6
+                         WHERE (SELECT count(*) FROM api_keys WHERE account_id = ?1 AND revoked_at_ms IS NULL) < ?7
+                         RETURNING {COLUMNS}"
                     ),
-                    params![key.account.0, key.name, key.prefix, key.suffix, key.digest, jiff::Timestamp::now().as_millisecond()],
+                    params![key.account.0, key.name, key.prefix, key.suffix, key.digest, jiff::Timestamp::now().as_millisecond(), at_most],
                     key_row,
                 )
+                .optional()
             })
             .await
             .map_err(backend)

@@ -169,32 +169,39 @@ impl ApiKeys {
         account: AccountId,
         name: Option<&str>,
     ) -> Result<(ApiKey, KeyRecord), KeyError> {
-        self.create_for(account, name, KeyMode::Live).await
+        self.create_for(account, name, KeyMode::Live, u32::MAX)
+            .await
     }
 
     /// Creates a key of `mode` for `account` ([`KeyMode::Test`]: a `cdk_test_…` key that acts for the account's
-    /// test twin); returns the full key and its record.
+    /// test twin) unless the account has `at_most` keys not revoked already (live and test together); returns
+    /// the full key and its record.
     ///
     /// # Errors
-    /// [`KeyError::Backend`].
+    /// [`KeyError::TooManyKeys`] (nothing created), [`KeyError::Backend`].
     pub async fn create_for(
         &self,
         account: AccountId,
         name: Option<&str>,
         mode: KeyMode,
+        at_most: u32,
     ) -> Result<(ApiKey, KeyRecord), KeyError> {
         let key = ApiKey::generate_for(mode);
         let digest = self.digest_key().await?.digest(&key);
         let record = self
             .store
-            .insert(NewKey {
-                account,
-                name: name.map(str::to_owned),
-                prefix: key.prefix().to_owned(),
-                suffix: key.suffix().to_owned(),
-                digest,
-            })
-            .await?;
+            .insert(
+                NewKey {
+                    account,
+                    name: name.map(str::to_owned),
+                    prefix: key.prefix().to_owned(),
+                    suffix: key.suffix().to_owned(),
+                    digest,
+                },
+                at_most,
+            )
+            .await?
+            .ok_or(KeyError::TooManyKeys { quota: at_most })?;
         Ok((key, record))
     }
 

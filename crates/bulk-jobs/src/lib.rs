@@ -32,9 +32,11 @@ use std::time::Duration;
 
 use company_lookup::{Caller, LookupError, LookupService};
 use company_model::{AccountEventType, CompanyDataResponse, CompanyRequest, SubmittedUrl};
-use credit_ledger::{Credits, Ledger, LedgerError, STORED_PRICE, price_per_company};
+use credit_ledger::{
+    Credits, Ledger, LedgerError, Quotas, STORED_PRICE, price_per_company, quotas_of,
+};
 pub use job_store::{Answer, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError};
-use job_store::{Lease, NewJob};
+use job_store::{Created, Lease, NewJob, QueueBound};
 use page_url::PageUrl;
 use tracing::{debug, warn};
 
@@ -101,6 +103,9 @@ pub struct BulkSettings {
     /// fetched again later rather than answered so: the job slows down to what the origin allows instead of
     /// losing pages. Past it, such a page is answered with its code. Default 6 hours.
     pub push_back_patience: Duration,
+    /// The deployment's quotas; an account's own replace them ([`credit_ledger::quotas_of`]). A submission
+    /// past [`Quotas::open_jobs`] or [`Quotas::queued_urls`] is refused.
+    pub quotas: Quotas,
 }
 
 impl Default for BulkSettings {
@@ -112,6 +117,7 @@ impl Default for BulkSettings {
             idle_poll: Duration::from_secs(1),
             resume_check: Duration::from_secs(2),
             push_back_patience: Duration::from_hours(6),
+            quotas: Quotas::default(),
         }
     }
 }
@@ -126,6 +132,28 @@ pub enum BulkError {
     /// The ledger failed.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The account has as many jobs not yet ended as its quota allows; nothing was stored.
+    #[error(
+        "the account has {open} jobs not yet ended, the most its quota allows; wait for one to end or cancel one, or ask the operator to raise the quota"
+    )]
+    TooManyOpenJobs {
+        /// Its jobs not yet ended.
+        open: u32,
+        /// The quota ([`Quotas::open_jobs`]).
+        quota: u32,
+    },
+    /// The job's URLs would take the account's unanswered inputs past its quota; nothing was stored.
+    #[error(
+        "the account's open jobs have {queued} URLs not yet answered and this job brings {adding}, more than its quota of {quota}; send fewer URLs, wait for its jobs to progress, or ask the operator to raise the quota"
+    )]
+    TooManyQueuedUrls {
+        /// Unanswered inputs of its open jobs.
+        queued: u64,
+        /// This job's inputs.
+        adding: u64,
+        /// The quota ([`Quotas::queued_urls`]).
+        quota: u64,
+    },
 }
 
 /// A job as its account sees it: the stored job with its charge in credits and an estimate of when it ends.
@@ -223,29 +251,55 @@ impl BulkJobs {
     }
 
     /// Stores a job for a validated request ([`CompanyRequest::from_job_json`]); workers start on it at once.
+    /// The account's quotas are checked in the store's step that adds the job.
     ///
     /// # Errors
-    /// [`BulkError::Store`].
+    /// [`BulkError::TooManyOpenJobs`], [`BulkError::TooManyQueuedUrls`] (nothing stored);
+    /// [`BulkError::Store`], [`BulkError::Ledger`].
     pub async fn submit(
         &self,
         caller: Caller,
         request: &CompanyRequest,
     ) -> Result<JobView, BulkError> {
-        let job = self
+        let quotas = quotas_of(self.ledger.as_ref(), caller.account, &self.settings.quotas).await?;
+        let bound = QueueBound {
+            open_jobs: quotas.open_jobs,
+            queued_inputs: quotas.queued_urls,
+        };
+        let created = self
             .store
-            .create(NewJob {
-                account: caller.account,
-                key_id: caller.key_id,
-                window: request.window,
-                urls: request
-                    .urls
-                    .iter()
-                    .map(|u| (u.original.clone(), u.page.clone()))
-                    .collect(),
-                metadata: request.urls.iter().map(|u| u.metadata.clone()).collect(),
-                fields: request.fields.clone(),
-            })
+            .create(
+                NewJob {
+                    account: caller.account,
+                    key_id: caller.key_id,
+                    window: request.window,
+                    urls: request
+                        .urls
+                        .iter()
+                        .map(|u| (u.original.clone(), u.page.clone()))
+                        .collect(),
+                    metadata: request.urls.iter().map(|u| u.metadata.clone()).collect(),
+                    fields: request.fields.clone(),
+                },
+                bound,
+            )
             .await?;
+        let job = match created {
+            Created::Job(job) => job,
+            Created::TooManyOpenJobs { open } => {
+                return Err(BulkError::TooManyOpenJobs {
+                    open,
+                    quota: quotas.open_jobs,
+                });
+            }
+            Created::TooManyQueuedInputs { queued } => {
+                return Err(BulkError::TooManyQueuedUrls {
+                    queued,
+                    adding: request.urls.len() as u64,
+                    quota: quotas.queued_urls,
+                });
+            }
+        };
         self.work_arrived.notify_waiters();
         Ok(JobView::of(job))
     }

@@ -3,9 +3,7 @@
 //! the same runner, with the same signature, time-out, address guard, retries and 24 h give-up as a watch's
 //! events ([`crate::Watches::work_once`]).
 
-use company_model::{
-    AccountEventBody, AccountEventType, AccountId, EndpointRequest, MAX_ENDPOINTS, PING_EVENT,
-};
+use company_model::{AccountEventBody, AccountEventType, AccountId, EndpointRequest, PING_EVENT};
 use rand::RngCore;
 use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint};
 
@@ -32,13 +30,15 @@ impl Watches {
     /// sign with) if it has none. Nothing is sent now.
     ///
     /// # Errors
-    /// [`WatchError::TooManyEndpoints`] when the account has [`MAX_ENDPOINTS`] already;
+    /// [`WatchError::TooManyEndpoints`] when the account has as many as its quota allows
+    /// ([`credit_ledger::Quotas::endpoints`], [`company_model::MAX_ENDPOINTS`] by default);
     /// [`WatchError::Store`].
     pub async fn create_endpoint(
         &self,
         account: AccountId,
         request: &EndpointRequest,
     ) -> Result<Endpoint, WatchError> {
+        let quota = self.quotas(account).await?.endpoints as usize;
         self.secret(account).await?;
         let endpoint = NewEndpoint {
             account,
@@ -50,9 +50,9 @@ impl Watches {
                 .collect(),
         };
         self.store
-            .create_endpoint(&endpoint, MAX_ENDPOINTS, self.clock.now())
+            .create_endpoint(&endpoint, quota, self.clock.now())
             .await?
-            .ok_or(WatchError::TooManyEndpoints { max: MAX_ENDPOINTS })
+            .ok_or(WatchError::TooManyEndpoints { max: quota })
     }
 
     /// The account's endpoints, by id.

@@ -32,7 +32,7 @@ use company_model::{
     AccountId, CompanyRequest, FreshnessWindow, RecordJson, SubmittedUrl, WatchRequest,
     changed_members,
 };
-use credit_ledger::LedgerError;
+use credit_ledger::{LedgerError, Quotas, quotas_of};
 use tracing::{debug, warn};
 use watch_store::{
     Delivered, Delivery, DueRefresh, EndpointDelivery, NewWatch, Refreshed, Watch, WatchId,
@@ -69,6 +69,8 @@ pub struct WatchSettings {
     pub deliveries_per_account: u32,
     /// Time to open a connection to a receiver; within `delivery_timeout`. Default 3 s.
     pub connect_timeout: Duration,
+    /// The deployment's quotas ([`Quotas::watches`], [`Quotas::endpoints`]); an account's own replace them.
+    pub quotas: Quotas,
 }
 
 impl Default for WatchSettings {
@@ -84,6 +86,7 @@ impl Default for WatchSettings {
             deliveries_at_once: 16,
             deliveries_per_account: 4,
             connect_timeout: Duration::from_secs(3),
+            quotas: Quotas::default(),
         }
     }
 }
@@ -104,12 +107,25 @@ pub enum WatchError {
     /// The webhook HTTP client could not be built.
     #[error("the webhook client could not be built: {0}")]
     Client(String),
-    /// The account has as many webhook endpoints as it may ([`company_model::MAX_ENDPOINTS`]).
-    #[error("the account has {max} webhook endpoints, the most it may have; delete one first")]
+    /// The account has as many webhook endpoints as its quota allows ([`Quotas::endpoints`]).
+    #[error("the account has {max} webhook endpoints, the most its quota allows; delete one first")]
     TooManyEndpoints {
-        /// The bound.
+        /// The quota.
         max: usize,
     },
+    /// The request's watches would take the account past its quota ([`Quotas::watches`]); none was created.
+    #[error(
+        "this request's {adding} watches would take the account past its quota of {quota} watches; delete some first, or ask the operator to raise the quota"
+    )]
+    TooManyWatches {
+        /// The watches the request would add.
+        adding: usize,
+        /// The quota.
+        quota: u32,
+    },
+    /// The ledger failed while reading the account's quotas.
+    #[error(transparent)]
+    Ledger(#[from] credit_ledger::LedgerError),
     /// The endpoint was pinged [`PING_BURST`] times in quick succession; the next ping may go after this long.
     #[error("this endpoint was pinged too often; ping it again in {} s", retry_after.as_secs().max(1))]
     TooManyPings {
@@ -210,9 +226,26 @@ impl Watches {
                 fields: request.fields.clone(),
             })
             .collect();
+        let quota = self.quotas(account).await?.watches;
         // Receivers need the secret from the first event on.
         account_secret(self.store.as_ref(), account, false).await?;
-        Ok(self.store.create(&new, self.clock.now()).await?)
+        self.store
+            .create(&new, quota as usize, self.clock.now())
+            .await?
+            .ok_or(WatchError::TooManyWatches {
+                adding: new.len(),
+                quota,
+            })
+    }
+
+    /// The quotas in force for `account`: its own over the deployment's ([`WatchSettings::quotas`]).
+    async fn quotas(&self, account: AccountId) -> Result<Quotas, WatchError> {
+        Ok(quotas_of(
+            self.lookup.ledger().as_ref(),
+            account,
+            &self.settings.quotas,
+        )
+        .await?)
     }
 
     /// Up to `limit` of the account's watches after `after`, by id.

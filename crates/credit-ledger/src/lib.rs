@@ -36,6 +36,7 @@
 mod credits;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod quotas;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod summary;
@@ -46,6 +47,7 @@ use company_model::{FreshnessWindow, RecordSource};
 pub use credits::{Credits, CreditsError};
 #[cfg(feature = "postgres")]
 pub use postgres::PgLedger;
+pub use quotas::{QuotaOverrides, Quotas, quotas_of};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{BALANCE_REUSE, SqliteLedger};
 pub use summary::{
@@ -103,6 +105,8 @@ pub struct Account {
     pub created_at: jiff::Timestamp,
     /// Below this balance the account is told once (`account.balance_low`, [`BalanceAlert`]); `None` for never.
     pub low_balance_threshold: Option<Credits>,
+    /// Its own quotas, where the operator set them ([`quotas_of`] applies them over the deployment's).
+    pub quotas: QuotaOverrides,
 }
 
 /// The balance of an account went below its [`Account::low_balance_threshold`]: one crossing, raised by the
@@ -268,6 +272,15 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         &self,
         account: AccountId,
         threshold: Option<Credits>,
+    ) -> Result<Account, LedgerError>;
+    /// Replaces the account's own quotas with `quotas` (all `None`: the deployment's again); returns the account.
+    ///
+    /// # Errors
+    /// [`LedgerError::UnknownAccount`].
+    async fn set_quotas(
+        &self,
+        account: AccountId,
+        quotas: QuotaOverrides,
     ) -> Result<Account, LedgerError>;
     /// Up to `limit` alerts not yet announced, the latest crossing of each account (one raised and overtaken
     /// before it was announced is not told apart: the account is low either way), oldest first.

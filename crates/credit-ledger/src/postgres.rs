@@ -5,7 +5,7 @@ use pg_pool::tokio_postgres::Row;
 
 use crate::{
     Account, AccountId, BalanceAlert, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry,
-    LedgerError, Reservation, UsageCounts,
+    LedgerError, QuotaOverrides, Reservation, UsageCounts,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -143,9 +143,12 @@ const MIGRATIONS: &[&str] = &["
     END $$;
     CREATE TRIGGER accounts_balance_low BEFORE UPDATE OF balance_millis, low_balance_millis ON accounts
         FOR EACH ROW EXECUTE FUNCTION accounts_balance_low();
+", "
+    -- The account's own quotas (QuotaOverrides, JSON); NULL: the deployment's.
+    ALTER TABLE accounts ADD COLUMN quotas TEXT;
 "];
 
-const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at, low_balance_millis";
+const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at, low_balance_millis, quotas";
 
 /// Accounts, credit holds and ledger rows in a PostgreSQL database (tables `accounts`, `credit_holds`,
 /// `ledger_entries`), shared by every server on it.
@@ -291,6 +294,7 @@ fn account_row(row: &Row) -> Account {
         balance: Credits::from_millis(row.get(2)),
         created_at: timestamp(row.get(3)),
         low_balance_threshold: row.get::<_, Option<i64>>(4).map(Credits::from_millis),
+        quotas: QuotaOverrides::from_stored(row.get::<_, Option<String>>(5).as_deref()),
     }
 }
 
@@ -431,6 +435,26 @@ impl Ledger for PgLedger {
                     "UPDATE accounts SET low_balance_millis = $1 WHERE id = $2 RETURNING {ACCOUNT_COLUMNS}"
                 ),
                 &[&threshold.map(Credits::millis), &account.0],
+            )
+            .await
+            .map_err(backend)?;
+        row.as_ref()
+            .map(account_row)
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))
+    }
+
+    async fn set_quotas(
+        &self,
+        account: AccountId,
+        quotas: QuotaOverrides,
+    ) -> Result<Account, LedgerError> {
+        let row = self
+            .pool
+            .query_opt(
+                &format!(
+                    "UPDATE accounts SET quotas = $1 WHERE id = $2 RETURNING {ACCOUNT_COLUMNS}"
+                ),
+                &[&quotas.to_stored(), &account.0],
             )
             .await
             .map_err(backend)?;

@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::{
     Account, AccountId, BalanceAlert, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry,
-    LedgerError, Reservation, UsageCounts,
+    LedgerError, QuotaOverrides, Reservation, UsageCounts,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -73,6 +73,9 @@ const MIGRATIONS: &[&str] = &["
             balance_low = 1 - balance_low
         WHERE id = NEW.id;
     END;
+", "
+    -- The account's own quotas (QuotaOverrides, JSON); NULL: the deployment's.
+    ALTER TABLE accounts ADD COLUMN quotas TEXT;
 "];
 
 /// Accounts and ledger rows in the service's SQLite file (tables `accounts`, `ledger_entries`); credit holds in
@@ -183,7 +186,7 @@ fn timestamp(ms: i64) -> jiff::Timestamp {
     jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
 }
 
-const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at_ms, low_balance_millis";
+const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at_ms, low_balance_millis, quotas";
 
 fn account_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
     Ok(Account {
@@ -192,6 +195,7 @@ fn account_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
         balance: Credits::from_millis(row.get(2)?),
         created_at: timestamp(row.get(3)?),
         low_balance_threshold: row.get::<_, Option<i64>>(4)?.map(Credits::from_millis),
+        quotas: QuotaOverrides::from_stored(row.get::<_, Option<String>>(5)?.as_deref()),
     })
 }
 
@@ -298,6 +302,24 @@ impl Ledger for SqliteLedger {
                     "UPDATE accounts SET low_balance_millis = ?1 WHERE id = ?2 RETURNING {ACCOUNT_COLUMNS}"
                 ))?
                 .query_row(params![threshold.map(Credits::millis), account.0], account_row)
+                .optional()
+            })
+            .await
+            .map_err(backend)?
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))
+    }
+
+    async fn set_quotas(
+        &self,
+        account: AccountId,
+        quotas: QuotaOverrides,
+    ) -> Result<Account, LedgerError> {
+        self.pool
+            .write(move |conn| {
+                conn.prepare_cached(&format!(
+                    "UPDATE accounts SET quotas = ?1 WHERE id = ?2 RETURNING {ACCOUNT_COLUMNS}"
+                ))?
+                .query_row(params![quotas.to_stored(), account.0], account_row)
                 .optional()
             })
             .await

@@ -6,7 +6,7 @@ use company_model::AccountId;
 
 use crate::{
     Account, BalanceAlert, Charge, Credits, DailyUsage, Ledger, LedgerEntry, LedgerError,
-    Reservation,
+    QuotaOverrides, Reservation,
 };
 
 /// The balance a test twin always has: 1,000,000 credits. Test-mode requests are never refused for credits and
@@ -60,6 +60,7 @@ impl Ledger for WithTestTwins {
             balance: TEST_BALANCE,
             created_at: live.created_at,
             low_balance_threshold: None,
+            quotas: live.quotas,
         }))
     }
 
@@ -77,6 +78,18 @@ impl Ledger for WithTestTwins {
         }
         crate::check_threshold(threshold)?;
         // A twin's balance never moves, so it can never fall below a threshold: none is kept.
+        self.account(account)
+            .await?
+            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))
+    }
+
+    async fn set_quotas(
+        &self,
+        account: AccountId,
+        quotas: QuotaOverrides,
+    ) -> Result<Account, LedgerError> {
+        // A twin has its live account's quotas: they are set there.
+        self.0.set_quotas(account.live(), quotas).await?;
         self.account(account)
             .await?
             .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))

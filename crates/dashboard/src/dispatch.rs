@@ -120,6 +120,7 @@ where
         Op::Admin => admin::page(parts, visitor, None).await,
         Op::Grant => admin::grant(parts, visitor, request).await,
         Op::Invite => admin::invite(parts, visitor, request).await,
+        Op::SetQuotas => admin::quotas(parts, visitor, request).await,
         Op::SignOut => sign_in::sign_out(parts, visitor, request, secure).await,
         // Public operations are answered before the session is read.
         Op::Stylesheet

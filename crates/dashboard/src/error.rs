@@ -24,6 +24,9 @@ pub(crate) enum PageError {
     Forbidden,
     #[error("{0}")]
     BadRequest(String),
+    /// Refused by a quota: 409.
+    #[error("{0}")]
+    Conflict(String),
     #[error("Use {allow} for this page.")]
     MethodNotAllowed { allow: String },
     /// Refused for a limit (password forms from one address): 429 with `Retry-After`.
@@ -50,6 +53,7 @@ impl PageError {
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Csrf | Self::Forbidden => StatusCode::FORBIDDEN,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Conflict(_) => StatusCode::CONFLICT,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,

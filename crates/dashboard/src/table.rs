@@ -43,6 +43,7 @@ pub(crate) enum Op {
     Admin,
     Grant,
     Invite,
+    SetQuotas,
     SignOut,
 }
 
@@ -202,6 +203,11 @@ pub(crate) const PAGES: &[PageRoute] = &[
         path: "/dashboard/admin/invite",
         tag: Access::Session,
         methods: &[(POST, Op::Invite)],
+    },
+    PageRoute {
+        path: "/dashboard/admin/quotas",
+        tag: Access::Session,
+        methods: &[(POST, Op::SetQuotas)],
     },
     PageRoute {
         path: "/dashboard/sign-out",

@@ -287,8 +287,43 @@ impl ApiError {
                 S::CONFLICT,
                 "too_many_endpoints",
                 format!(
-                    "This account has {max} webhook endpoints, the most it may have. Delete one \
-                     (`DELETE /v1/webhook-endpoints/{{id}}`) or add the events you need to an existing one."
+                    "This account has {max} webhook endpoints, the most its quota allows. Delete one \
+                     (`DELETE /v1/webhook-endpoints/{{id}}`) or add the events you need to an existing one; the \
+                     service's operator can raise the quota (`company-data accounts quotas --endpoints N`)."
+                ),
+            ),
+            Self::Watches(company_watch::WatchError::TooManyWatches { adding, quota }) => (
+                S::CONFLICT,
+                "too_many_watches",
+                format!(
+                    "This request's {adding} watches would take the account past its quota of {quota} watches; \
+                     none was created. Delete watches it no longer needs (`DELETE \
+                     /v1/network/company-data/watches/{{id}}`); the service's operator can raise the quota \
+                     (`company-data accounts quotas --watches N`)."
+                ),
+            ),
+            Self::Jobs(bulk_jobs::BulkError::TooManyOpenJobs { open, quota }) => (
+                S::CONFLICT,
+                "too_many_open_jobs",
+                format!(
+                    "This account has {open} jobs not yet ended (queued, running or paused), the most its quota \
+                     of {quota} allows. Wait for one to end, or cancel one (`POST \
+                     /v1/network/company-data/jobs/{{id}}/cancel`; a paused job resumes only with credits); the \
+                     service's operator can raise the quota (`company-data accounts quotas --open-jobs N`)."
+                ),
+            ),
+            Self::Jobs(bulk_jobs::BulkError::TooManyQueuedUrls {
+                queued,
+                adding,
+                quota,
+            }) => (
+                S::CONFLICT,
+                "too_many_queued_urls",
+                format!(
+                    "This account's open jobs have {queued} URLs not yet answered; this job's {adding} would take \
+                     it past its quota of {quota}. Send at most {} URLs now, or wait for its jobs to progress; the \
+                     service's operator can raise the quota (`company-data accounts quotas --queued-urls N`).",
+                    quota.saturating_sub(*queued)
                 ),
             ),
             Self::Watches(company_watch::WatchError::TooManyPings { retry_after }) => (

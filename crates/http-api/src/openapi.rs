@@ -331,6 +331,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                 "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
                 "408": error_response("The request body did not arrive within the body time-out."),
                 "413": error_response(&format!("Request body larger than {MAX_JOB_BODY_BYTES} bytes.")),
+                "409": error_response("`too_many_open_jobs` or `too_many_queued_urls`: the account holds as much of the job queue as its quotas allow (jobs not yet ended; their URLs not yet answered); the message says the quota and what to do."),
                 "415": error_response("The body is not sent as `application/json`."),
                 "429": rate_limited(),
                 "503": unavailable(),
@@ -512,7 +513,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                 "400": error_response("Invalid body; `details` lists every problem."),
                 "401": unauthorized,
                 "408": error_response("The request body did not arrive within the body time-out."),
-                "409": error_response(&format!("`too_many_endpoints`: the account has {MAX_ENDPOINTS} endpoints already.")),
+                "409": error_response(&format!("`too_many_endpoints`: the account has as many endpoints as its quota allows ({MAX_ENDPOINTS} unless the operator set another).")),
                 "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
                 "415": error_response("The body is not sent as `application/json`."),
                 "429": rate_limited(),
@@ -771,10 +772,17 @@ fn add_idempotency(operation: &mut Value) {
             headers.insert("Idempotent-Replayed".to_owned(), replayed.clone());
         }
     }
-    responses.insert(
-        "409".to_owned(),
-        retried_error("`idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry to get its answer."),
-    );
+    let in_use = "`idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry to get its answer.";
+    // An operation with 409s of its own (a quota) keeps them, with this one beside them.
+    let conflict = match responses
+        .get("409")
+        .and_then(|r| r.get("description"))
+        .and_then(Value::as_str)
+    {
+        Some(own) => retried_error(&format!("{own} {in_use}")),
+        None => retried_error(in_use),
+    };
+    responses.insert("409".to_owned(), conflict);
     responses.insert(
         "422".to_owned(),
         error_response(&format!("`idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last {hours} hours.")),

@@ -63,6 +63,60 @@ pub struct NewJob {
     pub fields: Option<RecordFields>,
 }
 
+/// The most of the job queue one account may hold when it adds a job ([`JobStore::create`]): its jobs not yet
+/// ended (queued, running, paused) and their inputs not yet answered, the new job's counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueBound {
+    /// Jobs not yet ended, the new one included.
+    pub open_jobs: u32,
+    /// Inputs of those jobs not yet answered, the new job's all included.
+    pub queued_inputs: u64,
+}
+
+/// What [`JobStore::create`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Created {
+    /// The job, stored.
+    Job(Job),
+    /// Nothing stored: the account has [`QueueBound::open_jobs`] jobs not yet ended.
+    TooManyOpenJobs {
+        /// Its jobs not yet ended.
+        open: u32,
+    },
+    /// Nothing stored: the new job's inputs would take the account past [`QueueBound::queued_inputs`].
+    TooManyQueuedInputs {
+        /// Inputs of its open jobs not yet answered.
+        queued: u64,
+    },
+}
+
+/// Whether an account holding `open` jobs with `queued` unanswered inputs may add one of `inputs` under
+/// `bound`: the one rule both backends apply in the transaction that adds the job.
+pub(crate) fn admit(
+    bound: QueueBound,
+    (open, queued): (i64, i64),
+    inputs: usize,
+) -> Option<Created> {
+    let open = u32::try_from(open).unwrap_or(u32::MAX);
+    let queued = u64::try_from(queued).unwrap_or(0);
+    if open >= bound.open_jobs {
+        Some(Created::TooManyOpenJobs { open })
+    } else if queued.saturating_add(inputs as u64) > bound.queued_inputs {
+        Some(Created::TooManyQueuedInputs { queued })
+    } else {
+        None
+    }
+}
+
+/// The account's jobs not yet ended and their unanswered inputs, as both backends count them (`?1`/`$1`: the
+/// account).
+pub(crate) fn open_counts_sql(account: &str) -> String {
+    format!(
+        "SELECT count(*), CAST(coalesce(sum(total - done), 0) AS BIGINT) FROM jobs
+         WHERE account_id = {account} AND status IN ('queued', 'running', 'paused')"
+    )
+}
+
 /// A job and its counts. Counts of *inputs* (positions) and of distinct *pages* differ when the list names a page
 /// more than once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,8 +188,10 @@ pub struct JobStoreError(#[source] pub Box<dyn std::error::Error + Send + Sync>)
 /// servers, from several servers.
 #[async_trait::async_trait]
 pub trait JobStore: Send + Sync + std::fmt::Debug {
-    /// Stores a new `queued` job with its inputs and distinct pages.
-    async fn create(&self, job: NewJob) -> Result<Job, JobStoreError>;
+    /// Stores a new `queued` job with its inputs and distinct pages, unless its account would then hold more of
+    /// the queue than `bound` allows (checked and added in one step: concurrent submissions cannot pass it
+    /// together).
+    async fn create(&self, job: NewJob, bound: QueueBound) -> Result<Created, JobStoreError>;
     /// The job `id` if it belongs to `account`.
     async fn job(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError>;
     /// Up to `limit` jobs of `account`, newest first; with `before`, only older than that job (the next page).

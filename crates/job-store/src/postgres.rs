@@ -6,9 +6,9 @@ use pg_pool::PgPool;
 use pg_pool::tokio_postgres::{GenericClient, Row};
 
 use crate::{
-    Answer, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError, Lease, NewJob,
-    answer_columns, answer_from_columns, distinct_pages, metadata_columns, metadata_columns_from,
-    window_from_millis, window_millis,
+    Answer, Created, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError, Lease, NewJob,
+    QueueBound, answer_columns, answer_from_columns, distinct_pages, metadata_columns,
+    metadata_columns_from, window_from_millis, window_millis,
 };
 
 const MIGRATIONS: &[&str] = &[
@@ -159,9 +159,24 @@ impl PgJobStore {
 
 #[async_trait::async_trait]
 impl JobStore for PgJobStore {
-    async fn create(&self, job: NewJob) -> Result<Job, JobStoreError> {
+    async fn create(&self, job: NewJob, bound: QueueBound) -> Result<Created, JobStoreError> {
         let mut client = self.pool.client().await.map_err(backend)?;
         let tx = client.transaction().await.map_err(backend)?;
+        // One submission per account at a time, so the counts below are the counts the insert adds to.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('jobs:' || $1::BIGINT::TEXT, 0))",
+            &[&job.account.0],
+        )
+        .await
+        .map_err(backend)?;
+        let held = tx
+            .query_one(&crate::open_counts_sql("$1"), &[&job.account.0])
+            .await
+            .map_err(backend)?;
+        let held: (i64, i64) = (held.get(0), held.get(1));
+        if let Some(refused) = crate::admit(bound, held, job.urls.len()) {
+            return Ok(refused);
+        }
         let (pages, page_of) = distinct_pages(&job.urls);
         let id: i64 = tx
             .query_one(
@@ -220,7 +235,9 @@ impl JobStore for PgJobStore {
         }
         let created = read_job(&*tx, id).await.map_err(backend)?;
         tx.commit().await.map_err(backend)?;
-        created.ok_or_else(|| JobStoreError("the new job was not read back".into()))
+        created
+            .map(Created::Job)
+            .ok_or_else(|| JobStoreError("the new job was not read back".into()))
     }
 
     async fn job(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError> {

@@ -7,9 +7,9 @@ use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
 
 use crate::{
-    Answer, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError, Lease, NewJob,
-    answer_columns, answer_from_columns, distinct_pages, metadata_columns, metadata_columns_from,
-    window_from_millis, window_millis,
+    Answer, Created, InputRow, Job, JobId, JobStatus, JobStore, JobStoreError, Lease, NewJob,
+    QueueBound, answer_columns, answer_from_columns, distinct_pages, metadata_columns,
+    metadata_columns_from, window_from_millis, window_millis,
 };
 
 const MIGRATIONS: &[&str] = &["
@@ -177,10 +177,16 @@ fn lease_of(id: i64, job: &Job, pages: &[String]) -> Lease {
 
 #[async_trait::async_trait]
 impl JobStore for SqliteJobStore {
-    async fn create(&self, job: NewJob) -> Result<Job, JobStoreError> {
+    async fn create(&self, job: NewJob, bound: QueueBound) -> Result<Created, JobStoreError> {
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let held: (i64, i64) = tx.query_row(&crate::open_counts_sql("?1"), [job.account.0], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+                if let Some(refused) = crate::admit(bound, held, job.urls.len()) {
+                    return Ok(refused);
+                }
                 let (pages, page_of) = distinct_pages(&job.urls);
                 let id: i64 = tx.query_row(
                     "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, created_at_ms, fields,
@@ -224,7 +230,9 @@ impl JobStore for SqliteJobStore {
                 }
                 let created = read_job(&tx, id)?;
                 tx.commit()?;
-                created.ok_or(rusqlite::Error::QueryReturnedNoRows)
+                created
+                    .map(Created::Job)
+                    .ok_or(rusqlite::Error::QueryReturnedNoRows)
             })
             .await
             .map_err(backend)

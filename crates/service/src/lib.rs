@@ -103,6 +103,9 @@ pub struct Settings {
     pub jobs: BulkSettings,
     /// The watch runner's knobs (whether webhooks may go to private addresses).
     pub watches: WatchSettings,
+    /// The deployment's quotas (an account's own replace them): what jobs, watches, endpoints and keys one
+    /// account may hold. They replace the quotas of `jobs` and `watches`.
+    pub quotas: credit_ledger::Quotas,
 }
 
 /// The stores of one database.
@@ -222,7 +225,8 @@ impl App {
     /// # Errors
     /// When the database cannot be opened or migrated, or the HTTP client cannot be built.
     pub async fn open(settings: &Settings) -> anyhow::Result<Self> {
-        let stores = Stores::open_as(&settings.db, &settings.server_name).await?;
+        let mut stores = Stores::open_as(&settings.db, &settings.server_name).await?;
+        stores.accounts = Arc::new((*stores.accounts).clone().with_quotas(settings.quotas));
         stores
             .accounts
             .keys()
@@ -254,7 +258,10 @@ impl App {
         let watches = Arc::new(Watches::new(
             stores.watches,
             Arc::clone(&lookup),
-            settings.watches,
+            WatchSettings {
+                quotas: settings.quotas,
+                ..settings.watches
+            },
             Arc::new(SystemClock),
         )?);
         let jobs = BulkJobs::new(
@@ -262,7 +269,10 @@ impl App {
             Arc::clone(&lookup),
             Arc::clone(stores.accounts.ledger()),
             &settings.server_name,
-            settings.jobs,
+            BulkSettings {
+                quotas: settings.quotas,
+                ..settings.jobs
+            },
         );
         let domain = settings.fetcher.domain.clone();
         let api = Api::new(

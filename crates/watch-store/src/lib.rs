@@ -288,12 +288,15 @@ pub struct WatchStoreError(#[source] pub Box<dyn std::error::Error + Send + Sync
 /// Where watches live. Implementations must be safe to share between tasks and servers.
 #[async_trait::async_trait]
 pub trait WatchStore: Send + Sync + std::fmt::Debug {
-    /// Creates `watches` in one transaction, each first due `every_hours` after `now`; returns them in order.
+    /// Creates `watches` (all of one account) in one transaction, each first due `every_hours` after `now`, unless
+    /// the account would then have more than `at_most` watches (then `None`, nothing created: the count and the
+    /// inserts are one step, so concurrent requests cannot pass the bound); returns them in order.
     async fn create(
         &self,
         watches: &[NewWatch],
+        at_most: usize,
         now: jiff::Timestamp,
-    ) -> Result<Vec<Watch>, WatchStoreError>;
+    ) -> Result<Option<Vec<Watch>>, WatchStoreError>;
 
     /// Up to `limit` of the account's watches with ids above `after` (from the first when `None`), by id.
     async fn list(

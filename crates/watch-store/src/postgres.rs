@@ -290,11 +290,32 @@ impl WatchStore for PgWatchStore {
     async fn create(
         &self,
         watches: &[NewWatch],
+        at_most: usize,
         now: jiff::Timestamp,
-    ) -> Result<Vec<Watch>, WatchStoreError> {
+    ) -> Result<Option<Vec<Watch>>, WatchStoreError> {
         let now_ms = millis(now);
+        let account = watches.first().map_or(0, |w| w.account.0);
         let mut client = self.pool.client().await.map_err(backend)?;
         let tx = client.transaction().await.map_err(backend)?;
+        // One creation per account at a time, so the count below is the count the inserts add to.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('watches:' || $1::BIGINT::TEXT, 0))",
+            &[&account],
+        )
+        .await
+        .map_err(backend)?;
+        let have: i64 = tx
+            .query_one(
+                "SELECT count(*) FROM watches WHERE account_id = $1",
+                &[&account],
+            )
+            .await
+            .map_err(backend)?
+            .get(0);
+        let adding = i64::try_from(watches.len()).unwrap_or(i64::MAX);
+        if have.saturating_add(adding) > i64::try_from(at_most).unwrap_or(i64::MAX) {
+            return Ok(None);
+        }
         let statement = tx
             .prepare_cached(&format!(
                 "INSERT INTO watches (account_id, url, every_hours, webhook_url, fields, baseline, created_at_ms,
@@ -324,7 +345,7 @@ impl WatchStore for PgWatchStore {
             created.push(watch_row(&row).into_watch()?);
         }
         tx.commit().await.map_err(backend)?;
-        Ok(created)
+        Ok(Some(created))
     }
 
     async fn list(

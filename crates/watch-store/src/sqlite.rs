@@ -318,9 +318,13 @@ impl WatchStore for SqliteWatchStore {
     async fn create(
         &self,
         watches: &[NewWatch],
+        at_most: usize,
         now: jiff::Timestamp,
-    ) -> Result<Vec<Watch>, WatchStoreError> {
+    ) -> Result<Option<Vec<Watch>>, WatchStoreError> {
         let now_ms = millis(now);
+        let account = watches.first().map_or(0, |w| w.account.0);
+        let most = i64::try_from(at_most).unwrap_or(i64::MAX);
+        let adding = i64::try_from(watches.len()).unwrap_or(i64::MAX);
         let rows: Vec<_> = watches
             .iter()
             .map(|w| {
@@ -338,6 +342,14 @@ impl WatchStore for SqliteWatchStore {
             .pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let have: i64 = tx.query_row(
+                    "SELECT count(*) FROM watches WHERE account_id = ?1",
+                    [account],
+                    |r| r.get(0),
+                )?;
+                if have.saturating_add(adding) > most {
+                    return Ok(None);
+                }
                 let mut ids = Vec::with_capacity(rows.len());
                 for (account, url, every, webhook, fields, baseline) in rows {
                     tx.execute(
@@ -349,17 +361,20 @@ impl WatchStore for SqliteWatchStore {
                     ids.push(tx.last_insert_rowid());
                 }
                 tx.commit()?;
-                Ok(ids)
+                Ok(Some(ids))
             })
             .await
             .map_err(backend)?;
+        let Some(ids) = ids else {
+            return Ok(None);
+        };
         let mut created = Vec::with_capacity(ids.len());
         for (id, watch) in ids.into_iter().zip(watches) {
             if let Some(found) = self.get(watch.account, WatchId(id)).await? {
                 created.push(found);
             }
         }
-        Ok(created)
+        Ok(Some(created))
     }
 
     async fn list(

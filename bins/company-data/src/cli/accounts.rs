@@ -1,8 +1,8 @@
-//! `company-data accounts create|list`: dashboard sign-ins.
+//! `company-data accounts create|list`: dashboard sign-ins; `accounts quotas`: what one account may hold.
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use credit_ledger::Credits;
+use credit_ledger::{Credits, QuotaOverrides, Quotas};
 
 use super::DbArg;
 
@@ -30,6 +30,34 @@ pub(crate) enum AccountsCommand {
     List {
         #[command(flatten)]
         db: DbArg,
+    },
+    /// Show or set an account's own quotas (what it may hold at once). Each one given replaces the account's;
+    /// one not given stays as it was; `--clear` drops them all first, so the deployment's (`serve --quota-*`)
+    /// apply again. Test-mode keys' jobs, watches and endpoints count apart, under the same quotas.
+    Quotas {
+        #[command(flatten)]
+        db: DbArg,
+        /// The account.
+        #[arg(long)]
+        account: String,
+        /// Bulk jobs not yet ended (queued, running, paused) at once.
+        #[arg(long)]
+        open_jobs: Option<u32>,
+        /// URLs of its open jobs not yet answered, all together.
+        #[arg(long)]
+        queued_urls: Option<u64>,
+        /// Watches.
+        #[arg(long)]
+        watches: Option<u32>,
+        /// Webhook endpoints.
+        #[arg(long)]
+        endpoints: Option<u32>,
+        /// API keys not revoked (live and test together).
+        #[arg(long)]
+        keys: Option<u32>,
+        /// Drop the account's own quotas before setting any given here.
+        #[arg(long)]
+        clear: bool,
     },
 }
 
@@ -74,6 +102,71 @@ pub(crate) async fn run(command: AccountsCommand) -> anyhow::Result<()> {
                 if user.admin { "admin " } else { "" },
                 user.email,
                 account.name
+            );
+        }
+        AccountsCommand::Quotas {
+            db,
+            account,
+            open_jobs,
+            queued_urls,
+            watches,
+            endpoints,
+            keys,
+            clear,
+        } => {
+            let accounts = db.open().await?.accounts;
+            let found = accounts
+                .ledger()
+                .account_by_name(&account)
+                .await?
+                .with_context(|| {
+                    format!("no account `{account}`; create it with `company-data keys create --account {account}`")
+                })?;
+            let changes = QuotaOverrides {
+                open_jobs,
+                queued_urls,
+                watches,
+                endpoints,
+                keys,
+            };
+            if clear || changes != QuotaOverrides::default() {
+                accounts.set_quotas(found.id, changes, clear).await?;
+            }
+            let own = accounts
+                .ledger()
+                .account(found.id)
+                .await?
+                .map(|a| a.quotas)
+                .unwrap_or_default();
+            let deployment = Quotas::default();
+            let shown = own.over(&deployment);
+            let whose = |set: bool| {
+                if set {
+                    "the account's own"
+                } else {
+                    "the default"
+                }
+            };
+            println!("Quotas of `{account}`:");
+            for (name, value, set) in [
+                (
+                    "open jobs",
+                    u64::from(shown.open_jobs),
+                    own.open_jobs.is_some(),
+                ),
+                ("queued URLs", shown.queued_urls, own.queued_urls.is_some()),
+                ("watches", u64::from(shown.watches), own.watches.is_some()),
+                (
+                    "webhook endpoints",
+                    u64::from(shown.endpoints),
+                    own.endpoints.is_some(),
+                ),
+                ("keys", u64::from(shown.keys), own.keys.is_some()),
+            ] {
+                println!("  {name:<18} {value:>9}  ({})", whose(set));
+            }
+            println!(
+                "A server started with `serve --quota-*` applies its own in place of the defaults shown here."
             );
         }
         AccountsCommand::List { db } => {

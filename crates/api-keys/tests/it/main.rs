@@ -10,7 +10,8 @@ use std::time::Duration;
 use test_support::Engine;
 
 use api_keys::{
-    ApiKey, ApiKeys, FailureLimit, KeyError, KeyStats, KeyStore, PgKeyStore, SqliteKeyStore,
+    ApiKey, ApiKeys, FailureLimit, KeyError, KeyMode, KeyStats, KeyStore, PgKeyStore,
+    SqliteKeyStore,
 };
 use company_model::AccountId;
 
@@ -327,7 +328,54 @@ async fn a_key_stored_before_digests_moves_to_its_digest_at_first_use() {
     assert_eq!(other.stats().argon2_checks, 0);
 }
 
+/// Issue 40: an account's keys are bounded where a key is added (live and test together, revoked ones not
+/// counted), and concurrent creations on two servers cannot pass the bound.
+async fn keys_are_bounded_per_account_where_they_are_added(engine: &Engine) {
+    let (one, two) = (
+        Arc::new(ApiKeys::new(store(engine).await)),
+        Arc::new(ApiKeys::new(store(engine).await)),
+    );
+    let (_, first) = one
+        .create_for(AccountId(5), Some("a"), KeyMode::Live, 2)
+        .await
+        .expect("under the bound");
+    two.create_for(AccountId(5), Some("b"), KeyMode::Test, 2)
+        .await
+        .expect("at the bound");
+    assert!(matches!(
+        one.create_for(AccountId(5), Some("c"), KeyMode::Live, 2)
+            .await,
+        Err(KeyError::TooManyKeys { quota: 2 })
+    ));
+    // Another account's keys are its own; a revoked key frees its place.
+    one.create_for(AccountId(6), None, KeyMode::Live, 2)
+        .await
+        .expect("another account");
+    assert!(one.revoke(first.id).await.expect("revokes"));
+    one.create_for(AccountId(5), Some("c"), KeyMode::Live, 2)
+        .await
+        .expect("a place freed");
+
+    // Ten at once from two servers under a bound of three: three are made.
+    let tries: Vec<_> = (0..10)
+        .map(|n| {
+            let keys = Arc::clone(if n % 2 == 0 { &one } else { &two });
+            tokio::spawn(async move { keys.create_for(AccountId(7), None, KeyMode::Live, 3).await })
+        })
+        .collect();
+    let mut made = 0;
+    for attempt in tries {
+        match attempt.await.expect("joins") {
+            Ok(_) => made += 1,
+            Err(KeyError::TooManyKeys { quota: 3 }) => {}
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(made, 3);
+}
+
 test_support::engine_tests! {
+    keys_are_bounded_per_account_where_they_are_added,
     verification_and_revocation_reach_another_server_within_the_interval,
     keys_are_found_by_id_prefix_or_masked_form_and_listed_per_account,
     concurrent_first_requests_of_a_key_share_one_lookup,

@@ -746,7 +746,54 @@ async fn a_low_balance_alert_is_raised_once_per_crossing(engine: &Engine) {
     ));
 }
 
+/// Issue 40: an account's own quotas are kept on its row, replace the deployment's one by one, and follow its
+/// test twin.
+async fn an_accounts_own_quotas_replace_the_deployments(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
+    let account = ledger.ensure_account("quota-co").await.expect("made");
+    let deployment = credit_ledger::Quotas::default();
+    assert_eq!(
+        credit_ledger::quotas_of(ledger.as_ref(), account.id, &deployment)
+            .await
+            .expect("read"),
+        deployment
+    );
+    let own = credit_ledger::QuotaOverrides {
+        open_jobs: Some(1),
+        keys: Some(0),
+        ..credit_ledger::QuotaOverrides::default()
+    };
+    let updated = ledger.set_quotas(account.id, own).await.expect("set");
+    assert_eq!(updated.quotas, own);
+    let twins = credit_ledger::WithTestTwins::new(Arc::clone(&ledger));
+    for whose in [account.id, account.id.test_twin()] {
+        let quotas = credit_ledger::quotas_of(&twins, whose, &deployment)
+            .await
+            .expect("read");
+        assert_eq!(
+            (quotas.open_jobs, quotas.keys, quotas.watches),
+            (1, 0, deployment.watches),
+            "{whose}"
+        );
+    }
+    assert_eq!(
+        ledger
+            .set_quotas(account.id, credit_ledger::QuotaOverrides::default())
+            .await
+            .expect("cleared")
+            .quotas,
+        credit_ledger::QuotaOverrides::default()
+    );
+    assert!(matches!(
+        ledger
+            .set_quotas(company_model::AccountId(987_654), own)
+            .await,
+        Err(LedgerError::UnknownAccount(_))
+    ));
+}
+
 test_support::engine_tests! {
+    an_accounts_own_quotas_replace_the_deployments,
     reserve_settle_and_the_ledger_rows,
     a_charge_cannot_exceed_its_hold,
     concurrent_holds_never_overdraw,

@@ -1,4 +1,5 @@
-//! Admin (`/dashboard/admin`): every account, granting credits, inviting people, the fetcher's routes (each
+//! Admin (`/dashboard/admin`): every account, granting credits, inviting people, each account's quotas, the
+//! fetcher's routes (each
 //! proxy's state and learned pace) and the layout-change alarm (each record field's share of live company-page
 //! parses that filled it). Admins only.
 
@@ -37,9 +38,16 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, notice: Option<Notice
     };
     let coverage = parts.lookup.field_coverage().report();
     let routes = parts.lookup.routes();
+    let deployment = parts.accounts.deployment_quotas();
     Ok(html(
         status,
-        admin_markup(visitor, &users, notice.as_ref(), &routes, &coverage),
+        admin_markup(
+            visitor,
+            &users,
+            notice.as_ref(),
+            (&routes, &coverage),
+            &deployment,
+        ),
     ))
 }
 
@@ -158,6 +166,119 @@ where
     page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
 }
 
+/// `POST /dashboard/admin/quotas`: sets an account's own quotas (a blank field keeps the account's; "reset" drops
+/// them all first, so the deployment's apply).
+pub(crate) async fn quotas<B>(parts: &Parts, visitor: &Visitor, request: Request<B>) -> Page
+where
+    B: hyper::body::Body + Unpin,
+{
+    visitor.require_admin()?;
+    let form = read_session_form(parts, visitor, request).await?;
+    let account = form
+        .get("account")
+        .and_then(|a| a.parse().ok())
+        .map(AccountId);
+    let field = |name: &str| -> Result<Option<u64>, String> {
+        match form.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(text) => text.parse::<u64>().map(Some).map_err(|_| {
+                format!(
+                    "Write a whole number for {}, e.g. 10, or leave it blank.",
+                    name.replace('_', " ")
+                )
+            }),
+        }
+    };
+    let small = |value: Option<u64>| value.map(|v| u32::try_from(v).unwrap_or(u32::MAX));
+    let parsed = (|| {
+        Ok::<_, String>(accounts::QuotaOverrides {
+            open_jobs: small(field("open_jobs")?),
+            queued_urls: field("queued_urls")?,
+            watches: small(field("watches")?),
+            endpoints: small(field("endpoints")?),
+            keys: small(field("keys")?),
+        })
+    })();
+    let reset = form.get("reset").is_some_and(|v| v == "on");
+    let notice = match (account, parsed) {
+        (None, _) => Notice::Error("Pick an account.".to_owned()),
+        (_, Err(message)) => Notice::Error(message),
+        (Some(account), Ok(changes)) => {
+            match parts.accounts.set_quotas(account, changes, reset).await {
+                Ok(now) => Notice::Ok(format!(
+                    "Quotas set: {} open jobs, {} queued URLs, {} watches, {} webhook endpoints, {} keys.",
+                    now.open_jobs, now.queued_urls, now.watches, now.endpoints, now.keys
+                )),
+                Err(refused) => Notice::Error(refusal(refused)?),
+            }
+        }
+    };
+    page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
+}
+
+/// An account's quotas in force, each marked when it is the account's own.
+fn quotas_markup(visitor: &Visitor, deployment: &accounts::Quotas) -> Markup {
+    let cell = |value: u64, own: bool| {
+        html! { td.num { (value) @if own { " " abbr title="the account's own quota" { "*" } } } }
+    };
+    html! {
+        section.card #quotas {
+            h2 { "Quotas" }
+            p.hint {
+                "What one account may hold at once; an account's own (*) replaces the deployment's "
+                "(`serve --quota-*`). Test-mode keys count apart, under the same quotas."
+            }
+            div.table-wrap {
+                table {
+                    thead { tr {
+                        th { "Account" } th.num { "Open jobs" } th.num { "Queued URLs" } th.num { "Watches" }
+                        th.num { "Endpoints" } th.num { "Keys" }
+                    } }
+                    tbody {
+                        @for account in &visitor.all_accounts {
+                            @let own = account.quotas;
+                            @let now = own.over(deployment);
+                            tr {
+                                td { (account.name) }
+                                (cell(u64::from(now.open_jobs), own.open_jobs.is_some()))
+                                (cell(now.queued_urls, own.queued_urls.is_some()))
+                                (cell(u64::from(now.watches), own.watches.is_some()))
+                                (cell(u64::from(now.endpoints), own.endpoints.is_some()))
+                                (cell(u64::from(now.keys), own.keys.is_some()))
+                            }
+                        }
+                    }
+                }
+            }
+            form method="post" action="/dashboard/admin/quotas" {
+                (csrf(visitor))
+                div.row {
+                    div {
+                        label for="quota-account" { "Account" }
+                        select #quota-account name="account" required {
+                            @for account in &visitor.all_accounts { option value=(account.id.0) { (account.name) } }
+                        }
+                    }
+                    @for (name, label, example) in [
+                        ("open_jobs", "Open jobs", deployment.open_jobs.to_string()),
+                        ("queued_urls", "Queued URLs", deployment.queued_urls.to_string()),
+                        ("watches", "Watches", deployment.watches.to_string()),
+                        ("endpoints", "Endpoints", deployment.endpoints.to_string()),
+                        ("keys", "Keys", deployment.keys.to_string()),
+                    ] {
+                        div {
+                            label for=(format!("quota-{name}")) { (label) }
+                            input id=(format!("quota-{name}")) type="text" inputmode="numeric" name=(name) placeholder=(example);
+                        }
+                    }
+                }
+                label { input type="checkbox" name="reset"; " Reset to the deployment's first (blank fields then keep the deployment's)" }
+                button type="submit" { "Set quotas" }
+            }
+        }
+    }
+}
+
 /// `POST /dashboard/admin/invite`: a one-time link for a new person, into a new account named by their email
 /// or an existing one.
 pub(crate) async fn invite<B>(parts: &Parts, visitor: &Visitor, request: Request<B>) -> Page
@@ -186,8 +307,8 @@ fn admin_markup(
     visitor: &Visitor,
     users: &[User],
     notice: Option<&Notice>,
-    routes: &[RouteStatus],
-    coverage: &CoverageReport,
+    (routes, coverage): (&[RouteStatus], &CoverageReport),
+    deployment: &accounts::Quotas,
 ) -> Markup {
     let body = html! {
         h1 { "Admin" }
@@ -265,6 +386,7 @@ fn admin_markup(
                 button type="submit" { "Make invitation link" }
             }
         }
+        (quotas_markup(visitor, deployment))
         (routes_markup(routes))
         (coverage_markup(coverage))
     };

@@ -48,11 +48,19 @@ where
     } else {
         KeyMode::Live
     };
-    let (key, record) = parts
+    let created = parts
         .accounts
-        .keys()
-        .create_for(visitor.account.id, Some(name), mode)
-        .await?;
+        .new_key(visitor.account.id, Some(name), mode)
+        .await;
+    let (key, record) = match created {
+        Ok(created) => created,
+        Err(accounts::AccountsError::Keys(refused @ api_keys::KeyError::TooManyKeys { .. })) => {
+            return Err(PageError::Conflict(crate::error::capitalized(
+                &refused.to_string(),
+            )));
+        }
+        Err(other) => return Err(other.into()),
+    };
     keys_page(
         parts,
         visitor,

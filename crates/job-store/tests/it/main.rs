@@ -8,9 +8,35 @@ use company_model::{
     AccountId, FreshnessWindow, InputMetadata, RecordFields, RecordJson, RecordSource,
     UnresolvedCode,
 };
-use job_store::{Answer, JobStatus, JobStore, NewJob, PgJobStore, SqliteJobStore};
+use job_store::{
+    Answer, Created, Job, JobStatus, JobStore, JobStoreError, NewJob, PgJobStore, QueueBound,
+    SqliteJobStore,
+};
 use page_url::{NetworkDomain, PageUrl};
 use test_support::Engine;
+
+/// Room for any job: the tests of the queue itself are not about its bound.
+const UNBOUNDED: QueueBound = QueueBound {
+    open_jobs: u32::MAX,
+    queued_inputs: u64::MAX,
+};
+
+/// [`JobStore::create`] with room for any job.
+trait CreateUnbounded {
+    fn create_unbounded(
+        &self,
+        job: NewJob,
+    ) -> impl std::future::Future<Output = Result<Job, JobStoreError>> + Send;
+}
+
+impl<T: JobStore + ?Sized> CreateUnbounded for T {
+    async fn create_unbounded(&self, job: NewJob) -> Result<Job, JobStoreError> {
+        match self.create(job, UNBOUNDED).await? {
+            Created::Job(job) => Ok(job),
+            refused => panic!("refused without a bound: {refused:?}"),
+        }
+    }
+}
 
 /// A job store on the engine's database; each call is another process's connection to it.
 async fn open_store(engine: &Engine) -> Arc<dyn JobStore> {
@@ -64,7 +90,7 @@ async fn a_job_is_leased_answered_and_read_back_in_input_order(engine: &Engine) 
     let store = open_store(engine).await;
     // Three inputs name Google: one page, answered once, counted three times.
     let job = store
-        .create(new_job(
+        .create_unbounded(new_job(
             1,
             &[
                 "https://www.linkedin.com/company/google",
@@ -164,9 +190,12 @@ async fn accounts_take_turns_and_pages_are_leased_once_across_servers(engine: &E
         .map(|n| format!("https://www.linkedin.com/company/a{n}"))
         .collect();
     let big: Vec<&str> = big.iter().map(String::as_str).collect();
-    let a = one.create(new_job(1, &big)).await.expect("created");
+    let a = one
+        .create_unbounded(new_job(1, &big))
+        .await
+        .expect("created");
     let b = one
-        .create(new_job(
+        .create_unbounded(new_job(
             2,
             &[
                 "https://www.linkedin.com/company/b0",
@@ -211,7 +240,7 @@ async fn accounts_take_turns_and_pages_are_leased_once_across_servers(engine: &E
 async fn an_abandoned_lease_is_handed_out_again_whole_under_its_id(engine: &Engine) {
     let store = open_store(engine).await;
     let job = store
-        .create(new_job(
+        .create_unbounded(new_job(
             1,
             &[
                 "https://www.linkedin.com/company/a",
@@ -292,8 +321,14 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
         "https://www.linkedin.com/company/a",
         "https://www.linkedin.com/company/b",
     ];
-    let paused = store.create(new_job(1, &urls)).await.expect("created");
-    let cancelled = store.create(new_job(2, &urls)).await.expect("created");
+    let paused = store
+        .create_unbounded(new_job(1, &urls))
+        .await
+        .expect("created");
+    let cancelled = store
+        .create_unbounded(new_job(2, &urls))
+        .await
+        .expect("created");
     store
         .pause(paused.id, "insufficient_credits")
         .await
@@ -411,7 +446,7 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
 async fn a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing(engine: &Engine) {
     let store = open_store(engine).await;
     let running = store
-        .create(new_job(
+        .create_unbounded(new_job(
             1,
             &[
                 "https://www.linkedin.com/company/a",
@@ -421,7 +456,7 @@ async fn a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing(en
         .await
         .expect("created");
     let kept = store
-        .create(new_job(1, &["https://www.linkedin.com/company/d"]))
+        .create_unbounded(new_job(1, &["https://www.linkedin.com/company/d"]))
         .await
         .expect("created");
     let lease = store
@@ -509,7 +544,7 @@ async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
         metadata(r#"{"rank":3,"crmId":"0099"}"#),
     ];
     job.fields = Some(RecordFields::new(&["website", "company_name"]).expect("fields"));
-    let created = store.create(job.clone()).await.expect("created");
+    let created = store.create_unbounded(job.clone()).await.expect("created");
     assert_eq!(created.fields, job.fields);
     assert_eq!(created.metadata_columns, ["crmId", "owner", "rank"]);
     let lease = store
@@ -533,7 +568,7 @@ async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
     );
     // A job without either keeps neither.
     let plain = store
-        .create(new_job(1, &["https://www.linkedin.com/company/x"]))
+        .create_unbounded(new_job(1, &["https://www.linkedin.com/company/x"]))
         .await
         .expect("created");
     assert_eq!((plain.fields, plain.metadata_columns.len()), (None, 0));
@@ -551,7 +586,7 @@ async fn each_ending_is_listed_until_it_is_announced(engine: &Engine) {
             .collect::<Vec<_>>()
     };
     let one = store
-        .create(new_job(1, &["https://www.linkedin.com/company/a"]))
+        .create_unbounded(new_job(1, &["https://www.linkedin.com/company/a"]))
         .await
         .expect("created");
     assert_eq!(listed(store.clone()).await, [], "a new job has not ended");
@@ -587,7 +622,7 @@ async fn each_ending_is_listed_until_it_is_announced(engine: &Engine) {
             .expect("finished")
     );
     let two = store
-        .create(new_job(2, &["https://www.linkedin.com/company/b"]))
+        .create_unbounded(new_job(2, &["https://www.linkedin.com/company/b"]))
         .await
         .expect("created");
     store
@@ -614,7 +649,83 @@ async fn each_ending_is_listed_until_it_is_announced(engine: &Engine) {
     assert_eq!(listed(store.clone()).await, []);
 }
 
+/// Issue 40: an account's share of the queue (jobs not yet ended, their unanswered inputs) is checked in the
+/// step that adds a job, so concurrent submissions cannot pass it together; ended jobs free it.
+async fn the_queue_bound_is_checked_where_the_job_is_added(engine: &Engine) {
+    let (one, two) = (open_store(engine).await, open_store(engine).await);
+    let bound = QueueBound {
+        open_jobs: 2,
+        queued_inputs: 5,
+    };
+    let urls = |n: usize| -> Vec<String> {
+        (0..n)
+            .map(|i| format!("https://www.linkedin.com/company/q{i}"))
+            .collect()
+    };
+    let job = |account: i64, n: usize| {
+        let urls = urls(n);
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        new_job(account, &urls)
+    };
+    let Created::Job(first) = one.create(job(1, 3), bound).await.expect("creates") else {
+        panic!("under the bound");
+    };
+    assert!(matches!(
+        two.create(job(1, 2), bound).await.expect("creates"),
+        Created::Job(_)
+    ));
+    // At the edge: two open jobs, five inputs queued.
+    assert_eq!(
+        one.create(job(1, 1), bound).await.expect("answers"),
+        Created::TooManyOpenJobs { open: 2 }
+    );
+    assert!(
+        matches!(
+            one.create(job(2, 5), bound).await.expect("creates"),
+            Created::Job(_)
+        ),
+        "another account's share is its own"
+    );
+    // An ended job frees its place and its inputs; the next may bring up to what is left.
+    one.cancel(AccountId(1), first.id).await.expect("cancels");
+    assert_eq!(
+        one.create(job(1, 4), bound).await.expect("answers"),
+        Created::TooManyQueuedInputs { queued: 2 }
+    );
+    assert!(matches!(
+        one.create(job(1, 3), bound).await.expect("creates"),
+        Created::Job(_)
+    ));
+
+    // Twelve submissions at once from two servers under a bound of three open jobs: three are added.
+    let at_once = QueueBound {
+        open_jobs: 3,
+        queued_inputs: 1_000,
+    };
+    let tries: Vec<_> = (0..12)
+        .map(|n| {
+            let store = if n % 2 == 0 {
+                Arc::clone(&one)
+            } else {
+                Arc::clone(&two)
+            };
+            let job = job(3, 2);
+            tokio::spawn(async move { store.create(job, at_once).await })
+        })
+        .collect();
+    let mut added = 0;
+    for attempt in tries {
+        match attempt.await.expect("joins").expect("answers") {
+            Created::Job(_) => added += 1,
+            Created::TooManyOpenJobs { open } => assert_eq!(open, 3),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(added, 3);
+}
+
 test_support::engine_tests! {
+    the_queue_bound_is_checked_where_the_job_is_added,
     each_ending_is_listed_until_it_is_announced,
     fields_and_metadata_are_kept_with_the_job,
     a_job_is_leased_answered_and_read_back_in_input_order,

@@ -53,18 +53,44 @@ fn named(name: &str) -> RecordJson {
 async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     let (first, second) = (open_store(engine).await, open_store(engine).await);
     let now = Timestamp::from_second(1_800_000_000).expect("a time");
-    let created = first
+    let mut created = first
         .create(
             &[
                 watch(1, "https://www.linkedin.com/company/google"),
                 watch(1, "https://www.linkedin.com/company/audiense"),
-                watch(2, "https://www.linkedin.com/company/google"),
             ],
+            10,
             now,
         )
         .await
-        .expect("created");
+        .expect("created")
+        .expect("under the bound");
+    created.extend(
+        first
+            .create(
+                &[watch(2, "https://www.linkedin.com/company/google")],
+                10,
+                now,
+            )
+            .await
+            .expect("created")
+            .expect("under the bound"),
+    );
     assert_eq!(created.len(), 3);
+    // An account's watches are bounded where they are added: account 1 has two, so three more pass a bound of
+    // four, and nothing of the request is created.
+    let over: Vec<NewWatch> = (0..3)
+        .map(|n| watch(1, &format!("https://www.linkedin.com/company/more-{n}")))
+        .collect();
+    assert_eq!(second.create(&over, 4, now).await.expect("answers"), None);
+    assert_eq!(
+        second
+            .list(AccountId(1), None, 10)
+            .await
+            .expect("listed")
+            .len(),
+        2
+    );
     assert_eq!(
         created[0].next_check_at,
         now + SignedDuration::from_hours(24)
@@ -728,14 +754,20 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
         .map(|n| format!("https://www.linkedin.com/company/flood-{n}"))
         .collect();
     let many: Vec<NewWatch> = pages.iter().map(|page| watch(1, page)).collect();
-    store.create(&many, start).await.expect("created");
+    store
+        .create(&many, 10_000, start)
+        .await
+        .expect("created")
+        .expect("at the bound");
     store
         .create(
             &[watch(2, "https://www.linkedin.com/company/patient")],
+            1,
             start + SignedDuration::from_mins(1),
         )
         .await
-        .expect("created");
+        .expect("created")
+        .expect("at the bound");
     let due_at = start + SignedDuration::from_hours(25);
     let claimed = store.claim_due(due_at, lease, 4).await.expect("claims");
     assert_eq!(claimed.len(), 4);
