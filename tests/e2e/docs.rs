@@ -207,3 +207,93 @@ fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
         ],
     );
 }
+
+/// `n` with thousands separated by commas, as the pages write numbers.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// docs/security.md states each limit as the crate that owns it has it (issue 40: the threat model names every
+/// limit and its number; this fails when a number changes and the page does not).
+#[test]
+fn the_security_page_states_every_limit_as_its_crate_has_it() {
+    let forms = dashboard_auth::PasswordLimits::default();
+    let failures = api_keys::FailureLimit::default();
+    let connections = http_serve::ConnectionLimits::default();
+    let quotas = credit_ledger::Quotas::default();
+    let watches = company_watch::WatchSettings::default();
+    let per_form = forms.per_address_window.as_secs() / u64::from(forms.per_address_burst);
+    let per_failure = failures.window.as_secs() / u64::from(failures.max_failures);
+    assert_says(
+        "docs/security.md",
+        &[
+            format!(
+                "{} failures at once, then one per {per_failure} s",
+                failures.max_failures
+            ),
+            format!("answered after {} ms", failures.delay.as_millis()),
+            format!(
+                "{} forms at once, then one per {per_form} s",
+                forms.per_address_burst
+            ),
+            format!(
+                "per email {} attempts at once, then one per {} s",
+                forms.per_email_burst,
+                forms.per_email_refill.as_secs()
+            ),
+            format!(
+                "{} checks per thread may wait",
+                forms.hashing_queue / forms.hashing_threads.max(1)
+            ),
+            format!(
+                "{} at once (`--max-connections`); {} per client address",
+                connections.max_connections, connections.max_connections_per_address
+            ),
+            format!("headers within {} s", connections.header_timeout.as_secs()),
+            format!(
+                "idle connection closed after {} s",
+                connections.header_timeout.as_secs()
+            ),
+            format!("a body within {} s", connections.body_timeout.as_secs()),
+            format!(
+                "no progress for {} s",
+                connections.write_timeout.as_secs()
+            ),
+            format!("{} jobs not yet ended", quotas.open_jobs),
+            format!("{} URLs not yet answered", thousands(quotas.queued_urls)),
+            format!(
+                "{} watches, {} endpoints, {} keys",
+                thousands(u64::from(quotas.watches)),
+                quotas.endpoints,
+                quotas.keys
+            ),
+            format!(
+                "{} at once per server, at most {} of one account",
+                watches.deliveries_at_once, watches.deliveries_per_account
+            ),
+            format!(
+                "its {} s time-out; connecting gets {} s",
+                watches.delivery_timeout.as_secs(),
+                watches.connect_timeout.as_secs()
+            ),
+            format!(
+                "{} per endpoint at once, then one per {} s",
+                company_watch::PING_BURST,
+                company_watch::PING_REFILL.as_secs()
+            ),
+            format!("({} at once per server)", watches.refreshes_at_once),
+            format!(
+                "{} per account (`--account-live-lookups`)",
+                company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT
+            ),
+        ],
+    );
+}

@@ -462,6 +462,7 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                 "401": unauthorized,
                 "408": error_response("The request body did not arrive within the body time-out."),
                 "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+                "409": error_response("`too_many_watches`: this request's watches would take the account past its quota of watches; none was created."),
                 "415": error_response("The body is not sent as `application/json`."),
                 "429": rate_limited(),
                 "503": unavailable(),
