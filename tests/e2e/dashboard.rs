@@ -824,3 +824,175 @@ async fn an_admin_sets_an_accounts_quota_and_the_keys_page_meets_it() {
         second.body
     );
 }
+
+/// The `id` a form's action names for `email` on the Admin page (`/dashboard/admin/users/<id>/…`).
+fn user_id_on(page: &Page, email: &str) -> String {
+    let people = page.body.find("id=\"people\"").expect("the People section");
+    let row = people
+        + page.body[people..]
+            .find(&format!("<tr><td>{email}</td>"))
+            .expect("the person's row");
+    let action = page.body[row..]
+        .find("/dashboard/admin/users/")
+        .expect("an offboarding form")
+        + row
+        + "/dashboard/admin/users/".len();
+    page.body[action..]
+        .split('/')
+        .next()
+        .expect("an id")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn an_admin_offboards_people_and_their_sessions_end() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in("admin@example.com", PASSWORD, &["--admin"]);
+    service.create_sign_in("ada@example.com", PASSWORD, &[]);
+    service.create_sign_in("bob@example.com", PASSWORD, &[]);
+    let mut admin = Browser::new(&service);
+    admin.sign_in("admin@example.com", PASSWORD).await;
+    let (mut ada, mut bob) = (Browser::new(&service), Browser::new(&service));
+    ada.sign_in("ada@example.com", PASSWORD).await;
+    bob.sign_in("bob@example.com", PASSWORD).await;
+    assert_eq!(ada.get("/dashboard/keys").await.status, 200);
+
+    let page = admin.get("/dashboard/admin").await;
+    let (ada_id, bob_id) = (
+        user_id_on(&page, "ada@example.com"),
+        user_id_on(&page, "bob@example.com"),
+    );
+    let csrf = page.csrf();
+    // Every form needs the session's token; only an admin may use them.
+    let forged = admin
+        .post(
+            &format!("/dashboard/admin/users/{bob_id}/remove"),
+            &[("csrf", "forged")],
+        )
+        .await;
+    assert_eq!(forged.status, 403);
+    let ada_csrf = ada.get("/dashboard/keys").await.csrf();
+    let not_admin = ada
+        .post(
+            &format!("/dashboard/admin/users/{bob_id}/remove"),
+            &[("csrf", &ada_csrf)],
+        )
+        .await;
+    assert_eq!(not_admin.status, 403);
+
+    // Ending Ada's sessions sends her browser back to the sign-in page.
+    let ended = admin
+        .post(
+            &format!("/dashboard/admin/users/{ada_id}/sign-out"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+    assert!(
+        ended.body.contains("Signed ada@example.com out everywhere"),
+        "{}",
+        ended.body
+    );
+    assert_eq!(ada.get("/dashboard/keys").await.status, 303);
+    // A new password for Ada: the old one no longer signs in.
+    let set = admin
+        .post(
+            &format!("/dashboard/admin/users/{ada_id}/password"),
+            &[
+                ("csrf", &csrf),
+                ("password", "a fresh password here"),
+                ("confirm", "a fresh password here"),
+            ],
+        )
+        .await;
+    assert!(
+        set.body.contains("Set a new password for ada@example.com"),
+        "{}",
+        set.body
+    );
+    assert_eq!(
+        Browser::new(&service)
+            .sign_in("ada@example.com", PASSWORD)
+            .await
+            .status,
+        401
+    );
+    assert_eq!(
+        Browser::new(&service)
+            .sign_in("ada@example.com", "a fresh password here")
+            .await
+            .status,
+        303
+    );
+    // Removing Bob ends his session and his sign-in; an admin cannot remove itself.
+    let removed = admin
+        .post(
+            &format!("/dashboard/admin/users/{bob_id}/remove"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+    assert!(
+        removed.body.contains("Removed bob@example.com"),
+        "{}",
+        removed.body
+    );
+    assert_eq!(bob.get("/dashboard/keys").await.status, 303);
+    assert_eq!(
+        Browser::new(&service)
+            .sign_in("bob@example.com", PASSWORD)
+            .await
+            .status,
+        401
+    );
+    let admin_id = user_id_on(&admin.get("/dashboard/admin").await, "admin@example.com");
+    let itself = admin
+        .post(
+            &format!("/dashboard/admin/users/{admin_id}/remove"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+    assert!(
+        itself.body.contains("cannot remove your own sign-in"),
+        "{}",
+        itself.body
+    );
+
+    // A withdrawn invitation's link stops working.
+    let invited = admin
+        .post(
+            "/dashboard/admin/invite",
+            &[
+                ("csrf", &csrf),
+                ("email", "carol@example.com"),
+                ("account", ""),
+            ],
+        )
+        .await;
+    let start = invited
+        .body
+        .find("/dashboard/invitations/")
+        .expect("a link");
+    let link = invited.body[start..]
+        .split('"')
+        .next()
+        .expect("link")
+        .to_owned();
+    assert!(
+        admin
+            .get("/dashboard/admin")
+            .await
+            .body
+            .contains("Invitations not yet used")
+    );
+    let withdrawn = admin
+        .post(
+            "/dashboard/admin/invitations/withdraw",
+            &[("csrf", &csrf), ("email", "carol@example.com")],
+        )
+        .await;
+    assert!(
+        withdrawn.body.contains("Withdrew the invitation"),
+        "{}",
+        withdrawn.body
+    );
+    assert_eq!(Browser::new(&service).get(&link).await.status, 404);
+}

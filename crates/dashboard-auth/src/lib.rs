@@ -198,6 +198,16 @@ pub trait UserStore: Send + Sync + std::fmt::Debug {
         digest: &str,
         now: jiff::Timestamp,
     ) -> Result<Option<Invitation>, AuthError>;
+    /// Deletes the user `id` and ends its sessions; false when there is none.
+    async fn delete_user(&self, id: UserId) -> Result<bool, AuthError>;
+    /// Replaces the user's password hash and ends its sessions; false when there is none.
+    async fn set_password(&self, id: UserId, password_hash: String) -> Result<bool, AuthError>;
+    /// Ends every session of the user; returns how many there were.
+    async fn delete_sessions_of(&self, id: UserId) -> Result<u64, AuthError>;
+    /// The invitations not expired at `now`, by email.
+    async fn invitations(&self, now: jiff::Timestamp) -> Result<Vec<Invitation>, AuthError>;
+    /// Withdraws every pending invitation for `email` (lower-cased); returns how many.
+    async fn delete_invitations_for(&self, email: &str) -> Result<u64, AuthError>;
     /// In one transaction: takes the unexpired invitation, creates its user with `password_hash`, deletes the
     /// invitation. [`AuthError::InvitationInvalid`] when there is none, [`AuthError::EmailTaken`] when its email
     /// signed up meanwhile.

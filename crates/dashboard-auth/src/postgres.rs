@@ -210,6 +210,71 @@ impl UserStore for PgUserStore {
             .map_err(backend)
     }
 
+    async fn delete_user(&self, id: UserId) -> Result<bool, AuthError> {
+        let client = self.client().await?;
+        // Its sessions go with it (ON DELETE CASCADE).
+        let deleted = client
+            .execute("DELETE FROM dashboard_users WHERE id = $1", &[&id.0])
+            .await
+            .map_err(backend)?;
+        Ok(deleted > 0)
+    }
+
+    async fn set_password(&self, id: UserId, password_hash: String) -> Result<bool, AuthError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(backend)?;
+        let changed = tx
+            .execute(
+                "UPDATE dashboard_users SET password_hash = $2 WHERE id = $1",
+                &[&id.0, &password_hash],
+            )
+            .await
+            .map_err(backend)?;
+        tx.execute(
+            "DELETE FROM dashboard_sessions WHERE user_id = $1",
+            &[&id.0],
+        )
+        .await
+        .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(changed > 0)
+    }
+
+    async fn delete_sessions_of(&self, id: UserId) -> Result<u64, AuthError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "DELETE FROM dashboard_sessions WHERE user_id = $1",
+                &[&id.0],
+            )
+            .await
+            .map_err(backend)
+    }
+
+    async fn invitations(&self, now: jiff::Timestamp) -> Result<Vec<Invitation>, AuthError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT email, account_id, admin, expires_at FROM dashboard_invitations
+                 WHERE expires_at > $1 ORDER BY email, expires_at",
+                &[&SystemTime::from(now)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(rows.iter().map(invitation_row).collect())
+    }
+
+    async fn delete_invitations_for(&self, email: &str) -> Result<u64, AuthError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "DELETE FROM dashboard_invitations WHERE email = $1",
+                &[&email],
+            )
+            .await
+            .map_err(backend)
+    }
+
     async fn delete_expired(&self, now: jiff::Timestamp) -> Result<u64, AuthError> {
         let client = self.client().await?;
         let now = SystemTime::from(now);

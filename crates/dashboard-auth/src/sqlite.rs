@@ -220,6 +220,73 @@ impl UserStore for SqliteUserStore {
             .map_err(backend)
     }
 
+    async fn delete_user(&self, id: UserId) -> Result<bool, AuthError> {
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction()?;
+                tx.execute("DELETE FROM dashboard_sessions WHERE user_id = ?1", [id.0])?;
+                let deleted = tx.execute("DELETE FROM dashboard_users WHERE id = ?1", [id.0])?;
+                tx.commit()?;
+                Ok(deleted > 0)
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn set_password(&self, id: UserId, password_hash: String) -> Result<bool, AuthError> {
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction()?;
+                let changed = tx.execute(
+                    "UPDATE dashboard_users SET password_hash = ?2 WHERE id = ?1",
+                    params![id.0, password_hash],
+                )?;
+                tx.execute("DELETE FROM dashboard_sessions WHERE user_id = ?1", [id.0])?;
+                tx.commit()?;
+                Ok(changed > 0)
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn delete_sessions_of(&self, id: UserId) -> Result<u64, AuthError> {
+        self.pool
+            .write(move |conn| {
+                conn.execute("DELETE FROM dashboard_sessions WHERE user_id = ?1", [id.0])
+            })
+            .await
+            .map(|n| n as u64)
+            .map_err(backend)
+    }
+
+    async fn invitations(&self, now: jiff::Timestamp) -> Result<Vec<Invitation>, AuthError> {
+        self.pool
+            .run(move |conn| {
+                conn.prepare(
+                    "SELECT email, account_id, admin, expires_at_ms FROM dashboard_invitations
+                     WHERE expires_at_ms > ?1 ORDER BY email, expires_at_ms",
+                )?
+                .query_map([now.as_millisecond()], invitation_row)?
+                .collect()
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn delete_invitations_for(&self, email: &str) -> Result<u64, AuthError> {
+        let email = email.to_owned();
+        self.pool
+            .write(move |conn| {
+                conn.execute(
+                    "DELETE FROM dashboard_invitations WHERE email = ?1",
+                    [email],
+                )
+            })
+            .await
+            .map(|n| n as u64)
+            .map_err(backend)
+    }
+
     async fn delete_expired(&self, now: jiff::Timestamp) -> Result<u64, AuthError> {
         let now = now.as_millisecond();
         self.pool

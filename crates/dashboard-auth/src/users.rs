@@ -11,7 +11,7 @@ use rand::Rng;
 use sha2::{Digest, Sha256};
 
 use crate::password_work::{FormLimits, HashingPool, PasswordLimits};
-use crate::{AuthError, Invitation, NewUser, Session, User, UserStore};
+use crate::{AuthError, Invitation, NewUser, Session, User, UserId, UserStore};
 
 /// How long a session lasts from sign-in, whatever the browser does: 12 hours.
 pub const SESSION_LIFETIME: Duration = Duration::from_hours(12);
@@ -345,6 +345,51 @@ impl Users {
             .await?;
         let (token, session) = self.open_session(&user).await?;
         Ok((user, token, session))
+    }
+
+    /// Removes the user `id` and ends its sessions (offboarding); false when there is none.
+    ///
+    /// # Errors
+    /// [`AuthError::Backend`].
+    pub async fn remove(&self, id: UserId) -> Result<bool, AuthError> {
+        self.store.delete_user(id).await
+    }
+
+    /// Sets a new password for the user `id` (checked against the rules, hashed on the hashing threads) and
+    /// ends its sessions, so whoever held one signs in again; false when there is no such user.
+    ///
+    /// # Errors
+    /// [`AuthError::WeakPassword`], [`AuthError::Busy`], [`AuthError::Backend`].
+    pub async fn set_password(&self, id: UserId, password: &str) -> Result<bool, AuthError> {
+        check_password_rules(password)?;
+        let password = password.to_owned();
+        let password_hash = self.hashing.run(move || hash_password(&password)).await??;
+        self.store.set_password(id, password_hash).await
+    }
+
+    /// Ends every session of the user `id` (signs it out everywhere); returns how many there were.
+    ///
+    /// # Errors
+    /// [`AuthError::Backend`].
+    pub async fn end_sessions(&self, id: UserId) -> Result<u64, AuthError> {
+        self.store.delete_sessions_of(id).await
+    }
+
+    /// The invitations not yet used or expired, by email.
+    ///
+    /// # Errors
+    /// [`AuthError::Backend`].
+    pub async fn invitations(&self) -> Result<Vec<Invitation>, AuthError> {
+        self.store.invitations(jiff::Timestamp::now()).await
+    }
+
+    /// Withdraws the pending invitations for `email`: their links stop working. Returns how many.
+    ///
+    /// # Errors
+    /// [`AuthError::InvalidEmail`], [`AuthError::Backend`].
+    pub async fn withdraw_invitation(&self, email: &str) -> Result<u64, AuthError> {
+        let email = normalize_email(email)?;
+        self.store.delete_invitations_for(&email).await
     }
 
     /// Drops expired sessions and invitations (run now and then); returns how many.

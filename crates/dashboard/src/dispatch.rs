@@ -121,6 +121,16 @@ where
         Op::Grant => admin::grant(parts, visitor, request).await,
         Op::Invite => admin::invite(parts, visitor, request).await,
         Op::SetQuotas => admin::quotas(parts, visitor, request).await,
+        Op::RemoveUser => {
+            admin::offboard(parts, visitor, request, id, admin::Offboard::Remove).await
+        }
+        Op::EndSessions => {
+            admin::offboard(parts, visitor, request, id, admin::Offboard::EndSessions).await
+        }
+        Op::SetPassword => {
+            admin::offboard(parts, visitor, request, id, admin::Offboard::SetPassword).await
+        }
+        Op::WithdrawInvitation => admin::withdraw(parts, visitor, request).await,
         Op::SignOut => sign_in::sign_out(parts, visitor, request, secure).await,
         // Public operations are answered before the session is read.
         Op::Stylesheet

@@ -44,6 +44,10 @@ pub(crate) enum Op {
     Grant,
     Invite,
     SetQuotas,
+    RemoveUser,
+    EndSessions,
+    SetPassword,
+    WithdrawInvitation,
     SignOut,
 }
 
@@ -208,6 +212,26 @@ pub(crate) const PAGES: &[PageRoute] = &[
         path: "/dashboard/admin/quotas",
         tag: Access::Session,
         methods: &[(POST, Op::SetQuotas)],
+    },
+    PageRoute {
+        path: "/dashboard/admin/users/{id}/remove",
+        tag: Access::Session,
+        methods: &[(POST, Op::RemoveUser)],
+    },
+    PageRoute {
+        path: "/dashboard/admin/users/{id}/sign-out",
+        tag: Access::Session,
+        methods: &[(POST, Op::EndSessions)],
+    },
+    PageRoute {
+        path: "/dashboard/admin/users/{id}/password",
+        tag: Access::Session,
+        methods: &[(POST, Op::SetPassword)],
+    },
+    PageRoute {
+        path: "/dashboard/admin/invitations/withdraw",
+        tag: Access::Session,
+        methods: &[(POST, Op::WithdrawInvitation)],
     },
     PageRoute {
         path: "/dashboard/sign-out",

@@ -346,7 +346,118 @@ async fn sessions_end_when_they_expire() {
     );
 }
 
+/// Issue 40: offboarding. A removed user's sessions end with it; a new password ends every session; sessions
+/// can be ended without either; a withdrawn invitation's link stops working. On two servers of one database.
+async fn people_are_offboarded_and_their_sessions_end(engine: &Engine) {
+    let (one, two) = (
+        Users::new(store(engine).await),
+        Users::new(store(engine).await),
+    );
+    let ada = one
+        .create("ada@example.com", PASSWORD, AccountId(1), false)
+        .await
+        .expect("created");
+    let bob = one
+        .create("bob@example.com", PASSWORD, AccountId(1), false)
+        .await
+        .expect("created");
+    let (ada_token, _) = one
+        .sign_in("ada@example.com", PASSWORD, None)
+        .await
+        .expect("signs in");
+    let (bob_token, _) = one
+        .sign_in("bob@example.com", PASSWORD, None)
+        .await
+        .expect("signs in");
+    let (bob_again, _) = two
+        .sign_in("bob@example.com", PASSWORD, None)
+        .await
+        .expect("signs in");
+
+    // A new password ends every session of that user, and only the new one signs in.
+    assert!(
+        two.set_password(ada.id, "a brand new password")
+            .await
+            .expect("set")
+    );
+    assert!(
+        one.session(ada_token.expose())
+            .await
+            .expect("reads")
+            .is_none()
+    );
+    assert!(matches!(
+        one.sign_in("ada@example.com", PASSWORD, None).await,
+        Err(AuthError::WrongCredentials)
+    ));
+    assert!(
+        one.sign_in("ada@example.com", "a brand new password", None)
+            .await
+            .is_ok()
+    );
+    assert!(matches!(
+        one.set_password(ada.id, "short").await,
+        Err(AuthError::WeakPassword)
+    ));
+
+    // Ending sessions signs a user out everywhere, keeping the user.
+    assert_eq!(one.end_sessions(bob.id).await.expect("ends"), 2);
+    for token in [&bob_token, &bob_again] {
+        assert!(two.session(token.expose()).await.expect("reads").is_none());
+    }
+    // Removing takes the user and its sessions; it cannot sign in again.
+    let (bob_token, _) = one
+        .sign_in("bob@example.com", PASSWORD, None)
+        .await
+        .expect("signs in");
+    assert!(two.remove(bob.id).await.expect("removes"));
+    assert!(!two.remove(bob.id).await.expect("answers"), "once");
+    assert!(
+        one.session(bob_token.expose())
+            .await
+            .expect("reads")
+            .is_none()
+    );
+    assert!(matches!(
+        one.sign_in("bob@example.com", PASSWORD, None).await,
+        Err(AuthError::WrongCredentials)
+    ));
+    assert_eq!(one.list().await.expect("lists").len(), 1);
+
+    // A withdrawn invitation's link stops working.
+    let (link, _) = one
+        .invite("carol@example.com", AccountId(1), false)
+        .await
+        .expect("invited");
+    assert_eq!(
+        two.invitations()
+            .await
+            .expect("lists")
+            .iter()
+            .map(|i| i.email.as_str())
+            .collect::<Vec<_>>(),
+        ["carol@example.com"]
+    );
+    assert_eq!(
+        two.withdraw_invitation("Carol@Example.com")
+            .await
+            .expect("withdrawn"),
+        1
+    );
+    assert!(
+        one.invitation(link.expose())
+            .await
+            .expect("reads")
+            .is_none()
+    );
+    assert!(matches!(
+        one.accept_invitation(link.expose(), PASSWORD, None).await,
+        Err(AuthError::InvitationInvalid)
+    ));
+}
+
 test_support::engine_tests! {
+    people_are_offboarded_and_their_sessions_end,
     a_session_made_on_one_server_works_on_another,
     wrong_passwords_unknown_emails_and_bad_input_are_refused,
 }

@@ -1,4 +1,5 @@
-//! Admin (`/dashboard/admin`): every account, granting credits, inviting people, each account's quotas, the
+//! Admin (`/dashboard/admin`): every account, granting credits, inviting people and offboarding them (removing a
+//! person, setting a password, ending sessions, withdrawing an invitation), each account's quotas, the
 //! fetcher's routes (each
 //! proxy's state and learned pace) and the layout-change alarm (each record field's share of live company-page
 //! parses that filled it). Admins only.
@@ -39,11 +40,12 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, notice: Option<Notice
     let coverage = parts.lookup.field_coverage().report();
     let routes = parts.lookup.routes();
     let deployment = parts.accounts.deployment_quotas();
+    let invitations = parts.accounts.users().invitations().await?;
     Ok(html(
         status,
         admin_markup(
             visitor,
-            &users,
+            (&users, &invitations),
             notice.as_ref(),
             (&routes, &coverage),
             &deployment,
@@ -164,6 +166,176 @@ where
         }
     };
     page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
+}
+
+/// What an offboarding form does to a person.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Offboard {
+    /// Removes the sign-in and ends its sessions.
+    Remove,
+    /// Ends every session of the sign-in (signs it out everywhere).
+    EndSessions,
+    /// Sets a new password, which ends every session.
+    SetPassword,
+}
+
+/// `POST /dashboard/admin/users/{id}/remove|sign-out|password`.
+pub(crate) async fn offboard<B>(
+    parts: &Parts,
+    visitor: &Visitor,
+    request: Request<B>,
+    id: &str,
+    what: Offboard,
+) -> Page
+where
+    B: hyper::body::Body + Unpin,
+{
+    visitor.require_admin()?;
+    let form = read_session_form(parts, visitor, request).await?;
+    let users = parts.accounts.users();
+    let person = match id.parse().ok().map(dashboard_auth::UserId) {
+        Some(id) => users.list().await?.into_iter().find(|u| u.id == id),
+        None => None,
+    };
+    let Some(person) = person else {
+        return Err(crate::error::PageError::NotFound);
+    };
+    let notice = match what {
+        Offboard::Remove if person.id == visitor.user.id => Notice::Error(
+            "You cannot remove your own sign-in: ask another admin, or run `company-data accounts` on the server."
+                .to_owned(),
+        ),
+        Offboard::Remove => {
+            users.remove(person.id).await?;
+            Notice::Ok(format!("Removed {}; their sessions ended.", person.email))
+        }
+        Offboard::EndSessions => {
+            let ended = users.end_sessions(person.id).await?;
+            Notice::Ok(format!("Signed {} out everywhere ({ended} sessions ended).", person.email))
+        }
+        Offboard::SetPassword => {
+            let password = form.get("password").map(String::as_str).unwrap_or_default();
+            if form.get("confirm").map(String::as_str) != Some(password) {
+                Notice::Error("The two passwords differ.".to_owned())
+            } else {
+                match users.set_password(person.id, password).await {
+                    Ok(_) => Notice::Ok(format!(
+                        "Set a new password for {}; their sessions ended.",
+                        person.email
+                    )),
+                    Err(refused @ dashboard_auth::AuthError::WeakPassword) => {
+                        Notice::Error(capitalized(&refused.to_string()))
+                    }
+                    Err(other) => return Err(other.into()),
+                }
+            }
+        }
+    };
+    // Ending one's own sessions (or password) signs the admin out too.
+    if person.id == visitor.user.id && what != Offboard::Remove && matches!(notice, Notice::Ok(_)) {
+        return Ok(crate::respond::redirect("/dashboard/sign-in"));
+    }
+    page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
+}
+
+/// `POST /dashboard/admin/invitations/withdraw`: the pending invitations for an email stop working.
+pub(crate) async fn withdraw<B>(parts: &Parts, visitor: &Visitor, request: Request<B>) -> Page
+where
+    B: hyper::body::Body + Unpin,
+{
+    visitor.require_admin()?;
+    let form = read_session_form(parts, visitor, request).await?;
+    let email = form.get("email").map(String::as_str).unwrap_or_default();
+    let notice = match parts.accounts.users().withdraw_invitation(email).await {
+        Ok(0) => Notice::Error(format!("No invitation for {email} is pending.")),
+        Ok(_) => Notice::Ok(format!(
+            "Withdrew the invitation for {email}: its link no longer works."
+        )),
+        Err(refused) => Notice::Error(refusal(accounts::AccountsError::Users(refused))?),
+    };
+    page(parts, &visitor.refreshed(parts).await?, Some(notice)).await
+}
+
+/// The people who sign in, with the admin's offboarding forms, and the invitations not yet used.
+fn people_markup(
+    visitor: &Visitor,
+    users: &[User],
+    invitations: &[dashboard_auth::Invitation],
+) -> Markup {
+    let account_name = |id: AccountId| {
+        visitor
+            .all_accounts
+            .iter()
+            .find(|a| a.id == id)
+            .map_or_else(|| id.to_string(), |a| a.name.clone())
+    };
+    html! {
+        section.card #people {
+            h2 { "People" }
+            div.table-wrap {
+                table {
+                    thead { tr { th { "Email" } th { "Account" } th { "Admin" } th { "Created" } th { "Offboarding" } } }
+                    tbody {
+                        @for person in users {
+                            tr {
+                                td { (person.email) }
+                                td { (account_name(person.account)) }
+                                td { @if person.admin { "yes" } @else { "no" } }
+                                td { (time(person.created_at)) }
+                                td {
+                                    form.inline method="post" action=(format!("/dashboard/admin/users/{}/sign-out", person.id.0)) {
+                                        (csrf(visitor))
+                                        button type="submit" { "End sessions" }
+                                    }
+                                    @if person.id != visitor.user.id {
+                                        form.inline method="post" action=(format!("/dashboard/admin/users/{}/remove", person.id.0)) {
+                                            (csrf(visitor))
+                                            button.danger type="submit" { "Remove" }
+                                        }
+                                    }
+                                    details {
+                                        summary { "Set a password" }
+                                        form method="post" action=(format!("/dashboard/admin/users/{}/password", person.id.0)) {
+                                            (csrf(visitor))
+                                            label for=(format!("password-{}", person.id.0)) { "New password" }
+                                            input id=(format!("password-{}", person.id.0)) type="password" name="password" autocomplete="new-password" minlength=(dashboard_auth::MIN_PASSWORD_CHARS) required;
+                                            label for=(format!("confirm-{}", person.id.0)) { "The same again" }
+                                            input id=(format!("confirm-{}", person.id.0)) type="password" name="confirm" autocomplete="new-password" required;
+                                            button type="submit" { "Set password (ends their sessions)" }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if !invitations.is_empty() {
+                h3 { "Invitations not yet used" }
+                div.table-wrap {
+                    table {
+                        thead { tr { th { "Email" } th { "Account" } th { "Expires" } th {} } }
+                        tbody {
+                            @for invitation in invitations {
+                                tr {
+                                    td { (invitation.email) }
+                                    td { (account_name(invitation.account)) }
+                                    td { (time(invitation.expires_at)) }
+                                    td {
+                                        form.inline method="post" action="/dashboard/admin/invitations/withdraw" {
+                                            (csrf(visitor))
+                                            input type="hidden" name="email" value=(invitation.email);
+                                            button type="submit" { "Withdraw" }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `POST /dashboard/admin/quotas`: sets an account's own quotas (a blank field keeps the account's; "reset" drops
@@ -305,7 +477,7 @@ where
 
 fn admin_markup(
     visitor: &Visitor,
-    users: &[User],
+    (users, invitations): (&[User], &[dashboard_auth::Invitation]),
     notice: Option<&Notice>,
     (routes, coverage): (&[RouteStatus], &CoverageReport),
     deployment: &accounts::Quotas,
@@ -386,6 +558,7 @@ fn admin_markup(
                 button type="submit" { "Make invitation link" }
             }
         }
+        (people_markup(visitor, users, invitations))
         (quotas_markup(visitor, deployment))
         (routes_markup(routes))
         (coverage_markup(coverage))
