@@ -245,6 +245,10 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                 forms.per_address_burst
             ),
             format!(
+                "before anything else, answered after {} ms",
+                forms.refusal_delay.as_millis()
+            ),
+            format!(
                 "per email {} attempts at once, then one per {} s",
                 forms.per_email_burst,
                 forms.per_email_refill.as_secs()
@@ -263,10 +267,7 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                 connections.header_timeout.as_secs()
             ),
             format!("a body within {} s", connections.body_timeout.as_secs()),
-            format!(
-                "no progress for {} s",
-                connections.write_timeout.as_secs()
-            ),
+            format!("no progress for {} s", connections.write_timeout.as_secs()),
             format!("{} jobs not yet ended", quotas.open_jobs),
             format!("{} URLs not yet answered", thousands(quotas.queued_urls)),
             format!(

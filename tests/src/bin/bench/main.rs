@@ -1143,6 +1143,8 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
         "/flood/spread_flood/flood_401_per_second",
         "/flood/one_address_flood/p99_ms",
         "/flood/one_address_flood/flood_429_per_second",
+        "/flood/password_form_flood/p99_ms",
+        "/flood/password_form_flood/flood_429_per_second",
         "/download/rss_at_rest_mb",
         "/download/rss_over_rest_mb",
         "/pool/pool/pages_per_second",
