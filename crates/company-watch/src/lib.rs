@@ -71,6 +71,9 @@ pub struct WatchSettings {
     pub connect_timeout: Duration,
     /// The deployment's quotas ([`Quotas::watches`], [`Quotas::endpoints`]); an account's own replace them.
     pub quotas: Quotas,
+    /// How long an event that is done (delivered, or given up after `retry_window`) stays listed among its
+    /// endpoint's deliveries before [`Watches::forget_done_events`] deletes it. Default 7 days.
+    pub done_event_retention: Duration,
 }
 
 impl Default for WatchSettings {
@@ -87,6 +90,7 @@ impl Default for WatchSettings {
             deliveries_per_account: 4,
             connect_timeout: Duration::from_secs(3),
             quotas: Quotas::default(),
+            done_event_retention: Duration::from_hours(7 * 24),
         }
     }
 }
@@ -236,6 +240,22 @@ impl Watches {
                 adding: new.len(),
                 quota,
             })
+    }
+
+    /// Deletes the events that are done (delivered or given up) and older than
+    /// [`WatchSettings::done_event_retention`]; returns how many. The service runs it every hour.
+    ///
+    /// # Errors
+    /// [`WatchError::Store`].
+    pub async fn forget_done_events(&self) -> Result<u64, WatchError> {
+        let keep = jiff::SignedDuration::try_from(self.settings.done_event_retention)
+            .unwrap_or(jiff::SignedDuration::MAX);
+        let before = self
+            .clock
+            .now()
+            .checked_sub(keep)
+            .unwrap_or(jiff::Timestamp::MIN);
+        Ok(self.store.forget_done_before(before).await?)
     }
 
     /// The quotas in force for `account`: its own over the deployment's ([`WatchSettings::quotas`]).

@@ -405,7 +405,8 @@ impl App {
 
     /// Runs the periodic upkeep until the process ends: every 10 s, frees credit holds older than any request
     /// can run (a stopped server's, on a shared database); every minute, deletes expired dashboard sessions and
-    /// invitations; every hour, forgets history older than its retention.
+    /// invitations; every hour, forgets history older than its retention, expired idempotency records and
+    /// webhook events done for longer than their retention.
     pub fn spawn_upkeep(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let app = Arc::clone(self);
         tokio::spawn(async move {
@@ -429,6 +430,11 @@ impl App {
                     && let Err(error) = app.idempotency.forget_expired().await
                 {
                     tracing::warn!(%error, "idempotency record sweep failed");
+                }
+                if tick % 360 == 0
+                    && let Err(error) = app.watches.forget_done_events().await
+                {
+                    tracing::warn!(%error, "delivered-event sweep failed");
                 }
             }
         })

@@ -414,6 +414,10 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
         delivered: Delivered,
     ) -> Result<bool, WatchStoreError>;
 
+    /// Deletes the events and event copies that are done (delivered or given up) and were made before `before`,
+    /// so that what one account's events leave behind does not grow without end; returns how many.
+    async fn forget_done_before(&self, before: jiff::Timestamp) -> Result<u64, WatchStoreError>;
+
     /// The account's webhook secret, if it has one.
     async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError>;
 

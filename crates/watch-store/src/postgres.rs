@@ -675,6 +675,25 @@ impl WatchStore for PgWatchStore {
         .await
     }
 
+    async fn forget_done_before(&self, before: jiff::Timestamp) -> Result<u64, WatchStoreError> {
+        let before = millis(before);
+        let mut forgotten = 0;
+        for events in ["watch_events", "endpoint_events"] {
+            forgotten += self
+                .pool
+                .execute(
+                    &format!(
+                        "DELETE FROM {events}
+                         WHERE next_attempt_ms IS NULL AND claim_until_ms IS NULL AND created_at_ms < $1"
+                    ),
+                    &[&before],
+                )
+                .await
+                .map_err(backend)?;
+        }
+        Ok(forgotten)
+    }
+
     async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError> {
         Ok(self
             .pool

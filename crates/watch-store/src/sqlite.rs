@@ -689,6 +689,26 @@ impl WatchStore for SqliteWatchStore {
         .await
     }
 
+    async fn forget_done_before(&self, before: jiff::Timestamp) -> Result<u64, WatchStoreError> {
+        let before = millis(before);
+        self.pool
+            .write(move |conn| {
+                let mut forgotten = 0;
+                for events in ["watch_events", "endpoint_events"] {
+                    forgotten += conn.execute(
+                        &format!(
+                            "DELETE FROM {events}
+                             WHERE next_attempt_ms IS NULL AND claim_until_ms IS NULL AND created_at_ms < ?1"
+                        ),
+                        [before],
+                    )?;
+                }
+                Ok(forgotten as u64)
+            })
+            .await
+            .map_err(backend)
+    }
+
     async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError> {
         self.pool
             .run(move |conn| {

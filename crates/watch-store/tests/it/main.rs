@@ -724,6 +724,12 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
             .is_empty(),
         "account 1 has its share in flight, account 2 its one"
     );
+    // Events done (delivered or given up) and older than a cut-off are forgotten; the rest stay.
+    let before_forget = store
+        .endpoint_events(AccountId(1), None, 100)
+        .await
+        .expect("lists")
+        .len();
     // A finished delivery frees its endpoint's place for that endpoint's next copy.
     let done = first
         .iter()
@@ -747,6 +753,27 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
         .expect("claims");
     assert_eq!(next.len(), 1, "{next:?}");
     assert_eq!(next[0].account, AccountId(1));
+    assert_eq!(
+        store.forget_done_before(start).await.expect("forgets"),
+        0,
+        "nothing done was made before the start"
+    );
+    assert_eq!(
+        store
+            .forget_done_before(now + SignedDuration::from_hours(1))
+            .await
+            .expect("forgets"),
+        1,
+        "the one delivered copy; those in flight or due stay"
+    );
+    assert_eq!(
+        store
+            .endpoint_events(AccountId(1), None, 100)
+            .await
+            .expect("lists")
+            .len(),
+        before_forget - 1
+    );
 
     // Refreshes: account 1's 10,000 due watches, then account 2's one, due last: account 2's is in the first
     // claim, so it waits for one round of refreshes at most, not for account 1's queue.
