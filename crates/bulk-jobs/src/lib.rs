@@ -285,7 +285,7 @@ impl BulkJobs {
             )
             .await?;
         let job = match created {
-            Created::Job(job) => job,
+            Created::Job(job) => *job,
             Created::TooManyOpenJobs { open } => {
                 return Err(BulkError::TooManyOpenJobs {
                     open,

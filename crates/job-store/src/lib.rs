@@ -77,7 +77,7 @@ pub struct QueueBound {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Created {
     /// The job, stored.
-    Job(Job),
+    Job(Box<Job>),
     /// Nothing stored: the account has [`QueueBound::open_jobs`] jobs not yet ended.
     TooManyOpenJobs {
         /// Its jobs not yet ended.

@@ -236,7 +236,7 @@ impl JobStore for PgJobStore {
         let created = read_job(&*tx, id).await.map_err(backend)?;
         tx.commit().await.map_err(backend)?;
         created
-            .map(Created::Job)
+            .map(|job| Created::Job(Box::new(job)))
             .ok_or_else(|| JobStoreError("the new job was not read back".into()))
     }
 

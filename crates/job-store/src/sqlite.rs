@@ -231,7 +231,7 @@ impl JobStore for SqliteJobStore {
                 let created = read_job(&tx, id)?;
                 tx.commit()?;
                 created
-                    .map(Created::Job)
+                    .map(|job| Created::Job(Box::new(job)))
                     .ok_or(rusqlite::Error::QueryReturnedNoRows)
             })
             .await

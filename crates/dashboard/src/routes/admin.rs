@@ -215,9 +215,7 @@ where
         }
         Offboard::SetPassword => {
             let password = form.get("password").map(String::as_str).unwrap_or_default();
-            if form.get("confirm").map(String::as_str) != Some(password) {
-                Notice::Error("The two passwords differ.".to_owned())
-            } else {
+            if form.get("confirm").map(String::as_str) == Some(password) {
                 match users.set_password(person.id, password).await {
                     Ok(_) => Notice::Ok(format!(
                         "Set a new password for {}; their sessions ended.",
@@ -228,6 +226,8 @@ where
                     }
                     Err(other) => return Err(other.into()),
                 }
+            } else {
+                Notice::Error("The two passwords differ.".to_owned())
             }
         }
     };

@@ -32,7 +32,7 @@ trait CreateUnbounded {
 impl<T: JobStore + ?Sized> CreateUnbounded for T {
     async fn create_unbounded(&self, job: NewJob) -> Result<Job, JobStoreError> {
         match self.create(job, UNBOUNDED).await? {
-            Created::Job(job) => Ok(job),
+            Created::Job(job) => Ok(*job),
             refused => panic!("refused without a bound: {refused:?}"),
         }
     }
@@ -718,7 +718,7 @@ async fn the_queue_bound_is_checked_where_the_job_is_added(engine: &Engine) {
         match attempt.await.expect("joins").expect("answers") {
             Created::Job(_) => added += 1,
             Created::TooManyOpenJobs { open } => assert_eq!(open, 3),
-            other => panic!("{other:?}"),
+            other @ Created::TooManyQueuedInputs { .. } => panic!("{other:?}"),
         }
     }
     assert_eq!(added, 3);

@@ -689,7 +689,7 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
         .await
         .expect("queues");
 
-    let lease = Duration::from_secs(60);
+    let lease = Duration::from_mins(1);
     let first = store
         .claim_endpoint_deliveries(now, lease, 2, 3)
         .await

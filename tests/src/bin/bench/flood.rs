@@ -1,5 +1,7 @@
-//! 10. Auth under a flood: a legitimate key's stored-path latency alone and while 64 clients send made-up keys,
-//! or while 32 clients with no account send made-up dashboard sign-in and invitation forms.
+//! 10. Auth under a flood: a legitimate key's stored-path latency alone and under each flood.
+//!
+//! 64 clients send made-up keys, or 32 clients with no account send made-up dashboard sign-in and invitation
+//! forms.
 //!
 //! The server runs pinned to one core and this process (the legitimate client and the flood) to the other, so
 //! the flood's cost shows as the server's, not as the load generator's. Three floods: made-up keys from
