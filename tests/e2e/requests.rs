@@ -63,6 +63,21 @@ async fn normalization_and_duplicates() {
         "one distinct company, billed once"
     );
     assert_eq!(reply.header("x-credits-remaining"), Some("9"));
+
+    // Issue 40: 200 copies of one page are answered for their first copies only; the rest are unresolved as
+    // `duplicate`, in their positions, and the page is still charged once.
+    let copies = vec![GOOGLE; company_model::MAX_URLS];
+    let reply = service
+        .post(&key, &json!({"liUrls": copies, "maxAgeHours": 24}))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    let answered = reply.json["results"].as_array().expect("results").len();
+    let unresolved = reply.json["unresolved"].as_array().expect("unresolved");
+    assert_eq!(answered, company_model::MAX_COPIES_PER_PAGE);
+    assert_eq!(unresolved.len(), company_model::MAX_URLS - company_model::MAX_COPIES_PER_PAGE);
+    assert!(unresolved.iter().all(|u| u["error"] == "duplicate"
+        && u["message"].as_str().is_some_and(|m| m.contains("Send each page once"))));
+    assert_eq!(reply.header("x-credits-charged"), Some("0.5"));
 }
 
 #[tokio::test]

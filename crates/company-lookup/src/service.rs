@@ -3,7 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_model::{
-    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow, RecordFields,
+    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow, MAX_COPIES_PER_PAGE,
+    RecordFields,
     RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl,
 };
 use credit_ledger::{
@@ -829,7 +830,8 @@ fn live_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Option<Cap
 }
 
 /// The 200 body, every requested URL in order with its page's outcome, and what it costs: each page found at its
-/// source's price ([`price_per_record`]; a URL repeated in the request is one page, charged once).
+/// source's price ([`price_per_record`]; a URL repeated in the request is one page, charged once, and answered
+/// for its first [`MAX_COPIES_PER_PAGE`] copies only, the rest `duplicate`).
 fn answer(
     caller: Caller,
     request: &CompanyRequest,
@@ -843,7 +845,23 @@ fn answer(
     };
     let mut results = Vec::new();
     let mut unresolved = Vec::new();
+    let mut copies: HashMap<&PageUrl, usize> = HashMap::new();
     for url in &request.urls {
+        let copy = copies.entry(&url.page).or_insert(0);
+        *copy += 1;
+        if *copy > MAX_COPIES_PER_PAGE {
+            unresolved.push(UnresolvedUrl {
+                original_li_url: url.original.clone(),
+                error: UnresolvedCode::Duplicate,
+                message: format!(
+                    "This page is in the request more than {MAX_COPIES_PER_PAGE} times; its first \
+                     {MAX_COPIES_PER_PAGE} copies are answered (and it is charged once). Send each page once: \
+                     its record is the same."
+                ),
+                retry_after_seconds: None,
+            });
+            continue;
+        }
         // Every distinct page has an outcome; `missing` only guards against a future change breaking that.
         match outcomes.get(&url.page).unwrap_or(&missing) {
             PageOutcome::Found { snapshot, source } => results.push(CompanyResult {

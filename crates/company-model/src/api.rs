@@ -224,11 +224,14 @@ pub enum UnresolvedCode {
     FetchFailed,
     /// The page was fetched but holds no company data the parser recognises.
     Unparseable,
+    /// The page is in the request more than [`crate::MAX_COPIES_PER_PAGE`] times; this copy is not answered
+    /// (its first copies are, and the page is charged once).
+    Duplicate,
 }
 
 impl UnresolvedCode {
     /// All codes, for documentation.
-    pub const ALL: [UnresolvedCode; 7] = [
+    pub const ALL: [UnresolvedCode; 8] = [
         UnresolvedCode::NotFound,
         UnresolvedCode::Authwall,
         UnresolvedCode::Blocked,
@@ -236,6 +239,7 @@ impl UnresolvedCode {
         UnresolvedCode::TimedOut,
         UnresolvedCode::FetchFailed,
         UnresolvedCode::Unparseable,
+        UnresolvedCode::Duplicate,
     ];
 
     /// The code as serialized, e.g. `not_found`.
@@ -248,6 +252,7 @@ impl UnresolvedCode {
             UnresolvedCode::TimedOut => "timed_out",
             UnresolvedCode::FetchFailed => "fetch_failed",
             UnresolvedCode::Unparseable => "unparseable",
+            UnresolvedCode::Duplicate => "duplicate",
         }
     }
 }

@@ -60,7 +60,8 @@ pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
 pub use request::job_input_schema;
 pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS,
-    MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,
+    MAX_BODY_BYTES, MAX_COPIES_PER_PAGE, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody,
+    SubmittedUrl,
     json_object,
 };
 pub use resolve::{

@@ -12,6 +12,11 @@ use crate::{InputMetadata, Problem, RecordFields};
 
 /// Most URLs one request may carry (spec 8).
 pub const MAX_URLS: usize = 200;
+/// Most copies of one page a synchronous request is answered with: the same page sent more often is answered
+/// for its first copies and `unresolved` as `duplicate` for the rest, so 200 copies of one URL, charged once,
+/// cannot be answered with 200 whole records (a megabyte-sized answer for one credit, or for nothing with a
+/// test-mode key).
+pub const MAX_COPIES_PER_PAGE: usize = 10;
 /// Most URLs one bulk job may carry (`POST /v1/network/company-data/jobs`).
 pub const MAX_JOB_URLS: usize = 100_000;
 /// Largest body of a bulk job's request, in bytes (16 MiB: 100,000 URLs of up to ~160 bytes each).
