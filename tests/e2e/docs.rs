@@ -277,6 +277,10 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                 quotas.keys
             ),
             format!(
+                "quota: {} MB of kept answers per account",
+                thousands(u64::from(quotas.idempotency_mb))
+            ),
+            format!(
                 "{} at once per server, at most {} of one account",
                 watches.deliveries_at_once, watches.deliveries_per_account
             ),

@@ -74,9 +74,16 @@ async fn normalization_and_duplicates() {
     let answered = reply.json["results"].as_array().expect("results").len();
     let unresolved = reply.json["unresolved"].as_array().expect("unresolved");
     assert_eq!(answered, company_model::MAX_COPIES_PER_PAGE);
-    assert_eq!(unresolved.len(), company_model::MAX_URLS - company_model::MAX_COPIES_PER_PAGE);
-    assert!(unresolved.iter().all(|u| u["error"] == "duplicate"
-        && u["message"].as_str().is_some_and(|m| m.contains("Send each page once"))));
+    assert_eq!(
+        unresolved.len(),
+        company_model::MAX_URLS - company_model::MAX_COPIES_PER_PAGE
+    );
+    assert!(unresolved.iter().all(|u| {
+        u["error"] == "duplicate"
+            && u["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Send each page once"))
+    }));
     assert_eq!(reply.header("x-credits-charged"), Some("0.5"));
 }
 

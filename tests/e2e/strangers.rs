@@ -418,3 +418,56 @@ async fn a_job_quota_is_met_at_its_edge_and_raised_for_one_account() {
         409
     );
 }
+
+#[tokio::test]
+async fn the_answers_kept_for_idempotent_retries_meet_their_quota() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--key-rate", "0"],
+        ..ServiceOptions::default()
+    });
+    let key = service.key("keeper", "1000");
+    service.cli(&[
+        "accounts",
+        "quotas",
+        "--account",
+        "keeper",
+        "--idempotency-mb",
+        "1",
+    ]);
+    // Ten copies of a page make an answer of about half a megabyte: the quota is met within a few.
+    let body =
+        json!({"liUrls": vec![GOOGLE; company_model::MAX_COPIES_PER_PAGE], "maxAgeHours": 24});
+    let send = |idempotency_key: Option<String>| {
+        let (service, key, body) = (&service, &key, &body);
+        async move {
+            let mut request = client()
+                .post(format!("{}/v1/network/company-data", service.base))
+                .header("x-api-key", key)
+                .header("content-type", "application/json")
+                .body(body.to_string());
+            if let Some(idempotency_key) = idempotency_key {
+                request = request.header("idempotency-key", idempotency_key);
+            }
+            tests::Reply::from(request.send().await.expect("sent")).await
+        }
+    };
+    let mut kept = 0;
+    let refused = loop {
+        let reply = send(Some(format!("retry-safe-{kept}"))).await;
+        if reply.status != 200 {
+            break reply;
+        }
+        kept += 1;
+        assert!(kept < 10, "a 1 MB quota never met");
+    };
+    assert!(kept >= 2, "refused after {kept} answers");
+    assert_eq!(refused.status, 429, "{}", refused.json);
+    assert_eq!(refused.json["error"], "idempotency_storage_full");
+    assert!(refused.header("retry-after").is_some());
+    // Nothing ran for the refusal; the same request without a key is served.
+    assert_eq!(send(None).await.status, 200);
+    // A replay of a key already answered is still served from what was kept.
+    let replay = send(Some("retry-safe-0".to_owned())).await;
+    assert_eq!(replay.status, 200);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+}

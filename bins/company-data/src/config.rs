@@ -162,6 +162,9 @@ pub struct ServeArgs {
     /// API keys (not revoked, live and test together) one account may have.
     #[arg(long, env = "COMPANY_DATA_QUOTA_KEYS", default_value_t = Quotas::default().keys)]
     quota_keys: u32,
+    /// Megabytes of answers one account may have kept for `Idempotency-Key` retries (each kept 24 hours).
+    #[arg(long, env = "COMPANY_DATA_QUOTA_IDEMPOTENCY_MB", default_value_t = Quotas::default().idempotency_mb)]
+    quota_idempotency_mb: u32,
     /// Live lookups each account may have in flight at once, over all its requests (0 for no cap). A request
     /// that would go over it is answered 429 `too_many_live_lookups`, unless the account has nothing else in flight.
     #[arg(long, env = "COMPANY_DATA_ACCOUNT_LIVE_LOOKUPS", default_value_t = company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT)]
@@ -363,6 +366,7 @@ impl ServeArgs {
                 watches: self.quota_watches,
                 endpoints: self.quota_endpoints,
                 keys: self.quota_keys,
+                idempotency_mb: self.quota_idempotency_mb,
             },
             server_name: self
                 .server_name

@@ -3,9 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use company_model::{
-    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow, MAX_COPIES_PER_PAGE,
-    RecordFields,
-    RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl,
+    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow,
+    MAX_COPIES_PER_PAGE, RecordFields, RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl,
 };
 use credit_ledger::{
     Charge, Credits, Ledger, LedgerError, Reservation, price_per_company, price_per_record,

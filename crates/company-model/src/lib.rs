@@ -61,8 +61,7 @@ pub use request::job_input_schema;
 pub use request::{
     CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS,
     MAX_BODY_BYTES, MAX_COPIES_PER_PAGE, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody,
-    SubmittedUrl,
-    json_object,
+    SubmittedUrl, json_object,
 };
 pub use resolve::{
     Candidate, DEFAULT_RESOLVE_WINDOW, Evidence, MAX_DOMAIN_LEN, MAX_NAME_LEN, MAX_QUERIES,

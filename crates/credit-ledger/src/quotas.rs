@@ -21,6 +21,8 @@ pub struct Quotas {
     pub endpoints: u32,
     /// API keys not revoked, live and test-mode together. Default 100.
     pub keys: u32,
+    /// Megabytes of answers kept for `Idempotency-Key` retries (each kept 24 hours). Default 1,024.
+    pub idempotency_mb: u32,
 }
 
 impl Default for Quotas {
@@ -31,6 +33,7 @@ impl Default for Quotas {
             watches: 1_000,
             endpoints: u32::try_from(company_model::MAX_ENDPOINTS).unwrap_or(u32::MAX),
             keys: 100,
+            idempotency_mb: 1024,
         }
     }
 }
@@ -54,6 +57,9 @@ pub struct QuotaOverrides {
     /// [`Quotas::keys`] for this account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<u32>,
+    /// [`Quotas::idempotency_mb`] for this account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_mb: Option<u32>,
 }
 
 impl QuotaOverrides {
@@ -65,6 +71,7 @@ impl QuotaOverrides {
             watches: self.watches.unwrap_or(deployment.watches),
             endpoints: self.endpoints.unwrap_or(deployment.endpoints),
             keys: self.keys.unwrap_or(deployment.keys),
+            idempotency_mb: self.idempotency_mb.unwrap_or(deployment.idempotency_mb),
         }
     }
 
@@ -77,6 +84,7 @@ impl QuotaOverrides {
             watches: newer.watches.or(self.watches),
             endpoints: newer.endpoints.or(self.endpoints),
             keys: newer.keys.or(self.keys),
+            idempotency_mb: newer.idempotency_mb.or(self.idempotency_mb),
         }
     }
 

@@ -34,6 +34,9 @@ pub struct ApiSettings {
     /// which is right when clients connect directly. Failed authentications are limited per this address.
     /// Set it only behind a proxy that sets the header: otherwise clients could choose their address.
     pub client_address_header: Option<http::HeaderName>,
+    /// The deployment's quotas; here [`credit_ledger::Quotas::idempotency_mb`], the answers an account may have
+    /// kept for `Idempotency-Key` retries (an account's own quota replaces it).
+    pub quotas: credit_ledger::Quotas,
 }
 
 impl Default for ApiSettings {
@@ -45,6 +48,7 @@ impl Default for ApiSettings {
             }),
             body_timeout: Duration::from_secs(30),
             client_address_header: None,
+            quotas: credit_ledger::Quotas::default(),
         }
     }
 }
@@ -295,6 +299,11 @@ impl Api {
 }
 
 impl Api {
+    /// The deployment's quotas ([`ApiSettings::quotas`]).
+    pub(crate) fn quotas(&self) -> &credit_ledger::Quotas {
+        &self.0.settings.quotas
+    }
+
     /// The client's address, by http-serve's one rule ([`http_serve::client_address`]) with this API's trusted
     /// proxy header.
     fn client_address(

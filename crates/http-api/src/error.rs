@@ -83,6 +83,14 @@ pub enum ApiError {
     /// The key's first request is still running (409).
     #[error("a request with this Idempotency-Key is still running")]
     IdempotencyKeyInUse,
+    /// The account's answers kept for `Idempotency-Key` retries reached its quota; nothing ran (429).
+    #[error(
+        "the account's answers kept for Idempotency-Key retries reached its quota of {quota_mb} MB"
+    )]
+    IdempotencyStorageFull {
+        /// The quota, in megabytes.
+        quota_mb: u32,
+    },
     /// The key was used with another request within [`idempotency::KEEP_FOR`] (422).
     #[error("this Idempotency-Key was used with another request")]
     IdempotencyKeyReused,
@@ -361,6 +369,16 @@ impl ApiError {
                  header's seconds to get its answer."
                     .to_owned(),
             ),
+            Self::IdempotencyStorageFull { quota_mb } => (
+                S::TOO_MANY_REQUESTS,
+                "idempotency_storage_full",
+                format!(
+                    "This account's answers kept for Idempotency-Key retries reached its quota of {quota_mb} MB \
+                     (each is kept 24 hours). Nothing ran. Send the request without an Idempotency-Key, or \
+                     retry after the Retry-After header's seconds as old answers expire; the service's operator \
+                     can raise the quota (`company-data accounts quotas --idempotency-mb N`)."
+                ),
+            ),
             Self::IdempotencyKeyReused => (
                 S::UNPROCESSABLE_ENTITY,
                 "idempotency_key_reused",
@@ -422,6 +440,8 @@ impl ApiError {
                 Some(retry_after_seconds(*retry_after))
             }
             Self::IdempotencyKeyInUse => Some(1),
+            // Old answers are forgotten by the hourly sweep.
+            Self::IdempotencyStorageFull { .. } => Some(3600),
             _ if status == StatusCode::SERVICE_UNAVAILABLE => Some(5),
             _ => None,
         }

@@ -115,6 +115,7 @@ impl Api {
         let (Some(key), Some(store)) = (key, self.idempotency()) else {
             return work(self.clone()).await;
         };
+
         match store
             .begin(account, &key, &fingerprint, jiff::Timestamp::now(), lease)
             .await?
@@ -123,6 +124,14 @@ impl Api {
             Begin::Running => return Err(ApiError::IdempotencyKeyInUse),
             Begin::Mismatch => return Err(ApiError::IdempotencyKeyReused),
             Begin::Started => {}
+        }
+        // A new key will keep an answer: the account's quota on what it keeps is checked now (a replay above
+        // keeps nothing more). Answers in flight may pass it by their size.
+        if let Err(refused) = self.room_to_keep(store.as_ref(), account).await {
+            if let Err(error) = store.abandon(account, &key).await {
+                tracing::warn!(%error, "could not drop an idempotency claim; it lapses with its lease");
+            }
+            return Err(refused);
         }
         let api = self.clone();
         // A task of its own: a client that disconnects does not cancel the work, and its retry finds the answer.
@@ -135,6 +144,25 @@ impl Api {
         );
         task.await
             .map_err(|error| ApiError::Internal(format!("the request's task failed: {error}")))?
+    }
+}
+
+impl Api {
+    /// `Ok` while the account's kept answers are under its quota ([`credit_ledger::Quotas::idempotency_mb`]).
+    async fn room_to_keep(
+        &self,
+        store: &dyn IdempotencyStore,
+        account: AccountId,
+    ) -> Result<(), ApiError> {
+        let quota_mb =
+            credit_ledger::quotas_of(self.lookup().ledger().as_ref(), account, self.quotas())
+                .await
+                .map_err(|error| ApiError::Lookup(error.into()))?
+                .idempotency_mb;
+        if store.stored_bytes(account).await? >= u64::from(quota_mb) << 20 {
+            return Err(ApiError::IdempotencyStorageFull { quota_mb });
+        }
+        Ok(())
     }
 }
 

@@ -784,6 +784,13 @@ fn add_idempotency(operation: &mut Value) {
         None => retried_error(in_use),
     };
     responses.insert("409".to_owned(), conflict);
+    if let Some(Value::Object(limited)) = responses.get_mut("429")
+        && let Some(Value::String(text)) = limited.get_mut("description")
+    {
+        *text = format!(
+            "{text} `idempotency_storage_full`: the account's answers kept for `Idempotency-Key` retries reached its quota; send the request without the header, or retry after `Retry-After`."
+        );
+    }
     responses.insert(
         "422".to_owned(),
         error_response(&format!("`idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last {hours} hours.")),

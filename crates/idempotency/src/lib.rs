@@ -113,8 +113,12 @@ pub trait IdempotencyStore: Send + Sync + std::fmt::Debug {
     ) -> Result<bool, IdempotencyError>;
     /// Drops the claim of the request that holds `key`, so a retry runs again.
     async fn abandon(&self, account: AccountId, key: &str) -> Result<(), IdempotencyError>;
-    /// Deletes records made before `cutoff`; returns how many.
+    /// Deletes records made before `cutoff`; returns how many. Also recounts each account's
+    /// [`IdempotencyStore::stored_bytes`] from the records kept, so the count never drifts for long.
     async fn forget_before(&self, cutoff: jiff::Timestamp) -> Result<u64, IdempotencyError>;
+    /// The bytes of answers the account has kept (each answer's body, counted when it is stored and recounted
+    /// when old records are forgotten): what its quota on them is checked against before a key is claimed.
+    async fn stored_bytes(&self, account: AccountId) -> Result<u64, IdempotencyError>;
 
     /// Deletes the records older than [`KEEP_FOR`] (they answer nothing any more); returns how many.
     async fn forget_expired(&self) -> Result<u64, IdempotencyError> {

@@ -21,6 +21,13 @@ const MIGRATIONS: &[&str] = &["
         PRIMARY KEY (account_id, key)
     );
     CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+", "
+    -- Bytes of answers each account has kept (issue 40: a quota on them), added to as answers are stored and
+    -- recounted when old records are forgotten.
+    CREATE TABLE idempotency_usage (
+        account_id BIGINT PRIMARY KEY,
+        bytes BIGINT NOT NULL
+    );
 "];
 
 /// Idempotency records in a PostgreSQL database (table `idempotency_keys`), shared by every server on it.
@@ -122,21 +129,40 @@ impl IdempotencyStore for PgIdempotencyStore {
         answer: &StoredAnswer,
     ) -> Result<(), IdempotencyError> {
         let client = self.pool.client().await.map_err(backend)?;
+        let bytes = i64::try_from(answer.body.len()).unwrap_or(i64::MAX);
+        // One statement: the answer stored and the account's bytes counted together.
         client
             .execute(
-                "UPDATE idempotency_keys SET status = $3, headers = $4, body = $5
-                 WHERE account_id = $1 AND key = $2",
+                "WITH stored AS (
+                     UPDATE idempotency_keys SET status = $3, headers = $4, body = $5
+                     WHERE account_id = $1 AND key = $2 RETURNING account_id)
+                 INSERT INTO idempotency_usage (account_id, bytes)
+                 SELECT account_id, $6 FROM stored
+                 ON CONFLICT (account_id) DO UPDATE SET bytes = idempotency_usage.bytes + excluded.bytes",
                 &[
                     &account.0,
                     &key,
                     &i32::from(answer.status),
                     &headers_text(&answer.headers),
                     &answer.body,
+                    &bytes,
                 ],
             )
             .await
             .map_err(backend)?;
         Ok(())
+    }
+
+    async fn stored_bytes(&self, account: AccountId) -> Result<u64, IdempotencyError> {
+        let client = self.pool.client().await.map_err(backend)?;
+        let row = client
+            .query_opt(
+                "SELECT bytes FROM idempotency_usage WHERE account_id = $1",
+                &[&account.0],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(row.map_or(0, |row| u64::try_from(row.get::<_, i64>(0)).unwrap_or(0)))
     }
 
     async fn renew(
@@ -172,13 +198,25 @@ impl IdempotencyStore for PgIdempotencyStore {
     }
 
     async fn forget_before(&self, cutoff: jiff::Timestamp) -> Result<u64, IdempotencyError> {
-        let client = self.pool.client().await.map_err(backend)?;
-        client
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let tx = client.transaction().await.map_err(backend)?;
+        let forgotten = tx
             .execute(
                 "DELETE FROM idempotency_keys WHERE created_at < $1",
                 &[&SystemTime::from(cutoff)],
             )
             .await
-            .map_err(backend)
+            .map_err(backend)?;
+        // Recounted from what is kept (a record taken over by a new request drops its old answer's bytes).
+        tx.batch_execute(
+            "DELETE FROM idempotency_usage;
+             INSERT INTO idempotency_usage (account_id, bytes)
+             SELECT account_id, sum(octet_length(body)) FROM idempotency_keys
+             WHERE body IS NOT NULL GROUP BY account_id;",
+        )
+        .await
+        .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(forgotten)
     }
 }

@@ -23,6 +23,13 @@ const MIGRATIONS: &[&str] = &["
         PRIMARY KEY (account_id, key)
     );
     CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at_ms);
+", "
+    -- Bytes of answers each account has kept (issue 40: a quota on them), added to as answers are stored and
+    -- recounted when old records are forgotten.
+    CREATE TABLE idempotency_usage (
+        account_id INTEGER PRIMARY KEY,
+        bytes INTEGER NOT NULL
+    );
 "];
 
 /// Idempotency records in the service's SQLite file (table `idempotency_keys`).
@@ -149,16 +156,40 @@ impl IdempotencyStore for SqliteIdempotencyStore {
             headers_text(&answer.headers),
             answer.body.clone(),
         );
+        let bytes = i64::try_from(body.len()).unwrap_or(i64::MAX);
         self.pool
             .write(move |conn| {
-                conn.execute(
+                let tx = conn.transaction()?;
+                let stored = tx.execute(
                     "UPDATE idempotency_keys SET status = ?3, headers = ?4, body = ?5
                      WHERE account_id = ?1 AND key = ?2",
                     params![account.0, key, status, headers, body],
-                )
+                )?;
+                if stored > 0 {
+                    tx.execute(
+                        "INSERT INTO idempotency_usage (account_id, bytes) VALUES (?1, ?2)
+                         ON CONFLICT (account_id) DO UPDATE SET bytes = bytes + excluded.bytes",
+                        params![account.0, bytes],
+                    )?;
+                }
+                tx.commit()
             })
             .await
-            .map(|_| ())
+            .map_err(backend)
+    }
+
+    async fn stored_bytes(&self, account: AccountId) -> Result<u64, IdempotencyError> {
+        self.pool
+            .run(move |conn| {
+                conn.query_row(
+                    "SELECT bytes FROM idempotency_usage WHERE account_id = ?1",
+                    [account.0],
+                    |row| row.get::<_, i64>(0),
+                )
+                .optional()
+            })
+            .await
+            .map(|bytes| u64::try_from(bytes.unwrap_or(0)).unwrap_or(0))
             .map_err(backend)
     }
 
@@ -202,13 +233,22 @@ impl IdempotencyStore for SqliteIdempotencyStore {
         let cutoff = cutoff.as_millisecond();
         self.pool
             .write(move |conn| {
-                conn.execute(
+                let tx = conn.transaction()?;
+                let forgotten = tx.execute(
                     "DELETE FROM idempotency_keys WHERE created_at_ms < ?1",
                     [cutoff],
-                )
+                )?;
+                tx.execute("DELETE FROM idempotency_usage", [])?;
+                tx.execute(
+                    "INSERT INTO idempotency_usage (account_id, bytes)
+                     SELECT account_id, sum(length(body)) FROM idempotency_keys
+                     WHERE body IS NOT NULL GROUP BY account_id",
+                    [],
+                )?;
+                tx.commit()?;
+                Ok(forgotten as u64)
             })
             .await
-            .map(|n| n as u64)
             .map_err(backend)
     }
 }

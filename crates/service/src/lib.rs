@@ -283,6 +283,7 @@ impl App {
                 key_rate: settings.key_rate,
                 body_timeout: settings.connections.body_timeout,
                 client_address_header: settings.client_address_header.clone(),
+                quotas: settings.quotas,
             },
         )
         .with_limits(stores.limits)

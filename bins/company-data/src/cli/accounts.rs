@@ -55,6 +55,9 @@ pub(crate) enum AccountsCommand {
         /// API keys not revoked (live and test together).
         #[arg(long)]
         keys: Option<u32>,
+        /// Megabytes of answers kept for `Idempotency-Key` retries (each kept 24 hours).
+        #[arg(long)]
+        idempotency_mb: Option<u32>,
         /// Drop the account's own quotas before setting any given here.
         #[arg(long)]
         clear: bool,
@@ -112,6 +115,7 @@ pub(crate) async fn run(command: AccountsCommand) -> anyhow::Result<()> {
             watches,
             endpoints,
             keys,
+            idempotency_mb,
             clear,
         } => {
             let accounts = db.open().await?.accounts;
@@ -128,6 +132,7 @@ pub(crate) async fn run(command: AccountsCommand) -> anyhow::Result<()> {
                 watches,
                 endpoints,
                 keys,
+                idempotency_mb,
             };
             if clear || changes != QuotaOverrides::default() {
                 accounts.set_quotas(found.id, changes, clear).await?;
@@ -162,6 +167,11 @@ pub(crate) async fn run(command: AccountsCommand) -> anyhow::Result<()> {
                     own.endpoints.is_some(),
                 ),
                 ("keys", u64::from(shown.keys), own.keys.is_some()),
+                (
+                    "idempotency MB",
+                    u64::from(shown.idempotency_mb),
+                    own.idempotency_mb.is_some(),
+                ),
             ] {
                 println!("  {name:<18} {value:>9}  ({})", whose(set));
             }

@@ -369,6 +369,7 @@ where
             watches: small(field("watches")?),
             endpoints: small(field("endpoints")?),
             keys: small(field("keys")?),
+            idempotency_mb: small(field("idempotency_mb")?),
         })
     })();
     let reset = form.get("reset").is_some_and(|v| v == "on");
@@ -404,7 +405,7 @@ fn quotas_markup(visitor: &Visitor, deployment: &accounts::Quotas) -> Markup {
                 table {
                     thead { tr {
                         th { "Account" } th.num { "Open jobs" } th.num { "Queued URLs" } th.num { "Watches" }
-                        th.num { "Endpoints" } th.num { "Keys" }
+                        th.num { "Endpoints" } th.num { "Keys" } th.num { "Idempotency MB" }
                     } }
                     tbody {
                         @for account in &visitor.all_accounts {
@@ -417,6 +418,7 @@ fn quotas_markup(visitor: &Visitor, deployment: &accounts::Quotas) -> Markup {
                                 (cell(u64::from(now.watches), own.watches.is_some()))
                                 (cell(u64::from(now.endpoints), own.endpoints.is_some()))
                                 (cell(u64::from(now.keys), own.keys.is_some()))
+                                (cell(u64::from(now.idempotency_mb), own.idempotency_mb.is_some()))
                             }
                         }
                     }
@@ -437,6 +439,7 @@ fn quotas_markup(visitor: &Visitor, deployment: &accounts::Quotas) -> Markup {
                         ("watches", "Watches", deployment.watches.to_string()),
                         ("endpoints", "Endpoints", deployment.endpoints.to_string()),
                         ("keys", "Keys", deployment.keys.to_string()),
+                        ("idempotency_mb", "Idempotency MB", deployment.idempotency_mb.to_string()),
                     ] {
                         div {
                             label for=(format!("quota-{name}")) { (label) }

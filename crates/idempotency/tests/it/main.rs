@@ -192,7 +192,49 @@ fn keys_are_visible_ascii_of_bounded_length() {
     }
 }
 
+/// Issue 40: the bytes of the answers an account has kept are counted as they are stored, per account, and
+/// recounted from what is kept when old records are forgotten.
+async fn stored_answers_are_counted_per_account(engine: &Engine) {
+    let (a, b) = (store(engine).await, store(engine).await);
+    let now = jiff::Timestamp::now();
+    let print = fingerprint("POST", "/p", b"body");
+    let answer = |size: usize| StoredAnswer {
+        status: 200,
+        headers: Vec::new(),
+        body: vec![b'x'; size],
+    };
+    assert_eq!(a.stored_bytes(AccountId(7)).await.expect("reads"), 0);
+    for (store, key, size) in [(&a, "k1", 1000), (&b, "k2", 500)] {
+        store
+            .begin(AccountId(7), key, &print, now, LEASE)
+            .await
+            .expect("begins");
+        store
+            .finish(AccountId(7), key, &answer(size))
+            .await
+            .expect("finishes");
+    }
+    a.begin(AccountId(8), "k1", &print, now, LEASE)
+        .await
+        .expect("begins");
+    a.finish(AccountId(8), "k1", &answer(10))
+        .await
+        .expect("finishes");
+    assert_eq!(b.stored_bytes(AccountId(7)).await.expect("reads"), 1500);
+    assert_eq!(b.stored_bytes(AccountId(8)).await.expect("reads"), 10);
+    // Forgetting nothing recounts the same; forgetting all leaves nothing counted.
+    a.forget_before(now - jiff::SignedDuration::from_hours(1))
+        .await
+        .expect("forgets");
+    assert_eq!(b.stored_bytes(AccountId(7)).await.expect("reads"), 1500);
+    a.forget_before(now + jiff::SignedDuration::from_hours(1))
+        .await
+        .expect("forgets");
+    assert_eq!(b.stored_bytes(AccountId(7)).await.expect("reads"), 0);
+}
+
 test_support::engine_tests! {
+    stored_answers_are_counted_per_account,
     a_key_answers_once_and_replays_for_the_same_request_only,
     of_concurrent_requests_with_one_key_exactly_one_runs,
 }
