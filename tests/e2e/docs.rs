@@ -295,6 +295,13 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                 company_watch::PING_REFILL.as_secs()
             ),
             format!("({} at once per server)", watches.refreshes_at_once),
+            {
+                let site = company_resolve::SiteSettings::default();
+                format!(
+                    "{} sites at once per server, at most {} for one account",
+                    site.concurrency, site.per_account
+                )
+            },
             format!(
                 "{} per account (`--account-live-lookups`)",
                 company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT

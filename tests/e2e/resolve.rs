@@ -726,3 +726,88 @@ async fn a_resolve_in_flight_holds_what_it_may_cost() {
         "the refused request took {second_took:?}"
     );
 }
+
+/// Issue 40: one tenant's websites that never answer hold its own share of the site fetches, never every place:
+/// tenant A's 32 tarpit domains (four requests of eight at once) do not keep tenant B's domain waiting.
+#[tokio::test]
+async fn one_tenants_tarpit_sites_do_not_hold_every_site_fetch() {
+    let pages = NetworkPages::new(&[company("acme", "Acme", "www.acme.test")]);
+    let mut sites: HashMap<String, Site> = (0..32)
+        .map(|n| (format!("tarpit-{n}.test"), Site::Hang))
+        .collect();
+    sites.insert(
+        "acme.test".to_owned(),
+        Site::Page(home_page(
+            "Acme",
+            "",
+            &footer(&["https://www.linkedin.com/company/acme/"]),
+        )),
+    );
+    let sites = Websites::start(sites).await;
+    let service = Service::start(ServiceOptions {
+        origin: pages.origin(),
+        args: vec![
+            "--site-proxy",
+            &sites.proxy,
+            "--site-timeout",
+            "20",
+            "--key-rate",
+            "0",
+        ],
+        ..ServiceOptions::default()
+    });
+    let stuck = service.key("tarpits", "100");
+    let a_requests: Vec<_> = (0..4)
+        .map(|r| {
+            let queries: Vec<Value> = (0..8)
+                .map(|n| json!({"domain": format!("tarpit-{}.test", r * 8 + n)}))
+                .collect();
+            let (service, stuck) = (&service, &stuck);
+            async move {
+                resolve(
+                    service,
+                    stuck,
+                    &json!({"queries": queries, "maxAgeHours": 0}),
+                )
+                .await
+            }
+        })
+        .collect();
+    let patient = service.key("patient", "10");
+    let b = async {
+        // Once tenant A's sites hold what they can.
+        tests::eventually(
+            std::time::Duration::from_secs(10),
+            "tenant A's sites were never asked",
+            || async {
+                let asked = (0..32)
+                    .filter(|n| sites.hits(&format!("tarpit-{n}.test")) > 0)
+                    .count();
+                (asked >= 8).then_some(())
+            },
+        )
+        .await;
+        let started = std::time::Instant::now();
+        let reply = resolve(
+            &service,
+            &patient,
+            &json!({"queries": [{"domain": "acme.test"}], "maxAgeHours": 0}),
+        )
+        .await;
+        (reply, started.elapsed())
+    };
+    // Tenant A's requests run until their sites time out; tenant B's answer is what is measured.
+    let (reply, took) = tokio::select! {
+        answered = b => answered,
+        _ = futures::future::join_all(a_requests) => panic!("tenant A's requests ended first"),
+    };
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    assert_eq!(
+        reply.json["results"][0]["li_url"],
+        "https://www.linkedin.com/company/acme"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "tenant B waited {took:?} behind tenant A's sites"
+    );
+}

@@ -145,7 +145,7 @@ impl Run<'_> {
         // 2. The company's own site: its home page and what it links to.
         let mut site_failed = None;
         let mut found = Vec::new();
-        match self.resolver.site.home_page(&queried).await {
+        match self.resolver.site.home_page(self.account, &queried).await {
             Ok(home) => {
                 let path: Vec<String> = home.hops.iter().map(ToString::to_string).collect();
                 for hop in &home.hops {

@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use company_model::AccountId;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use url::Url;
@@ -32,6 +33,9 @@ pub struct SiteSettings {
     pub max_redirects: usize,
     /// Sites fetched at once by this server. Default 32.
     pub concurrency: usize,
+    /// Of those, the most one account's requests may fetch at once, so sites that never answer (a tarpit a
+    /// tenant names) hold that account's share for their time-out and never every place. Default 8.
+    pub per_account: usize,
     /// The least time between two requests to one host. Default 1 s.
     pub per_host_interval: Duration,
     /// The `User-Agent` sent.
@@ -54,6 +58,7 @@ impl Default for SiteSettings {
             max_bytes: 2 * 1024 * 1024,
             max_redirects: 5,
             concurrency: 32,
+            per_account: 8,
             per_host_interval: Duration::from_secs(1),
             user_agent: SITE_USER_AGENT.to_owned(),
         }
@@ -115,6 +120,9 @@ pub(crate) struct SiteFetcher {
     network: Option<page_url::NetworkDomain>,
     settings: SiteSettings,
     at_once: Semaphore,
+    /// Each account's share of `at_once` ([`SiteSettings::per_account`]); accounts with nothing in flight are
+    /// dropped once there are many.
+    shares: Mutex<HashMap<AccountId, Arc<Semaphore>>>,
     /// When each host may be asked again.
     next_by_host: Mutex<HashMap<String, Instant>>,
 }
@@ -140,14 +148,26 @@ impl SiteFetcher {
             client,
             network,
             at_once: Semaphore::new(settings.concurrency.max(1)),
+            shares: Mutex::new(HashMap::new()),
             settings,
             next_by_host: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The home page of `domain`: `https://domain/`, then `http://domain/`, then the same on `www.domain`,
-    /// the first that answers with a page; else every attempt's failure, first first.
-    pub(crate) async fn home_page(&self, domain: &str) -> Result<HomePage, Vec<SiteError>> {
+    /// The home page of `domain` for `account`'s request: `https://domain/`, then `http://domain/`, then the same
+    /// on `www.domain`, the first that answers with a page; else every attempt's failure, first first. Waits for
+    /// a place of the account's share first, then of the server's.
+    pub(crate) async fn home_page(
+        &self,
+        account: AccountId,
+        domain: &str,
+    ) -> Result<HomePage, Vec<SiteError>> {
+        let share = self.share_of(account);
+        let Ok(_share) = share.acquire().await else {
+            return Err(vec![SiteError::Client(
+                "the site fetcher is closed".to_owned(),
+            )]);
+        };
         let Ok(_permit) = self.at_once.acquire().await else {
             return Err(vec![SiteError::Client(
                 "the site fetcher is closed".to_owned(),
@@ -171,6 +191,23 @@ impl SiteFetcher {
             }
         }
         Err(failures)
+    }
+
+    /// The account's share of the server's places.
+    fn share_of(&self, account: AccountId) -> Arc<Semaphore> {
+        let per_account = self.settings.per_account.max(1);
+        let mut shares = self
+            .shares
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if shares.len() > 1_000 {
+            shares.retain(|_, share| share.available_permits() < per_account);
+        }
+        Arc::clone(
+            shares
+                .entry(account)
+                .or_insert_with(|| Arc::new(Semaphore::new(per_account))),
+        )
     }
 
     /// Follows redirects from `start` to a page, checking each hop with the guard.
