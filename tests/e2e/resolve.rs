@@ -321,10 +321,12 @@ async fn domains_resolve_by_their_sites_links_and_the_pages_websites() {
         93_000
     );
 
-    // Asked again with a window: remembered answers and stored pages answer without any site being fetched,
-    // at the stored price; "no page found" is remembered too. The partner's page was stored when it was
-    // checked above: its own domain now resolves from the store alone.
-    let before = sites.hits_total();
+    // Asked again with a window: remembered answers need no fetch, at the stored price; "no page found" is
+    // remembered too. The partner's page was stored when it was checked above: its own domain resolves from
+    // the store, once its site has had its say (here it cannot be read), since a page's claim on a website must
+    // not outrank the site's own link (issue 40).
+    let partner_site = || sites.hits("bigpartner.test") + sites.hits("www.bigpartner.test");
+    let (before, partner_before) = (sites.hits_total(), partner_site());
     let partner = json!({"domain": "bigpartner.test"});
     let again = resolve(
         &service,
@@ -334,7 +336,15 @@ async fn domains_resolve_by_their_sites_links_and_the_pages_websites() {
     )
     .await;
     assert_eq!(again.status, 200, "{}", again.json);
-    assert_eq!(sites.hits_total(), before, "nothing fetched from any site");
+    assert!(
+        partner_site() > partner_before,
+        "the stored page's site is asked first"
+    );
+    assert_eq!(
+        sites.hits_total() - before,
+        partner_site() - partner_before,
+        "remembered answers fetched nothing"
+    );
     let acme = entry(&again, &queries[0]);
     assert_eq!(
         (acme["method"].as_str(), acme["confidence"].as_f64()),
@@ -809,5 +819,81 @@ async fn one_tenants_tarpit_sites_do_not_hold_every_site_fetch() {
     assert!(
         took < std::time::Duration::from_secs(5),
         "tenant B waited {took:?} behind tenant A's sites"
+    );
+}
+
+/// Issue 40: a stored page that merely claims a website (an impostor's page can claim any) does not outrank the
+/// site's own link, for any tenant; when the site names no page, the stored claim answers, and that answer is
+/// remembered for the asking account only.
+#[tokio::test]
+async fn a_stored_pages_claim_does_not_outrank_the_sites_own_link() {
+    let pages = NetworkPages::new(&[
+        company("victim", "Victim", "www.victim.test"),
+        company("impostor", "Impostor Ltd", "www.victim.test"),
+        company("lonely", "Lonely", "www.lonely.test"),
+    ]);
+    let sites = Websites::start(HashMap::from([
+        (
+            "victim.test".to_owned(),
+            Site::Page(home_page(
+                "Victim",
+                "",
+                &footer(&["https://www.linkedin.com/company/victim/"]),
+            )),
+        ),
+        (
+            "lonely.test".to_owned(),
+            Site::Page(home_page("Lonely", "", "<footer>© Lonely</footer>")),
+        ),
+    ]))
+    .await;
+    let service = start(&pages, &sites);
+    // Tenant A looks two pages up: they are stored, claiming www.victim.test and www.lonely.test.
+    let a = service.key("a", "10");
+    let looked_up = service
+        .post(
+            &a,
+            &json!({"liUrls": ["https://www.linkedin.com/company/impostor", "https://www.linkedin.com/company/lonely"]}),
+        )
+        .await;
+    assert_eq!(looked_up.status, 200, "{}", looked_up.json);
+    // Tenant B's domain resolves by the site's own link, not by the stored claim.
+    let b = service.key("b", "10");
+    let reply = resolve(
+        &service,
+        &b,
+        &json!({"queries": [{"domain": "victim.test"}]}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    let answer = &reply.json["results"][0];
+    assert_eq!(
+        (answer["li_url"].as_str(), answer["method"].as_str()),
+        (
+            Some("https://www.linkedin.com/company/victim"),
+            Some("site_link")
+        ),
+        "{answer}"
+    );
+    // A site that names no page: the stored claim answers tenant A, remembered for A alone.
+    let lonely = json!({"queries": [{"domain": "lonely.test"}]});
+    let first = resolve(&service, &a, &lonely).await;
+    assert_eq!(
+        first.json["results"][0]["method"], "stored_domain",
+        "{}",
+        first.json
+    );
+    let evidence = |reply: &tests::Reply| reply.json["results"][0]["evidence"].to_string();
+    assert!(evidence(&resolve(&service, &a, &lonely).await).contains("remembered"));
+    let for_b = resolve(&service, &b, &lonely).await;
+    assert_eq!(
+        for_b.json["results"][0]["method"], "stored_domain",
+        "{}",
+        for_b.json
+    );
+    assert!(
+        !evidence(&for_b).contains("remembered"),
+        "tenant A's answer from a page's own claim is not tenant B's: {}",
+        for_b.json
     );
 }

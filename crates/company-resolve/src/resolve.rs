@@ -122,25 +122,29 @@ impl Run<'_> {
             queried: &queried,
             accepted: &accepted,
         };
+        // A stored page's claim alone (1'. below) is remembered for this account only: no other tenant is
+        // answered from what a page says of itself.
+        let own_key = format!("{key}:account:{}", self.account.0);
         if let Some(answer) = self.remembered(&key, &expect).await {
             return answer;
         }
+        if let Some(answer) = self.remembered(&own_key, &expect).await {
+            return answer;
+        }
 
-        // 1. Stored pages whose record's domain is this one: no fetch.
+        // 1. Stored pages whose record's domain is this one (no fetch), kept for after the site: a page's claim
+        // on a website must not outrank the site's own link (an impostor page can claim any website).
         let looked_up = self
             .resolver
             .snapshots
             .pages_with_domain(&queried, 10)
             .await;
-        let found = self.stored(
+        let stored = self.stored(
             looked_up,
             ResolveMethod::StoredDomain,
             &queried,
             &format!("show a website on {queried}"),
         );
-        if let Some(answer) = self.verify_and_decide(found, &expect, &key).await {
-            return answer;
-        }
 
         // 2. The company's own site: its home page and what it links to.
         let mut site_failed = None;
@@ -230,6 +234,11 @@ impl Run<'_> {
             accepted: &accepted,
         };
         if let Some(answer) = self.verify_and_decide(found, &expect, &key).await {
+            return answer;
+        }
+
+        // 1'. The stored pages, now that the site named none of them: remembered for this account only.
+        if let Some(answer) = self.verify_and_decide(stored, &expect, &own_key).await {
             return answer;
         }
 
