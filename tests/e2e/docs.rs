@@ -245,6 +245,10 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                 forms.per_address_burst
             ),
             format!(
+                "and {} at once per network, an IPv4 /24 or IPv6 /48",
+                forms.per_network_burst
+            ),
+            format!(
                 "before anything else, answered after {} ms",
                 forms.refusal_delay.as_millis()
             ),

@@ -258,7 +258,8 @@ impl Run<'_> {
             })
             .collect();
         self.guessed(&guessed, "named after the domain's label");
-        if let Some(answer) = self.verify_and_decide(guessed, &expect, &key).await {
+        // A page's own claim again (no site vouched for it): remembered for this account only.
+        if let Some(answer) = self.verify_and_decide(guessed, &expect, &own_key).await {
             return answer;
         }
         match site_failed {

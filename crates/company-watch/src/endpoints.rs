@@ -89,7 +89,8 @@ impl Watches {
         id: EndpointId,
     ) -> Result<Option<String>, WatchError> {
         if let Some(gate) = &self.pings
-            && let Err(refused) = gate.check(&format!("ping:{id}")).await
+            // Counted per account and endpoint: another tenant pinging this id (its 404) uses its own count.
+            && let Err(refused) = gate.check(&format!("ping:{}:{id}", account.0)).await
         {
             return Err(WatchError::TooManyPings {
                 retry_after: refused.retry_after,

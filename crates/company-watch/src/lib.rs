@@ -61,11 +61,12 @@ pub struct WatchSettings {
     pub longest_retry: Duration,
     /// Refreshes this server runs at once. Default 4.
     pub refreshes_at_once: u32,
-    /// Deliveries this server attempts at once, of each queue (watches' events, account events' copies).
-    /// Default 16.
+    /// Deliveries this server attempts at once, of both queues together (watches' events, account events'
+    /// copies). Default 16.
     pub deliveries_at_once: u32,
-    /// Of those, the most one account may have in flight at once, however many webhooks and endpoints it has:
-    /// a tenant whose receivers never answer holds this many places, never all. Default 4.
+    /// Of those, the most one account may have in flight at once (its test twin's counted with its own, both
+    /// queues together), however many webhooks and endpoints it has: a tenant whose receivers never answer
+    /// holds this many places, never all. Default 4.
     pub deliveries_per_account: u32,
     /// Time to open a connection to a receiver; within `delivery_timeout`. Default 3 s.
     pub connect_timeout: Duration,
@@ -361,8 +362,8 @@ impl Watches {
         Ok(done)
     }
 
-    /// Claims up to `room` due deliveries of each queue, fairly between accounts and one per receiver at a time
-    /// ([`WatchStore::claim_endpoint_deliveries`]).
+    /// Claims up to `room` due deliveries of both queues together, fairly between accounts and one per receiver
+    /// at a time ([`WatchStore::claim_endpoint_deliveries`]).
     async fn claim_deliveries(&self, room: u32) -> Result<Vec<Claimed>, WatchError> {
         if room == 0 {
             return Ok(Vec::new());
@@ -374,10 +375,15 @@ impl Watches {
             .store
             .claim_deliveries(now, lease, room, per_account)
             .await?;
-        let to_endpoints = self
-            .store
-            .claim_endpoint_deliveries(now, lease, room, per_account)
-            .await?;
+        // The two queues share the room: together they never pass it.
+        let left = room.saturating_sub(u32::try_from(deliveries.len()).unwrap_or(room));
+        let to_endpoints = if left == 0 {
+            Vec::new()
+        } else {
+            self.store
+                .claim_endpoint_deliveries(now, lease, left, per_account)
+                .await?
+        };
         Ok(deliveries
             .into_iter()
             .map(Claimed::Watch)

@@ -7,7 +7,7 @@ use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use shared_limits::{LimitStore, MemoryLimits, Rate, RateGate, address_bucket};
+use shared_limits::{LimitStore, MemoryLimits, Rate, RateGate, address_bucket, network_bucket};
 
 use crate::AuthError;
 
@@ -21,6 +21,10 @@ pub struct PasswordLimits {
     /// The time over which an address earns its whole burst back. Default 60 s (one form per 6 s after the
     /// burst).
     pub per_address_window: Duration,
+    /// Password forms one client network (an IPv4 /24, an IPv6 /48: [`shared_limits::network_bucket`]) may send at
+    /// once, over all its addresses; then one more per `per_address_window / per_network_burst`. Counted beside the
+    /// per-address limit, so a client with a whole IPv6 /48 cannot keep the hashing threads busy. Default 50.
+    pub per_network_burst: u32,
     /// Sign-in attempts one email may make at once ([`crate::SIGN_IN_BURST`] by default); after that one per
     /// `per_email_refill`.
     pub per_email_burst: u32,
@@ -46,6 +50,7 @@ impl Default for PasswordLimits {
         Self {
             per_address_burst: 10,
             per_address_window: Duration::from_mins(1),
+            per_network_burst: 50,
             per_email_burst: crate::SIGN_IN_BURST,
             per_email_refill: crate::SIGN_IN_REFILL,
             hashing_threads,
@@ -144,6 +149,7 @@ impl HashingPool {
 #[derive(Debug)]
 pub(crate) struct FormLimits {
     per_address: Option<RateGate>,
+    per_network: Option<RateGate>,
     per_email: Option<RateGate>,
     refusal_delay: Duration,
 }
@@ -156,39 +162,53 @@ impl FormLimits {
                 / limits.per_address_window.as_secs_f64(),
             burst: limits.per_address_burst,
         };
+        let per_network = Rate {
+            per_second: f64::from(limits.per_network_burst.max(1))
+                / limits.per_address_window.as_secs_f64(),
+            burst: limits.per_network_burst,
+        };
         let per_email = Rate {
             per_second: 1.0 / limits.per_email_refill.as_secs_f64(),
             burst: limits.per_email_burst,
         };
         Self {
             per_address: RateGate::new(Arc::clone(&store), per_address),
+            per_network: RateGate::new(Arc::clone(&store), per_network),
             per_email: RateGate::new(store, per_email),
             refusal_delay: limits.refusal_delay,
         }
     }
 
-    /// Counts one password form from `client` (none: a caller with no address, such as the command line).
+    /// Counts one password form from `client` (none: a caller with no address, such as the command line), for
+    /// its address and for its network.
     ///
     /// # Errors
-    /// [`AuthError::AddressLimited`] when the address has no form left.
+    /// [`AuthError::AddressLimited`] when the address, or its network, has no form left.
     pub(crate) async fn address(&self, client: Option<IpAddr>) -> Result<(), AuthError> {
-        let (Some(gate), Some(client)) = (&self.per_address, client) else {
+        let Some(client) = client else {
             return Ok(());
         };
-        match gate
-            .check(&format!("password-forms:{}", address_bucket(client)))
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(refused) => {
+        for (gate, name) in [
+            (
+                &self.per_address,
+                format!("password-forms:{}", address_bucket(client)),
+            ),
+            (
+                &self.per_network,
+                format!("password-forms-net:{}", network_bucket(client)),
+            ),
+        ] {
+            let Some(gate) = gate else { continue };
+            if let Err(refused) = gate.check(&name).await {
                 metrics::counter!("company_data_password_work_refused_total", "why" => "address")
                     .increment(1);
                 tokio::time::sleep(self.refusal_delay).await;
-                Err(AuthError::AddressLimited {
+                return Err(AuthError::AddressLimited {
                     retry_after: refused.retry_after,
-                })
+                });
             }
         }
+        Ok(())
     }
 
     /// Counts one sign-in attempt for the (lower-cased) `email`.

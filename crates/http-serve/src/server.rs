@@ -136,10 +136,12 @@ where
                     let activity = Arc::clone(&activity);
                     request.extensions_mut().insert(ClientAddr(peer));
                     async move {
-                        let _busy = activity.request();
-                        Ok::<_, std::convert::Infallible>(
-                            logged(handler, request, limits.secret_path_prefixes).await,
-                        )
+                        let busy = Busy::new(&activity);
+                        let response = logged(handler, request, limits.secret_path_prefixes).await;
+                        // The connection stays busy until the body is sent, and its progress is watched.
+                        let response = response.map(|body| Tracked::wrap(body, &activity));
+                        drop(busy);
+                        Ok::<_, std::convert::Infallible>(response)
                     }
                 })
             };
@@ -150,10 +152,11 @@ where
                 .serve_connection(TokioIo::new(Box::pin(io)), service)
                 .into_owned();
             tokio::pin!(connection);
-            let mut idle_check =
+            let mut check =
                 tokio::time::interval((limits.header_timeout / 4).max(Duration::from_millis(10)));
-            idle_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut closing = false;
+            check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // Once a graceful close began: when the connection is dropped whatever is still open on it.
+            let mut closing_until: Option<tokio::time::Instant> = None;
             loop {
                 tokio::select! {
                     ended = connection.as_mut() => {
@@ -163,14 +166,25 @@ where
                         break;
                     }
                     // Shutdown: requests in flight finish, then the connection closes.
-                    _ = stop.changed(), if !closing => {
-                        closing = true;
+                    _ = stop.changed(), if closing_until.is_none() => {
+                        closing_until = Some(tokio::time::Instant::now() + DRAIN_TIMEOUT);
                         connection.as_mut().graceful_shutdown();
                     }
-                    _ = idle_check.tick(), if !closing => {
-                        if activity.idle_for() >= limits.header_timeout {
+                    _ = check.tick() => {
+                        let now = tokio::time::Instant::now();
+                        if closing_until.is_some_and(|until| now >= until) {
+                            tracing::debug!(%peer, "connection dropped: still open after its graceful close");
+                            break;
+                        }
+                        // A response body that stopped moving (an HTTP/2 client that never opens its flow-control
+                        // window writes nothing, so no write can time out) ends the connection.
+                        if activity.stalled_for() >= limits.write_timeout {
+                            tracing::debug!(%peer, "connection dropped: a response made no progress");
+                            break;
+                        }
+                        if closing_until.is_none() && activity.idle_for() >= limits.header_timeout {
                             tracing::debug!(%peer, "connection closed: idle");
-                            closing = true;
+                            closing_until = Some(now + limits.write_timeout);
                             connection.as_mut().graceful_shutdown();
                         }
                     }
@@ -193,52 +207,166 @@ where
     Ok(())
 }
 
-/// When a connection last had a request in flight: the idle check closes it after the header time-out.
+/// What a connection is doing: requests whose handlers run, response bodies still being sent, when it last did
+/// anything and when a body last moved. The idle check closes it after the header time-out with nothing in
+/// flight; a body that does not move for the write time-out drops it.
 #[derive(Debug)]
 struct Activity {
+    /// Handlers running and bodies not yet sent.
     in_flight: std::sync::atomic::AtomicUsize,
+    /// Bodies not yet sent.
+    bodies: std::sync::atomic::AtomicUsize,
+    /// Of those, bodies waiting for their own next frame (the server is the slow side, not the client).
+    producing: std::sync::atomic::AtomicUsize,
+    /// When the last handler or body ended.
     last: std::sync::Mutex<tokio::time::Instant>,
+    /// When a body last gave a frame to send.
+    progress: std::sync::Mutex<tokio::time::Instant>,
 }
-
-/// A request of a connection, counted while its handler runs.
-struct Busy<'a>(&'a Activity);
 
 impl Activity {
     fn new() -> Self {
+        let now = tokio::time::Instant::now();
         Self {
             in_flight: std::sync::atomic::AtomicUsize::new(0),
-            last: std::sync::Mutex::new(tokio::time::Instant::now()),
+            bodies: std::sync::atomic::AtomicUsize::new(0),
+            producing: std::sync::atomic::AtomicUsize::new(0),
+            last: std::sync::Mutex::new(now),
+            progress: std::sync::Mutex::new(now),
         }
     }
 
-    fn request(&self) -> Busy<'_> {
-        self.in_flight
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Busy(self)
+    fn stamp(cell: &std::sync::Mutex<tokio::time::Instant>) {
+        *cell
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tokio::time::Instant::now();
     }
 
-    /// How long the connection has had no request in flight (zero while one is).
+    fn since(cell: &std::sync::Mutex<tokio::time::Instant>) -> Duration {
+        cell.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .elapsed()
+    }
+
+    /// How long the connection has had nothing in flight (zero while it has).
     fn idle_for(&self) -> Duration {
         if self.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0 {
             return Duration::ZERO;
         }
-        self.last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .elapsed()
+        Self::since(&self.last)
+    }
+
+    /// How long the bodies being sent have waited for the client to take their last frame (zero when none is
+    /// being sent, or one is waiting for its own data: a slow answer is not a stalled client).
+    fn stalled_for(&self) -> Duration {
+        if self.bodies.load(std::sync::atomic::Ordering::SeqCst) == 0
+            || self.producing.load(std::sync::atomic::Ordering::SeqCst) > 0
+        {
+            return Duration::ZERO;
+        }
+        Self::since(&self.progress)
     }
 }
 
-impl Drop for Busy<'_> {
+/// A handler or a body in flight on a connection, counted until dropped.
+struct Busy(Arc<Activity>);
+
+impl Busy {
+    fn new(activity: &Arc<Activity>) -> Self {
+        activity
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(Arc::clone(activity))
+    }
+}
+
+impl Drop for Busy {
     fn drop(&mut self) {
-        *self
-            .0
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = tokio::time::Instant::now();
+        Activity::stamp(&self.0.last);
         self.0
             .in_flight
             .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A response body counted as in flight on its connection until it is dropped (sent whole, or abandoned), its
+/// frames stamped as progress.
+struct Tracked {
+    inner: crate::Body,
+    _busy: Busy,
+    activity: Arc<Activity>,
+    /// The last poll found no frame ready: the body is producing, counted in `Activity::producing`.
+    producing: bool,
+}
+
+impl Tracked {
+    fn wrap(inner: crate::Body, activity: &Arc<Activity>) -> crate::Body {
+        use http_body_util::BodyExt;
+        activity
+            .bodies
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Activity::stamp(&activity.progress);
+        Self {
+            inner,
+            _busy: Busy::new(activity),
+            activity: Arc::clone(activity),
+            producing: false,
+        }
+        .boxed_unsync()
+    }
+
+    /// Records whether the body is waiting for its own data.
+    fn set_producing(&mut self, producing: bool) {
+        if producing != self.producing {
+            self.producing = producing;
+            if producing {
+                self.activity
+                    .producing
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            } else {
+                self.activity
+                    .producing
+                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.set_producing(false);
+        self.activity
+            .bodies
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = bytes::Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
+        match &polled {
+            std::task::Poll::Pending => self.set_producing(true),
+            std::task::Poll::Ready(Some(Ok(_))) => {
+                self.set_producing(false);
+                Activity::stamp(&self.activity.progress);
+            }
+            std::task::Poll::Ready(_) => self.set_producing(false),
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
 }
 

@@ -129,3 +129,30 @@ async fn an_idle_http2_connection_is_closed_though_it_answers_pings() {
     assert!(ended.is_ok(), "the idle HTTP/2 connection is still open");
     drop(client);
 }
+
+#[tokio::test]
+async fn an_http2_client_that_never_opens_its_window_is_dropped() {
+    let address = start(ConnectionLimits {
+        write_timeout: Duration::from_millis(500),
+        ..ConnectionLimits::default()
+    })
+    .await;
+    let tcp = TcpStream::connect(address).await.expect("connected");
+    // A window of 0: the server may send headers, never a byte of a body, so no socket write is ever pending.
+    let (mut client, connection) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, bytes::Bytes>(tcp)
+        .await
+        .expect("an HTTP/2 handshake");
+    let running = tokio::spawn(connection);
+    let request = http::Request::get("http://x/big")
+        .body(())
+        .expect("a request");
+    let (answer, _) = client.send_request(request, true).expect("sent");
+    let answer = answer.await.expect("the head of the answer");
+    assert_eq!(answer.status(), 200);
+    // The body never moves: the connection is dropped after the write time-out, though the client holds it.
+    let ended = tokio::time::timeout(Duration::from_secs(5), running).await;
+    assert!(ended.is_ok(), "the stalled HTTP/2 connection is still open");
+    drop((client, answer));
+}

@@ -46,8 +46,8 @@ pub enum OriginError {
         "the origin folder `{0}` does not exist or is not a folder; give an http(s) URL or a folder of captured pages laid out as <dir>/company/<slug>.html"
     )]
     NotAFolder(PathBuf),
-    /// A proxy URL reqwest does not accept; its password (or, for text that is not a URL, whatever stands
-    /// before an `@`) is written as `****`.
+    /// A proxy URL reqwest does not accept; its username and password (or, for text that is not a URL, whatever
+    /// stands before an `@`) are written as `****`.
     #[error(
         "the proxy `{0}` is not usable; write it as http://host:port, https://host:port or socks5://host:port"
     )]
@@ -950,12 +950,16 @@ fn route_name(proxy: &str) -> Option<String> {
     Some(url.as_str().trim_end_matches('/').to_owned())
 }
 
-/// A proxy setting as it may be shown (errors, logs): its password replaced by `****`; in text that does not
+/// A proxy setting as it may be shown (errors, logs): its username and password replaced by `****`; in text that does not
 /// parse as a URL, everything between `//` (or the start) and the last `@`, which is where credentials would be.
 pub(crate) fn masked_proxy(proxy: &str) -> String {
     if let Ok(mut url) = Url::parse(proxy)
         && url.has_host()
     {
+        // A username alone is the secret with many proxy providers (`http://TOKEN@proxy`): both are masked.
+        if !url.username().is_empty() {
+            let _ = url.set_username("****");
+        }
         if url.password().is_some() {
             let _ = url.set_password(Some("****"));
         }
@@ -1071,7 +1075,11 @@ mod tests {
     fn proxies_are_shown_without_their_password() {
         assert_eq!(
             masked_proxy("socks5://scraper:hunter2@proxy.example:1080"),
-            "socks5://scraper:****@proxy.example:1080"
+            "socks5://****:****@proxy.example:1080"
+        );
+        assert_eq!(
+            masked_proxy("http://customer-token-123@proxy.example:8080"),
+            "http://****@proxy.example:8080"
         );
         assert_eq!(
             masked_proxy("http://proxy.example:3128"),

@@ -60,6 +60,17 @@ pub fn address_bucket(client: std::net::IpAddr) -> std::net::IpAddr {
     }
 }
 
+/// The network a client address is counted under in a limit per network, coarser than [`address_bucket`]: an
+/// IPv4 address's /24, an IPv6 address's /48 (what one site is normally given: a client with a whole /48
+/// would otherwise have 65,536 address buckets), an IPv4-mapped IPv6 address's IPv4 /24.
+pub fn network_bucket(client: std::net::IpAddr) -> std::net::IpAddr {
+    use std::net::IpAddr;
+    match address_bucket(client) {
+        IpAddr::V4(v4) => IpAddr::V4((u32::from(v4) & 0xffff_ff00).into()),
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & !((1u128 << 80) - 1)).into()),
+    }
+}
+
 /// A rate: `per_second` on average, `burst` at once before the average applies (GCRA).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rate {

@@ -596,6 +596,8 @@ pub(crate) struct Queue {
     pub(crate) owners: &'static str,
     /// The owners' column with the URL the events go to.
     pub(crate) url: &'static str,
+    /// The other queue's events' table: an account's deliveries in flight are counted across both.
+    pub(crate) other_events: &'static str,
 }
 
 impl Queue {
@@ -605,25 +607,36 @@ impl Queue {
     /// skipping the rows another server is claiming before it limits). The rules:
     /// - an owner (an endpoint, a watch) has at most one event in flight: none of an owner with one claimed, and
     ///   of the others only their oldest due event;
-    /// - an account has at most `per_account` in flight, counting those claimed already, however many owners it
-    ///   has (a thousand watches pointing at one receiver that never answers hold `per_account` places, not all);
+    /// - an account has at most `per_account` in flight, counting those claimed already in both queues and its
+    ///   test twin's with its own, however many owners it has (a thousand watches pointing at one receiver that
+    ///   never answers hold `per_account` places, not all);
     /// - accounts take turns: every account's first event comes before any account's second, so one account's
     ///   queue of thousands delays another's event by one claim at most.
     pub(crate) fn fair_turns(&self, now: &str, per_account: &str) -> String {
-        let Queue { events, owner, .. } = self;
+        let Queue {
+            events,
+            owner,
+            other_events,
+            ..
+        } = self;
+        // An account is counted with its test twin (`abs`), and across both queues: a tenant's share is one.
         format!(
             "WITH busy AS (
-                 SELECT {owner} AS owner, account_id FROM {events} WHERE claim_until_ms > {now}),
+                 SELECT {owner} AS owner, abs(account_id) AS account FROM {events} WHERE claim_until_ms > {now}),
+             busy_accounts AS (
+                 SELECT account FROM busy
+                 UNION ALL
+                 SELECT abs(account_id) FROM {other_events} WHERE claim_until_ms > {now}),
              due AS (
-                 SELECT e.id, e.{owner} AS owner, e.account_id, e.next_attempt_ms,
+                 SELECT e.id, e.{owner} AS owner, abs(e.account_id) AS account, e.next_attempt_ms,
                         row_number() OVER (PARTITION BY e.{owner} ORDER BY e.next_attempt_ms, e.id) AS nth
                  FROM {events} e
                  WHERE e.next_attempt_ms <= {now} AND coalesce(e.claim_until_ms, 0) <= {now}
                    AND e.{owner} NOT IN (SELECT owner FROM busy)),
              ranked AS (
                  SELECT d.id, d.owner, d.next_attempt_ms,
-                        row_number() OVER (PARTITION BY d.account_id ORDER BY d.next_attempt_ms, d.id)
-                          + (SELECT count(*) FROM busy b WHERE b.account_id = d.account_id) AS turn
+                        row_number() OVER (PARTITION BY d.account ORDER BY d.next_attempt_ms, d.id)
+                          + (SELECT count(*) FROM busy_accounts b WHERE b.account = d.account) AS turn
                  FROM due d WHERE d.nth = 1),
              turns AS (SELECT id, owner, next_attempt_ms, turn FROM ranked WHERE turn <= {per_account})"
         )
@@ -650,6 +663,7 @@ pub(crate) const WATCH_EVENTS: Queue = Queue {
     owner: "watch_id",
     owners: "watches",
     url: "webhook_url",
+    other_events: "endpoint_events",
 };
 
 /// Account events' copies, one per endpoint.
@@ -658,6 +672,7 @@ pub(crate) const ENDPOINT_EVENTS: Queue = Queue {
     owner: "endpoint_id",
     owners: "webhook_endpoints",
     url: "url",
+    other_events: "watch_events",
 };
 
 /// A claimed event as both queues return it: id, owner, account, body, created, attempts (with this one),

@@ -188,6 +188,7 @@ impl PgWatchStore {
             owner,
             owners,
             url,
+            ..
         } = queue;
         let turns = queue.fair_turns("$1", "$4");
         let rows = self
@@ -200,7 +201,9 @@ impl PgWatchStore {
                          WHERE (id, {owner}) IN (
                              SELECT e.id, e.{owner} FROM {events} e
                              JOIN turns t ON t.id = e.id AND t.owner = e.{owner}
-                             WHERE coalesce(e.claim_until_ms, 0) <= $1
+                             -- Checked again on the row as it is once locked: a server that finished it
+                             -- meanwhile leaves nothing due here (the CTEs read the statement's snapshot).
+                             WHERE coalesce(e.claim_until_ms, 0) <= $1 AND e.next_attempt_ms <= $1
                              ORDER BY t.turn, t.next_attempt_ms, t.id LIMIT $3
                              FOR UPDATE OF e SKIP LOCKED)
                          RETURNING id, {owner}, account_id, body, created_at_ms, attempts
@@ -408,6 +411,7 @@ impl WatchStore for PgWatchStore {
                      UPDATE watches SET claim_until_ms = $2
                      WHERE id IN (SELECT w.id FROM watches w JOIN turns t ON t.id = w.id
                                   WHERE coalesce(w.claim_until_ms, 0) <= $1
+                                    AND w.disabled_ms IS NULL AND w.next_check_ms <= $1
                                   ORDER BY t.turn, t.next_check_ms, t.id LIMIT $3
                                   FOR UPDATE OF w SKIP LOCKED)
                      RETURNING {WATCH_COLUMNS}, baseline",

@@ -211,6 +211,7 @@ impl SqliteWatchStore {
             owner,
             owners,
             url,
+            ..
         } = queue;
         let turns = queue.fair_turns("?1", "?4");
         let sql = format!(

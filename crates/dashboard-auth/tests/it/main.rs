@@ -188,6 +188,7 @@ async fn password_forms_are_limited_per_client_address_before_anything_is_checke
         Arc::new(store),
         PasswordLimits {
             per_address_burst: 3,
+            per_network_burst: 5,
             ..PasswordLimits::default()
         },
     );

@@ -724,6 +724,24 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
             .is_empty(),
         "account 1 has its share in flight, account 2 its one"
     );
+    // Account 1's test twin (its test-mode key's account, -1) shares account 1's share.
+    let twin = store
+        .create_endpoint(&endpoint(-1, "twin.example", &["job.finished"]), 10, start)
+        .await
+        .expect("registers")
+        .expect("under the bound");
+    store
+        .queue_event(&event("evt_ping_twin", -1, "ping"), Some(twin.id), now)
+        .await
+        .expect("queues");
+    assert!(
+        store
+            .claim_endpoint_deliveries(now, lease, 100, 3)
+            .await
+            .expect("claims")
+            .is_empty(),
+        "the twin's ping waits for account 1's share"
+    );
     // Events done (delivered or given up) and older than a cut-off are forgotten; the rest stay.
     let before_forget = store
         .endpoint_events(AccountId(1), None, 100)
