@@ -148,8 +148,12 @@ where
             // A write that makes no progress for the write time-out fails, and the connection with it.
             let mut io = tokio_io_timeout::TimeoutStream::new(stream);
             io.set_write_timeout(Some(limits.write_timeout));
+            let io = Counted {
+                inner: Box::pin(io),
+                written: Arc::clone(&activity.written),
+            };
             let connection = builder
-                .serve_connection(TokioIo::new(Box::pin(io)), service)
+                .serve_connection(TokioIo::new(io), service)
                 .into_owned();
             tokio::pin!(connection);
             let mut check =
@@ -172,12 +176,17 @@ where
                     }
                     _ = check.tick() => {
                         let now = tokio::time::Instant::now();
-                        if closing_until.is_some_and(|until| now >= until) {
+                        activity.note_bytes_written();
+                        // Past its deadline and with nothing moving (h2 may still be sending what a body gave it).
+                        if closing_until.is_some_and(|until| now >= until)
+                            && activity.quiet_for() >= limits.write_timeout
+                        {
                             tracing::debug!(%peer, "connection dropped: still open after its graceful close");
                             break;
                         }
-                        // A response body that stopped moving (an HTTP/2 client that never opens its flow-control
-                        // window writes nothing, so no write can time out) ends the connection.
+                        // A response that stopped moving, neither a frame taken from its body nor bytes of it
+                        // written (an HTTP/2 client that never opens its flow-control window: nothing is pending,
+                        // so no write can time out), ends the connection.
                         if activity.stalled_for() >= limits.write_timeout {
                             tracing::debug!(%peer, "connection dropped: a response made no progress");
                             break;
@@ -220,8 +229,12 @@ struct Activity {
     producing: std::sync::atomic::AtomicUsize,
     /// When the last handler or body ended.
     last: std::sync::Mutex<tokio::time::Instant>,
-    /// When a body last gave a frame to send.
+    /// When a body last gave a frame to send, or the connection last wrote a good number of bytes.
     progress: std::sync::Mutex<tokio::time::Instant>,
+    /// Bytes written to the client so far ([`Counted`]).
+    written: Arc<std::sync::atomic::AtomicU64>,
+    /// `written` when progress was last stamped from it.
+    written_seen: std::sync::atomic::AtomicU64,
 }
 
 impl Activity {
@@ -233,6 +246,22 @@ impl Activity {
             producing: std::sync::atomic::AtomicUsize::new(0),
             last: std::sync::Mutex::new(now),
             progress: std::sync::Mutex::new(now),
+            written: Arc::default(),
+            written_seen: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Counts bytes written since the last look as progress once they are more than an HTTP/2 connection's
+    /// pings and acknowledgements (a few dozen bytes): a slow reader taking a large frame bit by bit is moving,
+    /// a client whose window stays shut is not.
+    fn note_bytes_written(&self) {
+        const PROGRESS_BYTES: u64 = 1024;
+        let written = self.written.load(std::sync::atomic::Ordering::Relaxed);
+        let seen = self.written_seen.load(std::sync::atomic::Ordering::Relaxed);
+        if written.saturating_sub(seen) >= PROGRESS_BYTES {
+            self.written_seen
+                .store(written, std::sync::atomic::Ordering::Relaxed);
+            Self::stamp(&self.progress);
         }
     }
 
@@ -248,12 +277,18 @@ impl Activity {
             .elapsed()
     }
 
-    /// How long the connection has had nothing in flight (zero while it has).
+    /// How long the connection has had nothing in flight and written nothing of note (zero while it has: an
+    /// HTTP/2 connection may still be sending what a body that already ended gave it).
     fn idle_for(&self) -> Duration {
         if self.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0 {
             return Duration::ZERO;
         }
-        Self::since(&self.last)
+        Self::since(&self.last).min(self.quiet_for())
+    }
+
+    /// How long since anything moved: a body's frame taken, or bytes written.
+    fn quiet_for(&self) -> Duration {
+        Self::since(&self.progress)
     }
 
     /// How long the bodies being sent have waited for the client to take their last frame (zero when none is
@@ -286,6 +321,68 @@ impl Drop for Busy {
         self.0
             .in_flight
             .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The client's connection, counting the bytes written to it (progress of a response sent a frame at a time).
+struct Counted<S> {
+    inner: std::pin::Pin<Box<S>>,
+    written: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<S: tokio::io::AsyncRead> tokio::io::AsyncRead for Counted<S> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.inner.as_mut().poll_read(cx, buf)
+    }
+}
+
+impl<S: tokio::io::AsyncWrite> tokio::io::AsyncWrite for Counted<S> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = self.inner.as_mut().poll_write(cx, buf);
+        if let std::task::Poll::Ready(Ok(n)) = &polled {
+            self.written
+                .fetch_add(*n as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = self.inner.as_mut().poll_write_vectored(cx, bufs);
+        if let std::task::Poll::Ready(Ok(n)) = &polled {
+            self.written
+                .fetch_add(*n as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.inner.as_mut().poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.inner.as_mut().poll_shutdown(cx)
     }
 }
 

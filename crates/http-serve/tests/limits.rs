@@ -9,10 +9,13 @@ use http_serve::{ConnectionLimits, Response, full, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-/// `/big` answers 64 MiB (more than loopback's socket buffers hold), anything else `ok`.
+/// `/big` answers 64 MiB (more than loopback's socket buffers hold), `/medium` 8 MiB, both as one frame;
+/// anything else `ok`.
 async fn handler(request: http::Request<hyper::body::Incoming>) -> Response {
     if request.uri().path() == "/big" {
         http::Response::new(full(vec![b'x'; 64 << 20]))
+    } else if request.uri().path() == "/medium" {
+        http::Response::new(full(vec![b'x'; 8 << 20]))
     } else {
         http::Response::new(full("ok"))
     }
@@ -155,4 +158,39 @@ async fn an_http2_client_that_never_opens_its_window_is_dropped() {
     let ended = tokio::time::timeout(Duration::from_secs(5), running).await;
     assert!(ended.is_ok(), "the stalled HTTP/2 connection is still open");
     drop((client, answer));
+}
+
+#[tokio::test]
+async fn a_slow_http2_reader_that_keeps_reading_is_not_cut_off() {
+    let address = start(ConnectionLimits {
+        header_timeout: Duration::from_secs(2),
+        write_timeout: Duration::from_millis(1500),
+        ..ConnectionLimits::default()
+    })
+    .await;
+    let tcp = TcpStream::connect(address).await.expect("connected");
+    let (mut client, connection) = h2::client::handshake(tcp)
+        .await
+        .expect("an HTTP/2 handshake");
+    let running = tokio::spawn(connection);
+    let request = http::Request::get("http://x/medium")
+        .body(())
+        .expect("a request");
+    let (answer, _) = client.send_request(request, true).expect("sent");
+    let mut body = answer.await.expect("the head of the answer").into_body();
+    // 8 MiB in one frame of the server's body, taken at about 1.6 MB a second by opening the window a chunk at a
+    // time: five seconds in all, past the write and header time-outs, yet always moving. The server takes no
+    // second frame from its body until h2 has sent the first, and may drop the body once h2 holds it: only the
+    // bytes written show the connection busy.
+    let mut received = 0usize;
+    let mut pace = tokio::time::interval(Duration::from_millis(10));
+    while let Some(chunk) = body.data().await {
+        let Ok(chunk) = chunk else { break };
+        received += chunk.len();
+        pace.tick().await;
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
+    assert_eq!(received, 8 << 20, "cut off after {received} bytes");
+    drop(client);
+    running.abort();
 }
