@@ -119,13 +119,7 @@ pub(crate) async fn run(command: AccountsCommand) -> anyhow::Result<()> {
             clear,
         } => {
             let accounts = db.open().await?.accounts;
-            let found = accounts
-                .ledger()
-                .account_by_name(&account)
-                .await?
-                .with_context(|| {
-                    format!("no account `{account}`; create it with `company-data keys create --account {account}`")
-                })?;
+            let found = super::credits::named(accounts.ledger().as_ref(), &account).await?;
             let changes = QuotaOverrides {
                 open_jobs,
                 queued_urls,

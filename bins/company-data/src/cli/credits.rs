@@ -29,7 +29,10 @@ pub(crate) enum CreditsCommand {
 }
 
 /// The account called `name`, or an error that says how to make it.
-async fn named(ledger: &dyn Ledger, name: &str) -> anyhow::Result<credit_ledger::Account> {
+pub(crate) async fn named(
+    ledger: &dyn Ledger,
+    name: &str,
+) -> anyhow::Result<credit_ledger::Account> {
     ledger.account_by_name(name).await?.with_context(|| {
         format!("no account `{name}`; create it with `company-data keys create --account {name}`")
     })
