@@ -40,6 +40,24 @@ pub enum CsvCells {
 }
 
 impl CsvCells {
+    /// The query parameter of a job's results that chooses the mode (`?csv_cells=raw`).
+    pub const QUERY: &'static str = "csv_cells";
+    /// Every mode, the default first.
+    pub const ALL: [Self; 2] = [Self::SpreadsheetSafe, Self::Raw];
+
+    /// The mode as [`CsvCells::QUERY`] names it: `safe` or `raw`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SpreadsheetSafe => "safe",
+            Self::Raw => "raw",
+        }
+    }
+
+    /// The mode [`CsvCells::QUERY`]'s value names; `None` for any other text.
+    pub fn from_query(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|mode| mode.as_str() == value)
+    }
+
     /// `cell` as this mode writes it.
     pub fn cell(self, cell: &str) -> Cow<'_, str> {
         match self {

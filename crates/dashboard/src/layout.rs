@@ -132,11 +132,10 @@ pub(crate) fn error_response(error: PageError, in_dashboard: bool) -> Response {
     }
     let mut response = respond::html(error.status(), error_page(&error.to_string(), in_dashboard));
     if let Some(wait) = error.retry_after() {
-        // Whole seconds, rounded up, at least one (RFC 9110's delay-seconds).
-        let seconds = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(http_serve::retry_after_seconds(wait)),
+        );
     }
     if let PageError::MethodNotAllowed { allow } = error
         && let Ok(allow) = HeaderValue::from_str(&allow)

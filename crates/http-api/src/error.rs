@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use http_serve::retry_after_seconds;
+
 use api_keys::KeyError;
 use company_lookup::LookupError;
 use company_model::{
@@ -512,11 +514,6 @@ impl std::fmt::Display for ErrorChain<'_> {
         }
         Ok(())
     }
-}
-
-/// Whole seconds for `Retry-After`, rounded up and at least 1.
-fn retry_after_seconds(wait: Duration) -> u64 {
-    (wait.as_secs_f64().ceil() as u64).max(1)
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ struct ListQuery {
 struct ResultsQuery {
     from: Option<String>,
     limit: Option<String>,
-    /// `safe` (the default) or `raw`: how CSV cells that start like a formula are written.
+    /// [`output::CsvCells::QUERY`]: how CSV cells that start like a formula are written.
     csv_cells: Option<String>,
 }
 
@@ -166,13 +166,15 @@ impl Api {
         .map_or(MOST_RESULTS_PER_PAGE, |n| n as u32);
         let csv = wants_csv(request.headers());
         let cells = match asked.csv_cells.as_deref() {
-            None | Some("safe") => output::CsvCells::SpreadsheetSafe,
-            Some("raw") => output::CsvCells::Raw,
-            Some(other) => {
-                return Err(ApiError::InvalidQuery(format!(
-                    "`csv_cells` is `{other}`; send `safe` (the default: cells that start like a formula open as text) or `raw`"
-                )));
-            }
+            None => output::CsvCells::default(),
+            Some(value) => output::CsvCells::from_query(value).ok_or_else(|| {
+                ApiError::InvalidQuery(format!(
+                    "`{}` is `{value}`; send `{}` (the default: cells that start like a formula open as text) or `{}`",
+                    output::CsvCells::QUERY,
+                    output::CsvCells::SpreadsheetSafe.as_str(),
+                    output::CsvCells::Raw.as_str()
+                ))
+            })?,
         };
         let job = jobs
             .job(caller.account, id)
@@ -199,10 +201,10 @@ impl Api {
             std::io::Error::other,
         ));
         if until < total {
-            let raw = if cells == output::CsvCells::Raw {
-                "&csv_cells=raw"
+            let raw = if cells == output::CsvCells::default() {
+                String::new()
             } else {
-                ""
+                format!("&{}={}", output::CsvCells::QUERY, cells.as_str())
             };
             let next = format!(
                 "<{JOBS}/{}/results?from={until}&limit={limit}{raw}>; rel=\"next\"",

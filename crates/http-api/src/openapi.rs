@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use bulk_jobs::output::CsvCells;
 use company_model::{
     CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryResponse,
     JobInfo, JobList, MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_ENDPOINTS, MAX_JOB_BODY_BYTES,
@@ -402,8 +403,9 @@ fn operation(op: Operation, context: &Context<'_>) -> Value {
                 {"name": "limit", "in": "query", "description": "Input positions per page.",
                  "schema": {"type": "integer", "minimum": 1, "maximum": MOST_RESULTS_PER_PAGE,
                             "default": MOST_RESULTS_PER_PAGE}},
-                {"name": "csv_cells", "in": "query", "description": "How CSV cells are written: `safe` gives a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (and is not a number) a leading `'`, so a spreadsheet opens it as text (OWASP's rule against CSV injection: page text is someone else's); `raw` writes every cell as the data has it. NDJSON is not affected.",
-                 "schema": {"type": "string", "enum": ["safe", "raw"], "default": "safe"}}
+                {"name": CsvCells::QUERY, "in": "query", "description": "How CSV cells are written: `safe` gives a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (and is not a number) a leading `'`, so a spreadsheet opens it as text (OWASP's rule against CSV injection: page text is someone else's); `raw` writes every cell as the data has it. NDJSON is not affected.",
+                 "schema": {"type": "string", "enum": CsvCells::ALL.map(CsvCells::as_str),
+                            "default": CsvCells::default().as_str()}}
             ],
             "responses": {
                 "200": {
