@@ -1,6 +1,8 @@
 //! The API library on real parts (SQLite stores in a temporary file, the captured pages as the origin), called
 //! as a host calls it: `Api::handle` with a request, no server in between.
 
+mod document;
+
 use std::sync::Arc;
 
 use api_keys::{ApiKeys, KeyError, SqliteKeyStore, VerifiedKey};
