@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::request::{json_object, type_name};
+use crate::problems::{json_object, type_name};
 use crate::watch_request::{problem, webhook_url};
 use crate::{InvalidRequest, Problem};
 
@@ -81,7 +81,7 @@ impl EndpointRequest {
         for key in object.keys() {
             if !matches!(key.as_str(), "url" | "events") {
                 problems.push(problem(
-                    &format!("/{}", crate::request::escape_pointer(key)),
+                    &format!("/{}", crate::problems::escape_pointer(key)),
                     None,
                     format!("unknown property `{key}`"),
                     "send only `url` and `events`".to_owned(),

@@ -8,8 +8,8 @@ use std::fmt;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::problems::{echo, type_name};
 use crate::record_json::Members;
-use crate::request::{echo, type_name};
 use crate::{CompanyRecord, Problem, RecordJson};
 
 /// Members of every answer, whatever `fields` names: which input it answers (`original_li_url`) and which page

@@ -26,6 +26,7 @@ mod jobs;
 mod names;
 mod queries;
 mod record;
+mod problems;
 mod record_json;
 mod request;
 mod resolve;
@@ -55,13 +56,13 @@ pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
     PostAuthor, Product, Update,
 };
+pub use problems::{InvalidRequest, json_object};
 pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
 #[cfg(feature = "schema")]
 pub use request::job_input_schema;
 pub use request::{
-    CompanyRequest, FreshnessWindow, InvalidRequest, MAX_AGE_HOURS, MAX_AGE_SECONDS,
-    MAX_BODY_BYTES, MAX_COPIES_PER_PAGE, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody,
-    SubmittedUrl, json_object,
+    CompanyRequest, FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES,
+    MAX_COPIES_PER_PAGE, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,
 };
 pub use resolve::{
     Candidate, DEFAULT_RESOLVE_WINDOW, Evidence, MAX_DOMAIN_LEN, MAX_NAME_LEN, MAX_QUERIES,

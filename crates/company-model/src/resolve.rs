@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::request::{echo, escape_pointer, json_object, sent_window, type_name};
+use crate::problems::{echo, escape_pointer, json_object, type_name};
+use crate::request::sent_window;
 use crate::{CompanyResult, FreshnessWindow, InvalidRequest, Problem, RecordFields};
 
 /// The most queries one resolve request takes.

@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::request::{echo, escape_pointer, json_object, type_name, validate_urls};
+use crate::problems::{echo, escape_pointer, json_object, type_name};
+use crate::request::validate_urls;
 use crate::{CHANGE_FIELDS, InvalidRequest, MAX_URLS, Problem, SubmittedUrl, WATCH_FIELDS};
 use page_url::NetworkDomain;
 

@@ -51,7 +51,8 @@ pub use quotas::{QuotaOverrides, Quotas, quotas_of};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{BALANCE_REUSE, SqliteLedger};
 pub use summary::{
-    AccountSettings, AccountSummary, MAX_LOW_BALANCE_THRESHOLD, MonthUsage, account_summary,
+    AccountSettings, AccountSummary, MAX_LOW_BALANCE_THRESHOLD, MAX_SETTINGS_BYTES, MonthUsage,
+    account_summary,
 };
 pub use test_twins::{TEST_BALANCE, WithTestTwins, billed};
 

@@ -92,6 +92,9 @@ pub async fn account_summary(
 /// The highest low-balance threshold an account may set, in credits.
 pub const MAX_LOW_BALANCE_THRESHOLD: u32 = 1_000_000_000;
 
+/// The largest `PATCH /v1/account` body read, in bytes: a few settings.
+pub const MAX_SETTINGS_BYTES: usize = 4 * 1024;
+
 /// The settings an account's owner may change (`PATCH /v1/account`, a JSON Merge Patch, RFC 7396): each member
 /// sent replaces the setting, `null` removes it, a member left out leaves it as it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! `/v1/account`: the caller's account, balance, credits held and usage this month (`GET`), and its settings
 //! (`PATCH`: the low-balance threshold). Free.
 
-use credit_ledger::{AccountSettings, AccountSummary, LedgerError};
+use credit_ledger::{AccountSettings, AccountSummary, LedgerError, MAX_SETTINGS_BYTES};
 use http::{Request, StatusCode};
 use http_serve::Response;
 
@@ -12,9 +12,6 @@ use crate::api::Api;
 use crate::error::ApiError;
 use crate::request::require_json;
 use crate::respond::json_response;
-
-/// The largest body `PATCH /v1/account` reads: a few settings.
-pub(crate) const MAX_SETTINGS_BYTES: usize = 4 * 1024;
 
 impl Api {
     /// `GET /v1/account`: 200 with [`credit_ledger::AccountSummary`]; nothing is charged.

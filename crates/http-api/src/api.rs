@@ -18,7 +18,7 @@ use shared_limits::{LimitStore, MemoryLimits, RateGate, RateStatus};
 use crate::KeyRate;
 use crate::auth::{Authenticator, presented_key};
 use crate::error::ApiError;
-use crate::mcp::McpEndpoint;
+use crate::mcp_endpoint::McpEndpoint;
 use crate::openapi::openapi_document;
 
 /// What the API needs to know besides its parts.

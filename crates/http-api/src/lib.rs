@@ -49,6 +49,7 @@ mod idempotent;
 mod jobs;
 mod llms;
 mod mcp;
+mod mcp_endpoint;
 mod metrics;
 mod openapi;
 mod paging;
@@ -61,7 +62,8 @@ mod watches;
 pub use api::{Api, ApiSettings, HealthCheck};
 pub use auth::{Authenticator, CredentialsError, presented_key};
 pub use error::ApiError;
-pub use mcp::{MAX_MCP_BODY_BYTES, McpCaller, McpEndpoint};
+pub use mcp::{MAX_MCP_BODY_BYTES, McpCaller};
+pub use mcp_endpoint::McpEndpoint;
 pub use openapi::openapi_document;
 pub use request::{IDEMPOTENCY_KEY, strip_path_prefix};
 /// How many requests each API key may make: `per_second` on average, `burst` at once (GCRA).

@@ -3,11 +3,6 @@
 //! to the endpoint the host set ([`Api::with_mcp`]); each tool call is then one request of the API, counted
 //! against the key's rate, made idempotent and billed where it is made.
 
-use std::fmt::Debug;
-use std::future::Future;
-use std::pin::Pin;
-
-use bytes::Bytes;
 use http::Request;
 use http_serve::Response;
 
@@ -26,16 +21,6 @@ pub struct McpCaller {
     pub key: String,
     /// The API to call the tools' routes on.
     pub api: Api,
-}
-
-/// What answers `/mcp` once the request is authenticated: the host's MCP transport (the `mcp-server` crate's
-/// Streamable HTTP service, in the assembly).
-pub trait McpEndpoint: Send + Sync + Debug {
-    /// Answers one MCP request; its extensions hold the [`McpCaller`].
-    fn serve(&self, request: Request<Bytes>) -> Pin<Box<dyn Future<Output = Response> + Send>>;
-
-    /// The tools it serves, each its name and description (what `/llms.txt` lists).
-    fn tools(&self) -> Vec<(String, String)>;
 }
 
 impl Api {

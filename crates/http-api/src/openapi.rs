@@ -15,11 +15,10 @@ use company_model::{
     WatchBody, WatchInfo, WatchList, WebhookEvent,
 };
 use company_resolve::MIN_CONFIDENCE;
-use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
+use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, MAX_SETTINGS_BYTES, STORED_PRICE};
 use page_url::NetworkDomain;
 use serde_json::{Map, Value, json};
 
-use crate::account::MAX_SETTINGS_BYTES;
 use crate::paging::{
     DEFAULT_DELIVERIES_PER_PAGE, DEFAULT_JOBS_PER_PAGE, DEFAULT_WATCHES_PER_PAGE,
     MOST_DELIVERIES_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE, MOST_WATCHES_PER_PAGE,
