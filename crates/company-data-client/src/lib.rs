@@ -38,12 +38,9 @@ use std::time::Duration;
 
 pub use company_model::{
     Answer, CompanyDataResponse, ErrorBody, InputRow, JobInfo, JobStatus, RequestBody, ResolveBody,
-    ResolveQuery, ResolveResponse,
+    ResolveQuery, ResolveResponse, headers, paths,
 };
 use reqwest::{Method, StatusCode, header};
-
-/// The jobs collection.
-const JOBS: &str = company_model::JOBS_PATH;
 
 /// How often, and how long apart, a request that may succeed later is sent again.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -191,12 +188,12 @@ impl Client {
     /// [`ClientError`]; e.g. [`ClientError::Api`] with `invalid_request` (400) or `insufficient_credits` (402).
     pub async fn company_data(&self, body: &RequestBody) -> Result<CompanyData, ClientError> {
         let reply = self
-            .send(Method::POST, "/v1/network/company-data", Some(body))
+            .send(Method::POST, paths::COMPANY_DATA, Some(body))
             .await?;
         Ok(CompanyData {
-            credits_charged: reply.credits("x-credits-charged"),
-            credits_remaining: reply.credits("x-credits-remaining"),
-            replayed: reply.headers.contains_key("idempotent-replayed"),
+            credits_charged: reply.credits(headers::X_CREDITS_CHARGED),
+            credits_remaining: reply.credits(headers::X_CREDITS_REMAINING),
+            replayed: reply.headers.contains_key(headers::IDEMPOTENT_REPLAYED),
             response: reply.json()?,
         })
     }
@@ -206,12 +203,10 @@ impl Client {
     /// # Errors
     /// [`ClientError`]; e.g. [`ClientError::Api`] with `invalid_request` (400) or `insufficient_credits` (402).
     pub async fn resolve(&self, body: &ResolveBody) -> Result<Resolved, ClientError> {
-        let reply = self
-            .send(Method::POST, "/v1/network/company-data/resolve", Some(body))
-            .await?;
+        let reply = self.send(Method::POST, paths::RESOLVE, Some(body)).await?;
         Ok(Resolved {
-            credits_charged: reply.credits("x-credits-charged"),
-            credits_remaining: reply.credits("x-credits-remaining"),
+            credits_charged: reply.credits(headers::X_CREDITS_CHARGED),
+            credits_remaining: reply.credits(headers::X_CREDITS_REMAINING),
             response: reply.json()?,
         })
     }
@@ -222,7 +217,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub async fn account(&self) -> Result<serde_json::Value, ClientError> {
-        self.send(Method::GET, "/v1/account", None::<&()>)
+        self.send(Method::GET, paths::ACCOUNT, None::<&()>)
             .await?
             .json()
     }
@@ -232,7 +227,9 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub async fn submit_job(&self, body: &RequestBody) -> Result<JobInfo, ClientError> {
-        self.send(Method::POST, JOBS, Some(body)).await?.json()
+        self.send(Method::POST, paths::JOBS, Some(body))
+            .await?
+            .json()
     }
 
     /// `GET …/jobs/{id}`: the job's progress.
@@ -240,7 +237,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`]; [`ClientError::Api`] with `job_not_found` when the account has no such job.
     pub async fn job(&self, id: &str) -> Result<JobInfo, ClientError> {
-        self.send(Method::GET, &format!("{JOBS}/{id}"), None::<&()>)
+        self.send(Method::GET, &paths::with_id(paths::JOB, id), None::<&()>)
             .await?
             .json()
     }
@@ -250,9 +247,13 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub async fn cancel_job(&self, id: &str) -> Result<JobInfo, ClientError> {
-        self.send(Method::POST, &format!("{JOBS}/{id}/cancel"), None::<&()>)
-            .await?
-            .json()
+        self.send(
+            Method::POST,
+            &paths::with_id(paths::JOB_CANCEL, id),
+            None::<&()>,
+        )
+        .await?
+        .json()
     }
 
     /// `DELETE …/jobs/{id}`: the job (cancelled first if it runs) and its results are gone.
@@ -260,7 +261,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub async fn delete_job(&self, id: &str) -> Result<(), ClientError> {
-        self.send(Method::DELETE, &format!("{JOBS}/{id}"), None::<&()>)
+        self.send(Method::DELETE, &paths::with_id(paths::JOB, id), None::<&()>)
             .await
             .map(drop)
     }
@@ -355,7 +356,7 @@ impl Client {
                 .request(method.clone(), &url)
                 .bearer_auth(&self.key);
             if let Some(key) = &idempotency_key {
-                request = request.header("idempotency-key", key);
+                request = request.header(headers::IDEMPOTENCY_KEY, key);
             }
             if let Some(body) = &body {
                 request = request

@@ -4,16 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    CompanyResult, InputMetadata, RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl,
+    CompanyResult, InputMetadata, RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl, paths,
 };
 
-/// The path of the bulk jobs' collection: a job is `{JOBS_PATH}/{id}`, its results
-/// [`job_results_path`]. The server's route table, the Rust client and the job events name jobs by it.
-pub const JOBS_PATH: &str = "/v1/network/company-data/jobs";
-
-/// The path of job `id`'s results (NDJSON or CSV, `GET`).
+/// The path of job `id`'s results (NDJSON or CSV, `GET`): [`paths::JOB_RESULTS`] filled.
 pub fn job_results_path(id: &str) -> String {
-    format!("{JOBS_PATH}/{id}/results")
+    paths::with_id(paths::JOB_RESULTS, id)
 }
 
 /// Where a job is in its life.

@@ -5,6 +5,8 @@
 //! [`RecordJson`] text, the server wraps that text in a [`CompanyResult`] without parsing it again. Request validation lives here too ([`CompanyRequest::from_json`]), so that
 //! an embedder that takes requests some other way gets the same rules and the same error texts.
 //!
+//! The wire's names are here as well, each once: the API's [`paths`] and its [`headers`].
+//!
 //! Not here: how pages are fetched or parsed, prices, storage, HTTP.
 //!
 //! ```
@@ -24,13 +26,16 @@ mod fields;
 mod history;
 mod jobs;
 mod names;
+mod problems;
 mod queries;
 mod record;
-mod problems;
 mod record_json;
 mod request;
 mod resolve;
 mod watch_request;
+mod wire;
+
+pub use wire::{headers, paths};
 
 pub use account_events::{
     AccountEventBody, AccountEventType, DeliveryList, DeliveryState, EndpointBody,
@@ -49,14 +54,14 @@ pub use history::{
     CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, HistoryResponse, WATCH_FIELDS,
     change_fields_text, changed_members,
 };
-pub use jobs::{Answer, InputRow, JOBS_PATH, JobInfo, JobList, JobStatus, job_results_path};
+pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus, job_results_path};
 pub use names::{LEGAL_SUFFIXES, name_key, name_slugs};
+pub use problems::{InvalidRequest, json_object};
 pub use queries::{HistoryQuery, ID_PATTERN, WatchListQuery, WatchPath};
 pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
     PostAuthor, Product, Update,
 };
-pub use problems::{InvalidRequest, json_object};
 pub use record_json::{NotARecord, RECORD_FORMAT, RecordJson};
 #[cfg(feature = "schema")]
 pub use request::job_input_schema;

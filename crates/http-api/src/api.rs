@@ -8,6 +8,7 @@ use api_keys::{ApiKey, VerifiedKey};
 use bulk_jobs::BulkJobs;
 use bytes::Bytes;
 use company_lookup::{Caller, LookupService};
+use company_model::headers::{RATELIMIT_LIMIT, RATELIMIT_REMAINING, RATELIMIT_RESET};
 use company_resolve::Resolver;
 use company_watch::Watches;
 use http::{HeaderMap, HeaderValue};
@@ -329,9 +330,9 @@ pub(crate) struct RateCell(pub(crate) Arc<std::sync::OnceLock<RateStatus>>);
 pub(crate) fn rate_limit_headers(headers: &mut HeaderMap, status: &RateStatus) {
     let reset = status.reset.as_secs() + u64::from(status.reset.subsec_nanos() > 0);
     for (name, value) in [
-        ("ratelimit-limit", u64::from(status.limit)),
-        ("ratelimit-remaining", u64::from(status.remaining)),
-        ("ratelimit-reset", reset),
+        (RATELIMIT_LIMIT, u64::from(status.limit)),
+        (RATELIMIT_REMAINING, u64::from(status.remaining)),
+        (RATELIMIT_RESET, reset),
     ] {
         headers.insert(name, HeaderValue::from(value));
     }

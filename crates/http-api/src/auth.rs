@@ -5,8 +5,7 @@ use std::net::IpAddr;
 use api_keys::{ApiKeys, KeyError, VerifiedKey};
 use http::HeaderMap;
 
-/// The headers that may carry the key, besides `Authorization: Bearer`.
-pub(crate) const KEY_HEADERS: [&str; 3] = ["x-api-key", "api-key", "x-company-data-api-key"];
+use company_model::headers::KEY_HEADERS;
 
 /// Why no key could be read from a request's headers (HTTP 401).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

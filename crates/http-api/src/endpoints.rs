@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use company_lookup::Caller;
+use company_model::paths::WEBHOOK_ENDPOINTS;
 use company_model::{EndpointRequest, MAX_BODY_BYTES};
 use company_watch::{Watches, delivery_info, endpoint_info};
 use http::{Request, StatusCode};
@@ -15,7 +16,6 @@ use crate::error::ApiError;
 use crate::paging::{DEFAULT_DELIVERIES_PER_PAGE, MOST_DELIVERIES_PER_PAGE};
 use crate::request::{number, path_id, query};
 use crate::respond::{json_response, no_content};
-use crate::table::WEBHOOK_ENDPOINTS;
 
 /// The query of `GET /v1/webhook-endpoints/{id}/deliveries`.
 #[derive(Debug, serde::Deserialize)]

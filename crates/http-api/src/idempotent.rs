@@ -7,7 +7,7 @@
 //! claim is dropped, so a retry runs again (nothing was charged for those).
 
 use bytes::Bytes;
-use company_model::AccountId;
+use company_model::{AccountId, headers};
 use http::{HeaderValue, StatusCode};
 use http_serve::Response;
 use idempotency::{Begin, IdempotencyStore, StoredAnswer};
@@ -21,8 +21,8 @@ use crate::error::ApiError;
 /// The headers a stored answer keeps.
 const KEPT_HEADERS: [&str; 4] = [
     "content-type",
-    "x-credits-charged",
-    "x-credits-remaining",
+    headers::X_CREDITS_CHARGED,
+    headers::X_CREDITS_REMAINING,
     "location",
 ];
 
@@ -43,7 +43,10 @@ fn replay(answer: StoredAnswer) -> Response {
         http::header::CACHE_CONTROL,
         HeaderValue::from_static("no-store"),
     );
-    headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    headers.insert(
+        company_model::headers::IDEMPOTENT_REPLAYED,
+        HeaderValue::from_static("true"),
+    );
     response
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use bulk_jobs::{BulkJobs, JobId, output};
 use bytes::Bytes;
 use company_lookup::Caller;
+use company_model::paths::JOBS;
 use company_model::{CompanyRequest, MAX_JOB_BODY_BYTES};
 use http::{HeaderValue, Request, StatusCode, header};
 use http_serve::Response;
@@ -14,7 +15,6 @@ use crate::error::ApiError;
 use crate::paging::{DEFAULT_JOBS_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE};
 use crate::request::{number, path_id, query, wants_csv};
 use crate::respond::{bytes_response, json_response, no_content};
-use crate::table::JOBS;
 
 /// `GET /jobs?before=<id>&limit=<n>`.
 #[derive(serde::Deserialize)]

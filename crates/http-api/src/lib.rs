@@ -65,6 +65,6 @@ pub use error::ApiError;
 pub use mcp::{MAX_MCP_BODY_BYTES, McpCaller};
 pub use mcp_endpoint::McpEndpoint;
 pub use openapi::openapi_document;
-pub use request::{IDEMPOTENCY_KEY, strip_path_prefix};
+pub use request::strip_path_prefix;
 /// How many requests each API key may make: `per_second` on average, `burst` at once (GCRA).
 pub use shared_limits::Rate as KeyRate;

@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 use company_lookup::Caller;
+use company_model::headers::IDEMPOTENCY_KEY;
 use http::{HeaderMap, Request, header};
 use serde::de::DeserializeOwned;
 
@@ -55,9 +56,6 @@ impl Api {
         })
     }
 }
-
-/// The request header of idempotent retries (`Idempotency-Key`, lower case as `http` names headers).
-pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// `application/json`, with or without parameters, or any `application/*+json`.
 pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {

@@ -2,6 +2,7 @@
 //! intermediaries. Imports nothing else of the crate.
 
 use bytes::Bytes;
+use company_model::headers::{X_CREDITS_CHARGED, X_CREDITS_REMAINING};
 use credit_ledger::Credits;
 use http::{HeaderValue, StatusCode, header};
 use http_serve::Response;
@@ -79,8 +80,8 @@ pub(crate) fn credits_headers(
     remaining: Option<impl std::fmt::Display>,
 ) {
     let headers = [
-        ("x-credits-charged", charged.map(|c| c.to_string())),
-        ("x-credits-remaining", remaining.map(|r| r.to_string())),
+        (X_CREDITS_CHARGED, charged.map(|c| c.to_string())),
+        (X_CREDITS_REMAINING, remaining.map(|r| r.to_string())),
     ];
     for (name, value) in headers {
         if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {

@@ -132,22 +132,16 @@ pub(crate) enum Part {
 /// One route of the API: its [`Part`] is the tag.
 pub(crate) type Route = http_serve::Route<Operation, Part>;
 
-/// The bulk jobs' collection: a job is `{JOBS}/{id}`.
-pub(crate) const JOBS: &str = company_model::JOBS_PATH;
-/// Domains and names to pages.
-pub(crate) const RESOLVE: &str = "/v1/network/company-data/resolve";
-/// MCP over Streamable HTTP.
-pub(crate) const MCP: &str = "/mcp";
-/// The watches' collection: a watch is `{WATCHES}/{id}`.
-pub(crate) const WATCHES: &str = "/v1/network/company-data/watches";
-
-/// The account's webhook endpoints: an endpoint is `{WEBHOOK_ENDPOINTS}/{id}`.
-pub(crate) const WEBHOOK_ENDPOINTS: &str = "/v1/webhook-endpoints";
+use company_model::paths::{
+    ACCOUNT, COMPANY_DATA, HEALTH, HISTORY, JOB, JOB_CANCEL, JOB_RESULTS, JOBS, LLMS_TXT, MCP,
+    OPENAPI, RESOLVE, WATCH, WATCHES, WEBHOOK_ENDPOINT, WEBHOOK_ENDPOINT_DELIVERIES,
+    WEBHOOK_ENDPOINT_PING, WEBHOOK_ENDPOINTS,
+};
 
 /// Every route, in the order the OpenAPI document lists them.
 pub(crate) const ROUTES: &[Route] = &[
     Route {
-        path: "/v1/network/company-data",
+        path: COMPANY_DATA,
         tag: Part::Core,
         methods: &[(Method::POST, Operation::GetCompanyData)],
     },
@@ -157,17 +151,17 @@ pub(crate) const ROUTES: &[Route] = &[
         methods: &[(Method::POST, Operation::ResolveCompanyPages)],
     },
     Route {
-        path: "/openapi.json",
+        path: OPENAPI,
         tag: Part::Core,
         methods: &[(Method::GET, Operation::GetOpenApiDocument)],
     },
     Route {
-        path: "/llms.txt",
+        path: LLMS_TXT,
         tag: Part::Core,
         methods: &[(Method::GET, Operation::GetLlmsTxt)],
     },
     Route {
-        path: "/healthz",
+        path: HEALTH,
         tag: Part::Core,
         methods: &[(Method::GET, Operation::GetHealth)],
     },
@@ -180,7 +174,7 @@ pub(crate) const ROUTES: &[Route] = &[
         ],
     },
     Route {
-        path: "/v1/network/company-data/jobs/{id}",
+        path: JOB,
         tag: Part::Jobs,
         methods: &[
             (Method::GET, Operation::GetJob),
@@ -188,17 +182,17 @@ pub(crate) const ROUTES: &[Route] = &[
         ],
     },
     Route {
-        path: "/v1/network/company-data/jobs/{id}/cancel",
+        path: JOB_CANCEL,
         tag: Part::Jobs,
         methods: &[(Method::POST, Operation::CancelJob)],
     },
     Route {
-        path: "/v1/network/company-data/jobs/{id}/results",
+        path: JOB_RESULTS,
         tag: Part::Jobs,
         methods: &[(Method::GET, Operation::GetJobResults)],
     },
     Route {
-        path: "/v1/network/company-data/history",
+        path: HISTORY,
         tag: Part::Core,
         methods: &[(Method::GET, Operation::GetCompanyHistory)],
     },
@@ -211,7 +205,7 @@ pub(crate) const ROUTES: &[Route] = &[
         ],
     },
     Route {
-        path: "/v1/network/company-data/watches/{id}",
+        path: WATCH,
         tag: Part::Watches,
         methods: &[
             (Method::GET, Operation::GetWatch),
@@ -219,7 +213,7 @@ pub(crate) const ROUTES: &[Route] = &[
         ],
     },
     Route {
-        path: "/v1/account",
+        path: ACCOUNT,
         tag: Part::Core,
         methods: &[
             (Method::GET, Operation::GetAccount),
@@ -235,17 +229,17 @@ pub(crate) const ROUTES: &[Route] = &[
         ],
     },
     Route {
-        path: "/v1/webhook-endpoints/{id}",
+        path: WEBHOOK_ENDPOINT,
         tag: Part::Watches,
         methods: &[(Method::DELETE, Operation::DeleteWebhookEndpoint)],
     },
     Route {
-        path: "/v1/webhook-endpoints/{id}/ping",
+        path: WEBHOOK_ENDPOINT_PING,
         tag: Part::Watches,
         methods: &[(Method::POST, Operation::PingWebhookEndpoint)],
     },
     Route {
-        path: "/v1/webhook-endpoints/{id}/deliveries",
+        path: WEBHOOK_ENDPOINT_DELIVERIES,
         tag: Part::Watches,
         methods: &[(Method::GET, Operation::ListWebhookDeliveries)],
     },

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use company_lookup::Caller;
+use company_model::paths::WATCHES;
 use company_model::{MAX_BODY_BYTES, WatchRequest};
 use company_watch::{Watches, watch_info};
 use http::{Request, StatusCode};
@@ -14,7 +15,6 @@ use crate::error::ApiError;
 use crate::paging::{DEFAULT_WATCHES_PER_PAGE, MOST_WATCHES_PER_PAGE};
 use crate::request::{number, path_id, query};
 use crate::respond::{json_response, no_content};
-use crate::table::WATCHES;
 
 impl Api {
     /// The watches; routes of a part that is not set are 404 before their handler runs.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use company_model::{
     CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryQuery,
     HistoryResponse, MAX_AGE_HOURS, MAX_QUERIES, MAX_URLS, RequestBody, ResolveBody,
-    ResolveResponse, WatchBody, WatchList, WatchListQuery, WatchPath,
+    ResolveResponse, WatchBody, WatchList, WatchListQuery, WatchPath, headers, paths,
 };
 use credit_ledger::{AccountSummary, HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use http::{HeaderMap, Method};
@@ -51,7 +51,7 @@ pub static TOOLS: [ToolSpec; 7] = [
         name: "get_companies",
         title: "Company records from page URLs",
         method: Method::POST,
-        path: "/v1/network/company-data",
+        path: paths::COMPANY_DATA,
         description: || {
             format!(
                 "Company records for 1 to {MAX_URLS} LinkedIn company, school or showcase page URLs (`liUrls`), in \
@@ -78,7 +78,7 @@ pub static TOOLS: [ToolSpec; 7] = [
         name: "resolve_companies",
         title: "Company pages from domains or names",
         method: Method::POST,
-        path: "/v1/network/company-data/resolve",
+        path: paths::RESOLVE,
         description: || {
             let default_hours = DEFAULT_RESOLVE_WINDOW.duration().as_secs() / 3600;
             format!(
@@ -106,7 +106,7 @@ pub static TOOLS: [ToolSpec; 7] = [
         name: "get_account",
         title: "Credits and usage",
         method: Method::GET,
-        path: "/v1/account",
+        path: paths::ACCOUNT,
         description: || {
             "The account of the API key in use: its balance, the credits held for requests in flight, what a new \
              request may spend, and this month's usage. Free."
@@ -125,7 +125,7 @@ pub static TOOLS: [ToolSpec; 7] = [
         name: "get_company_history",
         title: "A page's history",
         method: Method::GET,
-        path: "/v1/network/company-data/history",
+        path: paths::HISTORY,
         description: || {
             format!(
                 "A page's followers, employees and size at each stored fetch (`points`), and each change of its \
@@ -149,7 +149,7 @@ pub static TOOLS: [ToolSpec; 7] = [
         name: "create_watch",
         title: "Watch pages for changes",
         method: Method::POST,
-        path: "/v1/network/company-data/watches",
+        path: paths::WATCHES,
         description: || {
             format!(
                 "Watches 1 to {MAX_URLS} pages (`liUrls`): each is refreshed every `everyHours`, and a change of the \
@@ -165,7 +165,7 @@ pub static TOOLS: [ToolSpec; 7] = [
         name: "list_watches",
         title: "The account's watches",
         method: Method::GET,
-        path: "/v1/network/company-data/watches",
+        path: paths::WATCHES,
         description: || {
             "The account's watches, oldest first, a page at a time (`after` the last id of the previous page). \
              Free."
@@ -186,7 +186,7 @@ pub static TOOLS: [ToolSpec; 7] = [
         name: "delete_watch",
         title: "Stop watching a page",
         method: Method::DELETE,
-        path: "/v1/network/company-data/watches/{id}",
+        path: paths::WATCH,
         description: || {
             "Stops a watch (`id` from `create_watch` or `list_watches`): no more refreshes, charges or \
              deliveries. Free."
@@ -229,7 +229,10 @@ fn count(body: &Value, member: &str) -> usize {
 /// `; 3 credits charged, 97 left` from the billing headers.
 fn charged(headers: &HeaderMap) -> String {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    match (header("x-credits-charged"), header("x-credits-remaining")) {
+    match (
+        header(headers::X_CREDITS_CHARGED),
+        header(headers::X_CREDITS_REMAINING),
+    ) {
         (Some(charged), Some(left)) => format!("; {charged} credits charged, {left} left"),
         (Some(charged), None) => format!("; {charged} credits charged"),
         _ => String::new(),
@@ -351,7 +354,7 @@ impl<B: Backend> CompanyDataTools<B> {
             .backend
             .send(ApiCall {
                 method: Method::GET,
-                path_and_query: "/v1/account".to_owned(),
+                path_and_query: paths::ACCOUNT.to_owned(),
                 body: None,
                 idempotency_key: None,
                 context: http::Extensions::new(),
@@ -431,7 +434,7 @@ impl<B: Backend> ServerHandler for CompanyDataTools<B> {
             .map(str::to_owned)
             .or_else(|| {
                 parts
-                    .and_then(|parts| parts.headers.get("idempotency-key"))
+                    .and_then(|parts| parts.headers.get(headers::IDEMPOTENCY_KEY))
                     .and_then(|value| value.to_str().ok())
                     .map(str::to_owned)
             });
