@@ -66,6 +66,23 @@ async fn a_retry_with_the_same_key_replays_the_answer_and_is_charged_once() {
         again.header("x-credits-charged"),
         first.header("x-credits-charged")
     );
+    // A retry to the same route written with a trailing `/` is the same request: replayed, not refused.
+    let slashed = client()
+        .post(format!("{}/v1/network/company-data/", service.base))
+        .header("x-api-key", &key)
+        .header("idempotency-key", "order-1")
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("sent");
+    let slashed = tests::Reply::from(slashed).await;
+    assert_eq!(
+        (slashed.status, slashed.header("idempotent-replayed")),
+        (200, Some("true")),
+        "{}",
+        slashed.json
+    );
     assert_eq!(billed(&service, &key).await, (1, "9".to_owned()));
 
     // The same key with another body: refused, nothing run.

@@ -17,7 +17,7 @@ impl Api {
     {
         let post = self.charged_post(request, MAX_BODY_BYTES).await?;
         let parsed = CompanyRequest::from_json(&post.body, self.domain())?;
-        let (caller, fingerprint) = (post.caller, post.fingerprint(&post.path));
+        let (caller, fingerprint) = (post.caller, post.fingerprint());
         self.idempotent(
             caller.account,
             post.key,

@@ -73,7 +73,7 @@ impl Api {
         let watches = Arc::clone(self.endpoint_service()?);
         let post = self.charged_post(request, MAX_BODY_BYTES).await?;
         let parsed = EndpointRequest::from_json(&post.body, watches.settings().allow_private)?;
-        let (caller, fingerprint) = (post.caller, post.fingerprint(WEBHOOK_ENDPOINTS));
+        let (caller, fingerprint) = (post.caller, post.fingerprint());
         self.idempotent(caller.account, post.key, fingerprint, move |_| async move {
             let created = watches.create_endpoint(caller.account, &parsed).await?;
             let mut response = json_response(StatusCode::CREATED, &endpoint_info(&created));

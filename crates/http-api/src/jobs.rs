@@ -48,7 +48,7 @@ impl Api {
         let jobs = Arc::clone(self.bulk()?);
         let post = self.charged_post(request, MAX_JOB_BODY_BYTES).await?;
         let parsed = CompanyRequest::from_job_json(&post.body, self.domain())?;
-        let (caller, fingerprint) = (post.caller, post.fingerprint(JOBS));
+        let (caller, fingerprint) = (post.caller, post.fingerprint());
         self.idempotent(caller.account, post.key, fingerprint, move |_| async move {
             let job = jobs.submit(caller, &parsed).await?;
             let mut response = json_response(StatusCode::ACCEPTED, &job.info());

@@ -17,16 +17,18 @@ pub(crate) struct ChargedPost {
     pub(crate) caller: Caller,
     /// The `Idempotency-Key` sent, if any.
     pub(crate) key: Option<String>,
-    /// The request's path, as sent.
-    pub(crate) path: String,
+    /// The path of the route the request was sent to, as the route table writes it (`/v1/network/company-data`,
+    /// whatever trailing `/` was sent): what its idempotency fingerprint names.
+    pub(crate) route: &'static str,
     /// The body.
     pub(crate) body: Bytes,
 }
 
 impl ChargedPost {
-    /// The request's idempotency fingerprint, its path named as `path`.
-    pub(crate) fn fingerprint(&self, path: &str) -> String {
-        idempotency::fingerprint("POST", path, &self.body)
+    /// The request's idempotency fingerprint: the method, its route and its body. A retry sent to the same
+    /// route with or without a trailing `/` is the same request.
+    pub(crate) fn fingerprint(&self) -> String {
+        idempotency::fingerprint("POST", self.route, &self.body)
     }
 }
 
@@ -46,12 +48,13 @@ impl Api {
             .await?;
         require_json(request.headers())?;
         let key = idempotency_key(request.headers())?;
-        let path = request.uri().path().to_owned();
+        // Dispatch found the route already; only a host calling a handler for a path of no route gets "".
+        let route = crate::table::route(request.uri().path()).map_or("", |(route, _)| route.path);
         let body = http_serve::read_body(request, max_bytes, self.body_timeout()).await?;
         Ok(ChargedPost {
             caller,
             key,
-            path,
+            route,
             body,
         })
     }

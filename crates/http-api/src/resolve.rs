@@ -20,7 +20,7 @@ impl Api {
         let resolver = self.resolver().ok_or(ApiError::NotFound)?;
         // A resolution can outlast a page lookup by far: the key is claimed for as long as this one can run.
         let lease = resolver.longest_request(parsed.queries.len());
-        let (caller, fingerprint) = (post.caller, post.fingerprint(&post.path));
+        let (caller, fingerprint) = (post.caller, post.fingerprint());
         self.idempotent_for(
             caller.account,
             post.key,

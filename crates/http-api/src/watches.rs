@@ -72,7 +72,7 @@ impl Api {
         let post = self.charged_post(request, MAX_BODY_BYTES).await?;
         let parsed =
             WatchRequest::from_json(&post.body, self.domain(), watches.settings().allow_private)?;
-        let (caller, fingerprint) = (post.caller, post.fingerprint(WATCHES));
+        let (caller, fingerprint) = (post.caller, post.fingerprint());
         self.idempotent(caller.account, post.key, fingerprint, move |_| async move {
             let created = watches.create(caller.account, &parsed).await?;
             let created = company_model::CreatedWatches {
