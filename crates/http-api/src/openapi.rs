@@ -12,7 +12,7 @@ use company_model::{
     CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryResponse,
     JobInfo, JobList, MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_ENDPOINTS, MAX_JOB_BODY_BYTES,
     MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody, ResolveResponse, WATCH_EVERY_HOURS,
-    WatchBody, WatchInfo, WatchList, WebhookEvent,
+    WatchBody, WatchInfo, WatchList, WebhookEvent, paths,
 };
 use company_resolve::MIN_CONFIDENCE;
 use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, MAX_SETTINGS_BYTES, STORED_PRICE};
@@ -51,7 +51,8 @@ fn unavailable() -> Value {
 /// Why a key-bearing request may get 429 before its operation runs.
 const REFUSED_429: &str = "`rate_limited`: the key sent requests faster than its limit (`serve --key-rate`, \
      `--key-burst`). `too_many_failed_authentications`: this client address sent too many keys that are not \
-     valid (`serve --failed-auth-limit` per minute); nothing is checked for it until the minute ends.";
+     valid (`serve --failed-auth-limit`: that many at once, then one more try earned every 60 s divided by that \
+     number); nothing is checked for it until it has earned a try back (`Retry-After`).";
 
 /// 429 of the key's request rate or of the client's failed authentications.
 fn rate_limited() -> Value {
@@ -87,7 +88,9 @@ pub fn openapi_document(
     for route in ROUTES.iter().filter(|route| route.tag != Part::Mcp) {
         let mut item = Map::new();
         if route.path.contains("{id}") {
-            let of = if route.tag == Part::Watches {
+            let of = if route.path.starts_with(paths::WEBHOOK_ENDPOINTS) {
+                "webhook endpoint"
+            } else if route.path.starts_with(paths::WATCHES) {
                 "watch"
             } else {
                 "job"
