@@ -20,7 +20,6 @@ use crate::KeyRate;
 use crate::auth::{Authenticator, presented_key};
 use crate::error::ApiError;
 use crate::mcp_endpoint::McpEndpoint;
-use crate::openapi::openapi_document;
 
 /// What the API needs to know besides its parts.
 #[derive(Clone, Debug)]
@@ -203,26 +202,9 @@ impl Api {
         &self.0.domain
     }
 
-    /// The OpenAPI 3.1 document this API serves at `/openapi.json`, as JSON text.
-    pub fn openapi(&self) -> Bytes {
-        self.0
-            .openapi
-            .get_or_init(|| {
-                let http_webhooks = self
-                    .watches()
-                    .is_some_and(|watches| watches.settings().allow_private);
-                let document = openapi_document(
-                    &self.0.domain,
-                    self.0.lookup.settings().live_timeout,
-                    self.0.settings.body_timeout,
-                    http_webhooks,
-                );
-                // A `Value` always serializes; the fallback only keeps this infallible.
-                serde_json::to_vec_pretty(&document)
-                    .map(Bytes::from)
-                    .unwrap_or_default()
-            })
-            .clone()
+    /// The OpenAPI document's text, once written ([`Api::openapi`]).
+    pub(crate) fn openapi_cache(&self) -> &std::sync::OnceLock<Bytes> {
+        &self.0.openapi
     }
 
     /// The bulk jobs, when added.

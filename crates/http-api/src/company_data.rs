@@ -1,26 +1,38 @@
 //! `POST /v1/network/company-data`: page URLs in, company records out (spec 2).
 
 use company_lookup::Caller;
-use company_model::{CompanyRequest, MAX_BODY_BYTES};
-use http::{Request, StatusCode};
+use company_model::{CompanyRequest, MAX_BODY_BYTES, paths};
+use http::{Method, StatusCode};
 use http_serve::Response;
+use serde_json::{Value, json};
 
 use crate::api::Api;
+use crate::doc::{Context, REFUSED_429, credits_header, error_response, unauthorized};
+use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::respond::{billed, json_bytes_response};
 
+/// `POST /v1/network/company-data`.
+pub(crate) const COMPANY_DATA: Endpoint = Endpoint {
+    method: Method::POST,
+    path: paths::COMPANY_DATA,
+    operation_id: "getLinkedInCompanyData",
+    part: Part::Core,
+    access: Access::Key,
+    reads: Reads::Json(MAX_BODY_BYTES),
+    idempotent: true,
+    doc: Some(company_data_doc),
+    run: |api, call| Box::pin(api.company_data(call)),
+};
+
 impl Api {
-    /// `POST /v1/network/company-data`: auth, body, validation, lookup, billing headers.
-    pub(crate) async fn company_data<B>(&self, request: Request<B>) -> Result<Response, ApiError>
-    where
-        B: hyper::body::Body + Unpin,
-    {
-        let post = self.charged_post(request, MAX_BODY_BYTES).await?;
-        let parsed = CompanyRequest::from_json(&post.body, self.domain())?;
-        let (caller, fingerprint) = (post.caller, post.fingerprint());
+    /// `POST /v1/network/company-data`: validation, lookup, billing headers.
+    async fn company_data(&self, call: Call) -> Result<Response, ApiError> {
+        let parsed = CompanyRequest::from_json(&call.body, self.domain())?;
+        let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent(
             caller.account,
-            post.key,
+            call.idempotency_key,
             fingerprint,
             move |api| async move { api.look_up(caller, &parsed).await },
         )
@@ -46,4 +58,50 @@ impl Api {
             retry,
         ))
     }
+}
+
+/// The OpenAPI operation of `POST /v1/network/company-data`.
+fn company_data_doc(context: &Context<'_>) -> Value {
+    let body_seconds = context.body_seconds;
+    json!({
+        "summary": "Get company data",
+        "tags": ["Company Data"],
+        "requestBody": {
+            "required": true,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyRequest"}}}
+        },
+        "responses": {
+            "200": {
+                "description": "Records of the resolved URLs, in input order, and the unresolved ones.",
+                "headers": {
+                    "X-Credits-Charged": credits_header("Credits charged for this request."),
+                    "X-Credits-Remaining": credits_header("The account's balance after the charge."),
+                    "Retry-After": {
+                        "description": "When some URLs are unresolved as `blocked` or `authwall`: seconds until \
+                            the service has a route to the network free again (the largest of their \
+                            `retry_after_seconds`); send those URLs again then.",
+                        "schema": {"type": "integer", "minimum": 1}
+                    },
+                },
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyResponse"}}}
+            },
+            "400": error_response("Invalid request body or unsupported URL; `details` lists every problem."),
+            "401": unauthorized(),
+            "402": error_response("Insufficient credits for every requested company; nothing was fetched."),
+            "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
+            "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+            "415": error_response("The body is not sent as `application/json`."),
+            "429": {
+                "description": format!("{REFUSED_429} `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged."),
+                "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+            },
+            "503": {
+                "description": "`database_unavailable`: the database is down or restarting; `service_unavailable`: another store failed. Nothing was charged. Retry.",
+                "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+            },
+            "504": error_response("No URL resolved and a live lookup timed out; nothing was charged."),
+        }
+    })
 }

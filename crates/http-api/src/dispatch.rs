@@ -1,13 +1,16 @@
 //! Answering a request: its route found in the table ([`crate::table`]), 404 or 405 (with `Allow`) when there is
-//! none, else the operation's handler; then the `RateLimit-*` headers and the request's metrics.
+//! none, else what its endpoint declares, then the endpoint's handler; then the `RateLimit-*` headers and the
+//! request's metrics.
 
-use http::{Request, StatusCode};
+use bytes::Bytes;
+use http::Request;
 use http_serve::Response;
 
 use crate::api::{Api, RateCell, rate_limit_headers};
+use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
-use crate::respond::bytes_response;
-use crate::table::{Operation, Part, route};
+use crate::request::{idempotency_key, require_json};
+use crate::table::route;
 
 /// The metric label of a path no route matches, so that made-up paths cannot grow the number of series.
 const OTHER: &str = "other";
@@ -32,7 +35,7 @@ impl Api {
         let answer = match found {
             None => Err(ApiError::NotFound),
             Some((route, id)) => match route.operation(&method) {
-                Some(operation) => self.run(operation, request, id.as_deref()).await,
+                Some(endpoint) => self.run(endpoint, request, id).await,
                 None => Err(ApiError::MethodNotAllowed {
                     allow: route.allow(),
                 }),
@@ -63,49 +66,59 @@ impl Api {
         }
     }
 
-    /// The handler of each operation: the one place an operation becomes code.
+    /// Does what `endpoint` declares before its handler runs, in the order every endpoint answers: the key
+    /// (401, 429), the media type (415), the `Idempotency-Key`'s form (400), the body within its bound (413,
+    /// 408); then the handler, with the [`Call`].
     async fn run<B>(
         &self,
-        operation: Operation,
+        endpoint: &'static Endpoint,
         request: Request<B>,
-        id: Option<&str>,
+        id: Option<String>,
     ) -> Result<Response, ApiError>
     where
         B: hyper::body::Body + Unpin,
     {
-        match operation {
-            Operation::GetCompanyData => self.company_data(request).await,
-            Operation::ResolveCompanyPages => self.resolve(request).await,
-            Operation::GetOpenApiDocument => Ok(bytes_response(
-                StatusCode::OK,
-                self.openapi(),
-                "application/json",
-            )),
-            Operation::GetHealth => Ok(self.health().await),
-            Operation::GetLlmsTxt => Ok(bytes_response(
-                StatusCode::OK,
-                self.llms_txt(),
-                "text/markdown; charset=utf-8",
-            )),
-            Operation::GetCompanyHistory => self.history(&request).await,
-            Operation::GetAccount => self.account(&request).await,
-            Operation::UpdateAccount => self.update_account(request).await,
-            Operation::CreateJob => self.submit_job(request).await,
-            Operation::ListJobs => self.list_jobs(&request).await,
-            Operation::GetJob => self.show_job(&request, id).await,
-            Operation::DeleteJob => self.delete_job(&request, id).await,
-            Operation::CancelJob => self.cancel_job(&request, id).await,
-            Operation::GetJobResults => self.job_results(&request, id).await,
-            Operation::CreateWatches => self.create_watches(request).await,
-            Operation::ListWatches => self.list_watches(&request).await,
-            Operation::GetWatch => self.show_watch(&request, id).await,
-            Operation::DeleteWatch => self.delete_watch(&request, id).await,
-            Operation::ListWebhookEndpoints => self.list_endpoints(&request).await,
-            Operation::CreateWebhookEndpoint => self.create_endpoint(request).await,
-            Operation::DeleteWebhookEndpoint => self.delete_endpoint(&request, id).await,
-            Operation::PingWebhookEndpoint => self.ping_endpoint(&request, id).await,
-            Operation::ListWebhookDeliveries => self.list_deliveries(&request, id).await,
-            Operation::Mcp => self.mcp(request).await,
-        }
+        let caller = match endpoint.access {
+            Access::Public => None,
+            Access::Key => Some(
+                self.authenticate(request.headers(), request.extensions())
+                    .await?,
+            ),
+            Access::KeyUncounted => {
+                self.verify_key(request.headers(), request.extensions())
+                    .await?;
+                None
+            }
+        };
+        let limit = match endpoint.reads {
+            Reads::Nothing => None,
+            Reads::Json(limit) => {
+                require_json(request.headers())?;
+                Some(limit)
+            }
+            Reads::Bytes(limit) => Some(limit),
+        };
+        let idempotency_key = if endpoint.idempotent {
+            idempotency_key(request.headers())?
+        } else {
+            None
+        };
+        let (head, body) = request.into_parts();
+        let body = match limit {
+            Some(limit) => {
+                let sized = Request::from_parts(head.clone(), body);
+                http_serve::read_body(sized, limit, self.body_timeout()).await?
+            }
+            None => Bytes::new(),
+        };
+        let call = Call {
+            head,
+            id,
+            route: endpoint.path,
+            caller,
+            idempotency_key,
+            body,
+        };
+        (endpoint.run)(self, call).await
     }
 }

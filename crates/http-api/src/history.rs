@@ -1,10 +1,17 @@
 //! `GET /v1/network/company-data/history`: a page's points and changes over time (docs/api.md, "History").
 
-use http::{Request, StatusCode};
+use company_model::paths;
+use credit_ledger::HISTORY_PRICE;
+use http::{Method, StatusCode};
 use http_serve::Response;
 use page_url::PageUrl;
+use serde_json::{Value, json};
 
 use crate::api::Api;
+use crate::doc::{
+    Context, credits_header, error_response, rate_limited, unauthorized, unavailable,
+};
+use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::respond::{credits_headers, json_response};
 
@@ -15,6 +22,19 @@ struct Asked {
     from: jiff::Timestamp,
     to: jiff::Timestamp,
 }
+
+/// `GET /v1/network/company-data/history`.
+pub(crate) const GET_COMPANY_HISTORY: Endpoint = Endpoint {
+    method: Method::GET,
+    path: paths::HISTORY,
+    operation_id: "getCompanyHistory",
+    part: Part::Core,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(history_doc),
+    run: |api, call| Box::pin(api.history(call)),
+};
 
 /// Reads and checks the history's query.
 fn history_query(query: Option<&str>, domain: &page_url::NetworkDomain) -> Result<Asked, ApiError> {
@@ -52,11 +72,9 @@ fn history_query(query: Option<&str>, domain: &page_url::NetworkDomain) -> Resul
 impl Api {
     /// `GET /history?liUrl=…&from=…&to=…`: 200 `{message, status_code, final_li_url, points, changes}` with the
     /// billing headers, 404 `not_found` when the page has no stored snapshot.
-    pub(crate) async fn history<B>(&self, request: &Request<B>) -> Result<Response, ApiError> {
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        let query = history_query(request.uri().query(), self.domain())?;
+    async fn history(&self, call: Call) -> Result<Response, ApiError> {
+        let caller = call.caller()?;
+        let query = history_query(call.query(), self.domain())?;
         let outcome = self
             .lookup()
             .history(caller, &query.page, query.from, query.to)
@@ -69,6 +87,41 @@ impl Api {
         credits_headers(&mut response, Some(outcome.charged), outcome.remaining);
         Ok(response)
     }
+}
+
+/// The OpenAPI operation of `GET …/history`.
+fn history_doc(context: &Context<'_>) -> Value {
+    let domain = context.domain;
+    let kept_days = company_lookup::DEFAULT_HISTORY_RETENTION.as_secs() / 86_400;
+    json!({
+        "summary": "A page's followers, employees and size over time, and what changed",
+        "description": format!("Every stored fetch of the page is a point; `changes` lists each of the record members {} that differs between consecutive fetches. Both oldest first, limited to fetches between `from` and `to`. Costs {HISTORY_PRICE} credits when the range holds a point or a change, nothing otherwise. History is kept for the server's `--history-days` ({kept_days} by default).", company_model::CHANGE_FIELDS.join(", ")),
+        "tags": ["Company Data"],
+        "parameters": [
+            {"name": "liUrl", "in": "query", "required": true, "description": "The page's URL, as the company-data endpoint takes it.",
+             "schema": {"type": "string", "pattern": page_url::submitted_pattern(domain)}},
+            {"name": "from", "in": "query", "description": "Only fetches at or after this time (RFC 3339).",
+             "schema": {"type": "string", "format": "date-time"}},
+            {"name": "to", "in": "query", "description": "Only fetches at or before this time (RFC 3339).",
+             "schema": {"type": "string", "format": "date-time"}}
+        ],
+        "responses": {
+            "200": {
+                "description": "The history in the range.",
+                "headers": {
+                    "x-credits-charged": credits_header("Credits charged for this request."),
+                    "x-credits-remaining": credits_header("The account's balance after the charge (absent when nothing was charged).")
+                },
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyHistory"}}}
+            },
+            "400": error_response("`invalid_query`: `liUrl` missing or not a page URL, a time not in RFC 3339, or an unknown parameter."),
+            "401": unauthorized(),
+            "402": error_response("`insufficient_credits`: the account cannot pay for the history."),
+            "404": error_response("`not_found`: no snapshot of this page is stored (look it up or watch it first); nothing was charged."),
+            "429": rate_limited(),
+            "503": unavailable()
+        }
+    })
 }
 
 #[cfg(test)]

@@ -5,16 +5,100 @@ use std::sync::Arc;
 use bulk_jobs::{BulkJobs, JobId, output};
 use bytes::Bytes;
 use company_lookup::Caller;
-use company_model::paths::JOBS;
-use company_model::{CompanyRequest, MAX_JOB_BODY_BYTES};
-use http::{HeaderValue, Request, StatusCode, header};
+use company_model::paths::{self, JOBS};
+use company_model::{CompanyRequest, MAX_JOB_BODY_BYTES, MAX_JOB_URLS};
+use credit_ledger::{LIVE_PRICE, STORED_PRICE};
+use http::{HeaderValue, Method, StatusCode, header};
 use http_serve::Response;
+use serde_json::{Value, json};
 
 use crate::api::Api;
+use crate::doc::{
+    Context, bad_id, error_response, json_content, rate_limited, unauthorized, unavailable,
+};
+use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::paging::{DEFAULT_JOBS_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE};
 use crate::request::{number, path_id, query, wants_csv};
 use crate::respond::{bytes_response, json_response, no_content};
+
+/// `POST …/jobs`.
+pub(crate) const CREATE_JOB: Endpoint = Endpoint {
+    method: Method::POST,
+    path: paths::JOBS,
+    operation_id: "createCompanyDataJob",
+    part: Part::Jobs,
+    access: Access::Key,
+    reads: Reads::Json(MAX_JOB_BODY_BYTES),
+    idempotent: true,
+    doc: Some(create_job_doc),
+    run: |api, call| Box::pin(api.submit_job(call)),
+};
+
+/// `GET …/jobs`.
+pub(crate) const LIST_JOBS: Endpoint = Endpoint {
+    method: Method::GET,
+    path: paths::JOBS,
+    operation_id: "listCompanyDataJobs",
+    part: Part::Jobs,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(list_jobs_doc),
+    run: |api, call| Box::pin(api.list_jobs(call)),
+};
+
+/// `GET …/jobs/{id}`.
+pub(crate) const GET_JOB: Endpoint = Endpoint {
+    method: Method::GET,
+    path: paths::JOB,
+    operation_id: "getCompanyDataJob",
+    part: Part::Jobs,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(get_job_doc),
+    run: |api, call| Box::pin(api.show_job(call)),
+};
+
+/// `DELETE …/jobs/{id}`.
+pub(crate) const DELETE_JOB: Endpoint = Endpoint {
+    method: Method::DELETE,
+    path: paths::JOB,
+    operation_id: "deleteCompanyDataJob",
+    part: Part::Jobs,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(delete_job_doc),
+    run: |api, call| Box::pin(api.delete_job(call)),
+};
+
+/// `POST …/jobs/{id}/cancel`.
+pub(crate) const CANCEL_JOB: Endpoint = Endpoint {
+    method: Method::POST,
+    path: paths::JOB_CANCEL,
+    operation_id: "cancelCompanyDataJob",
+    part: Part::Jobs,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(cancel_job_doc),
+    run: |api, call| Box::pin(api.cancel_job(call)),
+};
+
+/// `GET …/jobs/{id}/results`.
+pub(crate) const GET_JOB_RESULTS: Endpoint = Endpoint {
+    method: Method::GET,
+    path: paths::JOB_RESULTS,
+    operation_id: "getCompanyDataJobResults",
+    part: Part::Jobs,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(job_results_doc),
+    run: |api, call| Box::pin(api.job_results(call)),
+};
 
 /// `GET /jobs?before=<id>&limit=<n>`.
 #[derive(serde::Deserialize)]
@@ -41,32 +125,31 @@ impl Api {
     }
 
     /// `POST /jobs`: 202 with the job and its `Location`.
-    pub(crate) async fn submit_job<B>(&self, request: Request<B>) -> Result<Response, ApiError>
-    where
-        B: hyper::body::Body + Unpin,
-    {
+    async fn submit_job(&self, call: Call) -> Result<Response, ApiError> {
         let jobs = Arc::clone(self.bulk()?);
-        let post = self.charged_post(request, MAX_JOB_BODY_BYTES).await?;
-        let parsed = CompanyRequest::from_job_json(&post.body, self.domain())?;
-        let (caller, fingerprint) = (post.caller, post.fingerprint());
-        self.idempotent(caller.account, post.key, fingerprint, move |_| async move {
-            let job = jobs.submit(caller, &parsed).await?;
-            let mut response = json_response(StatusCode::ACCEPTED, &job.info());
-            if let Ok(location) = HeaderValue::from_str(&format!("{JOBS}/{}", job.job.id)) {
-                response.headers_mut().insert(header::LOCATION, location);
-            }
-            Ok(response)
-        })
+        let parsed = CompanyRequest::from_job_json(&call.body, self.domain())?;
+        let (caller, fingerprint) = (call.caller()?, call.fingerprint());
+        self.idempotent(
+            caller.account,
+            call.idempotency_key,
+            fingerprint,
+            move |_| async move {
+                let job = jobs.submit(caller, &parsed).await?;
+                let mut response = json_response(StatusCode::ACCEPTED, &job.info());
+                if let Ok(location) = HeaderValue::from_str(&format!("{JOBS}/{}", job.job.id)) {
+                    response.headers_mut().insert(header::LOCATION, location);
+                }
+                Ok(response)
+            },
+        )
         .await
     }
 
     /// `GET /jobs?before=<id>&limit=<n>`: `{jobs: [...], next}`, newest first.
-    pub(crate) async fn list_jobs<B>(&self, request: &Request<B>) -> Result<Response, ApiError> {
+    async fn list_jobs(&self, call: Call) -> Result<Response, ApiError> {
         let jobs = self.bulk()?;
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        let asked: ListQuery = query(request.uri().query())?;
+        let caller = call.caller()?;
+        let asked: ListQuery = query(call.query())?;
         let limit = number(
             "limit",
             asked.limit.as_deref(),
@@ -92,27 +175,19 @@ impl Api {
         Ok(json_response(StatusCode::OK, &listed))
     }
 
-    /// The jobs, the caller (key checked first) and the job the path names: what every `/jobs/{id}…` handler
-    /// starts from.
-    async fn one_job<B>(
-        &self,
-        request: &Request<B>,
-        id: Option<&str>,
-    ) -> Result<(&Arc<BulkJobs>, Caller, JobId), ApiError> {
+    /// The jobs, the caller and the job the path names: what every `/jobs/{id}…` handler starts from.
+    fn one_job(&self, call: &Call) -> Result<(&Arc<BulkJobs>, Caller, JobId), ApiError> {
         let jobs = self.bulk()?;
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        Ok((jobs, caller, JobId(path_id(id, "job")?)))
+        Ok((
+            jobs,
+            call.caller()?,
+            JobId(path_id(call.id.as_deref(), "job")?),
+        ))
     }
 
     /// `GET /jobs/{id}`: the job.
-    pub(crate) async fn show_job<B>(
-        &self,
-        request: &Request<B>,
-        id: Option<&str>,
-    ) -> Result<Response, ApiError> {
-        let (jobs, caller, id) = self.one_job(request, id).await?;
+    async fn show_job(&self, call: Call) -> Result<Response, ApiError> {
+        let (jobs, caller, id) = self.one_job(&call)?;
         let job = jobs.job(caller.account, id).await?;
         Ok(json_response(
             StatusCode::OK,
@@ -121,12 +196,8 @@ impl Api {
     }
 
     /// `POST /jobs/{id}/cancel`: the job, `cancelled` unless it had already ended; its results are kept.
-    pub(crate) async fn cancel_job<B>(
-        &self,
-        request: &Request<B>,
-        id: Option<&str>,
-    ) -> Result<Response, ApiError> {
-        let (jobs, caller, id) = self.one_job(request, id).await?;
+    async fn cancel_job(&self, call: Call) -> Result<Response, ApiError> {
+        let (jobs, caller, id) = self.one_job(&call)?;
         let job = jobs.cancel(caller.account, id).await?;
         Ok(json_response(
             StatusCode::OK,
@@ -135,12 +206,8 @@ impl Api {
     }
 
     /// `DELETE /jobs/{id}`: 204; the job is cancelled if it still runs, then it and its results are gone.
-    pub(crate) async fn delete_job<B>(
-        &self,
-        request: &Request<B>,
-        id: Option<&str>,
-    ) -> Result<Response, ApiError> {
-        let (jobs, caller, id) = self.one_job(request, id).await?;
+    async fn delete_job(&self, call: Call) -> Result<Response, ApiError> {
+        let (jobs, caller, id) = self.one_job(&call)?;
         if jobs.delete(caller.account, id).await? {
             Ok(no_content())
         } else {
@@ -150,13 +217,9 @@ impl Api {
 
     /// `GET /jobs/{id}/results?from=<position>&limit=<n>`: the answered inputs in order, NDJSON or (with
     /// `Accept: text/csv`) CSV; `Link: <…>; rel="next"` while positions remain after this page.
-    pub(crate) async fn job_results<B>(
-        &self,
-        request: &Request<B>,
-        id: Option<&str>,
-    ) -> Result<Response, ApiError> {
-        let (jobs, caller, id) = self.one_job(request, id).await?;
-        let asked: ResultsQuery = query(request.uri().query())?;
+    async fn job_results(&self, call: Call) -> Result<Response, ApiError> {
+        let (jobs, caller, id) = self.one_job(&call)?;
+        let asked: ResultsQuery = query(call.query())?;
         let from = number("from", asked.from.as_deref(), 0..=u64::MAX >> 1)?.unwrap_or(0);
         let limit = number(
             "limit",
@@ -164,7 +227,7 @@ impl Api {
             1..=u64::from(MOST_RESULTS_PER_PAGE),
         )?
         .map_or(MOST_RESULTS_PER_PAGE, |n| n as u32);
-        let csv = wants_csv(request.headers());
+        let csv = wants_csv(&call.head.headers);
         let cells = match asked.csv_cells.as_deref() {
             None => output::CsvCells::default(),
             Some(value) => output::CsvCells::from_query(value).ok_or_else(|| {
@@ -216,4 +279,137 @@ impl Api {
         }
         Ok(response)
     }
+}
+
+/// 404 of a job the account does not have.
+fn job_not_found() -> Value {
+    error_response("`job_not_found`: the account has no job with this id.")
+}
+
+/// The OpenAPI operation of `POST …/jobs`.
+fn create_job_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "Start a bulk job",
+        "description": format!("Looks up 1 to {MAX_JOB_URLS} page URLs in the background, priced as the synchronous endpoint: each distinct page that resolves is charged once ({LIVE_PRICE} live, {STORED_PRICE} with a freshness window), unresolved ones never. A job whose account runs out of credits pauses (`insufficient_credits`) and resumes by itself when credits are added."),
+        "tags": ["Company Data"],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}}}},
+        "responses": {
+            "202": {"description": "Accepted; the job runs in the background.",
+                    "headers": {"Location": {"description": "The job's URL.", "schema": {"type": "string"}}},
+                    "content": json_content("Job")},
+            "400": error_response("Invalid body or unsupported URL; `details` lists every problem."),
+            "401": unauthorized(),
+            "408": error_response("The request body did not arrive within the body time-out."),
+            "413": error_response(&format!("Request body larger than {MAX_JOB_BODY_BYTES} bytes.")),
+            "409": error_response("`too_many_open_jobs` or `too_many_queued_urls`: the account holds as much of the job queue as its quotas allow (jobs not yet ended; their URLs not yet answered); the message says the quota and what to do."),
+            "415": error_response("The body is not sent as `application/json`."),
+            "429": rate_limited(),
+            "503": unavailable(),
+        }
+    })
+}
+
+/// The OpenAPI operation of `GET …/jobs`.
+fn list_jobs_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "List the account's jobs, newest first",
+        "tags": ["Company Data"],
+        "parameters": [
+            {"name": "before", "in": "query", "description": "Only jobs older than this job id (the next page).",
+             "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
+            {"name": "limit", "in": "query", "description": "Jobs per page.",
+             "schema": {"type": "integer", "minimum": 1, "maximum": MOST_JOBS_PER_PAGE, "default": DEFAULT_JOBS_PER_PAGE}}
+        ],
+        "responses": {
+            "200": {"description": "A page of jobs.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobList"}}}},
+            "400": error_response("`invalid_query`: `before` or `limit` is not a number in range."),
+            "401": unauthorized(),
+            "429": rate_limited(),
+            "503": unavailable(),
+        }
+    })
+}
+
+/// The OpenAPI operation of `GET …/jobs/{id}`.
+fn get_job_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "A job's progress",
+        "tags": ["Company Data"],
+        "responses": {
+            "200": {"description": "The job.", "content": json_content("Job")},
+            "401": unauthorized(),
+            "400": error_response("`invalid_query`: the id is not a whole number above 0."),
+            "404": error_response("`job_not_found`: the account has no job with this id."),
+            "429": rate_limited(),
+            "503": unavailable(),
+        }
+    })
+}
+
+/// The OpenAPI operation of `POST …/jobs/{id}/cancel`.
+fn cancel_job_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "Cancel a job: nothing more is fetched or charged; its results are kept",
+        "description": "Pages already being fetched when the cancel arrives are still recorded and charged; no other page is fetched. Cancelling a job that has ended changes nothing. Safe to repeat.",
+        "tags": ["Company Data"],
+        "responses": {
+            "200": {"description": "The job, `cancelled` (or as it was if it had already ended).", "content": json_content("Job")},
+            "400": bad_id(),
+            "401": unauthorized(),
+            "404": job_not_found(),
+            "429": rate_limited(),
+            "503": unavailable(),
+        }
+    })
+}
+
+/// The OpenAPI operation of `DELETE …/jobs/{id}`.
+fn delete_job_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "Delete a job and its results",
+        "description": "A job that has not ended is cancelled first (pages already being fetched may still be charged). Afterwards the job and its results are gone: its URLs answer 404 `job_not_found`.",
+        "tags": ["Company Data"],
+        "responses": {
+            "204": {"description": "Deleted."},
+            "400": bad_id(),
+            "401": unauthorized(),
+            "404": job_not_found(),
+            "429": rate_limited(),
+            "503": unavailable(),
+        }
+    })
+}
+
+/// The OpenAPI operation of `GET …/jobs/{id}/results`.
+fn job_results_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "A job's results so far, in input order",
+        "description": "One NDJSON line (or CSV row with `Accept: text/csv`) per answered input position: the record or the unresolved entry the synchronous endpoint gives for that URL, with its 0-based `position`. Positions not answered yet are left out. Kept after the job ends for the server's job retention (`serve --job-retention-days`).",
+        "tags": ["Company Data"],
+        "parameters": [
+            {"name": "from", "in": "query", "description": "First input position (0-based).",
+             "schema": {"type": "integer", "minimum": 0, "maximum": i64::MAX, "default": 0}},
+            {"name": "limit", "in": "query", "description": "Input positions per page.",
+             "schema": {"type": "integer", "minimum": 1, "maximum": MOST_RESULTS_PER_PAGE,
+                        "default": MOST_RESULTS_PER_PAGE}},
+            {"name": output::CsvCells::QUERY, "in": "query", "description": "How CSV cells are written: `safe` gives a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (and is not a number) a leading `'`, so a spreadsheet opens it as text (OWASP's rule against CSV injection: page text is someone else's); `raw` writes every cell as the data has it. NDJSON is not affected.",
+             "schema": {"type": "string", "enum": output::CsvCells::ALL.map(output::CsvCells::as_str),
+                        "default": output::CsvCells::default().as_str()}}
+        ],
+        "responses": {
+            "200": {
+                "description": "Results of the positions in the page that are answered.",
+                "headers": {"Link": {"description": "`<…?from=N&limit=M>; rel=\"next\"` while positions remain after this page.", "schema": {"type": "string"}}},
+                "content": {
+                    "application/x-ndjson": {"schema": {"type": "string"}},
+                    "text/csv": {"schema": {"type": "string"}}
+                }
+            },
+            "400": error_response("`invalid_query`: the id, `from` or `limit` is not a number in range."),
+            "401": unauthorized(),
+            "404": error_response("`job_not_found`: the account has no job with this id."),
+            "429": rate_limited(),
+            "503": unavailable(),
+        }
+    })
 }

@@ -3,11 +3,13 @@
 //! to the endpoint the host set ([`Api::with_mcp`]); each tool call is then one request of the API, counted
 //! against the key's rate, made idempotent and billed where it is made.
 
-use http::Request;
+use company_model::paths;
+use http::{Method, Request};
 use http_serve::Response;
 
 use crate::api::Api;
 use crate::auth::presented_key;
+use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 
 /// Largest MCP message, in bytes: a tool call carries at most one API request body.
@@ -23,30 +25,32 @@ pub struct McpCaller {
     pub api: Api,
 }
 
+/// `POST /mcp`.
+pub(crate) const MCP: Endpoint = Endpoint {
+    method: Method::POST,
+    path: paths::MCP,
+    operation_id: "mcp",
+    part: Part::Mcp,
+    access: Access::KeyUncounted,
+    reads: Reads::Bytes(MAX_MCP_BODY_BYTES),
+    idempotent: false,
+    doc: None,
+    run: |api, call| Box::pin(api.mcp(call)),
+};
+
 impl Api {
-    /// `POST /mcp`: the key verified (not counted against its rate: the tool calls are), the body read, the
-    /// endpoint's answer.
-    pub(crate) async fn mcp<B>(&self, request: Request<B>) -> Result<Response, ApiError>
-    where
-        B: hyper::body::Body + Unpin,
-    {
+    /// `POST /mcp`: the key verified by dispatch (not counted against its rate: the tool calls are), the body
+    /// read, the endpoint's answer.
+    async fn mcp(&self, call: Call) -> Result<Response, ApiError> {
         let Some(endpoint) = self.mcp_endpoint() else {
             return Err(ApiError::NotFound);
         };
-        self.verify_key(request.headers(), request.extensions())
-            .await?;
-        let key = presented_key(request.headers())?;
-        let (mut parts, ()) = Request::new(()).into_parts();
-        let head = request.headers().clone();
-        let (method, uri) = (request.method().clone(), request.uri().clone());
-        let body = http_serve::read_body(request, MAX_MCP_BODY_BYTES, self.body_timeout()).await?;
-        parts.method = method;
-        parts.uri = uri;
-        parts.headers = head;
-        parts.extensions.insert(McpCaller {
+        let key = presented_key(&call.head.headers)?;
+        let mut head = call.head;
+        head.extensions.insert(McpCaller {
             key,
             api: self.clone(),
         });
-        Ok(endpoint.serve(Request::from_parts(parts, body)).await)
+        Ok(endpoint.serve(Request::from_parts(head, call.body)).await)
     }
 }

@@ -1,73 +1,49 @@
 //! The service's OpenAPI 3.1 description, served at `GET /openapi.json` (spec 1.8).
 //!
-//! Its `paths` are the route table's ([`crate::table::ROUTES`]): each route's path, each method's operation
-//! object from [`operation`], `Idempotency-Key` where [`Operation::idempotent`] says so and the `RateLimit-*`
-//! headers where [`Operation::keyed`] does. Every bound, price and time-out in it is read from the crate that
-//! owns it, and the end-to-end tests validate real responses against it.
+//! Its `paths` are the route table's ([`crate::table::routes`]): each route's path, each method's operation
+//! object written beside its handler ([`crate::endpoint::Endpoint::doc`]), with `operationId`, `security`,
+//! `Idempotency-Key` and the `RateLimit-*` headers added as the endpoint's declaration says. Every bound,
+//! price and time-out in it is read from the crate that owns it; the end-to-end tests validate real responses
+//! against it, and `docs/openapi.json` is the committed copy a test holds it to.
 
 use std::time::Duration;
 
-use bulk_jobs::output::CsvCells;
+use bytes::Bytes;
 use company_model::{
-    CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryResponse,
-    JobInfo, JobList, MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_ENDPOINTS, MAX_JOB_BODY_BYTES,
-    MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody, ResolveResponse, WATCH_EVERY_HOURS,
-    WatchBody, WatchInfo, WatchList, WebhookEvent, paths,
+    CompanyDataResponse, CreatedWatches, ErrorBody, HistoryResponse, JobInfo, JobList,
+    MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_ENDPOINTS, MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody,
+    ResolveResponse, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList, WebhookEvent, paths,
 };
-use company_resolve::MIN_CONFIDENCE;
-use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, MAX_SETTINGS_BYTES, STORED_PRICE};
+use credit_ledger::{LIVE_PRICE, STORED_PRICE};
 use page_url::NetworkDomain;
 use serde_json::{Map, Value, json};
 
-use crate::paging::{
-    DEFAULT_DELIVERIES_PER_PAGE, DEFAULT_JOBS_PER_PAGE, DEFAULT_WATCHES_PER_PAGE,
-    MOST_DELIVERIES_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE, MOST_WATCHES_PER_PAGE,
-};
-use crate::table::{Operation, Part, ROUTES};
+use crate::api::Api;
+use crate::doc::{Context, error_response, retried_error};
+use crate::paging::{MOST_DELIVERIES_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_WATCHES_PER_PAGE};
+use crate::table::routes;
 
-fn error_response(description: &str) -> Value {
-    json!({
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    })
-}
-
-/// An error answer that tells the client when to retry (`Retry-After`, whole seconds).
-fn retried_error(description: &str) -> Value {
-    json!({
-        "description": description,
-        "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    })
-}
-
-/// 503 of the operations added after the first (their stores' failures).
-fn unavailable() -> Value {
-    retried_error(
-        "`database_unavailable` or `service_unavailable`: a store failed. Nothing was charged. Retry.",
-    )
-}
-
-/// Why a key-bearing request may get 429 before its operation runs.
-const REFUSED_429: &str = "`rate_limited`: the key sent requests faster than its limit (`serve --key-rate`, \
-     `--key-burst`). `too_many_failed_authentications`: this client address sent too many keys that are not \
-     valid (`serve --failed-auth-limit`: that many at once, then one more try earned every 60 s divided by that \
-     number); nothing is checked for it until it has earned a try back (`Retry-After`).";
-
-/// 429 of the key's request rate or of the client's failed authentications.
-fn rate_limited() -> Value {
-    retried_error(REFUSED_429)
-}
-
-/// `X-Credits-Charged` / `X-Credits-Remaining`: a decimal number of credits.
-fn credits_header(description: &str) -> Value {
-    json!({"description": description, "schema": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$"}})
-}
-
-/// What the texts of the document state about the server it describes.
-struct Context<'a> {
-    domain: &'a NetworkDomain,
-    body_seconds: f64,
+impl Api {
+    /// The OpenAPI 3.1 document this API serves at `/openapi.json`, as JSON text.
+    pub fn openapi(&self) -> Bytes {
+        self.openapi_cache()
+            .get_or_init(|| {
+                let http_webhooks = self
+                    .watches()
+                    .is_some_and(|watches| watches.settings().allow_private);
+                let document = openapi_document(
+                    self.domain(),
+                    self.lookup().settings().live_timeout,
+                    self.body_timeout(),
+                    http_webhooks,
+                );
+                // A `Value` always serializes; the fallback only keeps this infallible.
+                serde_json::to_vec_pretty(&document)
+                    .map(Bytes::from)
+                    .unwrap_or_default()
+            })
+            .clone()
+    }
 }
 
 /// The whole document, for a server on `domain` with these time-outs (stated in the texts), taking `http`
@@ -83,9 +59,9 @@ pub fn openapi_document(
         domain,
         body_seconds: body_timeout.as_secs_f64(),
     };
-    let mut paths = Map::new();
-    // `/mcp` speaks MCP's JSON-RPC, which its own specification describes.
-    for route in ROUTES.iter().filter(|route| route.tag != Part::Mcp) {
+    let mut documented = Map::new();
+    // Endpoints without a `doc` (`/mcp`, which speaks MCP's JSON-RPC) are described by their own specification.
+    for route in routes() {
         let mut item = Map::new();
         if route.path.contains("{id}") {
             let of = if route.path.starts_with(paths::WEBHOOK_ENDPOINTS) {
@@ -101,21 +77,26 @@ pub fn openapi_document(
                         "schema": {"type": "string", "pattern": company_model::ID_PATTERN}}]),
             );
         }
-        for (method, op) in route.methods {
-            let mut operation = operation(*op, &context);
+        for (method, endpoint) in route.methods {
+            let Some(doc) = endpoint.doc else {
+                continue;
+            };
+            let mut operation = doc(&context);
             if let Some(fields) = operation.as_object_mut() {
-                fields.insert("operationId".to_owned(), json!(op.operation_id()));
-                if !op.keyed() {
+                fields.insert("operationId".to_owned(), json!(endpoint.operation_id));
+                if !endpoint.keyed() {
                     fields.insert("security".to_owned(), json!([]));
                 }
             }
-            if op.idempotent() {
+            if endpoint.idempotent {
                 add_idempotency(&mut operation);
             }
-            add_common_headers(&mut operation, op.keyed());
+            add_common_headers(&mut operation, endpoint.keyed());
             item.insert(method.as_str().to_ascii_lowercase(), operation);
         }
-        paths.insert(route.path.to_owned(), Value::Object(item));
+        if item.keys().any(|key| key != "parameters") {
+            documented.insert(route.path.to_owned(), Value::Object(item));
+        }
     }
     let schemas = derived_schemas(domain, http_webhooks);
     json!({
@@ -140,7 +121,7 @@ pub fn openapi_document(
             {"name": "Webhooks", "description": "The account's webhook endpoints and the account events sent to them."}
         ],
         "security": [{"bearerAuth": []}, {"xApiKey": []}, {"apiKey": []}, {"companyDataApiKey": []}],
-        "paths": paths,
+        "paths": documented,
         "components": {
             "securitySchemes": {
                 "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "API key"},
@@ -152,420 +133,6 @@ pub fn openapi_document(
         },
         "webhooks": webhooks(),
     })
-}
-
-/// The OpenAPI operation object of `op` (without its `operationId`, `security` and common headers, which
-/// [`openapi_document`] adds from the route table).
-fn operation(op: Operation, context: &Context<'_>) -> Value {
-    let Context {
-        domain,
-        body_seconds,
-    } = *context;
-    let job = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}});
-    let watch = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Watch"}}});
-    let unauthorized =
-        error_response("Missing, malformed, conflicting, invalid or revoked API key.");
-    let bad_id = error_response("`invalid_query`: the id is not a whole number above 0.");
-    let job_not_found = error_response("`job_not_found`: the account has no job with this id.");
-    let watch_not_found =
-        error_response("`watch_not_found`: the account has no watch with this id.");
-    let endpoint_not_found =
-        error_response("`endpoint_not_found`: the account has no webhook endpoint with this id.");
-    let delivery = company_watch::WatchSettings::default();
-    let (window_hours, timeout_seconds) = (
-        delivery.retry_window.as_secs() / 3600,
-        delivery.delivery_timeout.as_secs(),
-    );
-    let kept_days = company_lookup::DEFAULT_HISTORY_RETENTION.as_secs() / 86_400;
-    match op {
-        Operation::GetCompanyData => json!({
-            "summary": "Get company data",
-            "tags": ["Company Data"],
-            "requestBody": {
-                "required": true,
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyRequest"}}}
-            },
-            "responses": {
-                "200": {
-                    "description": "Records of the resolved URLs, in input order, and the unresolved ones.",
-                    "headers": {
-                        "X-Credits-Charged": credits_header("Credits charged for this request."),
-                        "X-Credits-Remaining": credits_header("The account's balance after the charge."),
-                        "Retry-After": {
-                            "description": "When some URLs are unresolved as `blocked` or `authwall`: seconds until \
-                                the service has a route to the network free again (the largest of their \
-                                `retry_after_seconds`); send those URLs again then.",
-                            "schema": {"type": "integer", "minimum": 1}
-                        },
-                    },
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyResponse"}}}
-                },
-                "400": error_response("Invalid request body or unsupported URL; `details` lists every problem."),
-                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                "402": error_response("Insufficient credits for every requested company; nothing was fetched."),
-                "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
-                "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
-                "415": error_response("The body is not sent as `application/json`."),
-                "429": {
-                    "description": format!("{REFUSED_429} `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged."),
-                    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-                },
-                "503": {
-                    "description": "`database_unavailable`: the database is down or restarting; `service_unavailable`: another store failed. Nothing was charged. Retry.",
-                    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-                },
-                "504": error_response("No URL resolved and a live lookup timed out; nothing was charged."),
-            }
-        }),
-        Operation::ResolveCompanyPages => json!({
-            "summary": "Resolve website domains and company names to company pages",
-            "description": format!(
-                "Each query is a website `domain` (or a URL on it) or a company `name` (with optional `location` \
-                 and `domain` hints). A domain is resolved from the stored pages whose website is on it, then the \
-                 links on the company's own home page (`<a href>`, `rel=\"me\"`, JSON-LD `sameAs`), then the pages \
-                 named after it; a name from the stored pages of that name and the pages named after it. Every page \
-                 is verified by its own website (or name) before it is returned, with `confidence` at least \
-                 {MIN_CONFIDENCE}; each step is listed in `evidence`. A resolved query costs what its page's record \
-                 costs ({LIVE_PRICE} credit verified live with `maxAgeHours: 0`, {STORED_PRICE} credit with a \
-                 window above 0, the default here being {default_hours} hours); `\"enrich\": true` adds the record \
-                 at no extra cost; unresolved queries cost nothing.",
-                default_hours = DEFAULT_RESOLVE_WINDOW.seconds() / 3600.0
-            ),
-            "tags": ["Company Data"],
-            "requestBody": {
-                "required": true,
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResolveRequest"}}}
-            },
-            "responses": {
-                "200": {
-                    "description": "One result per resolved query and one entry per unresolved query, in query order.",
-                    "headers": {
-                        "X-Credits-Charged": credits_header("Credits charged for this request."),
-                        "X-Credits-Remaining": credits_header("The account's balance after the charge."),
-                        "Retry-After": {
-                            "description": "When some queries are unresolved as `blocked`: seconds until the network \
-                                may be asked again (the largest of their `retry_after_seconds`).",
-                            "schema": {"type": "integer", "minimum": 1}
-                        },
-                    },
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResolveResponse"}}}
-                },
-                "400": error_response("Invalid request body; `details` lists every problem."),
-                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                "402": error_response("Insufficient credits to pay for every query; nothing was done, or (rarely, when the balance was spent meanwhile) nothing was charged."),
-                "403": error_response("`not_in_test_mode`: a test-mode key (`cdk_test_…`) cannot resolve domains and names, which needs the network; nothing was done."),
-                "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
-                "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
-                "415": error_response("The body is not sent as `application/json`."),
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::Mcp => Value::Null,
-        Operation::GetLlmsTxt => json!({
-            "summary": "This API and its MCP tools, described for LLMs (llms.txt)",
-            "security": [],
-            "responses": {"200": {"description": "Markdown: each operation of this document and each MCP tool on one line.", "content": {"text/markdown": {"schema": {"type": "string"}}}}}
-        }),
-        Operation::GetOpenApiDocument => json!({
-            "summary": "This document",
-            "security": [],
-            "responses": {"200": {"description": "The OpenAPI 3.1 document.", "content": {"application/json": {"schema": {"type": "object"}}}}}
-        }),
-        Operation::GetHealth => json!({
-            "summary": "Health",
-            "security": [],
-            "responses": {
-                "200": {"description": "The server is up and its database answers.", "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}
-                }}}},
-                "503": {
-                    "description": "The server cannot serve requests: its database does not answer.",
-                    "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
-                    "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["status", "message"],
-                        "properties": {"status": {"const": "unavailable"}, "message": {"type": "string"}}
-                    }}}
-                }
-            }
-        }),
-        Operation::GetAccount => json!({
-            "summary": "The caller's account: balance, credits held, usage this month",
-            "description": "Free. Reads the ledger of the key's account: the settled balance, what requests in flight hold, and the charges since the first of the current month (UTC).",
-            "tags": ["Company Data"],
-            "responses": {
-                "200": {"description": "The account.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
-                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                "429": rate_limited(),
-                "503": unavailable()
-            }
-        }),
-        Operation::UpdateAccount => json!({
-            "summary": "Change the account's settings: the low-balance threshold",
-            "description": "Free. A JSON Merge Patch (RFC 7396; `application/merge-patch+json` or `application/json`): a member sent replaces the setting, `null` removes it. With a threshold set, the account's webhook endpoints that want `account.balance_low` are told once each time a charge takes the balance below it (at once when the threshold is set above the balance); a grant that lifts the balance to the threshold or above lets the next fall tell them again. Answers the account as `GET` does.",
-            "tags": ["Webhooks"],
-            "requestBody": {"required": true, "content": {
-                "application/merge-patch+json": {"schema": {"$ref": "#/components/schemas/AccountUpdate"}},
-                "application/json": {"schema": {"$ref": "#/components/schemas/AccountUpdate"}}
-            }},
-            "responses": {
-                "200": {"description": "The account, with the settings applied.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
-                "400": error_response("Invalid body; `details` lists every problem."),
-                "401": unauthorized,
-                "408": error_response("The request body did not arrive within the body time-out."),
-                "413": error_response(&format!("Request body larger than {MAX_SETTINGS_BYTES} bytes.")),
-                "415": error_response("The body is not sent as JSON."),
-                "429": rate_limited(),
-                "503": unavailable()
-            }
-        }),
-        Operation::CreateJob => json!({
-            "summary": "Start a bulk job",
-            "description": format!("Looks up 1 to {MAX_JOB_URLS} page URLs in the background, priced as the synchronous endpoint: each distinct page that resolves is charged once ({LIVE_PRICE} live, {STORED_PRICE} with a freshness window), unresolved ones never. A job whose account runs out of credits pauses (`insufficient_credits`) and resumes by itself when credits are added."),
-            "tags": ["Company Data"],
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}}}},
-            "responses": {
-                "202": {"description": "Accepted; the job runs in the background.",
-                        "headers": {"Location": {"description": "The job's URL.", "schema": {"type": "string"}}},
-                        "content": job},
-                "400": error_response("Invalid body or unsupported URL; `details` lists every problem."),
-                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                "408": error_response("The request body did not arrive within the body time-out."),
-                "413": error_response(&format!("Request body larger than {MAX_JOB_BODY_BYTES} bytes.")),
-                "409": error_response("`too_many_open_jobs` or `too_many_queued_urls`: the account holds as much of the job queue as its quotas allow (jobs not yet ended; their URLs not yet answered); the message says the quota and what to do."),
-                "415": error_response("The body is not sent as `application/json`."),
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::ListJobs => json!({
-            "summary": "List the account's jobs, newest first",
-            "tags": ["Company Data"],
-            "parameters": [
-                {"name": "before", "in": "query", "description": "Only jobs older than this job id (the next page).",
-                 "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
-                {"name": "limit", "in": "query", "description": "Jobs per page.",
-                 "schema": {"type": "integer", "minimum": 1, "maximum": MOST_JOBS_PER_PAGE, "default": DEFAULT_JOBS_PER_PAGE}}
-            ],
-            "responses": {
-                "200": {"description": "A page of jobs.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobList"}}}},
-                "400": error_response("`invalid_query`: `before` or `limit` is not a number in range."),
-                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::GetJob => json!({
-            "summary": "A job's progress",
-            "tags": ["Company Data"],
-            "responses": {
-                "200": {"description": "The job.", "content": job},
-                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                "400": error_response("`invalid_query`: the id is not a whole number above 0."),
-                "404": error_response("`job_not_found`: the account has no job with this id."),
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::CancelJob => json!({
-            "summary": "Cancel a job: nothing more is fetched or charged; its results are kept",
-            "description": "Pages already being fetched when the cancel arrives are still recorded and charged; no other page is fetched. Cancelling a job that has ended changes nothing. Safe to repeat.",
-            "tags": ["Company Data"],
-            "responses": {
-                "200": {"description": "The job, `cancelled` (or as it was if it had already ended).", "content": job},
-                "400": bad_id,
-                "401": unauthorized,
-                "404": job_not_found,
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::DeleteJob => json!({
-            "summary": "Delete a job and its results",
-            "description": "A job that has not ended is cancelled first (pages already being fetched may still be charged). Afterwards the job and its results are gone: its URLs answer 404 `job_not_found`.",
-            "tags": ["Company Data"],
-            "responses": {
-                "204": {"description": "Deleted."},
-                "400": bad_id,
-                "401": unauthorized,
-                "404": job_not_found,
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::GetJobResults => json!({
-            "summary": "A job's results so far, in input order",
-            "description": "One NDJSON line (or CSV row with `Accept: text/csv`) per answered input position: the record or the unresolved entry the synchronous endpoint gives for that URL, with its 0-based `position`. Positions not answered yet are left out. Kept after the job ends for the server's job retention (`serve --job-retention-days`).",
-            "tags": ["Company Data"],
-            "parameters": [
-                {"name": "from", "in": "query", "description": "First input position (0-based).",
-                 "schema": {"type": "integer", "minimum": 0, "maximum": i64::MAX, "default": 0}},
-                {"name": "limit", "in": "query", "description": "Input positions per page.",
-                 "schema": {"type": "integer", "minimum": 1, "maximum": MOST_RESULTS_PER_PAGE,
-                            "default": MOST_RESULTS_PER_PAGE}},
-                {"name": CsvCells::QUERY, "in": "query", "description": "How CSV cells are written: `safe` gives a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (and is not a number) a leading `'`, so a spreadsheet opens it as text (OWASP's rule against CSV injection: page text is someone else's); `raw` writes every cell as the data has it. NDJSON is not affected.",
-                 "schema": {"type": "string", "enum": CsvCells::ALL.map(CsvCells::as_str),
-                            "default": CsvCells::default().as_str()}}
-            ],
-            "responses": {
-                "200": {
-                    "description": "Results of the positions in the page that are answered.",
-                    "headers": {"Link": {"description": "`<…?from=N&limit=M>; rel=\"next\"` while positions remain after this page.", "schema": {"type": "string"}}},
-                    "content": {
-                        "application/x-ndjson": {"schema": {"type": "string"}},
-                        "text/csv": {"schema": {"type": "string"}}
-                    }
-                },
-                "400": error_response("`invalid_query`: the id, `from` or `limit` is not a number in range."),
-                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                "404": error_response("`job_not_found`: the account has no job with this id."),
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::GetCompanyHistory => json!({
-            "summary": "A page's followers, employees and size over time, and what changed",
-            "description": format!("Every stored fetch of the page is a point; `changes` lists each of the record members {} that differs between consecutive fetches. Both oldest first, limited to fetches between `from` and `to`. Costs {HISTORY_PRICE} credits when the range holds a point or a change, nothing otherwise. History is kept for the server's `--history-days` ({kept_days} by default).", company_model::CHANGE_FIELDS.join(", ")),
-            "tags": ["Company Data"],
-            "parameters": [
-                {"name": "liUrl", "in": "query", "required": true, "description": "The page's URL, as the company-data endpoint takes it.",
-                 "schema": {"type": "string", "pattern": page_url::submitted_pattern(domain)}},
-                {"name": "from", "in": "query", "description": "Only fetches at or after this time (RFC 3339).",
-                 "schema": {"type": "string", "format": "date-time"}},
-                {"name": "to", "in": "query", "description": "Only fetches at or before this time (RFC 3339).",
-                 "schema": {"type": "string", "format": "date-time"}}
-            ],
-            "responses": {
-                "200": {
-                    "description": "The history in the range.",
-                    "headers": {
-                        "x-credits-charged": credits_header("Credits charged for this request."),
-                        "x-credits-remaining": credits_header("The account's balance after the charge (absent when nothing was charged).")
-                    },
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyHistory"}}}
-                },
-                "400": error_response("`invalid_query`: `liUrl` missing or not a page URL, a time not in RFC 3339, or an unknown parameter."),
-                "401": error_response("Missing, malformed, conflicting, invalid or revoked API key."),
-                "402": error_response("`insufficient_credits`: the account cannot pay for the history."),
-                "404": error_response("`not_found`: no snapshot of this page is stored (look it up or watch it first); nothing was charged."),
-                "429": rate_limited(),
-                "503": unavailable()
-            }
-        }),
-        Operation::CreateWatches => json!({
-            "summary": "Watch pages for changes",
-            "description": format!("One watch per distinct page. Each refreshes its page every `everyHours` (a live lookup, {LIVE_PRICE} credit each time it resolves), compares the record with the one it saw before over `fields`, and on a change POSTs a `company.changed` event (schema `WebhookEvent`) to `webhookUrl`, signed in the `Company-Data-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">` with the account's webhook secret. Delivered at least once: retried with exponential backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out, then the watch is disabled. Redirects are not followed; addresses that are not public are refused."),
-            "tags": ["Company Data"],
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchRequest"}}}},
-            "responses": {
-                "201": {"description": "Created; nothing is fetched or charged until the first refresh.",
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreatedWatches"}}}},
-                "400": error_response("Invalid body; `details` lists every problem."),
-                "401": unauthorized,
-                "408": error_response("The request body did not arrive within the body time-out."),
-                "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
-                "409": error_response("`too_many_watches`: this request's watches would take the account past its quota of watches; none was created."),
-                "415": error_response("The body is not sent as `application/json`."),
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::ListWatches => json!({
-            "summary": "List the account's watches, oldest first",
-            "tags": ["Company Data"],
-            "parameters": [
-                {"name": "after", "in": "query", "description": "Only watches with ids above this one (the next page).",
-                 "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
-                {"name": "limit", "in": "query", "description": "Watches per page.",
-                 "schema": {"type": "integer", "minimum": 1, "maximum": MOST_WATCHES_PER_PAGE, "default": DEFAULT_WATCHES_PER_PAGE}}
-            ],
-            "responses": {
-                "200": {"description": "A page of watches.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchList"}}}},
-                "400": error_response("`invalid_query`: `after` or `limit` is not a number in range."),
-                "401": unauthorized,
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::GetWatch => json!({
-            "summary": "A watch, its last check and its last delivery",
-            "tags": ["Company Data"],
-            "responses": {
-                "200": {"description": "The watch.", "content": watch},
-                "400": bad_id, "401": unauthorized, "404": watch_not_found, "429": rate_limited(), "503": unavailable(),
-            }
-        }),
-        Operation::ListWebhookEndpoints => json!({
-            "summary": "List the account's webhook endpoints",
-            "tags": ["Webhooks"],
-            "responses": {
-                "200": {"description": "Every endpoint of the account, by id.",
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpointList"}}}},
-                "401": unauthorized, "429": rate_limited(), "503": unavailable(),
-            }
-        }),
-        Operation::CreateWebhookEndpoint => json!({
-            "summary": "Register a webhook endpoint for the account's events",
-            "description": format!("The endpoint receives the account events it names (schema `AccountEvent`: `job.finished`, `job.paused`, `job.cancelled`, `account.balance_low`), signed as watch events are (`Company-Data-Signature` with the account's webhook secret), retried with backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out; then the endpoint is disabled. At most {MAX_ENDPOINTS} per account. Nothing is charged."),
-            "tags": ["Webhooks"],
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpointRequest"}}}},
-            "responses": {
-                "201": {"description": "Registered.",
-                        "headers": {"Location": {"description": "The endpoint's path.", "schema": {"type": "string"}}},
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpoint"}}}},
-                "400": error_response("Invalid body; `details` lists every problem."),
-                "401": unauthorized,
-                "408": error_response("The request body did not arrive within the body time-out."),
-                "409": error_response(&format!("`too_many_endpoints`: the account has as many endpoints as its quota allows ({MAX_ENDPOINTS} unless the operator set another).")),
-                "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
-                "415": error_response("The body is not sent as `application/json`."),
-                "429": rate_limited(),
-                "503": unavailable(),
-            }
-        }),
-        Operation::DeleteWebhookEndpoint => json!({
-            "summary": "Delete a webhook endpoint: nothing more is sent to it",
-            "tags": ["Webhooks"],
-            "responses": {
-                "204": {"description": "Deleted, with its deliveries."},
-                "400": bad_id, "401": unauthorized, "404": endpoint_not_found, "429": rate_limited(), "503": unavailable(),
-            }
-        }),
-        Operation::PingWebhookEndpoint => json!({
-            "summary": "Send the endpoint a signed test event",
-            "description": "Queues a `ping` event (schema `AccountEvent`, `data.endpoint_id`) for the endpoint, whatever events it receives; it is sent within about a second and retried like any event. Follow it in the endpoint's deliveries.",
-            "tags": ["Webhooks"],
-            "responses": {
-                "202": {"description": "Queued.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookPing"}}}},
-                "400": bad_id, "401": unauthorized,
-                "404": error_response("`endpoint_not_found`: the account has no enabled webhook endpoint with this id."),
-                "429": rate_limited(), "503": unavailable(),
-            }
-        }),
-        Operation::ListWebhookDeliveries => json!({
-            "summary": "An endpoint's deliveries, newest first, each with its status",
-            "tags": ["Webhooks"],
-            "parameters": [
-                {"name": "limit", "in": "query", "description": "Deliveries per page.",
-                 "schema": {"type": "integer", "minimum": 1, "maximum": MOST_DELIVERIES_PER_PAGE, "default": DEFAULT_DELIVERIES_PER_PAGE}}
-            ],
-            "responses": {
-                "200": {"description": "The newest deliveries.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookDeliveryList"}}}},
-                "400": error_response("`invalid_query`: the id, or `limit`, is not a number in range."),
-                "401": unauthorized, "404": endpoint_not_found, "429": rate_limited(), "503": unavailable(),
-            }
-        }),
-        Operation::DeleteWatch => json!({
-            "summary": "Stop watching: no more refreshes, charges or deliveries",
-            "tags": ["Company Data"],
-            "responses": {
-                "204": {"description": "Deleted, with its undelivered events."},
-                "400": bad_id, "401": unauthorized, "404": watch_not_found, "429": rate_limited(), "503": unavailable(),
-            }
-        }),
-    }
 }
 
 /// The schemas derived from the Rust types that (de)serialize the bodies (`company-model` with its `schema`

@@ -1,64 +1,11 @@
 //! Reading a request: its media type, its `Idempotency-Key`, its query (one typed parser, `serde_urlencoded`),
 //! an id in its path, what it accepts, and a host's path prefix.
 
-use bytes::Bytes;
-use company_lookup::Caller;
 use company_model::headers::IDEMPOTENCY_KEY;
 use http::{HeaderMap, Request, header};
 use serde::de::DeserializeOwned;
 
-use crate::api::Api;
 use crate::error::ApiError;
-
-/// A POST that creates or charges, read the one way every such operation reads it: the caller authenticated
-/// (and within its rate), a JSON body of at most the operation's size, and its `Idempotency-Key` checked.
-pub(crate) struct ChargedPost {
-    /// Who is asking.
-    pub(crate) caller: Caller,
-    /// The `Idempotency-Key` sent, if any.
-    pub(crate) key: Option<String>,
-    /// The path of the route the request was sent to, as the route table writes it (`/v1/network/company-data`,
-    /// whatever trailing `/` was sent): what its idempotency fingerprint names.
-    pub(crate) route: &'static str,
-    /// The body.
-    pub(crate) body: Bytes,
-}
-
-impl ChargedPost {
-    /// The request's idempotency fingerprint: the method, its route and its body. A retry sent to the same
-    /// route with or without a trailing `/` is the same request.
-    pub(crate) fn fingerprint(&self) -> String {
-        idempotency::fingerprint("POST", self.route, &self.body)
-    }
-}
-
-impl Api {
-    /// Reads a POST that creates or charges: authentication first (401 and 429 before anything is read), then
-    /// the media type (415), the `Idempotency-Key`'s form (400) and the body, at most `max_bytes` (413, 408).
-    pub(crate) async fn charged_post<B>(
-        &self,
-        request: Request<B>,
-        max_bytes: usize,
-    ) -> Result<ChargedPost, ApiError>
-    where
-        B: hyper::body::Body + Unpin,
-    {
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        require_json(request.headers())?;
-        let key = idempotency_key(request.headers())?;
-        // Dispatch found the route already; only a host calling a handler for a path of no route gets "".
-        let route = crate::table::route(request.uri().path()).map_or("", |(route, _)| route.path);
-        let body = http_serve::read_body(request, max_bytes, self.body_timeout()).await?;
-        Ok(ChargedPost {
-            caller,
-            key,
-            route,
-            body,
-        })
-    }
-}
 
 /// `application/json`, with or without parameters, or any `application/*+json`.
 pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {

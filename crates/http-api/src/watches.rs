@@ -3,18 +3,77 @@
 use std::sync::Arc;
 
 use company_lookup::Caller;
-use company_model::paths::WATCHES;
+use company_model::paths::{self, WATCHES};
 use company_model::{MAX_BODY_BYTES, WatchRequest};
 use company_watch::{Watches, watch_info};
-use http::{Request, StatusCode};
+use credit_ledger::LIVE_PRICE;
+use http::{Method, StatusCode};
 use http_serve::Response;
+use serde_json::{Value, json};
 use watch_store::WatchId;
 
 use crate::api::Api;
+use crate::doc::{
+    Context, bad_id, delivery_terms, error_response, json_content, rate_limited, unauthorized,
+    unavailable,
+};
+use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::paging::{DEFAULT_WATCHES_PER_PAGE, MOST_WATCHES_PER_PAGE};
 use crate::request::{number, path_id, query};
 use crate::respond::{json_response, no_content};
+
+/// `POST …/watches`.
+pub(crate) const CREATE_WATCHES: Endpoint = Endpoint {
+    method: Method::POST,
+    path: paths::WATCHES,
+    operation_id: "createCompanyWatches",
+    part: Part::Watches,
+    access: Access::Key,
+    reads: Reads::Json(MAX_BODY_BYTES),
+    idempotent: true,
+    doc: Some(create_watches_doc),
+    run: |api, call| Box::pin(api.create_watches(call)),
+};
+
+/// `GET …/watches`.
+pub(crate) const LIST_WATCHES: Endpoint = Endpoint {
+    method: Method::GET,
+    path: paths::WATCHES,
+    operation_id: "listCompanyWatches",
+    part: Part::Watches,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(list_watches_doc),
+    run: |api, call| Box::pin(api.list_watches(call)),
+};
+
+/// `GET …/watches/{id}`.
+pub(crate) const GET_WATCH: Endpoint = Endpoint {
+    method: Method::GET,
+    path: paths::WATCH,
+    operation_id: "getCompanyWatch",
+    part: Part::Watches,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(get_watch_doc),
+    run: |api, call| Box::pin(api.show_watch(call)),
+};
+
+/// `DELETE …/watches/{id}`.
+pub(crate) const DELETE_WATCH: Endpoint = Endpoint {
+    method: Method::DELETE,
+    path: paths::WATCH,
+    operation_id: "deleteCompanyWatch",
+    part: Part::Watches,
+    access: Access::Key,
+    reads: Reads::Nothing,
+    idempotent: false,
+    doc: Some(delete_watch_doc),
+    run: |api, call| Box::pin(api.delete_watch(call)),
+};
 
 impl Api {
     /// The watches; routes of a part that is not set are 404 before their handler runs.
@@ -22,26 +81,19 @@ impl Api {
         self.watches().ok_or(ApiError::NotFound)
     }
 
-    /// The watches, the caller (key checked first) and the watch the path names.
-    async fn one_watch<B>(
-        &self,
-        request: &Request<B>,
-        id: Option<&str>,
-    ) -> Result<(&Arc<Watches>, Caller, WatchId), ApiError> {
+    /// The watches, the caller and the watch the path names.
+    fn one_watch(&self, call: &Call) -> Result<(&Arc<Watches>, Caller, WatchId), ApiError> {
         let watches = self.watch_service()?;
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        Ok((watches, caller, WatchId(path_id(id, "watch")?)))
+        Ok((
+            watches,
+            call.caller()?,
+            WatchId(path_id(call.id.as_deref(), "watch")?),
+        ))
     }
 
     /// `GET /watches/{id}`: 200 with the watch.
-    pub(crate) async fn show_watch<B>(
-        &self,
-        request: &Request<B>,
-        id: Option<&str>,
-    ) -> Result<Response, ApiError> {
-        let (watches, caller, id) = self.one_watch(request, id).await?;
+    async fn show_watch(&self, call: Call) -> Result<Response, ApiError> {
+        let (watches, caller, id) = self.one_watch(&call)?;
         let watch = watches.get(caller.account, id).await?;
         Ok(json_response(
             StatusCode::OK,
@@ -50,12 +102,8 @@ impl Api {
     }
 
     /// `DELETE /watches/{id}`: 204.
-    pub(crate) async fn delete_watch<B>(
-        &self,
-        request: &Request<B>,
-        id: Option<&str>,
-    ) -> Result<Response, ApiError> {
-        let (watches, caller, id) = self.one_watch(request, id).await?;
+    async fn delete_watch(&self, call: Call) -> Result<Response, ApiError> {
+        let (watches, caller, id) = self.one_watch(&call)?;
         watches
             .delete(caller.account, id)
             .await?
@@ -64,32 +112,31 @@ impl Api {
     }
 
     /// `POST /watches`: 201 `{"watches": [...]}`, one per distinct page.
-    pub(crate) async fn create_watches<B>(&self, request: Request<B>) -> Result<Response, ApiError>
-    where
-        B: hyper::body::Body + Unpin,
-    {
+    async fn create_watches(&self, call: Call) -> Result<Response, ApiError> {
         let watches = Arc::clone(self.watch_service()?);
-        let post = self.charged_post(request, MAX_BODY_BYTES).await?;
         let parsed =
-            WatchRequest::from_json(&post.body, self.domain(), watches.settings().allow_private)?;
-        let (caller, fingerprint) = (post.caller, post.fingerprint());
-        self.idempotent(caller.account, post.key, fingerprint, move |_| async move {
-            let created = watches.create(caller.account, &parsed).await?;
-            let created = company_model::CreatedWatches {
-                watches: created.iter().map(watch_info).collect(),
-            };
-            Ok(json_response(StatusCode::CREATED, &created))
-        })
+            WatchRequest::from_json(&call.body, self.domain(), watches.settings().allow_private)?;
+        let (caller, fingerprint) = (call.caller()?, call.fingerprint());
+        self.idempotent(
+            caller.account,
+            call.idempotency_key,
+            fingerprint,
+            move |_| async move {
+                let created = watches.create(caller.account, &parsed).await?;
+                let created = company_model::CreatedWatches {
+                    watches: created.iter().map(watch_info).collect(),
+                };
+                Ok(json_response(StatusCode::CREATED, &created))
+            },
+        )
         .await
     }
 
     /// `GET /watches?after=<id>&limit=<n>`: `{watches: [...], next}`, by id.
-    pub(crate) async fn list_watches<B>(&self, request: &Request<B>) -> Result<Response, ApiError> {
+    async fn list_watches(&self, call: Call) -> Result<Response, ApiError> {
         let watches = self.watch_service()?;
-        let caller = self
-            .authenticate(request.headers(), request.extensions())
-            .await?;
-        let asked: company_model::WatchListQuery = query(request.uri().query())?;
+        let caller = call.caller()?;
+        let asked: company_model::WatchListQuery = query(call.query())?;
         let limit = number(
             "limit",
             asked.limit.as_deref(),
@@ -110,4 +157,77 @@ impl Api {
         };
         Ok(json_response(StatusCode::OK, &listed))
     }
+}
+
+/// 404 of a watch the account does not have.
+fn watch_not_found() -> Value {
+    error_response("`watch_not_found`: the account has no watch with this id.")
+}
+
+/// The OpenAPI operation of `POST …/watches`.
+fn create_watches_doc(_context: &Context<'_>) -> Value {
+    let (window_hours, timeout_seconds) = delivery_terms();
+    json!({
+        "summary": "Watch pages for changes",
+        "description": format!("One watch per distinct page. Each refreshes its page every `everyHours` (a live lookup, {LIVE_PRICE} credit each time it resolves), compares the record with the one it saw before over `fields`, and on a change POSTs a `company.changed` event (schema `WebhookEvent`) to `webhookUrl`, signed in the `Company-Data-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">` with the account's webhook secret. Delivered at least once: retried with exponential backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out, then the watch is disabled. Redirects are not followed; addresses that are not public are refused."),
+        "tags": ["Company Data"],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchRequest"}}}},
+        "responses": {
+            "201": {"description": "Created; nothing is fetched or charged until the first refresh.",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreatedWatches"}}}},
+            "400": error_response("Invalid body; `details` lists every problem."),
+            "401": unauthorized(),
+            "408": error_response("The request body did not arrive within the body time-out."),
+            "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
+            "409": error_response("`too_many_watches`: this request's watches would take the account past its quota of watches; none was created."),
+            "415": error_response("The body is not sent as `application/json`."),
+            "429": rate_limited(),
+            "503": unavailable(),
+        }
+    })
+}
+
+/// The OpenAPI operation of `GET …/watches`.
+fn list_watches_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "List the account's watches, oldest first",
+        "tags": ["Company Data"],
+        "parameters": [
+            {"name": "after", "in": "query", "description": "Only watches with ids above this one (the next page).",
+             "schema": {"type": "integer", "minimum": 1, "maximum": i64::MAX}},
+            {"name": "limit", "in": "query", "description": "Watches per page.",
+             "schema": {"type": "integer", "minimum": 1, "maximum": MOST_WATCHES_PER_PAGE, "default": DEFAULT_WATCHES_PER_PAGE}}
+        ],
+        "responses": {
+            "200": {"description": "A page of watches.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchList"}}}},
+            "400": error_response("`invalid_query`: `after` or `limit` is not a number in range."),
+            "401": unauthorized(),
+            "429": rate_limited(),
+            "503": unavailable(),
+        }
+    })
+}
+
+/// The OpenAPI operation of `GET …/watches/{id}`.
+fn get_watch_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "A watch, its last check and its last delivery",
+        "tags": ["Company Data"],
+        "responses": {
+            "200": {"description": "The watch.", "content": json_content("Watch")},
+            "400": bad_id(), "401": unauthorized(), "404": watch_not_found(), "429": rate_limited(), "503": unavailable(),
+        }
+    })
+}
+
+/// The OpenAPI operation of `DELETE …/watches/{id}`.
+fn delete_watch_doc(_context: &Context<'_>) -> Value {
+    json!({
+        "summary": "Stop watching: no more refreshes, charges or deliveries",
+        "tags": ["Company Data"],
+        "responses": {
+            "204": {"description": "Deleted, with its undelivered events."},
+            "400": bad_id(), "401": unauthorized(), "404": watch_not_found(), "429": rate_limited(), "503": unavailable(),
+        }
+    })
 }
