@@ -1,4 +1,5 @@
 use std::time::SystemTime;
+use store_base::time;
 
 use company_model::AccountId;
 use pg_pool::PgPool;
@@ -6,26 +7,10 @@ use pg_pool::tokio_postgres::Row;
 
 use crate::{KeyError, KeyId, KeyRecord, KeyStore, NewKey};
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE api_keys (
-        id BIGSERIAL PRIMARY KEY,
-        account_id BIGINT NOT NULL,
-        name TEXT,
-        prefix TEXT NOT NULL,          -- first 12 characters, to find the row
-        suffix TEXT NOT NULL,          -- last 4 characters, to recognise it in lists
-        hash TEXT NOT NULL,            -- argon2id PHC string of the whole key
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        last_used_at TIMESTAMPTZ,
-        revoked_at TIMESTAMPTZ
-    );
-    CREATE INDEX api_keys_prefix ON api_keys (prefix);
-", "
-    -- Keys are found by an HMAC digest; `hash` keeps the argon2id string of a key created before, until its
-    -- first use, and is '' after.
-    ALTER TABLE api_keys ADD COLUMN digest TEXT;
-    CREATE UNIQUE INDEX api_keys_digest ON api_keys (digest);
-    CREATE TABLE api_key_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/postgres/0001_create_table_api_keys.sql"),
+    include_str!("../migrations/postgres/0002_alter_table_api_keys.sql"),
+];
 
 const COLUMNS: &str =
     "id, account_id, name, prefix, suffix, digest, hash, created_at, last_used_at, revoked_at";
@@ -40,10 +25,6 @@ fn backend(error: impl std::error::Error + Send + Sync + 'static) -> KeyError {
     KeyError::Backend(pg_pool::boxed_error(error))
 }
 
-fn timestamp(at: SystemTime) -> jiff::Timestamp {
-    jiff::Timestamp::try_from(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
-
 fn key_row(row: &Row) -> KeyRecord {
     KeyRecord {
         id: KeyId(row.get(0)),
@@ -53,9 +34,9 @@ fn key_row(row: &Row) -> KeyRecord {
         suffix: row.get(4),
         digest: row.get(5),
         legacy_hash: Some(row.get::<_, String>(6)).filter(|h| !h.is_empty()),
-        created_at: timestamp(row.get(7)),
-        last_used_at: row.get::<_, Option<SystemTime>>(8).map(timestamp),
-        revoked_at: row.get::<_, Option<SystemTime>>(9).map(timestamp),
+        created_at: time::from_system(row.get(7)),
+        last_used_at: row.get::<_, Option<SystemTime>>(8).map(time::from_system),
+        revoked_at: row.get::<_, Option<SystemTime>>(9).map(time::from_system),
     }
 }
 

@@ -1,4 +1,5 @@
 use std::path::Path;
+use store_base::time;
 
 use company_model::AccountId;
 use sqlite_pool::SqlitePool;
@@ -6,26 +7,10 @@ use sqlite_pool::rusqlite::{self, OptionalExtension, params};
 
 use crate::{KeyError, KeyId, KeyRecord, KeyStore, NewKey};
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE api_keys (
-        id INTEGER PRIMARY KEY,
-        account_id INTEGER NOT NULL,
-        name TEXT,
-        prefix TEXT NOT NULL,          -- first 12 characters, to find the row
-        suffix TEXT NOT NULL,          -- last 4 characters, to recognise it in lists
-        hash TEXT NOT NULL,            -- argon2id PHC string of the whole key
-        created_at_ms INTEGER NOT NULL,
-        last_used_at_ms INTEGER,
-        revoked_at_ms INTEGER
-    );
-    CREATE INDEX api_keys_prefix ON api_keys (prefix);
-", "
-    -- Keys are found by an HMAC digest; `hash` keeps the argon2id string of a key created before, until its
-    -- first use, and is '' after.
-    ALTER TABLE api_keys ADD COLUMN digest TEXT;
-    CREATE UNIQUE INDEX api_keys_digest ON api_keys (digest);
-    CREATE TABLE api_key_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/sqlite/0001_create_table_api_keys.sql"),
+    include_str!("../migrations/sqlite/0002_alter_table_api_keys.sql"),
+];
 
 const COLUMNS: &str = "id, account_id, name, prefix, suffix, digest, hash, created_at_ms, last_used_at_ms, \
      revoked_at_ms";
@@ -40,10 +25,6 @@ fn backend(error: impl std::error::Error + Send + Sync + 'static) -> KeyError {
     KeyError::Backend(Box::new(error))
 }
 
-fn timestamp(ms: i64) -> jiff::Timestamp {
-    jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
-
 fn key_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
     Ok(KeyRecord {
         id: KeyId(row.get(0)?),
@@ -53,9 +34,9 @@ fn key_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
         suffix: row.get(4)?,
         digest: row.get(5)?,
         legacy_hash: Some(row.get::<_, String>(6)?).filter(|h| !h.is_empty()),
-        created_at: timestamp(row.get(7)?),
-        last_used_at: row.get::<_, Option<i64>>(8)?.map(timestamp),
-        revoked_at: row.get::<_, Option<i64>>(9)?.map(timestamp),
+        created_at: time::from_millis(row.get(7)?),
+        last_used_at: row.get::<_, Option<i64>>(8)?.map(time::from_millis),
+        revoked_at: row.get::<_, Option<i64>>(9)?.map(time::from_millis),
     })
 }
 

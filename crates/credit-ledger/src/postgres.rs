@@ -1,4 +1,5 @@
 use std::time::SystemTime;
+use store_base::time;
 
 use pg_pool::PgPool;
 use pg_pool::tokio_postgres::Row;
@@ -8,145 +9,14 @@ use crate::{
     LedgerError, QuotaOverrides, Reservation, UsageCounts,
 };
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE accounts (
-        id BIGSERIAL PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        balance_millis BIGINT NOT NULL DEFAULT 0,   -- settled balance in thousandths of a credit
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    );
-    -- Holds of requests in flight on every server: a reserve counts them all.
-    CREATE TABLE credit_holds (
-        id BIGSERIAL PRIMARY KEY,
-        account_id BIGINT NOT NULL REFERENCES accounts (id),
-        amount_millis BIGINT NOT NULL CHECK (amount_millis >= 0),
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    );
-    CREATE INDEX credit_holds_account ON credit_holds (account_id);
-    CREATE INDEX credit_holds_created ON credit_holds (created_at);
-    CREATE TABLE ledger_entries (
-        id BIGSERIAL PRIMARY KEY,
-        account_id BIGINT NOT NULL REFERENCES accounts (id),
-        at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        kind TEXT NOT NULL CHECK (kind IN ('grant', 'charge')),
-        delta_millis BIGINT NOT NULL,
-        balance_after_millis BIGINT NOT NULL,
-        key_id BIGINT,
-        urls_requested BIGINT,
-        urls_returned BIGINT,
-        live BOOLEAN,
-        note TEXT
-    );
-    CREATE INDEX ledger_entries_account ON ledger_entries (account_id, id);
-", "
-    -- The sum of an account's holds, kept on its row so that one statement can check and change it: a reserve,
-    -- a settle and an immediate charge each take one round trip.
-    ALTER TABLE accounts ADD COLUMN held_millis BIGINT NOT NULL DEFAULT 0;
-    UPDATE accounts a SET held_millis =
-        coalesce((SELECT sum(amount_millis) FROM credit_holds h WHERE h.account_id = a.id), 0);
-    -- Which server made a hold, so that a restarted server frees its own at once.
-    ALTER TABLE credit_holds ADD COLUMN server TEXT NOT NULL DEFAULT '';
-    CREATE INDEX credit_holds_server ON credit_holds (server);
-", "
-    -- Immediate charges, several in one call and one commit: each checks and charges its account as
-    -- Ledger::charge does alone, in the order given (callers sort by account, so concurrent batches lock
-    -- rows in one order and cannot deadlock). A row per charge: the new balance, or NULL and what was available
-    -- (NULL too for an unknown account).
-    CREATE FUNCTION ledger_charge_batch(p_accounts BIGINT[], p_required BIGINT[], p_amounts BIGINT[],
-                                        p_keys BIGINT[], p_requested BIGINT[], p_returned BIGINT[],
-                                        p_live BOOLEAN[],
-                                        OUT balance BIGINT, OUT available BIGINT)
-    RETURNS SETOF RECORD LANGUAGE plpgsql AS $$
-    BEGIN
-        FOR i IN 1 .. coalesce(array_length(p_accounts, 1), 0) LOOP
-            UPDATE accounts SET balance_millis = balance_millis - p_amounts[i]
-            WHERE id = p_accounts[i] AND balance_millis - held_millis >= p_required[i]
-            RETURNING balance_millis INTO balance;
-            IF FOUND THEN
-                INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, key_id,
-                                            urls_requested, urls_returned, live)
-                VALUES (p_accounts[i], 'charge', -p_amounts[i], balance, p_keys[i], p_requested[i],
-                        p_returned[i], p_live[i]);
-                available := NULL;
-            ELSE
-                balance := NULL;
-                SELECT balance_millis - held_millis INTO available FROM accounts WHERE id = p_accounts[i];
-            END IF;
-            RETURN NEXT;
-        END LOOP;
-    END $$;
-", "
-    -- What a charge paid for, when the caller names it (Charge::reference): charged once per account.
-    ALTER TABLE ledger_entries ADD COLUMN reference TEXT;
-    CREATE UNIQUE INDEX ledger_entries_reference ON ledger_entries (account_id, reference)
-        WHERE reference IS NOT NULL;
-    DROP FUNCTION ledger_charge_batch(BIGINT[], BIGINT[], BIGINT[], BIGINT[], BIGINT[], BIGINT[], BOOLEAN[]);
-    -- As before, and a charge whose reference the account already paid charges nothing and answers the balance.
-    CREATE FUNCTION ledger_charge_batch(p_accounts BIGINT[], p_required BIGINT[], p_amounts BIGINT[],
-                                        p_keys BIGINT[], p_requested BIGINT[], p_returned BIGINT[],
-                                        p_live BOOLEAN[], p_references TEXT[],
-                                        OUT balance BIGINT, OUT available BIGINT)
-    RETURNS SETOF RECORD LANGUAGE plpgsql AS $$
-    BEGIN
-        FOR i IN 1 .. coalesce(array_length(p_accounts, 1), 0) LOOP
-            IF p_references[i] IS NOT NULL AND EXISTS (
-                SELECT 1 FROM ledger_entries WHERE account_id = p_accounts[i] AND reference = p_references[i]
-            ) THEN
-                SELECT balance_millis INTO balance FROM accounts WHERE id = p_accounts[i];
-                available := NULL;
-                RETURN NEXT;
-                CONTINUE;
-            END IF;
-            UPDATE accounts SET balance_millis = balance_millis - p_amounts[i]
-            WHERE id = p_accounts[i] AND balance_millis - held_millis >= p_required[i]
-            RETURNING balance_millis INTO balance;
-            IF FOUND THEN
-                INSERT INTO ledger_entries (account_id, kind, delta_millis, balance_after_millis, key_id,
-                                            urls_requested, urls_returned, live, reference)
-                VALUES (p_accounts[i], 'charge', -p_amounts[i], balance, p_keys[i], p_requested[i],
-                        p_returned[i], p_live[i], p_references[i]);
-                available := NULL;
-            ELSE
-                balance := NULL;
-                SELECT balance_millis - held_millis INTO available FROM accounts WHERE id = p_accounts[i];
-            END IF;
-            RETURN NEXT;
-        END LOOP;
-    END $$;
-", "
-    -- Low-balance alerts (BalanceAlert): the threshold, whether the account is low now, how many times it became
-    -- low and how many of those were announced, and the latest crossing.
-    ALTER TABLE accounts ADD COLUMN low_balance_millis BIGINT;
-    ALTER TABLE accounts ADD COLUMN balance_low BOOLEAN NOT NULL DEFAULT false;
-    ALTER TABLE accounts ADD COLUMN low_alerts BIGINT NOT NULL DEFAULT 0;
-    ALTER TABLE accounts ADD COLUMN low_alerts_announced BIGINT NOT NULL DEFAULT 0;
-    ALTER TABLE accounts ADD COLUMN low_alert_balance_millis BIGINT;
-    ALTER TABLE accounts ADD COLUMN low_alert_threshold_millis BIGINT;
-    ALTER TABLE accounts ADD COLUMN low_alert_at TIMESTAMPTZ;
-    -- The rule, in the statement that changes a balance or a threshold (a settle, a charge, a grant, a new
-    -- threshold) on the row it locks, so that no path can skip it and concurrent charges on any number of servers
-    -- apply it one at a time: low while below a set threshold; becoming low raises the next alert.
-    CREATE FUNCTION accounts_balance_low() RETURNS TRIGGER LANGUAGE plpgsql AS $$
-    BEGIN
-        IF NEW.low_balance_millis IS NOT NULL AND NEW.balance_millis < NEW.low_balance_millis THEN
-            IF NOT OLD.balance_low THEN
-                NEW.balance_low := true;
-                NEW.low_alerts := OLD.low_alerts + 1;
-                NEW.low_alert_balance_millis := NEW.balance_millis;
-                NEW.low_alert_threshold_millis := NEW.low_balance_millis;
-                NEW.low_alert_at := clock_timestamp();
-            END IF;
-        ELSE
-            NEW.balance_low := false;
-        END IF;
-        RETURN NEW;
-    END $$;
-    CREATE TRIGGER accounts_balance_low BEFORE UPDATE OF balance_millis, low_balance_millis ON accounts
-        FOR EACH ROW EXECUTE FUNCTION accounts_balance_low();
-", "
-    -- The account's own quotas (QuotaOverrides, JSON); NULL: the deployment's.
-    ALTER TABLE accounts ADD COLUMN quotas TEXT;
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/postgres/0001_create_table_accounts.sql"),
+    include_str!("../migrations/postgres/0002_alter_table_accounts.sql"),
+    include_str!("../migrations/postgres/0003_create_function_ledger_charge_batch.sql"),
+    include_str!("../migrations/postgres/0004_alter_table_ledger_entries.sql"),
+    include_str!("../migrations/postgres/0005_alter_table_accounts.sql"),
+    include_str!("../migrations/postgres/0006_alter_table_accounts.sql"),
+];
 
 const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at, low_balance_millis, quotas";
 
@@ -283,16 +153,12 @@ fn backend(error: impl std::error::Error + Send + Sync + 'static) -> LedgerError
     LedgerError::Backend(pg_pool::boxed_error(error))
 }
 
-fn timestamp(at: SystemTime) -> jiff::Timestamp {
-    jiff::Timestamp::try_from(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
-
 fn account_row(row: &Row) -> Account {
     Account {
         id: AccountId(row.get(0)),
         name: row.get(1),
         balance: Credits::from_millis(row.get(2)),
-        created_at: timestamp(row.get(3)),
+        created_at: time::from_system(row.get(3)),
         low_balance_threshold: row.get::<_, Option<i64>>(4).map(Credits::from_millis),
         quotas: QuotaOverrides::from_stored(row.get::<_, Option<String>>(5).as_deref()),
     }
@@ -482,7 +348,7 @@ impl Ledger for PgLedger {
                 threshold: Credits::from_millis(row.get::<_, Option<i64>>(3).unwrap_or_default()),
                 at: row
                     .get::<_, Option<SystemTime>>(4)
-                    .map_or(jiff::Timestamp::UNIX_EPOCH, timestamp),
+                    .map_or(jiff::Timestamp::UNIX_EPOCH, time::from_system),
             })
             .collect())
     }
@@ -709,7 +575,7 @@ impl Ledger for PgLedger {
                 LedgerEntry {
                     id: row.get(0),
                     account: AccountId(row.get(1)),
-                    at: timestamp(row.get(2)),
+                    at: time::from_system(row.get(2)),
                     kind,
                     delta,
                     balance_after: Credits::from_millis(row.get(5)),

@@ -1,6 +1,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use store_base::time;
 
 use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
@@ -11,72 +12,13 @@ use crate::{
     LedgerError, QuotaOverrides, Reservation, UsageCounts,
 };
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE accounts (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        balance_millis INTEGER NOT NULL DEFAULT 0,   -- settled balance in thousandths of a credit
-        created_at_ms INTEGER NOT NULL
-    );
-    CREATE TABLE credit_holds (
-        id INTEGER PRIMARY KEY,
-        account_id INTEGER NOT NULL REFERENCES accounts (id),
-        amount_millis INTEGER NOT NULL CHECK (amount_millis >= 0),
-        created_at_ms INTEGER NOT NULL
-    );
-    CREATE INDEX credit_holds_account ON credit_holds (account_id);
-    CREATE TABLE ledger_entries (
-        id INTEGER PRIMARY KEY,
-        account_id INTEGER NOT NULL REFERENCES accounts (id),
-        at_ms INTEGER NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('grant', 'charge')),
-        delta_millis INTEGER NOT NULL,
-        balance_after_millis INTEGER NOT NULL,
-        key_id INTEGER,
-        urls_requested INTEGER,
-        urls_returned INTEGER,
-        live INTEGER,
-        note TEXT
-    );
-    CREATE INDEX ledger_entries_account ON ledger_entries (account_id, id);
-", "
-    -- Holds now live in the serving process's memory (see SqliteLedger); a crash can no longer leave any behind.
-    DROP TABLE credit_holds;
-", "
-    -- What a charge paid for, when the caller names it (Charge::reference): charged once per account.
-    ALTER TABLE ledger_entries ADD COLUMN reference TEXT;
-    CREATE UNIQUE INDEX ledger_entries_reference ON ledger_entries (account_id, reference)
-        WHERE reference IS NOT NULL;
-", "
-    -- Low-balance alerts (BalanceAlert): the threshold, whether the account is low now, how many times it became
-    -- low and how many of those were announced, and the latest crossing.
-    ALTER TABLE accounts ADD COLUMN low_balance_millis INTEGER;
-    ALTER TABLE accounts ADD COLUMN balance_low INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE accounts ADD COLUMN low_alerts INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE accounts ADD COLUMN low_alerts_announced INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE accounts ADD COLUMN low_alert_balance_millis INTEGER;
-    ALTER TABLE accounts ADD COLUMN low_alert_threshold_millis INTEGER;
-    ALTER TABLE accounts ADD COLUMN low_alert_at_ms INTEGER;
-    -- The rule, in the statement that changes a balance or a threshold (a charge, a grant, a new threshold), so
-    -- that no path can skip it and one writer at a time applies it: low while below a set threshold; becoming
-    -- low raises the next alert.
-    CREATE TRIGGER accounts_balance_low AFTER UPDATE OF balance_millis, low_balance_millis ON accounts
-    WHEN (NEW.low_balance_millis IS NOT NULL AND NEW.balance_millis < NEW.low_balance_millis) <> NEW.balance_low
-    BEGIN
-        UPDATE accounts SET
-            low_alerts = low_alerts + (1 - balance_low),
-            low_alert_balance_millis = CASE balance_low WHEN 0 THEN balance_millis ELSE low_alert_balance_millis END,
-            low_alert_threshold_millis =
-                CASE balance_low WHEN 0 THEN low_balance_millis ELSE low_alert_threshold_millis END,
-            low_alert_at_ms = CASE balance_low WHEN 0
-                THEN CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) ELSE low_alert_at_ms END,
-            balance_low = 1 - balance_low
-        WHERE id = NEW.id;
-    END;
-", "
-    -- The account's own quotas (QuotaOverrides, JSON); NULL: the deployment's.
-    ALTER TABLE accounts ADD COLUMN quotas TEXT;
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/sqlite/0001_create_table_accounts.sql"),
+    include_str!("../migrations/sqlite/0002_drop_table_credit_holds.sql"),
+    include_str!("../migrations/sqlite/0003_alter_table_ledger_entries.sql"),
+    include_str!("../migrations/sqlite/0004_alter_table_accounts.sql"),
+    include_str!("../migrations/sqlite/0005_alter_table_accounts.sql"),
+];
 
 /// Accounts and ledger rows in the service's SQLite file (tables `accounts`, `ledger_entries`); credit holds in
 /// this value's memory.
@@ -178,14 +120,6 @@ fn backend(error: impl std::error::Error + Send + Sync + 'static) -> LedgerError
     LedgerError::Backend(Box::new(error))
 }
 
-fn now_ms() -> i64 {
-    jiff::Timestamp::now().as_millisecond()
-}
-
-fn timestamp(ms: i64) -> jiff::Timestamp {
-    jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
-
 const ACCOUNT_COLUMNS: &str = "id, name, balance_millis, created_at_ms, low_balance_millis, quotas";
 
 fn account_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
@@ -193,7 +127,7 @@ fn account_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Account> {
         id: AccountId(row.get(0)?),
         name: row.get(1)?,
         balance: Credits::from_millis(row.get(2)?),
-        created_at: timestamp(row.get(3)?),
+        created_at: time::from_millis(row.get(3)?),
         low_balance_threshold: row.get::<_, Option<i64>>(4)?.map(Credits::from_millis),
         quotas: QuotaOverrides::from_stored(row.get::<_, Option<String>>(5)?.as_deref()),
     })
@@ -261,7 +195,7 @@ impl Ledger for SqliteLedger {
             .write(move |conn| {
                 conn.execute(
                     "INSERT INTO accounts (name, created_at_ms) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
-                    params![name, now_ms()],
+                    params![name, time::now_millis()],
                 )?;
                 conn.query_row(&format!("SELECT {ACCOUNT_COLUMNS} FROM accounts WHERE name = ?1"), [name], account_row)
             })
@@ -340,7 +274,7 @@ impl Ledger for SqliteLedger {
                         crossing: row.get(1)?,
                         balance: Credits::from_millis(row.get::<_, Option<i64>>(2)?.unwrap_or_default()),
                         threshold: Credits::from_millis(row.get::<_, Option<i64>>(3)?.unwrap_or_default()),
-                        at: timestamp(row.get::<_, Option<i64>>(4)?.unwrap_or_default()),
+                        at: time::from_millis(row.get::<_, Option<i64>>(4)?.unwrap_or_default()),
                     })
                 })?
                 .collect()
@@ -390,7 +324,7 @@ impl Ledger for SqliteLedger {
                 tx.execute(
                     "INSERT INTO ledger_entries (account_id, at_ms, kind, delta_millis, balance_after_millis, note)
                      VALUES (?1, ?2, 'grant', ?3, ?4, ?5)",
-                    params![account.0, now_ms(), amount.millis(), balance, note],
+                    params![account.0, time::now_millis(), amount.millis(), balance, note],
                 )?;
                 tx.commit()?;
                 Ok(Ok(balance))
@@ -551,7 +485,7 @@ impl Ledger for SqliteLedger {
                     Ok(LedgerEntry {
                         id: row.get(0)?,
                         account: AccountId(row.get(1)?),
-                        at: timestamp(row.get(2)?),
+                        at: time::from_millis(row.get(2)?),
                         kind,
                         delta,
                         balance_after: Credits::from_millis(row.get(5)?),
@@ -717,7 +651,7 @@ fn write_charges_once(
         )?
         .execute(params![
             account.0,
-            now_ms(),
+            time::now_millis(),
             -charge.amount.millis(),
             balance,
             charge.key_id,

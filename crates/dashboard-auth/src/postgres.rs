@@ -1,4 +1,5 @@
 use std::time::SystemTime;
+use store_base::time;
 
 use company_model::AccountId;
 use pg_pool::PgPool;
@@ -7,29 +8,9 @@ use pg_pool::tokio_postgres::error::SqlState;
 
 use crate::{AuthError, Invitation, NewUser, Session, User, UserId, UserStore};
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE dashboard_users (
-        id BIGSERIAL PRIMARY KEY,
-        email TEXT NOT NULL UNIQUE,       -- lower-cased
-        password_hash TEXT NOT NULL,      -- argon2id PHC string
-        account_id BIGINT NOT NULL,       -- the billing account it manages
-        admin BOOLEAN NOT NULL DEFAULT false,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    );
-    CREATE TABLE dashboard_sessions (
-        token_sha256 TEXT PRIMARY KEY,    -- the cookie's token is never stored
-        user_id BIGINT NOT NULL REFERENCES dashboard_users (id) ON DELETE CASCADE,
-        csrf_token TEXT NOT NULL,
-        expires_at TIMESTAMPTZ NOT NULL
-    );
-    CREATE TABLE dashboard_invitations (
-        token_sha256 TEXT PRIMARY KEY,
-        email TEXT NOT NULL,
-        account_id BIGINT NOT NULL,
-        admin BOOLEAN NOT NULL DEFAULT false,
-        expires_at TIMESTAMPTZ NOT NULL
-    );
-"];
+const MIGRATIONS: &[&str] = &[include_str!(
+    "../migrations/postgres/0001_create_table_dashboard_users.sql"
+)];
 
 const USER_COLUMNS: &str = "u.id, u.email, u.account_id, u.admin, u.created_at";
 
@@ -44,10 +25,6 @@ fn backend(error: impl std::error::Error + Send + Sync + 'static) -> AuthError {
     AuthError::Backend(pg_pool::boxed_error(error))
 }
 
-fn timestamp(at: SystemTime) -> jiff::Timestamp {
-    jiff::Timestamp::try_from(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
-
 /// A user from the first five columns of a row (`USER_COLUMNS`).
 fn user_row(row: &Row) -> User {
     User {
@@ -55,7 +32,7 @@ fn user_row(row: &Row) -> User {
         email: row.get(1),
         account: AccountId(row.get(2)),
         admin: row.get(3),
-        created_at: timestamp(row.get(4)),
+        created_at: time::from_system(row.get(4)),
     }
 }
 
@@ -64,7 +41,7 @@ fn invitation_row(row: &Row) -> Invitation {
         email: row.get(0),
         account: AccountId(row.get(1)),
         admin: row.get(2),
-        expires_at: timestamp(row.get(3)),
+        expires_at: time::from_system(row.get(3)),
     }
 }
 
@@ -191,7 +168,7 @@ impl UserStore for PgUserStore {
                 Session {
                     user: user.id,
                     csrf_token: row.get(5),
-                    expires_at: timestamp(row.get(6)),
+                    expires_at: time::from_system(row.get(6)),
                 },
                 user,
             )

@@ -1,4 +1,5 @@
 use std::path::Path;
+use store_base::time;
 
 use company_model::AccountId;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
@@ -6,29 +7,9 @@ use sqlite_pool::{SqliteError, SqlitePool};
 
 use crate::{AuthError, Invitation, NewUser, Session, User, UserId, UserStore};
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE dashboard_users (
-        id INTEGER PRIMARY KEY,
-        email TEXT NOT NULL UNIQUE,       -- lower-cased
-        password_hash TEXT NOT NULL,      -- argon2id PHC string
-        account_id INTEGER NOT NULL,      -- the billing account it manages
-        admin INTEGER NOT NULL DEFAULT 0,
-        created_at_ms INTEGER NOT NULL
-    );
-    CREATE TABLE dashboard_sessions (
-        token_sha256 TEXT PRIMARY KEY,    -- the cookie's token is never stored
-        user_id INTEGER NOT NULL REFERENCES dashboard_users (id) ON DELETE CASCADE,
-        csrf_token TEXT NOT NULL,
-        expires_at_ms INTEGER NOT NULL
-    );
-    CREATE TABLE dashboard_invitations (
-        token_sha256 TEXT PRIMARY KEY,
-        email TEXT NOT NULL,
-        account_id INTEGER NOT NULL,
-        admin INTEGER NOT NULL DEFAULT 0,
-        expires_at_ms INTEGER NOT NULL
-    );
-"];
+const MIGRATIONS: &[&str] = &[include_str!(
+    "../migrations/sqlite/0001_create_table_dashboard_users.sql"
+)];
 
 const USER_COLUMNS: &str = "u.id, u.email, u.account_id, u.admin, u.created_at_ms";
 
@@ -43,10 +24,6 @@ fn backend(error: impl std::error::Error + Send + Sync + 'static) -> AuthError {
     AuthError::Backend(Box::new(error))
 }
 
-fn timestamp(ms: i64) -> jiff::Timestamp {
-    jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
-
 /// A user from the first five columns of a row (`USER_COLUMNS`).
 fn user_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
     Ok(User {
@@ -54,7 +31,7 @@ fn user_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
         email: row.get(1)?,
         account: AccountId(row.get(2)?),
         admin: row.get(3)?,
-        created_at: timestamp(row.get(4)?),
+        created_at: time::from_millis(row.get(4)?),
     })
 }
 
@@ -195,7 +172,7 @@ impl UserStore for SqliteUserStore {
                         Session {
                             user: user.id,
                             csrf_token: row.get(5)?,
-                            expires_at: timestamp(row.get(6)?),
+                            expires_at: time::from_millis(row.get(6)?),
                         },
                         user,
                     ))
@@ -400,6 +377,6 @@ fn invitation_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Invitation> {
         email: row.get(0)?,
         account: AccountId(row.get(1)?),
         admin: row.get(2)?,
-        expires_at: timestamp(row.get(3)?),
+        expires_at: time::from_millis(row.get(3)?),
     })
 }

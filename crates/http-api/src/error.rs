@@ -419,17 +419,7 @@ impl ApiError {
     /// Whether a store failed because its database cannot be reached (down, restarting, out of connections),
     /// as opposed to refusing a statement.
     fn database_unavailable(&self) -> bool {
-        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(self);
-        while let Some(error) = source {
-            if error
-                .downcast_ref::<pg_pool::PgError>()
-                .is_some_and(pg_pool::PgError::is_unavailable)
-            {
-                return true;
-            }
-            source = error.source();
-        }
-        false
+        store_base::is_unavailable(self)
     }
 
     /// `Retry-After` in whole seconds, where the client should wait, for this error answered with `status`.

@@ -8,27 +8,10 @@ use crate::{
     headers_text,
 };
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE idempotency_keys (
-        account_id BIGINT NOT NULL,
-        key TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,          -- SHA-256 of method, path and body
-        created_at TIMESTAMPTZ NOT NULL,
-        lease_until TIMESTAMPTZ NOT NULL,   -- while running: when the claim lapses
-        status INT,                         -- the answer, once finished
-        headers TEXT,
-        body BYTEA,
-        PRIMARY KEY (account_id, key)
-    );
-    CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
-", "
-    -- Bytes of answers each account has kept (issue 40: a quota on them), added to as answers are stored and
-    -- recounted when old records are forgotten.
-    CREATE TABLE idempotency_usage (
-        account_id BIGINT PRIMARY KEY,
-        bytes BIGINT NOT NULL
-    );
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/postgres/0001_create_table_idempotency_keys.sql"),
+    include_str!("../migrations/postgres/0002_create_table_idempotency_usage.sql"),
+];
 
 /// Idempotency records in a PostgreSQL database (table `idempotency_keys`), shared by every server on it.
 #[derive(Clone, Debug)]

@@ -10,27 +10,10 @@ use crate::{
     headers_text,
 };
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE idempotency_keys (
-        account_id INTEGER NOT NULL,
-        key TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,       -- SHA-256 of method, path and body
-        created_at_ms INTEGER NOT NULL,
-        lease_until_ms INTEGER NOT NULL, -- while running: when the claim lapses
-        status INTEGER,                  -- the answer, once finished
-        headers TEXT,
-        body BLOB,
-        PRIMARY KEY (account_id, key)
-    );
-    CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at_ms);
-", "
-    -- Bytes of answers each account has kept (issue 40: a quota on them), added to as answers are stored and
-    -- recounted when old records are forgotten.
-    CREATE TABLE idempotency_usage (
-        account_id INTEGER PRIMARY KEY,
-        bytes INTEGER NOT NULL
-    );
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/sqlite/0001_create_table_idempotency_keys.sql"),
+    include_str!("../migrations/sqlite/0002_create_table_idempotency_usage.sql"),
+];
 
 /// Idempotency records in the service's SQLite file (table `idempotency_keys`).
 #[derive(Clone, Debug)]

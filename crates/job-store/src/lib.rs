@@ -362,20 +362,14 @@ pub(crate) fn window_from_millis(millis: i64) -> FreshnessWindow {
 /// with `,`; NULL: whole records), the metadata's member names (a JSON array, the CSV's metadata columns) and each
 /// input's metadata (compact JSON text).
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-pub(crate) const FIELDS_AND_METADATA: &str = "
-    ALTER TABLE jobs ADD COLUMN fields TEXT;
-    ALTER TABLE jobs ADD COLUMN metadata_columns TEXT;
-    ALTER TABLE job_inputs ADD COLUMN metadata TEXT;
-";
+pub(crate) const FIELDS_AND_METADATA: &str =
+    include_str!("../migrations/both/0002_alter_table_jobs_fields_and_metadata.sql");
 
 /// A job's endings for the account events they make (both engines): `endings` counts the times it became
 /// `done`, `paused` or `cancelled`, `announced` the last of them announced; the index finds the rest.
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-pub(crate) const ENDINGS: &str = "
-    ALTER TABLE jobs ADD COLUMN endings BIGINT NOT NULL DEFAULT 0;
-    ALTER TABLE jobs ADD COLUMN announced BIGINT NOT NULL DEFAULT 0;
-    CREATE INDEX jobs_unannounced ON jobs (id) WHERE endings > announced;
-";
+pub(crate) const ENDINGS: &str =
+    include_str!("../migrations/both/0003_alter_table_jobs_endings.sql");
 
 /// The member names of `metadata`, each once, in the order first sent; as stored, a JSON array (`None` when there
 /// are none).

@@ -1,4 +1,5 @@
 use std::time::{Duration, SystemTime};
+use store_base::time;
 
 use company_model::{AccountId, InputMetadata, RecordFields};
 use page_url::PageUrl;
@@ -12,62 +13,7 @@ use crate::{
 };
 
 const MIGRATIONS: &[&str] = &[
-    "
-    CREATE TABLE jobs (
-        id BIGSERIAL PRIMARY KEY,
-        account_id BIGINT NOT NULL,
-        key_id BIGINT,
-        status TEXT NOT NULL,
-        paused_reason TEXT,
-        window_ms BIGINT NOT NULL,
-        total BIGINT NOT NULL,              -- inputs
-        pages BIGINT NOT NULL,              -- distinct pages
-        done BIGINT NOT NULL DEFAULT 0,     -- inputs answered
-        resolved BIGINT NOT NULL DEFAULT 0,
-        unresolved BIGINT NOT NULL DEFAULT 0,
-        pages_done BIGINT NOT NULL DEFAULT 0,
-        charged_millis BIGINT NOT NULL DEFAULT 0,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        started_at TIMESTAMPTZ,
-        finished_at TIMESTAMPTZ,
-        last_leased_at TIMESTAMPTZ NOT NULL DEFAULT '-infinity'
-    );
-    CREATE INDEX jobs_account ON jobs (account_id, id);
-    CREATE INDEX jobs_status ON jobs (status);
-    CREATE TABLE job_pages (
-        job_id BIGINT NOT NULL,
-        page_no BIGINT NOT NULL,
-        page TEXT NOT NULL,                 -- the normalized page URL
-        inputs BIGINT NOT NULL,             -- how many input positions name it
-        lease_id BIGINT,                    -- the lease working on it, if any
-        done BOOLEAN NOT NULL DEFAULT false,
-        found BOOLEAN,
-        record TEXT,
-        source TEXT,
-        fetched_at_ms BIGINT,
-        code TEXT,
-        message TEXT,
-        answered_by TEXT,                   -- the server whose lease recorded the answer
-        PRIMARY KEY (job_id, page_no)
-    );
-    CREATE INDEX job_pages_lease ON job_pages (lease_id) WHERE lease_id IS NOT NULL;
-    CREATE INDEX job_pages_todo ON job_pages (job_id, page_no) WHERE NOT done AND lease_id IS NULL;
-    CREATE TABLE job_inputs (
-        job_id BIGINT NOT NULL,
-        position BIGINT NOT NULL,
-        original TEXT NOT NULL,
-        page_no BIGINT NOT NULL,
-        PRIMARY KEY (job_id, position)
-    );
-    CREATE TABLE job_leases (
-        id BIGSERIAL PRIMARY KEY,
-        job_id BIGINT NOT NULL,
-        server TEXT NOT NULL,
-        expires_at TIMESTAMPTZ NOT NULL
-    );
-    CREATE INDEX job_leases_expiry ON job_leases (expires_at);
-    CREATE INDEX job_leases_server ON job_leases (server);
-",
+    include_str!("../migrations/postgres/0001_create_table_jobs.sql"),
     crate::FIELDS_AND_METADATA,
     crate::ENDINGS,
 ];
@@ -96,10 +42,6 @@ fn backend(error: impl std::error::Error + Send + Sync + 'static) -> JobStoreErr
     JobStoreError(pg_pool::boxed_error(error))
 }
 
-fn timestamp(at: SystemTime) -> jiff::Timestamp {
-    jiff::Timestamp::try_from(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
-
 fn count(value: i64) -> u64 {
     u64::try_from(value).unwrap_or_default()
 }
@@ -119,9 +61,9 @@ fn job_row(row: &Row) -> Job {
         pages: count(row.get(10)),
         pages_done: count(row.get(11)),
         charged_millis: row.get(12),
-        created_at: timestamp(row.get(13)),
-        started_at: row.get::<_, Option<SystemTime>>(14).map(timestamp),
-        finished_at: row.get::<_, Option<SystemTime>>(15).map(timestamp),
+        created_at: time::from_system(row.get(13)),
+        started_at: row.get::<_, Option<SystemTime>>(14).map(time::from_system),
+        finished_at: row.get::<_, Option<SystemTime>>(15).map(time::from_system),
         fields: row
             .get::<_, Option<&str>>(16)
             .map(RecordFields::from_stored),

@@ -1,5 +1,6 @@
 use std::path::Path;
 use std::time::Duration;
+use store_base::time;
 
 use company_model::{AccountId, InputMetadata, RecordFields};
 use page_url::PageUrl;
@@ -12,61 +13,11 @@ use crate::{
     metadata_columns_from, window_from_millis, window_millis,
 };
 
-const MIGRATIONS: &[&str] = &["
-    -- AUTOINCREMENT: ids are never reused, even after a purge (a lease id names a charge in the ledger).
-    CREATE TABLE jobs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        account_id INTEGER NOT NULL,
-        key_id INTEGER,
-        status TEXT NOT NULL,
-        paused_reason TEXT,
-        window_ms INTEGER NOT NULL,
-        total INTEGER NOT NULL,             -- inputs
-        pages INTEGER NOT NULL,             -- distinct pages
-        done INTEGER NOT NULL DEFAULT 0,    -- inputs answered
-        resolved INTEGER NOT NULL DEFAULT 0,
-        unresolved INTEGER NOT NULL DEFAULT 0,
-        pages_done INTEGER NOT NULL DEFAULT 0,
-        charged_millis INTEGER NOT NULL DEFAULT 0,
-        created_at_ms INTEGER NOT NULL,
-        started_at_ms INTEGER,
-        finished_at_ms INTEGER,
-        last_leased_at_ms INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE INDEX jobs_account ON jobs (account_id, id);
-    CREATE INDEX jobs_status ON jobs (status);
-    CREATE TABLE job_pages (
-        job_id INTEGER NOT NULL,
-        page_no INTEGER NOT NULL,
-        page TEXT NOT NULL,                 -- the normalized page URL
-        inputs INTEGER NOT NULL,            -- how many input positions name it
-        lease_id INTEGER,                   -- the lease working on it, if any
-        done INTEGER NOT NULL DEFAULT 0,
-        found INTEGER,
-        record TEXT,
-        source TEXT,
-        fetched_at_ms INTEGER,
-        code TEXT,
-        message TEXT,
-        answered_by TEXT,                   -- the server whose lease recorded the answer
-        PRIMARY KEY (job_id, page_no)
-    ) WITHOUT ROWID;
-    CREATE INDEX job_pages_lease ON job_pages (lease_id) WHERE lease_id IS NOT NULL;
-    CREATE TABLE job_inputs (
-        job_id INTEGER NOT NULL,
-        position INTEGER NOT NULL,
-        original TEXT NOT NULL,
-        page_no INTEGER NOT NULL,
-        PRIMARY KEY (job_id, position)
-    ) WITHOUT ROWID;
-    CREATE TABLE job_leases (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        job_id INTEGER NOT NULL,
-        server TEXT NOT NULL,
-        expires_at_ms INTEGER NOT NULL
-    );
-    CREATE INDEX job_leases_expiry ON job_leases (expires_at_ms);
-", crate::FIELDS_AND_METADATA, crate::ENDINGS];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/sqlite/0001_create_table_jobs.sql"),
+    crate::FIELDS_AND_METADATA,
+    crate::ENDINGS,
+];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
                            unresolved, pages, pages_done, charged_millis, created_at_ms, started_at_ms, \
@@ -85,14 +36,6 @@ pub struct SqliteJobStore {
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> JobStoreError {
     JobStoreError(Box::new(error))
-}
-
-fn now_ms() -> i64 {
-    jiff::Timestamp::now().as_millisecond()
-}
-
-fn timestamp(ms: i64) -> jiff::Timestamp {
-    jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
 }
 
 fn count(value: i64) -> u64 {
@@ -114,9 +57,9 @@ fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
         pages: count(row.get(10)?),
         pages_done: count(row.get(11)?),
         charged_millis: row.get(12)?,
-        created_at: timestamp(row.get(13)?),
-        started_at: row.get::<_, Option<i64>>(14)?.map(timestamp),
-        finished_at: row.get::<_, Option<i64>>(15)?.map(timestamp),
+        created_at: time::from_millis(row.get(13)?),
+        started_at: row.get::<_, Option<i64>>(14)?.map(time::from_millis),
+        finished_at: row.get::<_, Option<i64>>(15)?.map(time::from_millis),
         fields: row
             .get::<_, Option<String>>(16)?
             .map(|text| RecordFields::from_stored(&text)),
@@ -198,7 +141,7 @@ impl JobStore for SqliteJobStore {
                         window_millis(job.window),
                         crate::int(job.urls.len()),
                         crate::int(pages.len()),
-                        now_ms(),
+                        time::now_millis(),
                         job.fields.as_ref().map(RecordFields::to_stored),
                         metadata_columns(&job.metadata),
                     ],
@@ -275,7 +218,7 @@ impl JobStore for SqliteJobStore {
                     "UPDATE jobs SET status = 'cancelled', paused_reason = NULL, finished_at_ms = ?3,
                          endings = endings + 1
                      WHERE id = ?1 AND account_id = ?2 AND status NOT IN ('done', 'cancelled')",
-                    params![id.0, account.0, now_ms()],
+                    params![id.0, account.0, time::now_millis()],
                 )?;
                 Ok(read_job(conn, id.0)?.filter(|job| job.account == account))
             })
@@ -314,7 +257,7 @@ impl JobStore for SqliteJobStore {
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let now = now_ms();
+                let now = time::now_millis();
                 let expires = now.saturating_add(lasting_ms);
                 // An abandoned lease first, whole and under its id.
                 let abandoned: Option<(i64, i64)> = tx
@@ -463,7 +406,7 @@ impl JobStore for SqliteJobStore {
                     "UPDATE jobs SET status = 'done', paused_reason = NULL, finished_at_ms = ?2,
                          endings = endings + 1
                      WHERE id = ?1 AND pages_done >= pages AND status NOT IN ('done', 'cancelled')",
-                    params![job_id, now_ms()],
+                    params![job_id, time::now_millis()],
                 )?;
                 tx.commit()?;
                 Ok(true)

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 pub use deadpool_postgres::{Object, Transaction};
+use store_base::{FailureKind, StoreError};
 pub use tokio_postgres;
 use tokio_postgres::config::SslMode;
 
@@ -62,17 +63,28 @@ fn statement_detail(error: &tokio_postgres::Error) -> String {
     )
 }
 
-/// A store's backend error, boxed, with a driver error turned into [`PgError::Statement`] so that its message
-/// says what the server refused (the driver's own says only "db error").
+/// A store's backend error, boxed: a database failure (a driver error, turned into [`PgError::Statement`] so that
+/// its message says what the server refused, the driver's own saying only "db error"; or a [`PgError`]) as a
+/// [`StoreError`] of its kind ([`PgError::is_unavailable`]), so that callers tell "try again" from "refused"
+/// without knowing this driver. Any other error is boxed as it is.
 pub fn boxed_error<E>(error: E) -> Box<dyn std::error::Error + Send + Sync>
 where
     E: std::error::Error + Send + Sync + 'static,
 {
     let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error);
-    match boxed.downcast::<tokio_postgres::Error>() {
-        Ok(driver) => Box::new(PgError::Statement(*driver)),
-        Err(other) => other,
-    }
+    let failure = match boxed.downcast::<tokio_postgres::Error>() {
+        Ok(driver) => PgError::Statement(*driver),
+        Err(other) => match other.downcast::<PgError>() {
+            Ok(failure) => *failure,
+            Err(other) => return other,
+        },
+    };
+    let kind = if failure.is_unavailable() {
+        FailureKind::Unavailable
+    } else {
+        FailureKind::Refused
+    };
+    Box::new(StoreError::new(kind, failure))
 }
 
 impl PgError {

@@ -7,97 +7,10 @@ use crate::{Admission, LimitError, LimitStore, Rate, Taken, Ticket};
 /// Tables `limit_buckets` (a theoretical arrival time per rate or pace) and `limit_admissions` (units in flight
 /// per cap), and the functions that change them in one round trip each. Times are the database's clock in
 /// microseconds, so every server reads the same one. `limit_take` is [`crate::gcra`] in SQL.
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE limit_buckets (
-        name TEXT PRIMARY KEY,
-        tat_us BIGINT NOT NULL
-    );
-    CREATE TABLE limit_admissions (
-        id BIGSERIAL PRIMARY KEY,
-        name TEXT NOT NULL,
-        units INT NOT NULL,
-        lapses_at TIMESTAMPTZ NOT NULL
-    );
-    CREATE INDEX limit_admissions_name ON limit_admissions (name);
-
-    CREATE FUNCTION limit_now_us() RETURNS BIGINT LANGUAGE sql VOLATILE AS
-        $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT $$;
-
-    CREATE FUNCTION limit_take(p_name TEXT, p_interval_us BIGINT, p_burst INT, p_wanted INT,
-                               OUT granted INT, OUT wait_us BIGINT)
-    LANGUAGE plpgsql AS $$
-    DECLARE
-        now_us BIGINT := limit_now_us();
-        tat BIGINT;
-    BEGIN
-        INSERT INTO limit_buckets (name, tat_us) VALUES (p_name, now_us) ON CONFLICT (name) DO NOTHING;
-        SELECT greatest(b.tat_us, now_us) INTO tat FROM limit_buckets b WHERE b.name = p_name FOR UPDATE;
-        granted := least(p_wanted::BIGINT, (p_burst * p_interval_us - (tat - now_us)) / p_interval_us);
-        IF granted >= 1 THEN
-            UPDATE limit_buckets SET tat_us = tat + granted * p_interval_us WHERE name = p_name;
-            wait_us := 0;
-        ELSE
-            granted := 0;
-            wait_us := tat + p_interval_us - p_burst * p_interval_us - now_us;
-        END IF;
-    END $$;
-
-    CREATE FUNCTION limit_next_start(p_name TEXT, p_interval_us BIGINT) RETURNS BIGINT
-    LANGUAGE plpgsql AS $$
-    DECLARE
-        now_us BIGINT := limit_now_us();
-        slot BIGINT;
-    BEGIN
-        INSERT INTO limit_buckets AS b (name, tat_us) VALUES (p_name, now_us + p_interval_us)
-        ON CONFLICT (name) DO UPDATE SET tat_us = greatest(b.tat_us, now_us) + p_interval_us
-        RETURNING b.tat_us - p_interval_us INTO slot;
-        RETURN slot - now_us;
-    END $$;
-
-    CREATE FUNCTION limit_admit(p_name TEXT, p_units INT, p_most INT, p_lasting_us BIGINT,
-                                OUT ticket BIGINT, OUT in_flight BIGINT, OUT retry_us BIGINT)
-    LANGUAGE plpgsql AS $$
-    BEGIN
-        -- One admission at a time per cap name, on every server; the lock ends with the statement.
-        PERFORM pg_advisory_xact_lock(hashtextextended('shared-limits ' || p_name, 0));
-        DELETE FROM limit_admissions WHERE name = p_name AND lapses_at <= clock_timestamp();
-        SELECT coalesce(sum(units), 0),
-               coalesce((extract(epoch FROM min(lapses_at) - clock_timestamp()) * 1000000)::BIGINT, 0)
-        INTO in_flight, retry_us
-        FROM limit_admissions WHERE name = p_name;
-        IF in_flight > 0 AND in_flight + p_units > p_most THEN
-            ticket := NULL;
-        ELSE
-            INSERT INTO limit_admissions (name, units, lapses_at)
-            VALUES (p_name, p_units, clock_timestamp() + p_lasting_us * interval '1 microsecond')
-            RETURNING id INTO ticket;
-        END IF;
-    END $$;
-", "
-    -- limit_take also says how far the bucket's arrival time is ahead of now (the backlog), from which callers
-    -- tell what is left of the burst. Servers of the previous version still read granted and wait_us.
-    DROP FUNCTION limit_take(TEXT, BIGINT, INT, INT);
-    CREATE FUNCTION limit_take(p_name TEXT, p_interval_us BIGINT, p_burst INT, p_wanted INT,
-                               OUT granted INT, OUT wait_us BIGINT, OUT backlog_us BIGINT)
-    LANGUAGE plpgsql AS $$
-    DECLARE
-        now_us BIGINT := limit_now_us();
-        tat BIGINT;
-    BEGIN
-        INSERT INTO limit_buckets (name, tat_us) VALUES (p_name, now_us) ON CONFLICT (name) DO NOTHING;
-        SELECT greatest(b.tat_us, now_us) INTO tat FROM limit_buckets b WHERE b.name = p_name FOR UPDATE;
-        granted := least(p_wanted::BIGINT, (p_burst * p_interval_us - (tat - now_us)) / p_interval_us);
-        IF granted >= 1 THEN
-            UPDATE limit_buckets SET tat_us = tat + granted * p_interval_us WHERE name = p_name;
-            wait_us := 0;
-            backlog_us := tat + granted * p_interval_us - now_us;
-        ELSE
-            granted := 0;
-            wait_us := tat + p_interval_us - p_burst * p_interval_us - now_us;
-            backlog_us := tat - now_us;
-        END IF;
-    END $$;
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/postgres/0001_create_table_limit_buckets.sql"),
+    include_str!("../migrations/postgres/0002_drop_function_limit_take.sql"),
+];
 
 /// Limits counted in the PostgreSQL database every server shares (tables `limit_buckets`, `limit_admissions`):
 /// each question is one statement, so one round trip, atomic among all servers. An admission of a server that

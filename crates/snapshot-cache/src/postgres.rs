@@ -1,5 +1,6 @@
 use std::collections::HashMap;
 use std::time::SystemTime;
+use store_base::time;
 
 use company_model::{CompanyRecord, RECORD_FORMAT};
 use page_url::PageUrl;
@@ -11,69 +12,13 @@ use crate::stored::{
 };
 use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE snapshots (
-        url TEXT PRIMARY KEY,             -- canonical URL the page resolved to
-        record TEXT NOT NULL,             -- the CompanyRecord as JSON
-        record_format INTEGER NOT NULL,   -- company_model::RECORD_FORMAT of `record`
-        fetched_at TIMESTAMPTZ NOT NULL,
-        page_gzip BYTEA                   -- the fetched HTML, gzip-compressed, for reparsing
-    );
-    CREATE TABLE snapshot_aliases (
-        alias TEXT PRIMARY KEY,           -- a normalized URL that led to the snapshot (its own URL included)
-        url TEXT NOT NULL REFERENCES snapshots (url) ON DELETE CASCADE
-    );
-    CREATE INDEX snapshot_aliases_url ON snapshot_aliases (url);
-", "
-    -- Which server is fetching a page now, so that the others wait for its snapshot instead of fetching too.
-    CREATE TABLE fetch_claims (
-        url TEXT PRIMARY KEY,             -- the requested page's normalized URL
-        until TIMESTAMPTZ NOT NULL        -- the claim lapses then, should its server die
-    );
-", "
-    -- History: a point per fetch, and a page's record each time one of its change fields differs.
-    CREATE TABLE history_points (
-        url TEXT NOT NULL,                -- the snapshot's URL
-        fetched_at TIMESTAMPTZ NOT NULL,
-        follower_count BIGINT,
-        employee_count_on_li BIGINT,
-        company_size TEXT,
-        PRIMARY KEY (url, fetched_at)
-    );
-    CREATE TABLE history_states (
-        url TEXT NOT NULL,
-        fetched_at TIMESTAMPTZ NOT NULL,  -- when this record was first fetched
-        digest TEXT NOT NULL,             -- SHA-256 of its change fields; '' for rows copied from `snapshots`
-        record TEXT,                      -- the record as JSON (rows copied from `snapshots` only)
-        record_gzip BYTEA,                -- the record as gzip-compressed JSON (every row written since)
-        record_format INTEGER NOT NULL,
-        PRIMARY KEY (url, fetched_at)
-    );
-    -- The snapshots stored before history was kept are where it starts.
-    INSERT INTO history_points
-        SELECT url, fetched_at, (record::jsonb ->> 'follower_count')::BIGINT,
-               (record::jsonb ->> 'employee_count_on_li')::BIGINT, record::jsonb ->> 'company_size'
-        FROM snapshots;
-    INSERT INTO history_states (url, fetched_at, digest, record, record_format)
-        SELECT url, fetched_at, '', record, record_format FROM snapshots;
-", "
-    -- What the resolver finds pages by besides their URL (stored::lookup_keys; '' when the record lacks it, NULL
-    -- until the rows stored before are keyed at open), and its remembered answers.
-    ALTER TABLE snapshots ADD COLUMN domain_key TEXT;
-    ALTER TABLE snapshots ADD COLUMN name_key TEXT;
-    CREATE INDEX snapshots_domain_key ON snapshots (domain_key) WHERE domain_key <> '';
-    CREATE INDEX snapshots_name_key ON snapshots (name_key) WHERE name_key <> '';
-    CREATE TABLE remembered (
-        key TEXT PRIMARY KEY,
-        text TEXT NOT NULL,
-        expires_at TIMESTAMPTZ NOT NULL
-    );
-", "
-    -- Finds the rows left to key at open without reading the table (empty once they are keyed).
-    CREATE INDEX snapshots_unkeyed ON snapshots (url) WHERE name_key IS NULL;
-    -- Expired answers are deleted as new ones are written: found without reading the table.
-    CREATE INDEX remembered_expires ON remembered (expires_at);
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/postgres/0001_create_table_snapshots.sql"),
+    include_str!("../migrations/postgres/0002_create_table_fetch_claims.sql"),
+    include_str!("../migrations/postgres/0003_create_table_history_points.sql"),
+    include_str!("../migrations/postgres/0004_alter_table_snapshots.sql"),
+    include_str!("../migrations/postgres/0005_create_index_snapshots_unkeyed.sql"),
+];
 
 /// Snapshots in a PostgreSQL database (tables `snapshots` and `snapshot_aliases`), shared by every server on
 /// it: a page one server fetched answers stored requests on all.
@@ -88,10 +33,6 @@ pub struct PgSnapshotStore {
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
     CacheError(pg_pool::boxed_error(error))
-}
-
-fn timestamp(at: SystemTime) -> jiff::Timestamp {
-    jiff::Timestamp::try_from(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
 }
 
 /// `RECORD_FORMAT` as the column holds it.
@@ -162,7 +103,7 @@ impl SnapshotStore for PgSnapshotStore {
             let snapshot = Snapshot {
                 url: PageUrl::from_canonical(url).map_err(backend)?,
                 record,
-                fetched_at: timestamp(row.get(3)),
+                fetched_at: time::from_system(row.get(3)),
             };
             self.hot.keep(key, &snapshot);
             found.insert(key.clone(), snapshot);
@@ -257,7 +198,7 @@ impl SnapshotStore for PgSnapshotStore {
                 Ok(StoredPage {
                     url: PageUrl::from_canonical(row.get(0)).map_err(backend)?,
                     html: gunzip(row.get(1)).map_err(backend)?,
-                    fetched_at: timestamp(row.get(2)),
+                    fetched_at: time::from_system(row.get(2)),
                 })
             })
             .collect()
@@ -311,7 +252,7 @@ impl SnapshotStore for PgSnapshotStore {
             points: points
                 .iter()
                 .map(|row| company_model::HistoryPoint {
-                    fetched_at: timestamp(row.get(0)),
+                    fetched_at: time::from_system(row.get(0)),
                     follower_count: count(row.get(1)),
                     employee_count_on_li: count(row.get(2)),
                     company_size: row.get(3),
@@ -323,7 +264,7 @@ impl SnapshotStore for PgSnapshotStore {
                     let format = u32::try_from(row.get::<_, i32>(3)).unwrap_or(0);
                     let text = state_text(row.get(1), row.get::<_, Option<&[u8]>>(2));
                     match text.and_then(|text| stored_record(text, format)) {
-                        Ok(record) => Some((timestamp(row.get(0)), record)),
+                        Ok(record) => Some((time::from_system(row.get(0)), record)),
                         Err(error) => {
                             tracing::warn!(url = %page, %error, "a stored history record is damaged; it is left out");
                             None

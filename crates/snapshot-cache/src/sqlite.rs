@@ -21,66 +21,14 @@ type HistoryRows = (
     Vec<(i64, Result<String, String>, u32)>,
 );
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE snapshots (
-        url TEXT PRIMARY KEY,           -- canonical URL the page resolved to
-        record TEXT NOT NULL,           -- the CompanyRecord as JSON
-        fetched_at_ms INTEGER NOT NULL  -- Unix time in milliseconds
-    );
-    CREATE TABLE snapshot_aliases (
-        alias TEXT PRIMARY KEY,         -- a normalized URL that led to the snapshot (its own URL included)
-        url TEXT NOT NULL REFERENCES snapshots (url) ON DELETE CASCADE
-    );
-    CREATE INDEX snapshot_aliases_url ON snapshot_aliases (url);
-", "
-    ALTER TABLE snapshots ADD COLUMN page_gzip BLOB;  -- the fetched HTML, gzip-compressed, for reparsing
-", "
-    -- company_model::RECORD_FORMAT of `record`: rows in an older shape are converted when read.
-    ALTER TABLE snapshots ADD COLUMN record_format INTEGER NOT NULL DEFAULT 1;
-", "
-    -- History: a point per fetch, and a page's record each time one of its change fields differs.
-    CREATE TABLE history_points (
-        url TEXT NOT NULL,              -- the snapshot's URL
-        fetched_at_ms INTEGER NOT NULL,
-        follower_count INTEGER,
-        employee_count_on_li INTEGER,
-        company_size TEXT,
-        PRIMARY KEY (url, fetched_at_ms)
-    ) WITHOUT ROWID;
-    CREATE TABLE history_states (
-        url TEXT NOT NULL,
-        fetched_at_ms INTEGER NOT NULL, -- when this record was first fetched
-        digest TEXT NOT NULL,           -- SHA-256 of its change fields; '' for rows copied from `snapshots`
-        record TEXT,                    -- the record as JSON (rows copied from `snapshots` only)
-        record_gzip BLOB,               -- the record as gzip-compressed JSON (every row written since)
-        record_format INTEGER NOT NULL,
-        PRIMARY KEY (url, fetched_at_ms)
-    ) WITHOUT ROWID;
-    -- The snapshots stored before history was kept are where it starts.
-    INSERT INTO history_points
-        SELECT url, fetched_at_ms, json_extract(record, '$.follower_count'),
-               json_extract(record, '$.employee_count_on_li'), json_extract(record, '$.company_size')
-        FROM snapshots;
-    INSERT INTO history_states (url, fetched_at_ms, digest, record, record_format)
-        SELECT url, fetched_at_ms, '', record, record_format FROM snapshots;
-", "
-    -- What the resolver finds pages by besides their URL (stored::lookup_keys; '' when the record lacks it, NULL
-    -- until the rows stored before are keyed at open), and its remembered answers.
-    ALTER TABLE snapshots ADD COLUMN domain_key TEXT;
-    ALTER TABLE snapshots ADD COLUMN name_key TEXT;
-    CREATE INDEX snapshots_domain_key ON snapshots (domain_key) WHERE domain_key <> '';
-    CREATE INDEX snapshots_name_key ON snapshots (name_key) WHERE name_key <> '';
-    CREATE TABLE remembered (
-        key TEXT PRIMARY KEY,
-        text TEXT NOT NULL,
-        expires_at_ms INTEGER NOT NULL
-    );
-", "
-    -- Finds the rows left to key at open without reading the table (empty once they are keyed).
-    CREATE INDEX snapshots_unkeyed ON snapshots (url) WHERE name_key IS NULL;
-    -- Expired answers are deleted as new ones are written: found without reading the table.
-    CREATE INDEX remembered_expires ON remembered (expires_at_ms);
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/sqlite/0001_create_table_snapshots.sql"),
+    include_str!("../migrations/sqlite/0002_alter_table_snapshots.sql"),
+    include_str!("../migrations/sqlite/0003_alter_table_snapshots.sql"),
+    include_str!("../migrations/sqlite/0004_create_table_history_points.sql"),
+    include_str!("../migrations/sqlite/0005_alter_table_snapshots.sql"),
+    include_str!("../migrations/sqlite/0006_create_index_snapshots_unkeyed.sql"),
+];
 
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).
 ///

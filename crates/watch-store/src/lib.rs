@@ -431,15 +431,8 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     ) -> Result<String, WatchStoreError>;
 }
 
-/// Milliseconds since the Unix epoch, as both backends store times.
-pub(crate) fn millis(at: jiff::Timestamp) -> i64 {
-    at.as_millisecond()
-}
-
-/// A stored time.
-pub(crate) fn at(ms: i64) -> jiff::Timestamp {
-    jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
+/// Times as both backends store them: milliseconds since the Unix epoch ([`store_base::time`]).
+pub(crate) use store_base::time::{from_millis as at, millis};
 
 /// `fields` as stored: a JSON array.
 pub(crate) fn fields_column(fields: &[String]) -> String {

@@ -13,87 +13,11 @@ use crate::{
     fair_due_watches, fields_column, millis,
 };
 
-const MIGRATIONS: &[&str] = &["
-    CREATE TABLE watches (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        account_id INTEGER NOT NULL,
-        url TEXT NOT NULL,                  -- the normalized page URL
-        every_hours INTEGER NOT NULL,
-        webhook_url TEXT NOT NULL,
-        fields TEXT NOT NULL,               -- JSON array of record members
-        baseline TEXT,                      -- the record the next refresh compares with
-        created_at_ms INTEGER NOT NULL,
-        next_check_ms INTEGER NOT NULL,     -- due then; also the token of a claim on that refresh
-        claim_until_ms INTEGER,             -- a refresh claimed until then
-        last_checked_ms INTEGER,
-        last_check_error TEXT,
-        last_change_ms INTEGER,
-        last_delivery_ms INTEGER,
-        last_delivery_status INTEGER,
-        last_delivery_error TEXT,
-        disabled_ms INTEGER,
-        disabled_reason TEXT
-    );
-    CREATE INDEX watches_account ON watches (account_id, id);
-    CREATE INDEX watches_due ON watches (next_check_ms) WHERE disabled_ms IS NULL;
-    CREATE TABLE watch_events (
-        id TEXT PRIMARY KEY,                -- evt_<watch>_<due ms>: one event per refresh
-        watch_id INTEGER NOT NULL,
-        account_id INTEGER NOT NULL,
-        body TEXT NOT NULL,
-        created_at_ms INTEGER NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0, -- also the token of a claim on the latest attempt
-        next_attempt_ms INTEGER,            -- NULL once delivered or given up
-        claim_until_ms INTEGER,
-        delivered_ms INTEGER,
-        last_status INTEGER,
-        last_error TEXT
-    );
-    CREATE INDEX watch_events_due ON watch_events (next_attempt_ms) WHERE next_attempt_ms IS NOT NULL;
-    CREATE INDEX watch_events_watch ON watch_events (watch_id);
-    CREATE TABLE webhook_secrets (
-        account_id INTEGER PRIMARY KEY,
-        secret TEXT NOT NULL,
-        created_at_ms INTEGER NOT NULL
-    );
-", "
-    CREATE TABLE webhook_endpoints (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        account_id INTEGER NOT NULL,
-        url TEXT NOT NULL,
-        events TEXT NOT NULL,               -- JSON array of event types
-        created_at_ms INTEGER NOT NULL,
-        last_delivery_ms INTEGER,
-        last_delivery_status INTEGER,
-        last_delivery_error TEXT,
-        disabled_ms INTEGER,
-        disabled_reason TEXT
-    );
-    CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id, id);
-    CREATE TABLE endpoint_events (
-        id TEXT NOT NULL,                   -- the event's id, the same at every endpoint
-        endpoint_id INTEGER NOT NULL,
-        account_id INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        body TEXT NOT NULL,
-        created_at_ms INTEGER NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0, -- also the token of a claim on the latest attempt
-        next_attempt_ms INTEGER,            -- NULL once delivered or given up
-        claim_until_ms INTEGER,
-        delivered_ms INTEGER,
-        last_status INTEGER,
-        last_error TEXT,
-        PRIMARY KEY (id, endpoint_id)
-    );
-    CREATE INDEX endpoint_events_due ON endpoint_events (next_attempt_ms) WHERE next_attempt_ms IS NOT NULL;
-    CREATE INDEX endpoint_events_account ON endpoint_events (account_id, created_at_ms);
-", "
-    -- Fair claims (issue 40) ask which owners and accounts have an event in flight, and which events of an
-    -- endpoint are due: without these each claim would read every event kept.
-    CREATE INDEX watch_events_claimed ON watch_events (claim_until_ms) WHERE claim_until_ms IS NOT NULL;
-    CREATE INDEX endpoint_events_claimed ON endpoint_events (claim_until_ms) WHERE claim_until_ms IS NOT NULL;
-    CREATE INDEX endpoint_events_endpoint ON endpoint_events (endpoint_id);
-"];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/sqlite/0001_create_table_watches.sql"),
+    include_str!("../migrations/sqlite/0002_create_table_webhook_endpoints.sql"),
+    include_str!("../migrations/sqlite/0003_create_index_watch_events_claimed.sql"),
+];
 
 /// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`,
 /// `webhook_endpoints`, `endpoint_events`).

@@ -67,11 +67,14 @@ async fn a_refused_statement_says_what_the_server_said() {
         .batch_execute("SELECT * FROM no_such_table")
         .await
         .expect_err("refused");
-    let message = pg_pool::boxed_error(driver).to_string();
+    let boxed = pg_pool::boxed_error(driver);
+    let message = boxed.to_string();
     assert!(
         message.contains("relation \"no_such_table\" does not exist"),
         "{message}"
     );
+    // Refused, not unavailable: retrying the same statement will not help.
+    assert!(!store_base::is_unavailable(boxed.as_ref()));
 }
 
 #[tokio::test]
@@ -80,4 +83,7 @@ async fn an_unreachable_server_is_unavailable() {
         .await
         .expect_err("nothing listens on port 1");
     assert!(refused.is_unavailable(), "{refused}");
+    // A store's error carrying it is unavailable to a caller that knows no driver (http-api's 503).
+    let boxed = pg_pool::boxed_error(refused);
+    assert!(store_base::is_unavailable(boxed.as_ref()), "{boxed}");
 }

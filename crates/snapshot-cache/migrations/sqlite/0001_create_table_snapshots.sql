@@ -1,0 +1,10 @@
+CREATE TABLE snapshots (
+    url TEXT PRIMARY KEY,           -- canonical URL the page resolved to
+    record TEXT NOT NULL,           -- the CompanyRecord as JSON
+    fetched_at_ms INTEGER NOT NULL  -- Unix time in milliseconds
+);
+CREATE TABLE snapshot_aliases (
+    alias TEXT PRIMARY KEY,         -- a normalized URL that led to the snapshot (its own URL included)
+    url TEXT NOT NULL REFERENCES snapshots (url) ON DELETE CASCADE
+);
+CREATE INDEX snapshot_aliases_url ON snapshot_aliases (url);
