@@ -10,11 +10,12 @@ pub enum ScrapeError {
     /// The network answered with its sign-in wall (a redirect to `/authwall` or `/login`, or the wall's page).
     #[error("the network showed its sign-in wall instead of the page")]
     Authwall,
-    /// The network refused the request: HTTP 999 or 429, or the guest home page it bounces scrapers to.
-    #[error("the network refused the request ({reason})")]
+    /// The network refused the request: HTTP 999 or 429, its challenge page, or the guest home page it bounces
+    /// scrapers to; or no route to it was free.
+    #[error("the network refused the request ({by})")]
     Blocked {
-        /// What showed the block, e.g. `HTTP 999`.
-        reason: String,
+        /// What showed the block.
+        by: Block,
     },
     /// The URL led to a page of another kind (a profile, a job, the home page).
     #[error("the URL led to a page that is not a company, school or showcase page ({found})")]
@@ -24,7 +25,7 @@ pub enum ScrapeError {
     },
     /// The page could not be fetched: connection error, server error, unreadable body.
     #[error("the page could not be fetched: {0}")]
-    Fetch(String),
+    Fetch(FetchFailure),
     /// The page was fetched but has none of the markup the parser reads.
     #[error("the page holds no company data the parser recognises")]
     Unparseable,
@@ -58,4 +59,72 @@ impl ScrapeError {
             ScrapeError::Blocked { .. } | ScrapeError::Fetch(_) | ScrapeError::Authwall
         )
     }
+}
+
+/// What showed that the network refused a request ([`ScrapeError::Blocked`]). Its text is what the
+/// `unresolved` entry's message says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Block {
+    /// HTTP 999, the network's refusal.
+    #[error("HTTP 999")]
+    Http999,
+    /// HTTP 429: rate limited (usually with `Retry-After`).
+    #[error("HTTP 429, rate limited")]
+    Http429,
+    /// The page the network serves with HTTP 999's challenge (a tracking script, no title).
+    #[error("the HTTP 999 challenge page")]
+    ChallengePage,
+    /// A redirect to the network's home page instead of the page asked for.
+    #[error("redirected to the home page")]
+    RedirectedHome,
+    /// The guest home page served in place of the page asked for (its page key or canonical says so).
+    #[error("bounced to the guest home page")]
+    GuestHomePage,
+    /// Nothing was sent: every route of this server to the network is cooling down after it pushed back, or
+    /// busy, until the soonest is free in `ready_in_seconds`.
+    #[error(
+        "every route is cooling down after the site pushed back, or busy; the next is free in {ready_in_seconds} s"
+    )]
+    NoRoute {
+        /// Whole seconds until the soonest route is free (at least 1).
+        ready_in_seconds: u64,
+    },
+}
+
+/// Why a page could not be fetched ([`ScrapeError::Fetch`]). Its text is what the `unresolved` entry's message
+/// says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchFailure {
+    /// The origin did not answer within the time allowed.
+    #[error("the origin did not answer: timed out")]
+    TimedOut,
+    /// No connection to the origin could be opened.
+    #[error("could not connect to the origin")]
+    Unreachable,
+    /// No connection through the named proxy could be opened.
+    #[error("could not connect through the proxy {proxy}")]
+    ProxyUnreachable {
+        /// The proxy's name, as the route pool shows it (no password).
+        proxy: String,
+    },
+    /// The request failed otherwise on its way (the HTTP client's words).
+    #[error("{0}")]
+    Request(String),
+    /// The origin answered with a status that is neither a page nor a refusal (a 5xx, say).
+    #[error("the origin answered HTTP {0}")]
+    Status(u16),
+    /// The origin redirected to a host that is not the origin or one of the network's https hosts.
+    #[error("the origin redirected off the network, to {to}: not followed")]
+    RedirectedOff {
+        /// Where the redirect pointed.
+        to: String,
+    },
+    /// The answer's body could not be read whole: broken off, too large, or in an encoding not asked for.
+    #[error("{0}")]
+    Body(String),
+    /// This server could not do the work: its fetcher or parsers stopped, or a captured page could not be read.
+    #[error("{0}")]
+    Internal(String),
 }

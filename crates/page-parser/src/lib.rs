@@ -46,7 +46,7 @@ mod sections;
 mod text;
 
 pub use company_model::CompanyRecord;
-pub use error::ScrapeError;
+pub use error::{Block, FetchFailure, ScrapeError};
 pub use links::{URL_SHORTENERS, is_url_shortener, registrable_domain};
 pub use numbers::parse_count;
 pub use parse::{AUTHWALL_PATHS, FieldSource, ParsedPage, parse_page, parse_page_explained};

@@ -11,7 +11,7 @@ use crate::labels::{Counted, about_key, count_beside};
 use crate::links::registrable_domain;
 use crate::numbers::Count;
 use crate::text::{clean_block, clean_line};
-use crate::{ScrapeError, sections};
+use crate::{Block, ScrapeError, sections};
 
 /// Parses one page into a record.
 ///
@@ -296,7 +296,7 @@ impl Page<'_> {
         }
         if page_key.contains("homepage-guest") || canonical_path == "/" {
             return Err(ScrapeError::Blocked {
-                reason: "bounced to the guest home page".into(),
+                by: Block::GuestHomePage,
             });
         }
         let challenge_script = self
@@ -305,7 +305,7 @@ impl Page<'_> {
             .any(|s| s.text().any(|t| t.contains("trkCode=")));
         if challenge_script && title.is_empty() {
             return Err(ScrapeError::Blocked {
-                reason: "the HTTP 999 challenge page".into(),
+                by: Block::ChallengePage,
             });
         }
         if title.contains("page not found")

@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use url::Url;
 
-use page_parser::{AUTHWALL_PATHS, CompanyRecord, ScrapeError, parse_page};
+use page_parser::{AUTHWALL_PATHS, Block, CompanyRecord, FetchFailure, ScrapeError, parse_page};
 
 use crate::routes::{Met, Route, RoutePool, RouteSettings, RouteStatus, RouteTicket};
 use crate::{CoverageRules, FieldCoverage, FilledFields};
@@ -267,12 +267,16 @@ impl Parsers {
                 let _ = done.send(work());
             }
         });
-        self.jobs
-            .send(job)
-            .map_err(|_| ScrapeError::Fetch("the page parsers are not running".into()))?;
-        result
-            .await
-            .map_err(|_| ScrapeError::Fetch("the parser stopped on this page".into()))
+        self.jobs.send(job).map_err(|_| {
+            ScrapeError::Fetch(FetchFailure::Internal(
+                "the page parsers are not running".into(),
+            ))
+        })?;
+        result.await.map_err(|_| {
+            ScrapeError::Fetch(FetchFailure::Internal(
+                "the parser stopped on this page".into(),
+            ))
+        })
     }
 }
 
@@ -307,10 +311,9 @@ impl Failure {
     fn no_route(ready_in: Duration) -> Self {
         Self {
             error: ScrapeError::Blocked {
-                reason: format!(
-                    "every route is cooling down after the site pushed back, or busy; the next is free in {} s",
-                    ready_in.as_secs().max(1)
-                ),
+                by: Block::NoRoute {
+                    ready_in_seconds: ready_in.as_secs().max(1),
+                },
             },
             retry_after: Some(ready_in),
             unreachable: false,
@@ -571,7 +574,8 @@ impl Inner {
         deadline: Instant,
         priority: Priority,
     ) -> Result<ScrapedPage, Failure> {
-        let shut_down = |_| ScrapeError::Fetch("the fetcher is shut down".into());
+        let shut_down =
+            |_| ScrapeError::Fetch(FetchFailure::Internal("the fetcher is shut down".into()));
         let (fetched_url, body) = {
             // A start in the last quarter of the time left would leave the fetch too little of it: the waits for
             // a connection permit and for a route's slot end there.
@@ -683,9 +687,10 @@ impl Inner {
     ) -> Result<(PageUrl, Body), Failure> {
         match (&self.settings.origin, route) {
             (Origin::Http(base), Some(route)) => self.fetch_http(base, url, route).await,
-            (Origin::Http(_), None) => {
-                Err(ScrapeError::Fetch("no route to the origin was taken".into()).into())
-            }
+            (Origin::Http(_), None) => Err(ScrapeError::Fetch(FetchFailure::Internal(
+                "no route to the origin was taken".into(),
+            ))
+            .into()),
             (Origin::Directory(dir), _) => {
                 let path = dir
                     .join(url.kind().as_str())
@@ -695,9 +700,9 @@ impl Inner {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                         Err(ScrapeError::NotFound.into())
                     }
-                    Err(e) => Err(ScrapeError::Fetch(format!(
+                    Err(e) => Err(ScrapeError::Fetch(FetchFailure::Internal(format!(
                         "reading the captured page failed: {e}"
-                    ))
+                    )))
                     .into()),
                 }
             }
@@ -722,20 +727,22 @@ impl Inner {
                 // Only a connection that could not be opened says the proxy is down: a kept-alive one the proxy
                 // closed fails a request too, and the next opens a new one.
                 let unreachable = e.is_connect();
-                let message = if unreachable && through_proxy {
-                    format!("could not connect through the proxy {}", route.name)
+                let failure = if unreachable && through_proxy {
+                    FetchFailure::ProxyUnreachable {
+                        proxy: route.name.clone(),
+                    }
                 } else if unreachable {
-                    "could not connect to the origin".into()
+                    FetchFailure::Unreachable
                 } else if e.is_timeout() {
-                    "the origin did not answer: timed out".into()
+                    FetchFailure::TimedOut
                 } else {
-                    e.to_string()
+                    FetchFailure::Request(e.to_string())
                 };
                 Failure {
                     unreachable,
                     proxy_failed: through_proxy
                         && (unreachable || (e.is_request() && !e.is_timeout())),
-                    ..ScrapeError::Fetch(message).into()
+                    ..ScrapeError::Fetch(failure).into()
                 }
             })?;
         let final_path = response.url().path().to_owned();
@@ -751,34 +758,27 @@ impl Inner {
         match status {
             200 => {}
             999 => {
-                return Err(refused(ScrapeError::Blocked {
-                    reason: "HTTP 999".into(),
-                }));
+                return Err(refused(ScrapeError::Blocked { by: Block::Http999 }));
             }
             429 => {
-                return Err(refused(ScrapeError::Blocked {
-                    reason: "HTTP 429, rate limited".into(),
-                }));
+                return Err(refused(ScrapeError::Blocked { by: Block::Http429 }));
             }
             404 | 410 => return Err(ScrapeError::NotFound.into()),
             300..=399 => {
-                return Err(ScrapeError::Fetch(format!(
-                    "the origin redirected off the network, to {}: not followed",
-                    redirect_target(&response)
-                ))
+                return Err(ScrapeError::Fetch(FetchFailure::RedirectedOff {
+                    to: redirect_target(&response),
+                })
                 .into());
             }
             code => {
-                return Err(refused(ScrapeError::Fetch(format!(
-                    "the origin answered HTTP {code}"
-                ))));
+                return Err(refused(ScrapeError::Fetch(FetchFailure::Status(code))));
             }
         }
         let final_url = match PageUrl::from_path(&final_path, &self.settings.domain) {
             Ok(final_url) => final_url,
             Err(_) if final_path == "/" => {
                 return Err(ScrapeError::Blocked {
-                    reason: "redirected to the home page".into(),
+                    by: Block::RedirectedHome,
                 }
                 .into());
             }
@@ -793,24 +793,23 @@ impl Inner {
             None | Some("" | "identity") => false,
             Some("gzip" | "x-gzip") => true,
             Some(other) => {
-                return Err(ScrapeError::Fetch(format!(
+                return Err(ScrapeError::Fetch(FetchFailure::Body(format!(
                     "the origin sent the page with Content-Encoding `{other}`, which was not asked for (only gzip is)"
-                ))
+                )))
                 .into());
             }
         };
         let limit = self.settings.max_page_bytes;
         let expected = response.content_length().unwrap_or(0);
         let mut body = Vec::with_capacity(usize::try_from(expected).unwrap_or(limit).min(limit));
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| ScrapeError::Fetch(format!("the page body broke off: {e}")))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| {
+            ScrapeError::Fetch(FetchFailure::Body(format!("the page body broke off: {e}")))
+        })? {
             if body.len() + chunk.len() > limit {
-                return Err(
-                    ScrapeError::Fetch(format!("the page is larger than {limit} bytes")).into(),
-                );
+                return Err(ScrapeError::Fetch(FetchFailure::Body(format!(
+                    "the page is larger than {limit} bytes"
+                )))
+                .into());
             }
             body.extend_from_slice(&chunk);
         }
@@ -989,16 +988,18 @@ fn decode_body(body: Body, max_bytes: usize) -> Result<(String, Option<Vec<u8>>)
             )
             .read_to_end(&mut html)
             .map_err(|e| {
-                ScrapeError::Fetch(format!("the compressed page could not be read: {e}"))
+                ScrapeError::Fetch(FetchFailure::Body(format!(
+                    "the compressed page could not be read: {e}"
+                )))
             })?;
         (html, Some(body.bytes))
     } else {
         (body.bytes, None)
     };
     if html.len() > max_bytes {
-        return Err(ScrapeError::Fetch(format!(
+        return Err(ScrapeError::Fetch(FetchFailure::Body(format!(
             "the page is larger than {max_bytes} bytes"
-        )));
+        ))));
     }
     let html = String::from_utf8(html)
         .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned());
@@ -1026,7 +1027,11 @@ fn parse_body(
         encoder
             .write_all(html.as_bytes())
             .and_then(|()| encoder.finish())
-            .map_err(|e| ScrapeError::Fetch(format!("compressing the page failed: {e}")))?
+            .map_err(|e| {
+                ScrapeError::Fetch(FetchFailure::Internal(format!(
+                    "compressing the page failed: {e}"
+                )))
+            })?
     };
     Ok((record, page_gzip.into()))
 }
@@ -1051,9 +1056,11 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 /// of time is `timed_out`, so that an operator sees which defence the network raised.
 pub(crate) fn outcome_label(error: &ScrapeError) -> &'static str {
     match error {
-        ScrapeError::Blocked { reason } if reason.contains("999") => "blocked_999",
-        ScrapeError::Blocked { reason } if reason.contains("429") => "blocked_429",
-        ScrapeError::Fetch(message) if message.contains("timed out") => "timed_out",
+        ScrapeError::Blocked {
+            by: Block::Http999 | Block::ChallengePage,
+        } => "blocked_999",
+        ScrapeError::Blocked { by: Block::Http429 } => "blocked_429",
+        ScrapeError::Fetch(FetchFailure::TimedOut) => "timed_out",
         other => other.code().as_str(),
     }
 }
@@ -1070,6 +1077,36 @@ fn record_fetch(error: Option<&ScrapeError>, took: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The metric's outcome is read from the failure's kind, not from its words: a route free in 999 s is not a
+    /// 999, and the texts of the answers stay as they were.
+    #[test]
+    fn outcomes_come_from_the_kind_of_failure() {
+        let blocked = |by| ScrapeError::Blocked { by };
+        assert_eq!(outcome_label(&blocked(Block::Http999)), "blocked_999");
+        assert_eq!(outcome_label(&blocked(Block::ChallengePage)), "blocked_999");
+        assert_eq!(outcome_label(&blocked(Block::Http429)), "blocked_429");
+        let no_route = blocked(Block::NoRoute {
+            ready_in_seconds: 999,
+        });
+        assert_eq!(outcome_label(&no_route), "blocked");
+        assert_eq!(
+            outcome_label(&ScrapeError::Fetch(FetchFailure::TimedOut)),
+            "timed_out"
+        );
+        assert_eq!(
+            outcome_label(&ScrapeError::Fetch(FetchFailure::Status(502))),
+            "fetch_failed"
+        );
+        assert_eq!(
+            blocked(Block::Http429).to_string(),
+            "the network refused the request (HTTP 429, rate limited)"
+        );
+        assert_eq!(
+            ScrapeError::Fetch(FetchFailure::Status(502)).to_string(),
+            "the page could not be fetched: the origin answered HTTP 502"
+        );
+    }
 
     #[test]
     fn proxies_are_shown_without_their_password() {

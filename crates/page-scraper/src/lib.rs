@@ -24,8 +24,8 @@ mod routes;
 pub use coverage::{CoverageReport, CoverageRules, FieldCoverage, FieldShare, FilledFields};
 pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, Priority, ScrapedPage};
 pub use page_parser::{
-    CompanyRecord, FieldSource, ParsedPage, ScrapeError, URL_SHORTENERS, is_url_shortener,
-    parse_count, parse_page, parse_page_explained, registrable_domain,
+    Block, CompanyRecord, FetchFailure, FieldSource, ParsedPage, ScrapeError, URL_SHORTENERS,
+    is_url_shortener, parse_count, parse_page, parse_page_explained, registrable_domain,
 };
 pub use proxy_file::{PROXY_FILE_POLL, RouteChange};
 pub use resolve::{LinkResolver, LinkResolverSettings, ResolveError};

@@ -103,9 +103,10 @@ async fn a_redirect_to_another_host_is_not_followed() {
         .scrape(&page("/company/moved"), deadline)
         .await
         .expect_err("a redirect off the network is refused");
-    let ScrapeError::Fetch(reason) = refused else {
+    let ScrapeError::Fetch(failure) = refused else {
         panic!("a fetch failure, got {refused:?}");
     };
+    let reason = failure.to_string();
     assert!(
         reason.contains("redirected off the network, to http://localhost"),
         "{reason}"

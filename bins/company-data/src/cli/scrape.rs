@@ -54,8 +54,8 @@ fn plainly(error: &ScrapeError) -> String {
             "this is the network's sign-in wall, not a company page; save the page again from a signed-out \
              window once the company page itself shows, {instead}"
         ),
-        ScrapeError::Blocked { reason } => format!(
-            "this is the page the network shows a client it refuses ({reason}), not a company page; save it \
+        ScrapeError::Blocked { by } => format!(
+            "this is the page the network shows a client it refuses ({by}), not a company page; save it \
              again later, {instead}"
         ),
         ScrapeError::NotFound => {
