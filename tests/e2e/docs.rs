@@ -91,7 +91,7 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
     assert_says("docs/operations.md", &stated);
 }
 
-/// docs/api.md states the resolver's numbers as `company-resolve` and `company-model` have them: the confidence
+/// docs/api.md states the resolver's numbers as `company-resolve` and `api-contract` have them: the confidence
 /// table, the threshold, what is remembered for how long, the website client's limits (a number written twice
 /// drifts: this fails when the code changes and the page does not).
 #[test]
@@ -131,7 +131,7 @@ fn the_api_page_states_the_resolvers_numbers_as_the_resolver_has_them() {
         ),
         format!(
             "uses {} hours**",
-            hours(company_model::DEFAULT_RESOLVE_WINDOW.duration())
+            hours(api_contract::DEFAULT_RESOLVE_WINDOW.duration())
         ),
         format!("(at most {}, each hop", site.max_redirects),
         format!("{} sites at once per server", site.concurrency),
@@ -188,7 +188,7 @@ fn assert_says(path: &str, stated: &[String]) {
     assert!(missing.is_empty(), "{path} no longer says: {missing:#?}");
 }
 
-/// docs/api.md states the webhook endpoints' bound and first retry as `company-model` and `company-watch` have
+/// docs/api.md states the webhook endpoints' bound and first retry as `api-contract` and `company-watch` have
 /// them.
 #[test]
 fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
@@ -198,10 +198,10 @@ fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
     assert_says(
         "docs/api.md",
         &[
-            format!("At most {} per account", company_model::MAX_ENDPOINTS),
+            format!("At most {} per account", api_contract::MAX_ENDPOINTS),
             format!(
                 "the account has {} webhook endpoints already",
-                company_model::MAX_ENDPOINTS
+                api_contract::MAX_ENDPOINTS
             ),
             format!("sets the first retry's wait (default {first_retry} s)"),
         ],

@@ -66,17 +66,17 @@ async fn normalization_and_duplicates() {
 
     // Issue 40: 200 copies of one page are answered for their first copies only; the rest are unresolved as
     // `duplicate`, in their positions, and the page is still charged once.
-    let copies = vec![GOOGLE; company_model::MAX_URLS];
+    let copies = vec![GOOGLE; api_contract::MAX_URLS];
     let reply = service
         .post(&key, &json!({"liUrls": copies, "maxAgeHours": 24}))
         .await;
     assert_eq!(reply.status, 200, "{}", reply.json);
     let answered = reply.json["results"].as_array().expect("results").len();
     let unresolved = reply.json["unresolved"].as_array().expect("unresolved");
-    assert_eq!(answered, company_model::MAX_COPIES_PER_PAGE);
+    assert_eq!(answered, api_contract::MAX_COPIES_PER_PAGE);
     assert_eq!(
         unresolved.len(),
-        company_model::MAX_URLS - company_model::MAX_COPIES_PER_PAGE
+        api_contract::MAX_URLS - api_contract::MAX_COPIES_PER_PAGE
     );
     assert!(unresolved.iter().all(|u| {
         u["error"] == "duplicate"

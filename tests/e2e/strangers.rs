@@ -326,7 +326,7 @@ async fn one_tenants_dead_endpoints_do_not_delay_another_tenants_ping() {
     let stuck = service.key("stuck", "1");
     let (hole, _hole) = black_hole().await;
     let mut queued = 0;
-    for n in 0..company_model::MAX_ENDPOINTS {
+    for n in 0..api_contract::MAX_ENDPOINTS {
         let id = register(&service, &stuck, &format!("{hole}/{n}")).await;
         loop {
             let reply = ping(&service, &stuck, &id).await;
@@ -343,7 +343,7 @@ async fn one_tenants_dead_endpoints_do_not_delay_another_tenants_ping() {
     }
     assert_eq!(
         queued,
-        company_model::MAX_ENDPOINTS * company_watch::PING_BURST as usize
+        api_contract::MAX_ENDPOINTS * company_watch::PING_BURST as usize
     );
 
     // Tenant B's ping, queued after all of A's, arrives within 5 s.
@@ -437,7 +437,7 @@ async fn the_answers_kept_for_idempotent_retries_meet_their_quota() {
     ]);
     // Ten copies of a page make an answer of about half a megabyte: the quota is met within a few.
     let body =
-        json!({"liUrls": vec![GOOGLE; company_model::MAX_COPIES_PER_PAGE], "maxAgeHours": 24});
+        json!({"liUrls": vec![GOOGLE; api_contract::MAX_COPIES_PER_PAGE], "maxAgeHours": 24});
     let send = |idempotency_key: Option<String>| {
         let (service, key, body) = (&service, &key, &body);
         async move {

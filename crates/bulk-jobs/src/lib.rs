@@ -1,4 +1,4 @@
-//! Bulk jobs: a list of up to [`company_model::MAX_JOB_URLS`] page URLs, looked up in the background and read
+//! Bulk jobs: a list of up to [`api_contract::MAX_JOB_URLS`] page URLs, looked up in the background and read
 //! back in input order while it runs and after.
 //!
 //! [`BulkJobs::submit`] stores the job ([`job_store`]); [`BulkJobs::start`] runs workers that lease a few pages at
@@ -30,8 +30,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use api_contract::{AccountEventType, CompanyDataResponse, CompanyRequest, SubmittedUrl};
 use company_lookup::{Caller, LookupError, LookupService};
-use company_model::{AccountEventType, CompanyDataResponse, CompanyRequest, SubmittedUrl};
 use credit_ledger::{
     Credits, Ledger, LedgerError, Quotas, STORED_PRICE, price_per_company, quotas_of,
 };
@@ -79,7 +79,7 @@ impl JobEnding {
             event_id: format!("evt_job_{}_{ending}", job.id),
             data: serde_json::json!({
                 "job": view.info(),
-                "results_url": company_model::job_results_path(&job.id.to_string()),
+                "results_url": api_contract::job_results_path(&job.id.to_string()),
             }),
         }
     }
@@ -177,10 +177,10 @@ impl JobView {
         }
     }
 
-    /// The job as the API answers it ([`company_model::JobInfo`]).
-    pub fn info(&self) -> company_model::JobInfo {
+    /// The job as the API answers it ([`api_contract::JobInfo`]).
+    pub fn info(&self) -> api_contract::JobInfo {
         let job = &self.job;
-        company_model::JobInfo {
+        api_contract::JobInfo {
             id: job.id.to_string(),
             status: job.status,
             paused_reason: job.paused_reason.clone(),

@@ -1,7 +1,7 @@
 //! A job's results as the API, the dashboard and `company-data enrich` write them: one NDJSON line or one CSV row
 //! per input position.
 //!
-//! An NDJSON line is [`company_model::InputRow::ndjson_line`]: the object the synchronous endpoint gives for that
+//! An NDJSON line is [`api_contract::InputRow::ndjson_line`]: the object the synchronous endpoint gives for that
 //! URL, with the input's 0-based `position` first (and the input's `metadata`, when it carried some). A CSV row has
 //! the columns of its job's [`CsvLayout`]: the position, the URL as submitted, a `metadata.<name>` column per
 //! member name of the job's metadata, `status` (`resolved` or `unresolved`), `error` and `message` for an
@@ -14,8 +14,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use api_contract::{InputMetadata, RecordFields};
 use bytes::Bytes;
-use company_model::{AccountId, CompanyRecord, InputMetadata, RecordFields};
+use company_model::{AccountId, CompanyRecord};
 use futures::Stream;
 
 use crate::{BulkError, BulkJobs, Job, JobId};

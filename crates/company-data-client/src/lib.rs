@@ -3,7 +3,7 @@
 //!
 //! [`Client`] sends typed requests and reads typed answers, all `company-model` types the server itself writes:
 //! - [`Client::company_data`]: `POST /v1/network/company-data`, a [`RequestBody`] of 1 to
-//!   [`company_model::MAX_URLS`] page URLs in, a [`CompanyDataResponse`] and the credits charged out;
+//!   [`api_contract::MAX_URLS`] page URLs in, a [`CompanyDataResponse`] and the credits charged out;
 //! - bulk jobs: [`Client::submit_job`], [`Client::job`], [`Client::wait_for_job`], [`Client::job_results`] (page
 //!   by page, following the server's `Link: rel="next"`), [`Client::cancel_job`], [`Client::delete_job`];
 //! - [`Client::account`]: the caller's balance and usage.
@@ -36,7 +36,7 @@
 
 use std::time::Duration;
 
-pub use company_model::{
+pub use api_contract::{
     Answer, CompanyDataResponse, ErrorBody, InputRow, JobInfo, JobStatus, RequestBody, ResolveBody,
     ResolveQuery, ResolveResponse, headers, paths,
 };
@@ -222,7 +222,7 @@ impl Client {
             .json()
     }
 
-    /// `POST …/jobs`: starts a bulk job of up to [`company_model::MAX_JOB_URLS`] URLs.
+    /// `POST …/jobs`: starts a bulk job of up to [`api_contract::MAX_JOB_URLS`] URLs.
     ///
     /// # Errors
     /// [`ClientError`].
@@ -291,7 +291,7 @@ impl Client {
     pub fn job_results(&self, id: &str) -> JobResults {
         JobResults {
             client: self.clone(),
-            next: Some(company_model::job_results_path(id)),
+            next: Some(api_contract::job_results_path(id)),
         }
     }
 

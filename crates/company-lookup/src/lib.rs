@@ -31,7 +31,7 @@ mod history;
 mod reparse;
 mod service;
 
-pub use company_model::CompanyRequest;
+pub use api_contract::CompanyRequest;
 pub use credit_ledger::price_per_company;
 pub use history::HistoryOutcome;
 pub use reparse::{ReparseSummary, reparse_stored};

@@ -2,10 +2,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use company_model::{
-    AccountId, CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow,
-    MAX_COPIES_PER_PAGE, RecordFields, RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl,
+use api_contract::{
+    CompanyDataResponse, CompanyRequest, CompanyResult, FreshnessWindow, MAX_COPIES_PER_PAGE,
+    RecordFields, UnresolvedUrl,
 };
+use company_model::{AccountId, RecordJson, RecordSource, UnresolvedCode};
 use credit_ledger::{
     Charge, Credits, Ledger, LedgerError, Reservation, price_per_company, price_per_record,
 };

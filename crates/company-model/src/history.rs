@@ -122,32 +122,6 @@ fn members(record: &RecordJson) -> Map<String, Value> {
     serde_json::from_str(record.as_str()).unwrap_or_default()
 }
 
-/// The 200 body of `GET /v1/network/company-data/history`: the company-data endpoint's `message` and
-/// `status_code`, then the history's members, in that order.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "CompanyHistory"))]
-pub struct HistoryResponse {
-    /// Always `Success`.
-    pub message: &'static str,
-    /// The HTTP status, 200.
-    pub status_code: u16,
-    /// The history.
-    #[serde(flatten)]
-    pub history: CompanyHistory,
-}
-
-impl HistoryResponse {
-    /// The body of a history found.
-    pub fn new(history: CompanyHistory) -> Self {
-        Self {
-            message: "Success",
-            status_code: 200,
-            history,
-        }
-    }
-}
-
 /// A page's history (`GET /v1/network/company-data/history`): its points and its changes, oldest first.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub type OpenMembers = BTreeMap<String, serde_json::Value>;
 
 /// One company, school or showcase page as a record (spec 2.3, "Company result" minus the per-request members
-/// that [`crate::CompanyResult`] adds).
+/// that the API contract's `CompanyResult` adds).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -295,6 +295,15 @@ pub struct Update {
     /// Other members (`linksInPostText`, `header`, `nestedPost`, ...).
     #[serde(flatten)]
     pub other: OpenMembers,
+}
+
+impl CompanyRecord {
+    /// The record's top-level members as JSON names them, in the record's order (`company_name`, `company_id`,
+    /// `final_li_url`, …, `type` for [`CompanyRecord::company_type`]): read from the type's serde derive, so this
+    /// is never a second list to keep in step.
+    pub fn members() -> &'static [&'static str] {
+        serde_aux::serde_introspection::serde_introspect::<CompanyRecord>()
+    }
 }
 
 impl CompanyRecord {

@@ -48,8 +48,9 @@ impl RecordJson {
         Ok(Self(text.into()))
     }
 
-    /// Text made of a valid record's members (e.g. a selection of them), taken without checking it again.
-    pub(crate) fn from_members_text(text: String) -> Self {
+    /// Text made of a valid record's members (e.g. a selection of them, as field selection makes it), taken
+    /// without checking it again: the caller vouches that it is one JSON object.
+    pub fn from_members_text(text: String) -> Self {
         Self(text.into())
     }
 
@@ -67,7 +68,7 @@ impl RecordJson {
     }
 
     /// The text of the object's members: what lies between its braces, without surrounding whitespace.
-    pub(crate) fn members_text(&self) -> &str {
+    pub fn members_text(&self) -> &str {
         let text = self.0.trim();
         text.strip_prefix('{')
             .and_then(|t| t.strip_suffix('}'))
@@ -76,16 +77,23 @@ impl RecordJson {
     }
 
     /// The object's members in order, each value as its raw JSON text.
-    pub(crate) fn members(&self) -> Result<Members<'_>, serde_json::Error> {
+    ///
+    /// # Errors
+    /// When the text is not one JSON object (never for a `RecordJson` made here).
+    pub fn members(&self) -> Result<Members<'_>, serde_json::Error> {
         Members::of(&self.0)
     }
 }
 
-/// The top-level members of a JSON object, values unparsed.
-pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
+/// The top-level members of a JSON object, in order: each name, and its value as raw JSON text (unparsed).
+pub struct Members<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl<'a> Members<'a> {
-    pub(crate) fn of(text: &'a str) -> Result<Self, serde_json::Error> {
+    /// The members of the object `text`.
+    ///
+    /// # Errors
+    /// When `text` is not one JSON object.
+    pub fn of(text: &'a str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(text)
     }
 }
@@ -114,7 +122,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Address, CompanyResult, RecordSource};
+    use crate::Address;
 
     fn audiense() -> CompanyRecord {
         CompanyRecord {
@@ -125,53 +133,6 @@ mod tests {
             }),
             ..CompanyRecord::default()
         }
-    }
-
-    #[test]
-    fn a_result_splices_the_record_members_between_its_own() {
-        let result = CompanyResult {
-            original_li_url: "https://uk.linkedin.com/company/audiense/".into(),
-            record: RecordJson::from_record(&audiense()),
-            source: RecordSource::Stored,
-            fetched_at: "2026-11-22T10:00:00Z".parse().expect("timestamp"),
-        };
-        let json = serde_json::to_string(&result).expect("serializes");
-        let response = crate::CompanyDataResponse {
-            message: "Success".into(),
-            status_code: 200,
-            results: vec![result.clone(), result.clone()],
-            unresolved: vec![crate::UnresolvedUrl {
-                original_li_url: "x".into(),
-                error: crate::UnresolvedCode::FetchFailed,
-                message: "m".into(),
-                retry_after_seconds: None,
-            }],
-        };
-        assert_eq!(
-            response.to_json().expect("writes"),
-            serde_json::to_vec(&response).expect("serializes"),
-            "the copying writer and serde agree byte for byte"
-        );
-        let spaced =
-            RecordJson::from_stored(" { \"company_name\" : \"A\" } ".into()).expect("valid");
-        let spaced_result = CompanyResult {
-            record: spaced,
-            ..result.clone()
-        };
-        let one = crate::CompanyDataResponse {
-            results: vec![spaced_result],
-            ..response.clone()
-        };
-        let written: serde_json::Value =
-            serde_json::from_slice(&one.to_json().expect("writes")).expect("valid JSON");
-        assert_eq!(written["results"][0]["company_name"], "A");
-        assert_eq!(
-            json,
-            r#"{"original_li_url":"https://uk.linkedin.com/company/audiense/","company_name":"Audiense \"quoted\" é","headquarters":{"locality":"London"},"source":"stored","fetched_at":"2026-11-22T10:00:00Z"}"#
-        );
-        let back: CompanyResult = serde_json::from_str(&json).expect("parses");
-        assert_eq!(back, result);
-        assert_eq!(back.record.to_record().expect("record"), audiense());
     }
 
     #[test]

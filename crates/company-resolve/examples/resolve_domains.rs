@@ -13,8 +13,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_contract::ResolveRequest;
 use company_lookup::{Caller, LookupService, LookupSettings};
-use company_model::ResolveRequest;
 use company_resolve::{Resolver, ResolverSettings, SiteSettings};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
 use page_scraper::{Fetcher, FetcherSettings, Origin};

@@ -22,7 +22,7 @@
 //! domain and per name in the snapshot store (found for [`ResolverSettings::remember_found`], not found for
 //! [`ResolverSettings::remember_not_found`]), so every server on one database shares them.
 //!
-//! Not here: HTTP, request validation ([`company_model::ResolveRequest`]), fetching network pages (the lookup's).
+//! Not here: HTTP, request validation ([`api_contract::ResolveRequest`]), fetching network pages (the lookup's).
 #![deny(missing_docs)]
 
 mod domain;
@@ -35,10 +35,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_contract::{CompanyResult, RecordFields, ResolveQuery, ResolveRequest, ResolveResponse};
 use company_lookup::{Caller, LookupError, LookupService};
-use company_model::{
-    AccountId, CompanyResult, RecordFields, ResolveQuery, ResolveRequest, ResolveResponse,
-};
+use company_model::AccountId;
 use credit_ledger::{Charge, Credits, price_per_company, price_per_resolution};
 use futures::StreamExt;
 use page_url::NetworkDomain;
@@ -55,7 +54,7 @@ pub const MIN_CONFIDENCE: f64 = 0.8;
 
 /// What each way of finding and verifying a page is worth (docs/api.md, "Resolving domains and names").
 pub mod confidence {
-    use company_model::ResolveMethod;
+    use api_contract::ResolveMethod;
 
     /// The site links to the page (`<a href>`, `rel="me"`, `sameAs`) and the page's website is the domain: both
     /// sides name each other.

@@ -2,7 +2,7 @@
 //! header, where sites put their social icons), `rel="me"` on `<a>` and `<link>`, and JSON-LD `sameAs`
 //! (schema.org `Organization.sameAs`, at any depth, `@graph` included).
 
-use company_model::ResolveMethod;
+use api_contract::ResolveMethod;
 use page_url::{NetworkDomain, PageUrl};
 use scraper::{ElementRef, Html, Selector};
 

@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use company_lookup::{LookupError, PageOutcome};
-use company_model::{
-    AccountId, Candidate, CompanyRecord, Evidence, FreshnessWindow, RecordSource, Resolution,
-    ResolveMethod, ResolveQuery, UnresolvedCode, UnresolvedQuery, UnresolvedReason, name_key,
-    name_slugs,
+use api_contract::{
+    Candidate, Evidence, FreshnessWindow, Resolution, ResolveMethod, ResolveQuery, UnresolvedQuery,
+    UnresolvedReason,
 };
+use company_lookup::{LookupError, PageOutcome};
+use company_model::{AccountId, CompanyRecord, RecordSource, UnresolvedCode, name_key, name_slugs};
 use page_url::{PageKind, PageUrl};
 use serde::{Deserialize, Serialize};
 use snapshot_cache::Snapshot;

@@ -3,7 +3,8 @@
 
 use std::collections::HashSet;
 
-use company_model::{CompanyRecord, Evidence, ResolveMethod, name_key};
+use api_contract::{Evidence, ResolveMethod};
+use company_model::{CompanyRecord, name_key};
 use page_url::PageUrl;
 
 use crate::{MIN_CONFIDENCE, confidence};

@@ -3,7 +3,8 @@
 //! the same runner, with the same signature, time-out, address guard, retries and 24 h give-up as a watch's
 //! events ([`crate::Watches::work_once`]).
 
-use company_model::{AccountEventBody, AccountEventType, AccountId, EndpointRequest, PING_EVENT};
+use api_contract::{AccountEventBody, AccountEventType, EndpointRequest, PING_EVENT};
+use company_model::AccountId;
 use rand::RngCore;
 use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint};
 
@@ -31,7 +32,7 @@ impl Watches {
     ///
     /// # Errors
     /// [`WatchError::TooManyEndpoints`] when the account has as many as its quota allows
-    /// ([`credit_ledger::Quotas::endpoints`], [`company_model::MAX_ENDPOINTS`] by default);
+    /// ([`credit_ledger::Quotas::endpoints`], [`api_contract::MAX_ENDPOINTS`] by default);
     /// [`WatchError::Store`].
     pub async fn create_endpoint(
         &self,
@@ -163,9 +164,9 @@ impl Watches {
     }
 }
 
-/// An endpoint as the API shows it ([`company_model::EndpointInfo`]).
-pub fn endpoint_info(endpoint: &Endpoint) -> company_model::EndpointInfo {
-    company_model::EndpointInfo {
+/// An endpoint as the API shows it ([`api_contract::EndpointInfo`]).
+pub fn endpoint_info(endpoint: &Endpoint) -> api_contract::EndpointInfo {
+    api_contract::EndpointInfo {
         id: endpoint.id.to_string(),
         url: endpoint.url.clone(),
         events: endpoint
@@ -174,9 +175,9 @@ pub fn endpoint_info(endpoint: &Endpoint) -> company_model::EndpointInfo {
             .filter_map(|name| AccountEventType::from_name(name))
             .collect(),
         status: if endpoint.disabled_at.is_some() {
-            company_model::EndpointStatus::Disabled
+            api_contract::EndpointStatus::Disabled
         } else {
-            company_model::EndpointStatus::Enabled
+            api_contract::EndpointStatus::Enabled
         },
         created_at: endpoint.created_at,
         last_delivery: endpoint.last_delivery.as_ref().map(delivery_info_of),
@@ -184,16 +185,16 @@ pub fn endpoint_info(endpoint: &Endpoint) -> company_model::EndpointInfo {
     }
 }
 
-/// An event's delivery to an endpoint as the API shows it ([`company_model::EndpointDeliveryInfo`]).
-pub fn delivery_info(event: &EndpointEvent) -> company_model::EndpointDeliveryInfo {
+/// An event's delivery to an endpoint as the API shows it ([`api_contract::EndpointDeliveryInfo`]).
+pub fn delivery_info(event: &EndpointEvent) -> api_contract::EndpointDeliveryInfo {
     let status = if event.delivered_at.is_some() {
-        company_model::DeliveryState::Delivered
+        api_contract::DeliveryState::Delivered
     } else if event.next_attempt_at.is_some() {
-        company_model::DeliveryState::Pending
+        api_contract::DeliveryState::Pending
     } else {
-        company_model::DeliveryState::Failed
+        api_contract::DeliveryState::Failed
     };
-    company_model::EndpointDeliveryInfo {
+    api_contract::EndpointDeliveryInfo {
         event_id: event.event_id.clone(),
         kind: event.kind.clone(),
         status,

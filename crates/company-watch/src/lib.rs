@@ -17,7 +17,7 @@
 //!   whole window is disabled.
 //! - **Time** comes from a [`Clock`], so a test runs a day of schedules and retries without sleeping.
 //!
-//! Not here: HTTP routes, validation of a watch request ([`company_model::WatchRequest`]), storage (watch-store).
+//! Not here: HTTP routes, validation of a watch request ([`api_contract::WatchRequest`]), storage (watch-store).
 #![deny(missing_docs)]
 
 mod clock;
@@ -27,11 +27,9 @@ pub mod signature;
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_contract::{CompanyRequest, FreshnessWindow, SubmittedUrl, WatchRequest};
 use company_lookup::{Caller, LookupError, LookupService};
-use company_model::{
-    AccountId, CompanyRequest, FreshnessWindow, RecordJson, SubmittedUrl, WatchRequest,
-    changed_members,
-};
+use company_model::{AccountId, RecordJson, changed_members};
 use credit_ledger::{LedgerError, Quotas, quotas_of};
 use tracing::{debug, warn};
 use watch_store::{
@@ -544,9 +542,9 @@ impl Watches {
             .ok()
             .and_then(|r| r.final_li_url)
             .unwrap_or_else(|| due.watch.url.as_str().to_owned());
-        let event = company_model::WebhookEvent {
+        let event = api_contract::WebhookEvent {
             id: id.clone(),
-            kind: company_model::WebhookEventType::CompanyChanged,
+            kind: api_contract::WebhookEventType::CompanyChanged,
             created_at: self.clock.now(),
             watch_id: due.watch.id.to_string(),
             final_li_url,
@@ -661,7 +659,7 @@ impl Watches {
         let url = url::Url::parse(out.url)
             .map_err(|e| (None, format!("the webhook URL is not valid: {e}")))?;
         let scheme_allowed =
-            company_model::webhook_scheme_allowed(url.scheme(), self.settings.allow_private);
+            api_contract::webhook_scheme_allowed(url.scheme(), self.settings.allow_private);
         if !scheme_allowed {
             return Err((
                 None,
@@ -773,18 +771,18 @@ impl Runner {
     }
 }
 
-/// A watch as the API shows it ([`company_model::WatchInfo`]).
-pub fn watch_info(watch: &Watch) -> company_model::WatchInfo {
-    company_model::WatchInfo {
+/// A watch as the API shows it ([`api_contract::WatchInfo`]).
+pub fn watch_info(watch: &Watch) -> api_contract::WatchInfo {
+    api_contract::WatchInfo {
         id: watch.id.to_string(),
         li_url: watch.url.as_str().to_owned(),
         every_hours: watch.every_hours,
         webhook_url: watch.webhook_url.clone(),
         fields: watch.fields.clone(),
         status: if watch.disabled_at.is_some() {
-            company_model::WatchStatus::Disabled
+            api_contract::WatchStatus::Disabled
         } else {
-            company_model::WatchStatus::Active
+            api_contract::WatchStatus::Active
         },
         created_at: watch.created_at,
         next_check_at: watch.next_check_at,
@@ -799,8 +797,8 @@ pub fn watch_info(watch: &Watch) -> company_model::WatchInfo {
 /// A watch's or an endpoint's last delivery attempt as the API shows it.
 pub(crate) fn delivery_info_of(
     delivery: &watch_store::DeliveryStatus,
-) -> company_model::DeliveryInfo {
-    company_model::DeliveryInfo {
+) -> api_contract::DeliveryInfo {
+    api_contract::DeliveryInfo {
         at: delivery.at,
         status: delivery.status,
         error: delivery.error.clone(),

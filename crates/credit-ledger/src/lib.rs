@@ -42,8 +42,9 @@ mod sqlite;
 mod summary;
 mod test_twins;
 
+use api_contract::FreshnessWindow;
 pub use company_model::AccountId;
-use company_model::{FreshnessWindow, RecordSource};
+use company_model::RecordSource;
 pub use credits::{Credits, CreditsError};
 #[cfg(feature = "postgres")]
 pub use postgres::PgLedger;

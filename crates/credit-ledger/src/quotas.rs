@@ -17,7 +17,7 @@ pub struct Quotas {
     pub queued_urls: u64,
     /// Watches. Default 1,000.
     pub watches: u32,
-    /// Webhook endpoints. Default [`company_model::MAX_ENDPOINTS`] (10).
+    /// Webhook endpoints. Default [`api_contract::MAX_ENDPOINTS`] (10).
     pub endpoints: u32,
     /// API keys not revoked, live and test-mode together. Default 100.
     pub keys: u32,
@@ -31,7 +31,7 @@ impl Default for Quotas {
             open_jobs: 10,
             queued_urls: 200_000,
             watches: 1_000,
-            endpoints: u32::try_from(company_model::MAX_ENDPOINTS).unwrap_or(u32::MAX),
+            endpoints: u32::try_from(api_contract::MAX_ENDPOINTS).unwrap_or(u32::MAX),
             keys: 100,
             idempotency_mb: 1024,
         }

@@ -1,6 +1,7 @@
 //! What `GET /v1/account` answers: an account's balance, what is held, and its usage this month.
 
-use company_model::{AccountId, InvalidRequest, Problem, json_object};
+use api_contract::{InvalidRequest, Problem, json_object};
+use company_model::AccountId;
 
 use crate::{Credits, Ledger, LedgerError};
 

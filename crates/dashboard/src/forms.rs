@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use company_model::MAX_BODY_BYTES;
+use api_contract::MAX_BODY_BYTES;
 use http::{Request, header};
 use http_serve::BodyError;
 use subtle::ConstantTimeEq;

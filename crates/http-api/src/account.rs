@@ -6,8 +6,9 @@ use http::{Method, StatusCode};
 use http_serve::Response;
 use serde_json::{Value, json};
 
+use api_contract::paths;
 use company_lookup::LookupError;
-use company_model::{AccountId, paths};
+use company_model::AccountId;
 
 use crate::api::Api;
 use crate::doc::{Context, error_response, rate_limited, unauthorized, unavailable};

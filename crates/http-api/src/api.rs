@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_contract::headers::{RATELIMIT_LIMIT, RATELIMIT_REMAINING, RATELIMIT_RESET};
 use api_keys::{ApiKey, VerifiedKey};
 use bulk_jobs::BulkJobs;
 use bytes::Bytes;
 use company_lookup::{Caller, LookupService};
-use company_model::headers::{RATELIMIT_LIMIT, RATELIMIT_REMAINING, RATELIMIT_RESET};
 use company_resolve::Resolver;
 use company_watch::Watches;
 use http::{HeaderMap, HeaderValue};

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use api_keys::{ApiKeys, KeyError, VerifiedKey};
 use http::HeaderMap;
 
-use company_model::headers::KEY_HEADERS;
+use api_contract::headers::KEY_HEADERS;
 
 /// Why no key could be read from a request's headers (HTTP 401).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! `POST /v1/network/company-data`: page URLs in, company records out (spec 2).
 
+use api_contract::{CompanyRequest, MAX_BODY_BYTES, paths};
 use company_lookup::Caller;
-use company_model::{CompanyRequest, MAX_BODY_BYTES, paths};
 use http::{Method, StatusCode};
 use http_serve::Response;
 use serde_json::{Value, json};

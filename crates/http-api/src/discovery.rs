@@ -2,7 +2,7 @@
 //! does. Both are written from the endpoints' declarations once, on first use ([`Api::openapi`],
 //! [`Api::llms_txt`]).
 
-use company_model::paths;
+use api_contract::paths;
 use http::{Method, StatusCode};
 use http_serve::Response;
 use serde_json::{Value, json};

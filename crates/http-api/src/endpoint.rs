@@ -71,7 +71,7 @@ pub(crate) struct Endpoint {
     /// The method (`HEAD` is answered wherever `GET` is).
     pub(crate) method: Method,
     /// The path as matched and as the OpenAPI document writes it (`{id}` stands for one segment), from
-    /// [`company_model::paths`].
+    /// [`api_contract::paths`].
     pub(crate) path: &'static str,
     /// The OpenAPI `operationId` (kept from the first published documents, so generated clients keep their
     /// method names).

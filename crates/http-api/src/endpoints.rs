@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use api_contract::paths::{self, WEBHOOK_ENDPOINTS};
+use api_contract::{EndpointRequest, MAX_BODY_BYTES, MAX_ENDPOINTS};
 use company_lookup::Caller;
-use company_model::paths::{self, WEBHOOK_ENDPOINTS};
-use company_model::{EndpointRequest, MAX_BODY_BYTES, MAX_ENDPOINTS};
 use company_watch::{Watches, delivery_info, endpoint_info};
 use http::{Method, StatusCode};
 use http_serve::Response;
@@ -117,7 +117,7 @@ impl Api {
         let endpoints = watches.endpoints(caller.account).await?;
         Ok(json_response(
             StatusCode::OK,
-            &company_model::EndpointList {
+            &api_contract::EndpointList {
                 endpoints: endpoints.iter().map(endpoint_info).collect(),
             },
         ))
@@ -167,7 +167,7 @@ impl Api {
             .ok_or(ApiError::EndpointNotFound)?;
         Ok(json_response(
             StatusCode::ACCEPTED,
-            &company_model::PingAnswer { event_id },
+            &api_contract::PingAnswer { event_id },
         ))
     }
 
@@ -194,7 +194,7 @@ impl Api {
             .await?;
         Ok(json_response(
             StatusCode::OK,
-            &company_model::DeliveryList {
+            &api_contract::DeliveryList {
                 deliveries: deliveries.iter().map(delivery_info).collect(),
             },
         ))

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use http_serve::retry_after_seconds;
 
-use api_keys::KeyError;
-use company_lookup::LookupError;
-use company_model::{
+use api_contract::{
     ErrorBody, InvalidRequest, MAX_BODY_BYTES, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, Problem,
 };
+use api_keys::KeyError;
+use company_lookup::LookupError;
 use credit_ledger::{HISTORY_PRICE, LIVE_PRICE, LedgerError, STORED_PRICE};
 use http::{HeaderValue, StatusCode, header};
 use http_serve::{BodyError, Response};

@@ -1,6 +1,6 @@
 //! `GET /healthz`: whether the service can serve.
 
-use company_model::paths;
+use api_contract::paths;
 use http::{HeaderValue, Method, StatusCode, header};
 use http_serve::Response;
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
 //! `GET /v1/network/company-data/history`: a page's points and changes over time (docs/api.md, "History").
 
-use company_model::paths;
+use api_contract::paths;
 use credit_ledger::HISTORY_PRICE;
 use http::{Method, StatusCode};
 use http_serve::Response;
@@ -38,7 +38,7 @@ pub(crate) const GET_COMPANY_HISTORY: Endpoint = Endpoint {
 
 /// Reads and checks the history's query.
 fn history_query(query: Option<&str>, domain: &page_url::NetworkDomain) -> Result<Asked, ApiError> {
-    let company_model::HistoryQuery { li_url, from, to } = crate::request::query(query)?;
+    let api_contract::HistoryQuery { li_url, from, to } = crate::request::query(query)?;
     let page = li_url.ok_or_else(|| {
         ApiError::InvalidQuery(
             "`liUrl` is missing; send the page's URL, e.g. `?liUrl=https://www.linkedin.com/company/google`"
@@ -82,7 +82,7 @@ impl Api {
             .ok_or(ApiError::NoHistory)?;
         let mut response = json_response(
             StatusCode::OK,
-            &company_model::HistoryResponse::new(outcome.history),
+            &api_contract::HistoryResponse::new(outcome.history),
         );
         credits_headers(&mut response, Some(outcome.charged), outcome.remaining);
         Ok(response)

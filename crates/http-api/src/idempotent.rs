@@ -6,8 +6,9 @@
 //! cancel it: its retry finds the answer stored. Only successful answers are kept; after any other answer the
 //! claim is dropped, so a retry runs again (nothing was charged for those).
 
+use api_contract::headers;
 use bytes::Bytes;
-use company_model::{AccountId, headers};
+use company_model::AccountId;
 use http::{HeaderValue, StatusCode};
 use http_serve::Response;
 use idempotency::{Begin, IdempotencyStore, StoredAnswer};
@@ -44,7 +45,7 @@ fn replay(answer: StoredAnswer) -> Response {
         HeaderValue::from_static("no-store"),
     );
     headers.insert(
-        company_model::headers::IDEMPOTENT_REPLAYED,
+        api_contract::headers::IDEMPOTENT_REPLAYED,
         HeaderValue::from_static("true"),
     );
     response

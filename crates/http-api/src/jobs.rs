@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
+use api_contract::paths::{self, JOBS};
+use api_contract::{CompanyRequest, MAX_JOB_BODY_BYTES, MAX_JOB_URLS};
 use bulk_jobs::{BulkJobs, JobId, output};
 use bytes::Bytes;
 use company_lookup::Caller;
-use company_model::paths::{self, JOBS};
-use company_model::{CompanyRequest, MAX_JOB_BODY_BYTES, MAX_JOB_URLS};
 use credit_ledger::{LIVE_PRICE, STORED_PRICE};
 use http::{HeaderValue, Method, StatusCode, header};
 use http_serve::Response;
@@ -168,7 +168,7 @@ impl Api {
             .then(|| page.last())
             .flatten()
             .map(|last| format!("{JOBS}?before={}&limit={limit}", last.job.id));
-        let listed = company_model::JobList {
+        let listed = api_contract::JobList {
             jobs: page.iter().map(bulk_jobs::JobView::info).collect(),
             next,
         };

@@ -4,7 +4,7 @@
 //! [`Api::handle`] answers one request:
 //! - `POST /v1/network/company-data`: the API key from one of the four headers of spec 5 ([`presented_key`]),
 //!   checked by an [`Authenticator`] (normally [`api_keys::ApiKeys`]) and the per-key request rate; a JSON body
-//!   of at most [`company_model::MAX_BODY_BYTES`], validated by [`company_model::CompanyRequest::from_json`];
+//!   of at most [`api_contract::MAX_BODY_BYTES`], validated by [`api_contract::CompanyRequest::from_json`];
 //!   then [`company_lookup::LookupService::run`], with the charge in `X-Credits-Charged` and
 //!   `X-Credits-Remaining`;
 //! - `GET /v1/account`: the caller's account, balance, credits held and usage this month

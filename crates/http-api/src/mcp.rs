@@ -3,7 +3,7 @@
 //! to the endpoint the host set ([`Api::with_mcp`]); each tool call is then one request of the API, counted
 //! against the key's rate, made idempotent and billed where it is made.
 
-use company_model::paths;
+use api_contract::paths;
 use http::{Method, Request};
 use http_serve::Response;
 
@@ -13,7 +13,7 @@ use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 
 /// Largest MCP message, in bytes: a tool call carries at most one API request body.
-pub const MAX_MCP_BODY_BYTES: usize = company_model::MAX_BODY_BYTES + 16 * 1024;
+pub const MAX_MCP_BODY_BYTES: usize = api_contract::MAX_BODY_BYTES + 16 * 1024;
 
 /// Who made an MCP request, as the API verified it: put in the request's extensions for the endpoint, so that
 /// the tool calls it makes are made with the same key.

@@ -8,12 +8,12 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
-use company_model::{
+use api_contract::{
     CompanyDataResponse, CreatedWatches, ErrorBody, HistoryResponse, JobInfo, JobList,
     MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_ENDPOINTS, MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody,
     ResolveResponse, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList, WebhookEvent, paths,
 };
+use bytes::Bytes;
 use credit_ledger::{LIVE_PRICE, STORED_PRICE};
 use page_url::NetworkDomain;
 use serde_json::{Map, Value, json};
@@ -74,7 +74,7 @@ pub fn openapi_document(
             item.insert(
                 "parameters".to_owned(),
                 json!([{"name": "id", "in": "path", "required": true, "description": format!("The {of}'s id."),
-                        "schema": {"type": "string", "pattern": company_model::ID_PATTERN}}]),
+                        "schema": {"type": "string", "pattern": api_contract::ID_PATTERN}}]),
             );
         }
         for (method, endpoint) in route.methods {
@@ -162,12 +162,12 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
     generator.subschema_for::<WatchList>();
     generator.subschema_for::<CreatedWatches>();
     generator.subschema_for::<WebhookEvent>();
-    generator.subschema_for::<company_model::EndpointBody>();
-    generator.subschema_for::<company_model::EndpointInfo>();
-    generator.subschema_for::<company_model::EndpointList>();
-    generator.subschema_for::<company_model::DeliveryList>();
-    generator.subschema_for::<company_model::PingAnswer>();
-    generator.subschema_for::<company_model::AccountEventBody>();
+    generator.subschema_for::<api_contract::EndpointBody>();
+    generator.subschema_for::<api_contract::EndpointInfo>();
+    generator.subschema_for::<api_contract::EndpointList>();
+    generator.subschema_for::<api_contract::DeliveryList>();
+    generator.subschema_for::<api_contract::PingAnswer>();
+    generator.subschema_for::<api_contract::AccountEventBody>();
     generator.subschema_for::<credit_ledger::AccountSummary>();
     generator.subschema_for::<credit_ledger::AccountSettings>();
     let schemas = generator.take_definitions(true);
@@ -183,7 +183,7 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
         ),
         (
             "/WatchRequest/properties/webhookUrl",
-            json!({"pattern": company_model::webhook_url_pattern(http_webhooks)}),
+            json!({"pattern": api_contract::webhook_url_pattern(http_webhooks)}),
         ),
         (
             "/WatchRequest/properties/everyHours",
@@ -211,7 +211,7 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
         ),
         (
             "/WebhookEndpointRequest/properties/url",
-            json!({"pattern": company_model::webhook_url_pattern(http_webhooks)}),
+            json!({"pattern": api_contract::webhook_url_pattern(http_webhooks)}),
         ),
         (
             "/WebhookEndpointRequest/properties/events",
@@ -245,7 +245,7 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
             urls.insert("maxItems".to_owned(), Value::from(MAX_JOB_URLS));
             // An input is a URL or an object carrying the caller's metadata (`CompanyRequest::from_job_json`).
             if let Some(url) = urls.remove("items") {
-                urls.insert("items".to_owned(), company_model::job_input_schema(&url));
+                urls.insert("items".to_owned(), api_contract::job_input_schema(&url));
             }
         }
         // A job puts refused pages back rather than falling back (`CompanyRequest::from_job_json`).

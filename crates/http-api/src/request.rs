@@ -1,7 +1,7 @@
 //! Reading a request: its media type, its `Idempotency-Key`, its query (one typed parser, `serde_urlencoded`),
 //! an id in its path, what it accepts, and a host's path prefix.
 
-use company_model::headers::IDEMPOTENCY_KEY;
+use api_contract::headers::IDEMPOTENCY_KEY;
 use http::{HeaderMap, Request, header};
 use serde::de::DeserializeOwned;
 

@@ -1,7 +1,7 @@
 //! `POST /v1/network/company-data/resolve`: website domains and company names in, verified pages out.
 
+use api_contract::{DEFAULT_RESOLVE_WINDOW, MAX_BODY_BYTES, ResolveRequest, paths};
 use company_lookup::Caller;
-use company_model::{DEFAULT_RESOLVE_WINDOW, MAX_BODY_BYTES, ResolveRequest, paths};
 use company_resolve::MIN_CONFIDENCE;
 use credit_ledger::{LIVE_PRICE, STORED_PRICE};
 use http::{Method, StatusCode};

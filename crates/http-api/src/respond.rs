@@ -1,8 +1,8 @@
 //! Response builders: every answer of the API is made here (JSON, bytes of a media type), never cached by
 //! intermediaries. Imports nothing else of the crate.
 
+use api_contract::headers::{X_CREDITS_CHARGED, X_CREDITS_REMAINING};
 use bytes::Bytes;
-use company_model::headers::{X_CREDITS_CHARGED, X_CREDITS_REMAINING};
 use credit_ledger::Credits;
 use http::{HeaderValue, StatusCode, header};
 use http_serve::Response;

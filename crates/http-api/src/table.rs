@@ -101,7 +101,7 @@ static TABLE: LazyLock<http_serve::RouteTable<&'static Endpoint, Part>> =
 
 #[cfg(test)]
 mod tests {
-    use company_model::paths::{JOB_RESULTS, JOBS};
+    use api_contract::paths::{JOB_RESULTS, JOBS};
     use http::Method;
 
     use super::*;

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
+use api_contract::paths::{self, WATCHES};
+use api_contract::{MAX_BODY_BYTES, WatchRequest};
 use company_lookup::Caller;
-use company_model::paths::{self, WATCHES};
-use company_model::{MAX_BODY_BYTES, WatchRequest};
 use company_watch::{Watches, watch_info};
 use credit_ledger::LIVE_PRICE;
 use http::{Method, StatusCode};
@@ -123,7 +123,7 @@ impl Api {
             fingerprint,
             move |_| async move {
                 let created = watches.create(caller.account, &parsed).await?;
-                let created = company_model::CreatedWatches {
+                let created = api_contract::CreatedWatches {
                     watches: created.iter().map(watch_info).collect(),
                 };
                 Ok(json_response(StatusCode::CREATED, &created))
@@ -136,7 +136,7 @@ impl Api {
     async fn list_watches(&self, call: Call) -> Result<Response, ApiError> {
         let watches = self.watch_service()?;
         let caller = call.caller()?;
-        let asked: company_model::WatchListQuery = query(call.query())?;
+        let asked: api_contract::WatchListQuery = query(call.query())?;
         let limit = number(
             "limit",
             asked.limit.as_deref(),
@@ -151,7 +151,7 @@ impl Api {
             .then(|| page.last())
             .flatten()
             .map(|last| format!("{WATCHES}?after={}&limit={limit}", last.id));
-        let listed = company_model::WatchList {
+        let listed = api_contract::WatchList {
             watches: page.iter().map(watch_info).collect(),
             next,
         };

@@ -1,7 +1,7 @@
 //! Bulk jobs' durable state: each job's inputs in order, its distinct pages, who is working on which pages
 //! (leases), and each page's answer.
 //!
-//! A job is a list of submitted URLs (up to [`company_model::MAX_JOB_URLS`]). URLs that normalize to the same
+//! A job is a list of submitted URLs (up to [`api_contract::MAX_JOB_URLS`]). URLs that normalize to the same
 //! page share one *job page*, so a page is looked up and paid for once however often the list names it. Work
 //! is handed out in *leases*: a few pages of one job, for a while. A lease that ends without its answers being
 //! recorded (its server stopped) is handed out again **whole, under the same id**, so whoever runs it again
@@ -23,12 +23,10 @@ mod sqlite;
 
 use std::time::Duration;
 
-use company_model::{
-    AccountId, FreshnessWindow, InputMetadata, RecordFields, RecordJson, RecordSource,
-    UnresolvedCode,
-};
 /// A job's status, an answer and an input row are the API's wire types (`company-model`), stored as they are.
-pub use company_model::{Answer, InputRow, JobStatus};
+pub use api_contract::{Answer, InputRow, JobStatus};
+use api_contract::{FreshnessWindow, InputMetadata, RecordFields};
+use company_model::{AccountId, RecordJson, RecordSource, UnresolvedCode};
 use page_url::PageUrl;
 
 #[cfg(feature = "postgres")]

@@ -1,7 +1,8 @@
 use std::time::{Duration, SystemTime};
 use store_base::time;
 
-use company_model::{AccountId, InputMetadata, RecordFields};
+use api_contract::{InputMetadata, RecordFields};
+use company_model::AccountId;
 use page_url::PageUrl;
 use pg_pool::PgPool;
 use pg_pool::tokio_postgres::{GenericClient, Row};

@@ -2,7 +2,8 @@ use std::path::Path;
 use std::time::Duration;
 use store_base::time;
 
-use company_model::{AccountId, InputMetadata, RecordFields};
+use api_contract::{InputMetadata, RecordFields};
+use company_model::AccountId;
 use page_url::PageUrl;
 use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};

@@ -21,13 +21,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_contract::{
+    Answer, CompanyRequest, InputRow, InvalidRequest, JobInfo, RecordFields, RequestBody,
+};
 pub use bulk_jobs::output::CsvCells;
 use bulk_jobs::{BulkError, BulkJobs, JobId};
 use company_data_client::{Client, ClientError};
 use company_lookup::Caller;
-use company_model::{
-    Answer, CompanyRequest, InputRow, InvalidRequest, JobInfo, RecordFields, RequestBody,
-};
 pub use lists::{List, ListError, ListFormat, ListRow};
 pub use queries::{
     EmbeddedResolver, QueryColumns, QueryList, QueryRow, ResolveTarget, enrich_queries,

@@ -11,8 +11,8 @@ use std::path::Path;
 use company_model::UnresolvedCode;
 use page_url::{NetworkDomain, PageUrl};
 
+use api_contract::{Answer, InputRow, RecordFields};
 use bulk_jobs::output;
-use company_model::{Answer, InputRow, RecordFields};
 
 /// How a list file is written, from its extension: `.csv`, `.ndjson`/`.jsonl`, anything else one URL per line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

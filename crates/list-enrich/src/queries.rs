@@ -2,7 +2,7 @@
 //! evidence, and the page's record beside the row's own fields (`company-data enrich --domain-column`,
 //! `--name-column`).
 //!
-//! The distinct queries go to a [`ResolveTarget`] in requests of [`company_model::MAX_QUERIES`] with
+//! The distinct queries go to a [`ResolveTarget`] in requests of [`api_contract::MAX_QUERIES`] with
 //! `"enrich": true`, so each resolved row is paid once, at its record's price, and a row that was not resolved
 //! costs nothing.
 
@@ -11,11 +11,12 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use company_lookup::Caller;
-use company_model::{
+use api_contract::{
     Answer, InputRow, MAX_DOMAIN_LEN, MAX_NAME_LEN, MAX_QUERIES, Resolution, ResolveBody,
-    ResolveQuery, ResolveRequest, UnresolvedCode, UnresolvedQuery,
+    ResolveQuery, ResolveRequest, UnresolvedQuery,
 };
+use company_lookup::Caller;
+use company_model::UnresolvedCode;
 use company_resolve::Resolver;
 
 use bulk_jobs::output::CsvCells;
@@ -30,7 +31,7 @@ pub trait ResolveTarget: Send + Sync {
     async fn resolve(
         &self,
         body: &ResolveBody,
-    ) -> Result<(company_model::ResolveResponse, f64), EnrichError>;
+    ) -> Result<(api_contract::ResolveResponse, f64), EnrichError>;
 }
 
 #[async_trait::async_trait]
@@ -38,7 +39,7 @@ impl ResolveTarget for Remote {
     async fn resolve(
         &self,
         body: &ResolveBody,
-    ) -> Result<(company_model::ResolveResponse, f64), EnrichError> {
+    ) -> Result<(api_contract::ResolveResponse, f64), EnrichError> {
         let resolved = self.0.resolve(body).await?;
         Ok((resolved.response, resolved.credits_charged.unwrap_or(0.0)))
     }
@@ -58,7 +59,7 @@ impl ResolveTarget for EmbeddedResolver {
     async fn resolve(
         &self,
         body: &ResolveBody,
-    ) -> Result<(company_model::ResolveResponse, f64), EnrichError> {
+    ) -> Result<(api_contract::ResolveResponse, f64), EnrichError> {
         // Through the server's own validation, as over HTTP.
         let text = serde_json::to_vec(body).unwrap_or_default();
         let request = ResolveRequest::from_json(&text)?;

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use company_model::{
+use api_contract::{
     CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryQuery,
     HistoryResponse, MAX_AGE_HOURS, MAX_QUERIES, MAX_URLS, RequestBody, ResolveBody,
     ResolveResponse, WatchBody, WatchList, WatchListQuery, WatchPath, headers, paths,

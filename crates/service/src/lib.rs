@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use accounts::{Accounts, CreatedKey};
 use anyhow::Context;
+use api_contract::AccountEventType;
 use api_keys::{ApiKeys, KeyStore, PgKeyStore, SqliteKeyStore};
 use bulk_jobs::{BulkJobs, BulkSettings, Runner};
 use company_lookup::{LookupService, LookupSettings};
-use company_model::AccountEventType;
 use company_resolve::{Resolver, ResolverSettings};
 use company_watch::{SystemClock, WatchSettings, Watches};
 use credit_ledger::{Ledger, PgLedger, SqliteLedger, WithTestTwins};

@@ -60,7 +60,7 @@ async fn call_api(api: &Api, key: &str, call: ApiCall) -> Result<ApiAnswer, Back
         .header(http::header::AUTHORIZATION, format!("Bearer {key}"))
         .header(http::header::CONTENT_TYPE, "application/json");
     if let Some(idempotency_key) = call.idempotency_key {
-        request = request.header(company_model::headers::IDEMPOTENCY_KEY, idempotency_key);
+        request = request.header(api_contract::headers::IDEMPOTENCY_KEY, idempotency_key);
     }
     let request = request
         .body(Full::new(Bytes::from(body)))

@@ -6,9 +6,14 @@ use page_url::{NetworkDomain, PageUrl};
 
 fuzz_target!(|html: &[u8]| {
     let domain = NetworkDomain::default();
-    let url = PageUrl::from_canonical("https://www.linkedin.com/company/google").expect("a canonical URL");
+    let url = PageUrl::from_canonical("https://www.linkedin.com/company/google")
+        .expect("a canonical URL");
     let html = String::from_utf8_lossy(html);
     if let Ok(record) = page_parser::parse_page(&html, &url, &domain) {
-        assert!(record.company_name.is_some_and(|name| !name.trim().is_empty()));
+        assert!(
+            record
+                .company_name
+                .is_some_and(|name| !name.trim().is_empty())
+        );
     }
 });

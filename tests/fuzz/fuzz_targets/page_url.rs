@@ -15,7 +15,8 @@ fuzz_target!(|input: &str| {
         let again = PageUrl::from_canonical(url.as_str()).expect("a normalized URL parses back");
         assert_eq!(again, url, "normalization is idempotent");
         assert!(!url.slug().is_empty(), "a page has a slug");
-        let renormalized = PageUrl::normalize(url.as_str(), &domain).expect("normal form is accepted");
+        let renormalized =
+            PageUrl::normalize(url.as_str(), &domain).expect("normal form is accepted");
         assert_eq!(renormalized, url);
     }
 });

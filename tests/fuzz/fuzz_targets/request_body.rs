@@ -2,7 +2,7 @@
 //! the spec's range, and a refused one names at least one problem.
 #![no_main]
 
-use company_model::CompanyRequest;
+use api_contract::CompanyRequest;
 use libfuzzer_sys::fuzz_target;
 use page_url::NetworkDomain;
 

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use api_contract::RecordFields;
 use clap::{Args, ValueEnum};
 use company_data::config::ServeArgs;
 use company_lookup::Caller;
-use company_model::RecordFields;
 use list_enrich::{
     CsvCells, Embedded, EmbeddedResolver, Enrichment, JobTarget, List, ListFormat, QueryColumns,
     QueryList, Remote, ResolveTarget,
@@ -183,7 +183,7 @@ fn progress_bar(total: u64) -> Progress {
 }
 
 impl Progress {
-    fn show(&self, job: &company_model::JobInfo) {
+    fn show(&self, job: &api_contract::JobInfo) {
         let paused = job
             .paused_reason
             .as_deref()

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_contract::{AccountEventType, CompanyRequest};
 use bulk_jobs::{BulkJobs, BulkSettings, JobStatus, JobStore, Worked, output};
 use company_lookup::{Caller, LookupService, LookupSettings};
-use company_model::{AccountEventType, CompanyRequest, RecordSource};
+use company_model::RecordSource;
 use credit_ledger::{Credits, EntryKind, Ledger, SqliteLedger};
 use job_store::SqliteJobStore;
 use page_scraper::{Fetcher, FetcherSettings, Origin};
@@ -197,7 +198,7 @@ async fn a_lease_run_again_after_a_crash_pays_nothing_more() {
         urls: lease
             .pages
             .iter()
-            .map(|page| company_model::SubmittedUrl {
+            .map(|page| api_contract::SubmittedUrl {
                 original: page.as_str().into(),
                 page: page.clone(),
                 metadata: None,

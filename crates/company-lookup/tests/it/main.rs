@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use api_contract::CompanyRequest;
 use company_lookup::{Caller, LookupError, LookupService, LookupSettings};
-use company_model::{CompanyRequest, RecordSource, UnresolvedCode};
+use company_model::{RecordSource, UnresolvedCode};
 use credit_ledger::{Credits, Ledger, LedgerError, SqliteLedger, TEST_BALANCE, WithTestTwins};
 use page_scraper::{Fetcher, FetcherSettings, Origin};
 use page_url::NetworkDomain;

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use api_contract::WatchRequest;
 use company_lookup::{LookupService, LookupSettings};
-use company_model::{AccountId, WatchRequest};
+use company_model::AccountId;
 use company_watch::{ManualClock, WatchSettings, Watches, WorkDone};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
 use hmac::Mac;
@@ -417,12 +418,12 @@ impl World {
 }
 
 /// An endpoint request for `events` at the receiver on `port`.
-fn endpoint_request(port: u16, events: &[&str]) -> company_model::EndpointRequest {
+fn endpoint_request(port: u16, events: &[&str]) -> api_contract::EndpointRequest {
     let body = serde_json::json!({
         "url": format!("http://127.0.0.1:{port}/hooks/account"),
         "events": events,
     });
-    company_model::EndpointRequest::from_json(body.to_string().as_bytes(), true).expect("valid")
+    api_contract::EndpointRequest::from_json(body.to_string().as_bytes(), true).expect("valid")
 }
 
 #[tokio::test]
@@ -456,7 +457,7 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     };
     assert_eq!(
         announce(
-            company_model::AccountEventType::JobFinished,
+            api_contract::AccountEventType::JobFinished,
             "evt_job_1_done"
         )
         .await
@@ -465,7 +466,7 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     );
     assert_eq!(
         announce(
-            company_model::AccountEventType::JobFinished,
+            api_contract::AccountEventType::JobFinished,
             "evt_job_1_done"
         )
         .await
@@ -474,7 +475,7 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     );
     assert_eq!(
         announce(
-            company_model::AccountEventType::JobPaused,
+            api_contract::AccountEventType::JobPaused,
             "evt_job_1_paused"
         )
         .await
@@ -572,7 +573,7 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
             .await
             .expect("answers")
     );
-    for _ in 2..company_model::MAX_ENDPOINTS {
+    for _ in 2..api_contract::MAX_ENDPOINTS {
         world
             .watches
             .create_endpoint(world.account, &endpoint_request(jobs.port, &["job.paused"]))

@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
+use api_contract::{CompanyRequest, FreshnessWindow, MAX_JOB_BODY_BYTES, MAX_JOB_URLS};
 use bulk_jobs::{JobId, JobView, output};
 use company_lookup::Caller;
-use company_model::{CompanyRequest, FreshnessWindow, MAX_JOB_BODY_BYTES, MAX_JOB_URLS};
 use credit_ledger::price_per_company;
 use http::{HeaderValue, Request, StatusCode, header};
 use maud::{Markup, html};

@@ -4,9 +4,9 @@
 //! [`credit_ledger::price_per_company`]: the page asks the crates that own those rules, and hands the prices to
 //! its script in `data-price` attributes, so it cannot offer what the API refuses or quote another price.
 
+use api_contract::{CompanyRequest, FreshnessWindow, MAX_QUERIES, MAX_URLS, ResolveRequest};
 use api_keys::KeyRecord;
 use company_lookup::Caller;
-use company_model::{CompanyRequest, FreshnessWindow, MAX_QUERIES, MAX_URLS, ResolveRequest};
 use credit_ledger::{Credits, LIVE_PRICE, STORED_PRICE, price_per_company};
 use http::{Request, StatusCode};
 use maud::{Markup, html};

@@ -5,8 +5,9 @@
 //! Validation, bounds and prices are the API's: the form goes through [`WatchRequest::from_json`], the periods
 //! offered are within [`WATCH_EVERY_HOURS`], a history is billed by [`company_lookup::LookupService::history`].
 
+use api_contract::{MAX_BODY_BYTES, WATCH_EVERY_HOURS, WatchRequest};
 use company_lookup::Caller;
-use company_model::{CompanyHistory, MAX_BODY_BYTES, WATCH_EVERY_HOURS, WatchRequest};
+use company_model::CompanyHistory;
 use company_watch::Watches;
 use credit_ledger::HISTORY_PRICE;
 use http::{Request, StatusCode};

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use company_model::{
+use api_contract::{
     AccountEventType, DeliveryState, EndpointDeliveryInfo, EndpointInfo, EndpointRequest,
     EndpointStatus, MAX_ENDPOINTS,
 };

@@ -5,10 +5,10 @@ mod document;
 
 use std::sync::Arc;
 
+use api_contract::{MAX_AGE_HOURS, MAX_URLS};
 use api_keys::{ApiKeys, KeyError, SqliteKeyStore, VerifiedKey};
 use bytes::Bytes;
 use company_lookup::{LookupService, LookupSettings};
-use company_model::{MAX_AGE_HOURS, MAX_URLS};
 use credit_ledger::{Credits, LIVE_PRICE, Ledger, STORED_PRICE, SqliteLedger};
 use http_api::{Api, ApiSettings, Authenticator};
 use http_body_util::{BodyExt, Full};

@@ -4,10 +4,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use company_model::{
-    AccountId, FreshnessWindow, InputMetadata, RecordFields, RecordJson, RecordSource,
-    UnresolvedCode,
-};
+use api_contract::{FreshnessWindow, InputMetadata, RecordFields};
+use company_model::{AccountId, RecordJson, RecordSource, UnresolvedCode};
 use job_store::{
     Answer, Created, Job, JobStatus, JobStore, JobStoreError, NewJob, PgJobStore, QueueBound,
     SqliteJobStore,

@@ -3,7 +3,7 @@
 use serde::ser::{Error as _, SerializeMap};
 use serde::{Deserialize, Serialize};
 
-use crate::{CompanyRecord, RecordJson};
+use company_model::{CompanyRecord, RecordJson, RecordSource, UnresolvedCode};
 
 /// The body of a 200 (spec 2.2) plus `unresolved`, the URLs that could not be turned into a record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -150,42 +150,6 @@ impl schemars::JsonSchema for CompanyResult {
     }
 }
 
-/// Where a record came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub enum RecordSource {
-    /// Fetched from the network for this request.
-    Live,
-    /// Served from a snapshot stored inside the request's freshness window.
-    Stored,
-    /// Served from the newest stored snapshot, older than the request's freshness window, because the live fetch
-    /// failed (the network refused it, showed its sign-in wall, timed out or could not be reached) and the
-    /// request sent `staleIfError: true`. Billed at the stored price; `fetched_at` says how old it is.
-    Stale,
-}
-
-impl RecordSource {
-    /// The source as serialized: `live`, `stored` or `stale`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RecordSource::Live => "live",
-            RecordSource::Stored => "stored",
-            RecordSource::Stale => "stale",
-        }
-    }
-
-    /// The source named `name` as [`RecordSource::as_str`] writes it; anything else reads as `stored` (rows
-    /// written before a source had a name).
-    pub fn from_name(name: &str) -> Self {
-        match name {
-            "live" => RecordSource::Live,
-            "stale" => RecordSource::Stale,
-            _ => RecordSource::Stored,
-        }
-    }
-}
-
 /// An input position that did not resolve to a record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -201,60 +165,6 @@ pub struct UnresolvedUrl {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "u64", range(min = 1)))]
     pub retry_after_seconds: Option<u64>,
-}
-
-/// Why a URL did not resolve. Serialized in snake_case (`not_found`, ...); the set is stable and documented in
-/// the OpenAPI description.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub enum UnresolvedCode {
-    /// The network has no such page (HTTP 404 or its "page not found" page).
-    NotFound,
-    /// The network answered with its sign-in wall instead of the page.
-    Authwall,
-    /// The network refused the request (HTTP 999 or 429, or its bounce page).
-    Blocked,
-    /// The URL led to a page that is not a company, school or showcase page.
-    WrongPageKind,
-    /// The live lookup did not finish inside the live time-out.
-    TimedOut,
-    /// The page could not be fetched (connection error, server error, bad body).
-    FetchFailed,
-    /// The page was fetched but holds no company data the parser recognises.
-    Unparseable,
-    /// The page is in the request more than [`crate::MAX_COPIES_PER_PAGE`] times; this copy is not answered
-    /// (its first copies are, and the page is charged once).
-    Duplicate,
-}
-
-impl UnresolvedCode {
-    /// All codes, for documentation.
-    pub const ALL: [UnresolvedCode; 8] = [
-        UnresolvedCode::NotFound,
-        UnresolvedCode::Authwall,
-        UnresolvedCode::Blocked,
-        UnresolvedCode::WrongPageKind,
-        UnresolvedCode::TimedOut,
-        UnresolvedCode::FetchFailed,
-        UnresolvedCode::Unparseable,
-        UnresolvedCode::Duplicate,
-    ];
-
-    /// The code as serialized, e.g. `not_found`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UnresolvedCode::NotFound => "not_found",
-            UnresolvedCode::Authwall => "authwall",
-            UnresolvedCode::Blocked => "blocked",
-            UnresolvedCode::WrongPageKind => "wrong_page_kind",
-            UnresolvedCode::TimedOut => "timed_out",
-            UnresolvedCode::FetchFailed => "fetch_failed",
-            UnresolvedCode::Unparseable => "unparseable",
-            UnresolvedCode::Duplicate => "duplicate",
-        }
-    }
 }
 
 /// Every error body (spec 2.4): `{error, message, status_code}`, plus `details` on a 400 that lists each
@@ -298,21 +208,63 @@ pub struct Problem {
 
 #[cfg(test)]
 mod tests {
-    use super::RecordSource;
+    use super::*;
+
+    fn audiense() -> CompanyRecord {
+        CompanyRecord {
+            company_name: Some("Audiense \"quoted\" \u{e9}".into()),
+            headquarters: Some(company_model::Address {
+                locality: Some("London".into()),
+                ..company_model::Address::default()
+            }),
+            ..CompanyRecord::default()
+        }
+    }
 
     #[test]
-    fn a_source_reads_back_from_its_name() {
-        for source in [
-            RecordSource::Live,
-            RecordSource::Stored,
-            RecordSource::Stale,
-        ] {
-            assert_eq!(RecordSource::from_name(source.as_str()), source);
-            assert_eq!(
-                serde_json::to_value(source).expect("serializes"),
-                source.as_str(),
-                "the name is the serialized one"
-            );
-        }
+    fn a_result_splices_the_record_members_between_its_own() {
+        let result = CompanyResult {
+            original_li_url: "https://uk.linkedin.com/company/audiense/".into(),
+            record: RecordJson::from_record(&audiense()),
+            source: RecordSource::Stored,
+            fetched_at: "2026-11-22T10:00:00Z".parse().expect("timestamp"),
+        };
+        let json = serde_json::to_string(&result).expect("serializes");
+        let response = CompanyDataResponse {
+            message: "Success".into(),
+            status_code: 200,
+            results: vec![result.clone(), result.clone()],
+            unresolved: vec![UnresolvedUrl {
+                original_li_url: "x".into(),
+                error: UnresolvedCode::FetchFailed,
+                message: "m".into(),
+                retry_after_seconds: None,
+            }],
+        };
+        assert_eq!(
+            response.to_json().expect("writes"),
+            serde_json::to_vec(&response).expect("serializes"),
+            "the copying writer and serde agree byte for byte"
+        );
+        let spaced =
+            RecordJson::from_stored(" { \"company_name\" : \"A\" } ".into()).expect("valid");
+        let spaced_result = CompanyResult {
+            record: spaced,
+            ..result.clone()
+        };
+        let one = CompanyDataResponse {
+            results: vec![spaced_result],
+            ..response.clone()
+        };
+        let written: serde_json::Value =
+            serde_json::from_slice(&one.to_json().expect("writes")).expect("valid JSON");
+        assert_eq!(written["results"][0]["company_name"], "A");
+        assert_eq!(
+            json,
+            r#"{"original_li_url":"https://uk.linkedin.com/company/audiense/","company_name":"Audiense \"quoted\" é","headquarters":{"locality":"London"},"source":"stored","fetched_at":"2026-11-22T10:00:00Z"}"#
+        );
+        let back: CompanyResult = serde_json::from_str(&json).expect("parses");
+        assert_eq!(back, result);
+        assert_eq!(back.record.to_record().expect("record"), audiense());
     }
 }

@@ -4,7 +4,8 @@ use serde_json::{Map, Value};
 
 use crate::problems::{echo, escape_pointer, json_object, type_name};
 use crate::request::validate_urls;
-use crate::{CHANGE_FIELDS, InvalidRequest, MAX_URLS, Problem, SubmittedUrl, WATCH_FIELDS};
+use crate::{InvalidRequest, MAX_URLS, Problem, SubmittedUrl};
+use company_model::{CHANGE_FIELDS, WATCH_FIELDS};
 use page_url::NetworkDomain;
 
 /// The fewest and the most hours between a watch's refreshes (`everyHours`).
@@ -469,9 +470,9 @@ pub struct WebhookEvent {
     pub final_li_url: String,
     /// What changed, one entry per member.
     #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
-    pub changes: Vec<crate::FieldChange>,
+    pub changes: Vec<company_model::FieldChange>,
     /// The record fetched, as in `CompanyResult` without its per-request members (`original_li_url`, `source`,
     /// `fetched_at`), copied as stored.
-    #[cfg_attr(feature = "schema", schemars(with = "crate::CompanyRecord"))]
+    #[cfg_attr(feature = "schema", schemars(with = "company_model::CompanyRecord"))]
     pub record: Box<serde_json::value::RawValue>,
 }

@@ -3,9 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    CompanyResult, InputMetadata, RecordJson, RecordSource, UnresolvedCode, UnresolvedUrl, paths,
-};
+use crate::{CompanyResult, InputMetadata, UnresolvedUrl, paths};
+use company_model::{RecordJson, RecordSource, UnresolvedCode};
 
 /// The path of job `id`'s results (NDJSON or CSV, `GET`): [`paths::JOB_RESULTS`] filled.
 pub fn job_results_path(id: &str) -> String {

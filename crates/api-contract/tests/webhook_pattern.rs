@@ -2,7 +2,7 @@
 //! URLs built from the pieces that decide (schemes, hosts, ports, user info, spaces, brackets) and arbitrary
 //! text after a valid start.
 
-use company_model::{MAX_WEBHOOK_URL_LEN, WatchRequest, webhook_url_pattern};
+use api_contract::{MAX_WEBHOOK_URL_LEN, WatchRequest, webhook_url_pattern};
 use page_url::NetworkDomain;
 use proptest::prelude::*;
 

@@ -325,7 +325,7 @@ pub struct Resolution {
     #[serde(default)]
     pub candidates: Vec<Candidate>,
     /// Whether the page was verified against a live fetch or a stored snapshot (what the resolution cost).
-    pub source: crate::RecordSource,
+    pub source: company_model::RecordSource,
     /// The page's record, with `"enrich": true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<CompanyResult>,

@@ -8,9 +8,10 @@ use std::fmt;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::Problem;
 use crate::problems::{echo, type_name};
-use crate::record_json::Members;
-use crate::{CompanyRecord, Problem, RecordJson};
+use company_model::Members;
+use company_model::{CompanyRecord, RecordJson};
 
 /// Members of every answer, whatever `fields` names: which input it answers (`original_li_url`) and which page
 /// it is (`final_li_url`).
@@ -26,15 +27,6 @@ pub const MAX_METADATA_MEMBERS: usize = 8;
 pub const MAX_METADATA_NAME_CHARS: usize = 32;
 /// Longest string value of an [`InputMetadata`], in characters.
 pub const MAX_METADATA_TEXT_CHARS: usize = 80;
-
-impl CompanyRecord {
-    /// The record's top-level members as JSON names them, in the record's order (`company_name`, `company_id`,
-    /// `final_li_url`, …, `type` for [`CompanyRecord::company_type`]): read from the type's serde derive, so this
-    /// is never a second list to keep in step.
-    pub fn members() -> &'static [&'static str] {
-        serde_aux::serde_introspection::serde_introspect::<CompanyRecord>()
-    }
-}
 
 /// A validated `fields` list: the record members each answer keeps. `final_li_url` is always kept; the result's
 /// own members (`original_li_url`, `source`, `fetched_at`) are not the record's and are always written.

@@ -1,0 +1,64 @@
+//! The wire contract of the company-data HTTP API: every request body as one type (with its JSON Schema, behind
+//! the `schema` feature, and its validation, naming every problem at once), every answer and error body, the
+//! bounds of each (`MAX_URLS`, `MAX_BODY_BYTES`, …), and the names of the wire, each written once: the API's
+//! [`paths`] and its [`headers`]. The server, the MCP tools, the Rust client and the dashboard all read them
+//! from here.
+//!
+//! Plain data and rules, no I/O. The records inside the answers are the domain model's (`company-model`, below
+//! this crate). Not here: how pages are fetched, prices, storage, HTTP serving.
+//!
+//! ```
+//! use api_contract::{CompanyRequest, FreshnessWindow};
+//! use page_url::NetworkDomain;
+//!
+//! let body = br#"{"liUrls": ["https://uk.linkedin.com/company/audiense/"], "maxAgeHours": 24}"#;
+//! let request = CompanyRequest::from_json(body, &NetworkDomain::default()).expect("valid");
+//! assert_eq!(request.urls[0].page.as_str(), "https://www.linkedin.com/company/audiense");
+//! assert_eq!(request.window, FreshnessWindow::from_seconds(86_400.0).expect("in range"));
+//! ```
+#![deny(missing_docs)]
+
+mod account_events;
+mod api;
+mod fields;
+mod history;
+mod jobs;
+mod problems;
+mod queries;
+mod request;
+mod resolve;
+mod watch_request;
+mod wire;
+
+pub use wire::{headers, paths};
+
+pub use account_events::{
+    AccountEventBody, AccountEventType, DeliveryList, DeliveryState, EndpointBody,
+    EndpointDeliveryInfo, EndpointInfo, EndpointList, EndpointRequest, EndpointStatus,
+    MAX_ENDPOINTS, PING_EVENT, PingAnswer,
+};
+pub use api::{CompanyDataResponse, CompanyResult, ErrorBody, Problem, UnresolvedUrl};
+pub use fields::{
+    IDENTITY_MEMBERS, InputMetadata, MAX_METADATA_MEMBERS, MAX_METADATA_NAME_CHARS,
+    MAX_METADATA_TEXT_CHARS, RESULT_MEMBERS, RecordFields, UnknownField,
+};
+pub use history::HistoryResponse;
+pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus, job_results_path};
+pub use problems::{InvalidRequest, json_object};
+pub use queries::{HistoryQuery, ID_PATTERN, WatchListQuery, WatchPath};
+#[cfg(feature = "schema")]
+pub use request::job_input_schema;
+pub use request::{
+    CompanyRequest, FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES,
+    MAX_COPIES_PER_PAGE, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,
+};
+pub use resolve::{
+    Candidate, DEFAULT_RESOLVE_WINDOW, Evidence, MAX_DOMAIN_LEN, MAX_NAME_LEN, MAX_QUERIES,
+    Resolution, ResolveBody, ResolveMethod, ResolveQuery, ResolveRequest, ResolveResponse,
+    UnresolvedQuery, UnresolvedReason,
+};
+pub use watch_request::{
+    CreatedWatches, DeliveryInfo, MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchBody, WatchInfo,
+    WatchList, WatchRequest, WatchStatus, WebhookEvent, WebhookEventType, webhook_scheme_allowed,
+    webhook_url_pattern,
+};
