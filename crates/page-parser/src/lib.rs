@@ -27,10 +27,10 @@
 //! ```
 #![deny(missing_docs)]
 
-/// Declares lazily compiled CSS selectors: `selectors! { NAME = "css"; ... }`.
+/// Declares lazily compiled CSS selectors: `selectors! { NAME = "css"; pub(super) SHARED = "css"; ... }`.
 macro_rules! selectors {
-    ($($name:ident = $css:literal;)*) => {
-        $(static $name: std::sync::LazyLock<scraper::Selector> = std::sync::LazyLock::new(|| {
+    ($($vis:vis $name:ident = $css:literal;)*) => {
+        $($vis static $name: std::sync::LazyLock<scraper::Selector> = std::sync::LazyLock::new(|| {
             // Constants of this crate: a typo fails every test, so this cannot fail at run time.
             scraper::Selector::parse($css).unwrap_or_else(|e| panic!("invalid built-in selector {:?}: {e}", $css))
         });)*
