@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use serde_json::json;
-use tests::{Service, ServiceOptions, TestOrigin};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -177,7 +177,7 @@ async fn a_client_that_hangs_up_mid_batch_leaves_no_fetch_or_hold() {
         .write_all(body.as_bytes())
         .await
         .expect("send the body");
-    tests::eventually(Duration::from_secs(2), "the batch never started", || {
+    e2e_harness::eventually(Duration::from_secs(2), "the batch never started", || {
         std::future::ready((origin.hits("/company/slow") > 0).then_some(()))
     })
     .await;
@@ -187,13 +187,13 @@ async fn a_client_that_hangs_up_mid_batch_leaves_no_fetch_or_hold() {
     let hung_up = Instant::now();
 
     // Within a second (long before the 3 s page would be sent) the fetch is dropped and the hold released.
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(1),
         "after the client left, the fetch was never abandoned",
         || std::future::ready((origin.abandoned() > 0).then_some(())),
     )
     .await;
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(1).saturating_sub(hung_up.elapsed()),
         "a second after the client left, not all 50 credits are available",
         || async { (service.available_credits(&key).await == "50").then_some(()) },

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
+use e2e_harness::receiver::WebhookReceiver;
+use e2e_harness::{Service, ServiceOptions};
 use reqwest::Method;
 use serde_json::{Value, json};
-use tests::receiver::WebhookReceiver;
-use tests::{Service, ServiceOptions};
 
 use crate::GOOGLE;
 use crate::jobs::{submit, wait_until};
@@ -91,7 +91,7 @@ async fn a_finished_job_reaches_the_endpoint_signed_once_through_failures() {
     wait_until(&service, &key, &job_id, "done", Duration::from_mins(1)).await;
 
     // Three 503s, then a 200: four arrivals of one event, the same id each time, and no more after it.
-    let delivered = tests::eventually(
+    let delivered = e2e_harness::eventually(
         Duration::from_mins(1),
         "job.finished was never delivered",
         || async {
@@ -153,7 +153,7 @@ async fn a_finished_job_reaches_the_endpoint_signed_once_through_failures() {
         .await;
     assert_eq!(ping.status, 202, "{}", ping.json);
     let ping_id = ping.json["event_id"].as_str().expect("event id").to_owned();
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(30),
         "the ping never arrived",
         || async {
@@ -213,7 +213,7 @@ async fn a_job_out_of_credits_sends_job_paused_once() {
     let job = submit(&service, &key, &json!({"liUrls": [GOOGLE, AUDIENSE]})).await;
     let job_id = job.json["id"].as_str().expect("job id").to_owned();
     wait_until(&service, &key, &job_id, "paused", Duration::from_mins(1)).await;
-    let paused = tests::eventually(
+    let paused = e2e_harness::eventually(
         Duration::from_secs(30),
         "job.paused was never delivered",
         || async {
@@ -327,7 +327,7 @@ async fn a_low_balance_is_told_once_per_crossing_under_concurrent_requests() {
 
     // 20 requests at once on 15 credits: 15 paid, 5 refused, the balance from 15 to 0 across 10 — one alert.
     assert_eq!(concurrent_lookups(&service, &key, 20).await, (15, 5));
-    let first = tests::eventually(
+    let first = e2e_harness::eventually(
         Duration::from_secs(30),
         "account.balance_low never arrived",
         || async {
@@ -347,7 +347,7 @@ async fn a_low_balance_is_told_once_per_crossing_under_concurrent_requests() {
     // A grant lifts it back above; the next fall is another crossing, and the only other event.
     service.cli(&["credits", "grant", "--account", "acme", "20"]);
     assert_eq!(concurrent_lookups(&service, &key, 12).await, (12, 0));
-    let both = tests::eventually(
+    let both = e2e_harness::eventually(
         Duration::from_secs(30),
         "the second crossing was never told",
         || async {

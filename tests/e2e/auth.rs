@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use tests::{Service, client};
+use e2e_harness::{Service, client};
 
 use crate::{GOOGLE, urls};
 
-async fn post_with(service: &Service, headers: &[(&str, &str)]) -> tests::Reply {
+async fn post_with(service: &Service, headers: &[(&str, &str)]) -> e2e_harness::Reply {
     let mut request = client()
         .post(format!("{}/v1/network/company-data", service.base))
         .header("content-type", "application/json")
@@ -14,7 +14,7 @@ async fn post_with(service: &Service, headers: &[(&str, &str)]) -> tests::Reply 
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    tests::Reply::from(request.send().await.expect("sent")).await
+    e2e_harness::Reply::from(request.send().await.expect("sent")).await
 }
 
 #[tokio::test]
@@ -75,7 +75,7 @@ async fn missing_invalid_conflicting_and_revoked_keys_get_401() {
     );
     let prefix = &key[..12];
     service.cli(&["keys", "revoke", prefix]);
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(5),
         "a revoked key still worked",
         || async {
@@ -92,10 +92,10 @@ async fn missing_invalid_conflicting_and_revoked_keys_get_401() {
 
 #[tokio::test]
 async fn keys_never_reach_the_logs() {
-    let service = Service::start(tests::ServiceOptions {
+    let service = Service::start(e2e_harness::ServiceOptions {
         env: vec![("COMPANY_DATA_LOG", "debug")],
         real_process: true,
-        ..tests::ServiceOptions::default()
+        ..e2e_harness::ServiceOptions::default()
     });
     let key = service.key("acme", "10");
     assert_eq!(
@@ -132,9 +132,9 @@ async fn keys_never_reach_the_logs() {
 
 #[tokio::test]
 async fn each_key_is_rate_limited_on_its_own() {
-    let service = Service::start(tests::ServiceOptions {
+    let service = Service::start(e2e_harness::ServiceOptions {
         args: vec!["--key-rate", "0.5", "--key-burst", "2"],
-        ..tests::ServiceOptions::default()
+        ..e2e_harness::ServiceOptions::default()
     });
     let (a, b) = (service.key("a", "10"), service.key("b", "10"));
     // An empty list is refused after the rate check, so these requests cost nothing but count.

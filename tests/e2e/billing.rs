@@ -1,7 +1,7 @@
 //! Spec 4.3, 4.4, 8: prices, 402, and the ledger.
 
+use e2e_harness::{Service, credits_millis};
 use serde_json::json;
-use tests::{Service, credits_millis};
 
 use crate::{AUDIENSE, GOOGLE, urls};
 
@@ -88,11 +88,11 @@ async fn insufficient_credits_get_402_before_any_fetch() {
 /// records, every 402 nothing, and the ledger sums to the balance.
 #[tokio::test]
 async fn concurrent_requests_with_a_half_failing_origin_never_overspend() {
-    let origin = tests::TestOrigin::start().await;
-    let service = Service::start(tests::ServiceOptions {
+    let origin = e2e_harness::TestOrigin::start().await;
+    let service = Service::start(e2e_harness::ServiceOptions {
         origin: origin.base.clone(),
         args: vec!["--key-rate", "0"],
-        ..tests::ServiceOptions::default()
+        ..e2e_harness::ServiceOptions::default()
     });
     let key = service.key("acme", "10");
     // Each request: one page that resolves (300 ms), one the origin does not have (404), and for every third a

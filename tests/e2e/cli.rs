@@ -1,12 +1,12 @@
 //! The command line: first start, keys, scrape.
 
-use tests::{Service, cli, cli_fails, fixtures};
+use e2e_harness::{Service, cli, cli_fails, fixtures};
 
 use crate::{GOOGLE, urls};
 
 #[tokio::test]
 async fn the_first_start_prints_a_working_key_once() {
-    let real = || tests::ServiceOptions {
+    let real = || e2e_harness::ServiceOptions {
         real_process: true,
         ..Default::default()
     };
@@ -27,7 +27,7 @@ async fn the_first_start_prints_a_working_key_once() {
 
     // A restart on the same database does not make another key.
     service.kill();
-    let restarted = Service::start(tests::ServiceOptions {
+    let restarted = Service::start(e2e_harness::ServiceOptions {
         dir: Some(service.dir()),
         ..real()
     });
@@ -93,7 +93,7 @@ fn scrape_explains_where_each_field_came_from() {
 
 /// `company-data` run with `RUST_BACKTRACE=1`: its exit code and standard error.
 fn fails_with_backtraces_on(args: &[&str]) -> (Option<i32>, String) {
-    let output = std::process::Command::new(tests::binary())
+    let output = std::process::Command::new(e2e_harness::binary())
         .args(args)
         .env("RUST_BACKTRACE", "1")
         .output()

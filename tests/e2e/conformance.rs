@@ -2,8 +2,8 @@
 //! limit, each auth header form, and both sides of every character class of the URL pattern (spec 2.1, 5, 7, 8).
 //! Every case is checked; the failure lists every case that went wrong.
 
+use e2e_harness::{Reply, Service, ServiceOptions, client};
 use serde_json::{Value, json};
-use tests::{Reply, Service, ServiceOptions, client};
 
 use crate::GOOGLE;
 

@@ -1,8 +1,8 @@
 //! SIGKILL in the middle of live and stored requests: the database opens cleanly, the ledger agrees with the
 //! balance, no snapshot is half-written, and no hold is left keeping credits.
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin, cli_fails, client, format_credits};
 use serde_json::json;
-use tests::{Service, ServiceOptions, TestOrigin, cli_fails, client, format_credits};
 
 use crate::GOOGLE;
 

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
+use e2e_harness::{Service, ServiceOptions, binary};
 use reqwest::Method;
-use tests::{Service, ServiceOptions, binary};
 
 const PASSWORD: &str = "a long test password";
 
@@ -331,7 +331,7 @@ async fn the_jobs_page_starts_follows_cancels_and_downloads_jobs() {
     let listed = {
         // The polls take turns with the browser (each GET needs it mutably).
         let shared = tokio::sync::Mutex::new(&mut browser);
-        tests::eventually(
+        e2e_harness::eventually(
             std::time::Duration::from_secs(10),
             "the job is not done on the Jobs page",
             || async {
@@ -492,8 +492,9 @@ async fn the_watches_page_adds_removes_and_shows_the_secret_and_a_history_chart(
 /// Copies of the captured Google page under `slugs`, in a folder origin of its own; with `without_funding`, the
 /// Funding section is cut out, as a layout change that drops a section would.
 fn write_copies(dir: &std::path::Path, slugs: std::ops::Range<usize>, without_funding: bool) {
-    let mut page = std::fs::read_to_string(tests::fixtures().join("origin/company/google.html"))
-        .expect("the captured page");
+    let mut page =
+        std::fs::read_to_string(e2e_harness::fixtures().join("origin/company/google.html"))
+            .expect("the captured page");
     if without_funding {
         let marker = page
             .find(r#"data-test-id="funding""#)
@@ -524,10 +525,10 @@ async fn look_up_copies(service: &Service, key: &str, slugs: std::ops::Range<usi
 async fn the_layout_change_alarm_fires_when_a_section_disappears_and_not_before() {
     let origin = tempfile::tempdir().expect("origin folder");
     write_copies(origin.path(), 0..120, false);
-    let service = Service::start(tests::ServiceOptions {
+    let service = Service::start(e2e_harness::ServiceOptions {
         origin: origin.path().display().to_string(),
         real_process: true,
-        ..tests::ServiceOptions::default()
+        ..e2e_harness::ServiceOptions::default()
     });
     service.create_sign_in(
         "admin@example.com",

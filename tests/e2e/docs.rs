@@ -22,7 +22,7 @@ fn relative_links(text: &str) -> Vec<String> {
 
 #[test]
 fn every_relative_link_of_the_readme_and_the_docs_names_a_file_of_the_repository() {
-    let root = tests::workspace();
+    let root = e2e_harness::workspace();
     let mut pages = vec![root.join("README.md")];
     for entry in std::fs::read_dir(root.join("docs")).expect("docs/") {
         let path = entry.expect("an entry").path();
@@ -179,7 +179,8 @@ fn the_api_page_states_the_mcp_endpoint_s_bound_and_prices_as_the_crates_have_th
 /// Fails naming each of `stated` that the page at `path` (from the workspace) no longer says; lines are wrapped,
 /// so both are compared with single spaces.
 fn assert_says(path: &str, stated: &[String]) {
-    let text = std::fs::read_to_string(tests::workspace().join(path)).expect("a page of the docs");
+    let text =
+        std::fs::read_to_string(e2e_harness::workspace().join(path)).expect("a page of the docs");
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let missing: Vec<&String> = stated
         .iter()

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use tests::{Service, ServiceOptions, TestOrigin, binary, cli};
+use e2e_harness::{Service, ServiceOptions, TestOrigin, binary, cli};
 
 /// A CRM export: 1,000 rows over 100 distinct pages `/company/p<N>`, each row with its own columns; rows 7 and
 /// 500 have no usable URL.
@@ -188,7 +188,7 @@ async fn an_interrupted_run_resumes_without_paying_again() {
         .spawn()
         .expect("enrich starts");
     let job_file = std::path::PathBuf::from(format!("{}.job", out.display()));
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(30),
         "the first run never started its job",
         || std::future::ready((job_file.exists() && origin.hits_total() >= 4).then_some(())),
@@ -202,7 +202,7 @@ async fn an_interrupted_run_resumes_without_paying_again() {
     let again = base.clone();
     let refused = tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = again.iter().map(String::as_str).collect();
-        tests::cli_fails(&args)
+        e2e_harness::cli_fails(&args)
     })
     .await
     .expect("ran");
@@ -231,7 +231,7 @@ async fn an_interrupted_run_resumes_without_paying_again() {
 /// have no domain.
 #[tokio::test]
 async fn a_domain_list_turns_into_records_with_evidence_and_unresolved_rows_are_free() {
-    use tests::websites::{Company, NetworkPages, Site, Websites, home_page};
+    use e2e_harness::websites::{Company, NetworkPages, Site, Websites, home_page};
     let names: Vec<(String, String, String)> = (0..100)
         .map(|n| {
             (
@@ -358,7 +358,7 @@ async fn a_domain_list_turns_into_records_with_evidence_and_unresolved_rows_are_
     let args = enrich(&db, &out, "short");
     let stderr = tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        tests::cli_fails(&args)
+        e2e_harness::cli_fails(&args)
     })
     .await
     .expect("the command ran");

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use serde_json::json;
-use tests::{Service, ServiceOptions, TestOrigin};
 
 use crate::GOOGLE;
 

@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use serde_json::json;
-use tests::{Service, ServiceOptions, TestOrigin};
 
 use crate::GOOGLE;
 
@@ -53,7 +53,7 @@ async fn a_request_inside_the_window_does_not_reach_the_origin() {
         .as_str()
         .and_then(|t| t.parse().ok())
         .expect("fetched_at is a timestamp");
-    tests::eventually(Duration::from_secs(5), "the clock stood still", || {
+    e2e_harness::eventually(Duration::from_secs(5), "the clock stood still", || {
         std::future::ready(
             (jiff::Timestamp::now().duration_since(fetched_at)
                 > jiff::SignedDuration::from_secs(1))

@@ -1,9 +1,9 @@
 //! A page's history over loopback (docs/api.md, "History"): the captured Google page served by a folder origin
 //! whose copy changes between live lookups, as the network's page changes over time.
 
+use e2e_harness::{Service, ServiceOptions, fixtures};
 use reqwest::Method;
 use serde_json::Value;
-use tests::{Service, ServiceOptions, fixtures};
 
 use crate::{GOOGLE, urls};
 

@@ -1,12 +1,12 @@
 //! Live fetching through real forward proxies (Debian's `tinyproxy`) against an origin that judges each proxy's
-//! address as the network does (`tests::hostile`): a job gets every page and pays for each once, whatever the
+//! address as the network does (`e2e_harness::hostile`): a job gets every page and pays for each once, whatever the
 //! origin refused on the way. The full-size figures (2,000 pages, 8 proxies) are `just bench`'s section 12.
 
 use std::time::Duration;
 
+use e2e_harness::hostile::{ForwardProxies, HostileOrigin, HostileSettings};
+use e2e_harness::{Service, ServiceOptions};
 use serde_json::json;
-use tests::hostile::{ForwardProxies, HostileOrigin, HostileSettings};
-use tests::{Service, ServiceOptions};
 
 use crate::GOOGLE;
 use crate::jobs::{JOBS, submit, wait_until};
@@ -47,7 +47,7 @@ async fn a_job_through_proxies_gets_every_page_from_a_hostile_origin_and_pays_on
     assert_eq!(created.status, 202, "{}", created.json);
     let id = created.json["id"].as_str().expect("id").to_owned();
     // One proxy goes away mid-run: its route is marked down, and the others take its pages.
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_mins(1),
         "the job never got going",
         || async { (origin.answered().pages >= 50).then_some(()) },
@@ -139,7 +139,7 @@ async fn the_routes_follow_the_proxy_file_as_it_changes() {
 
     // The provider swaps the proxy: within the file's poll, pages go through the new one only.
     write(format!("{}\n", proxies.urls[1]));
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(20),
         "the new proxy file was never followed",
         || async {
@@ -158,7 +158,7 @@ async fn the_routes_follow_the_proxy_file_as_it_changes() {
     // each) pass with pages being fetched.
     write("# nothing here yet\n".to_owned());
     let (written, seen) = (std::time::Instant::now(), from(1));
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(30),
         "the requests never ended",
         || async {
@@ -178,7 +178,7 @@ async fn the_routes_follow_the_proxy_file_as_it_changes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_request_is_not_queued_behind_the_slots_a_job_booked() {
-    let origin = tests::TestOrigin::start().await;
+    let origin = e2e_harness::TestOrigin::start().await;
     // One route, two pages a second: a job's waiting fetches would book its next seconds.
     let service = Service::start(ServiceOptions {
         origin: origin.base.clone(),
@@ -191,7 +191,7 @@ async fn a_live_request_is_not_queued_behind_the_slots_a_job_booked() {
         .collect();
     let created = submit(&service, &key, &json!({ "liUrls": urls })).await;
     assert_eq!(created.status, 202, "{}", created.json);
-    tests::eventually(Duration::from_secs(30), "the job never started", || async {
+    e2e_harness::eventually(Duration::from_secs(30), "the job never started", || async {
         (origin.hits_total() >= 3).then_some(())
     })
     .await;

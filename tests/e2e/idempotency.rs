@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin, client};
 use serde_json::{Value, json};
-use tests::{Service, ServiceOptions, TestOrigin, client};
 
 use crate::GOOGLE;
 
@@ -16,7 +16,7 @@ async fn post_with_key(
     idempotency_key: &str,
     body: &Value,
     timeout: Option<Duration>,
-) -> Result<tests::Reply, reqwest::Error> {
+) -> Result<e2e_harness::Reply, reqwest::Error> {
     let mut request = client()
         .post(format!("{}/v1/network/company-data", service.base))
         .header("x-api-key", key)
@@ -26,7 +26,7 @@ async fn post_with_key(
     if let Some(timeout) = timeout {
         request = request.timeout(timeout);
     }
-    Ok(tests::Reply::from(request.send().await?).await)
+    Ok(e2e_harness::Reply::from(request.send().await?).await)
 }
 
 /// The account's requests billed this month and its balance, from `GET /v1/account`.
@@ -76,7 +76,7 @@ async fn a_retry_with_the_same_key_replays_the_answer_and_is_charged_once() {
         .send()
         .await
         .expect("sent");
-    let slashed = tests::Reply::from(slashed).await;
+    let slashed = e2e_harness::Reply::from(slashed).await;
     assert_eq!(
         (slashed.status, slashed.header("idempotent-replayed")),
         (200, Some("true")),
@@ -157,7 +157,7 @@ async fn a_client_that_gave_up_gets_the_answer_when_it_retries_and_pays_once() {
         (409, Some("idempotency_key_in_use"))
     );
     assert_eq!(early.header("retry-after"), Some("1"));
-    let answer = tests::eventually(
+    let answer = e2e_harness::eventually(
         Duration::from_secs(10),
         "the retry never got past 409",
         || async {

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use e2e_harness::{Reply, Service, ServiceOptions, TestOrigin};
 use serde_json::{Value, json};
-use tests::{Reply, Service, ServiceOptions, TestOrigin};
 
 pub(crate) const JOBS: &str = "/v1/network/company-data/jobs";
 
@@ -63,7 +63,7 @@ pub(crate) async fn wait_until(
     status: &str,
     limit: Duration,
 ) -> Value {
-    tests::eventually(limit, &format!("the job never became {status}"), || async {
+    e2e_harness::eventually(limit, &format!("the job never became {status}"), || async {
         let reply = get(service, key, &format!("{JOBS}/{id}")).await;
         assert_eq!(reply.status, 200, "{}", reply.json);
         (reply.json["status"] == status).then_some(reply.json)
@@ -237,7 +237,7 @@ async fn a_cancelled_job_stops_fetching() {
     // The part in flight ends (one worker: at most 25 pages) ...
     let settled = origin.settled(Duration::from_millis(300)).await;
     // ... then nothing more reaches the origin.
-    tests::stays(
+    e2e_harness::stays(
         Duration::from_secs(2),
         "fetching went on after the cancel",
         || std::future::ready(origin.hits_total() == settled),
@@ -271,7 +271,7 @@ async fn a_server_killed_mid_job_resumes_it_and_charges_nothing_twice() {
     let created = submit(&service, &key, &json!({ "liUrls": urls, "maxAgeHours": 1 })).await;
     let id = created.json["id"].as_str().expect("id").to_owned();
     // Killed while parts are in flight, some already paid and recorded.
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_mins(1),
         "the job never passed 50 pages",
         || async {

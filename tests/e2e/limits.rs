@@ -1,8 +1,8 @@
 //! The per-account cap on live lookups in flight (issue 4): over it, 429 with Retry-After, nothing fetched or
 //! charged; other accounts and stored answers are not affected.
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use serde_json::json;
-use tests::{Service, ServiceOptions, TestOrigin};
 
 fn slow_pages(range: std::ops::Range<u32>) -> serde_json::Value {
     let urls: Vec<String> = range

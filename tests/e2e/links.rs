@@ -4,8 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use e2e_harness::{Service, ServiceOptions, fixtures};
 use serde_json::json;
-use tests::{Service, ServiceOptions, fixtures};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::GOOGLE;

@@ -44,7 +44,7 @@ pub(crate) const AUDIENSE: &str = "https://www.linkedin.com/company/audiense";
 #[test]
 fn the_harness_runs_the_binary_cargo_built() {
     assert_eq!(
-        tests::binary(),
+        e2e_harness::binary(),
         std::path::Path::new(env!("CARGO_BIN_EXE_company-data"))
     );
 }

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use tests::{binary, cli, cli_fails, fixtures, tool, workspace};
+use e2e_harness::{binary, cli, cli_fails, fixtures, tool, workspace};
 
 /// `session.py` with its arguments: what the session saw, as JSON; panics with the script's output on failure.
 fn session(python: &std::path::Path, args: &[&str]) -> serde_json::Value {
@@ -123,7 +123,7 @@ async fn an_agent_relayed_to_a_server_pays_there() {
     let Some(python) = tool("MCP_PYTHON", "the MCP Python SDK") else {
         return;
     };
-    let service = tests::Service::start(tests::ServiceOptions::default());
+    let service = e2e_harness::Service::start(e2e_harness::ServiceOptions::default());
     let key = service.key("agent", "10");
     let args = vec![
         "stdio".to_owned(),
@@ -160,7 +160,7 @@ async fn an_agent_over_streamable_http_uses_the_server_s_keys_credits_and_limits
     let Some(python) = tool("MCP_PYTHON", "the MCP Python SDK") else {
         return;
     };
-    let service = tests::Service::start(tests::ServiceOptions::default());
+    let service = e2e_harness::Service::start(e2e_harness::ServiceOptions::default());
     let url = format!("{}/mcp", service.base);
     let key = service.key("agent", "10");
     let seen = session_beside(python.clone(), vec!["http".into(), url.clone(), key]).await;
@@ -212,13 +212,13 @@ async fn an_agent_over_streamable_http_uses_the_server_s_keys_credits_and_limits
 
 #[tokio::test]
 async fn llms_txt_lists_every_operation_and_tool_without_a_key() {
-    let service = tests::Service::start(tests::ServiceOptions::default());
-    let response = tests::client()
+    let service = e2e_harness::Service::start(e2e_harness::ServiceOptions::default());
+    let response = e2e_harness::client()
         .get(format!("{}/llms.txt", service.base))
         .send()
         .await
         .expect("request sent");
-    let (reply, text) = tests::Reply::with_text(response).await;
+    let (reply, text) = e2e_harness::Reply::with_text(response).await;
     assert_eq!(reply.status, 200, "{text}");
     assert_eq!(
         reply.headers.get("content-type").map(String::as_str),

@@ -1,7 +1,7 @@
 //! `GET /openapi.json` against what the server really does.
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use serde_json::{Value, json};
-use tests::{Service, ServiceOptions, TestOrigin};
 
 use crate::{GOOGLE, urls};
 

@@ -1,12 +1,12 @@
 //! What an operator and a client rely on: request ids, JSON logs without keys, the account endpoint, and the
 //! refusal of a failed-authentication flood.
 
+use e2e_harness::{Service, ServiceOptions, client, credits_millis};
 use serde_json::Value;
-use tests::{Service, ServiceOptions, client, credits_millis};
 
 use crate::{GOOGLE, urls};
 
-async fn post_as(service: &Service, key: &str, request_id: Option<&str>) -> tests::Reply {
+async fn post_as(service: &Service, key: &str, request_id: Option<&str>) -> e2e_harness::Reply {
     let mut request = client()
         .post(format!("{}/v1/network/company-data", service.base))
         .header("x-api-key", key)
@@ -15,7 +15,7 @@ async fn post_as(service: &Service, key: &str, request_id: Option<&str>) -> test
     if let Some(id) = request_id {
         request = request.header("x-request-id", id);
     }
-    tests::Reply::from(request.send().await.expect("sent")).await
+    e2e_harness::Reply::from(request.send().await.expect("sent")).await
 }
 
 #[tokio::test]
@@ -162,7 +162,7 @@ async fn a_failed_authentication_flood_from_one_address_is_refused_with_429() {
             .get(format!("{}/v1/account", service.base))
             .header("x-api-key", presented)
             .header("x-forwarded-for", format!("10.0.0.1, {from}"));
-        async move { tests::Reply::from(request.send().await.expect("sent")).await }
+        async move { e2e_harness::Reply::from(request.send().await.expect("sent")).await }
     };
     for i in 0..5 {
         let made_up = format!("cdk_{}", format!("{i}").repeat(40));

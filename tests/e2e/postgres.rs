@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin, client};
 use futures::future::join_all;
 use serde_json::json;
 use test_support::TestDatabase;
-use tests::{Service, ServiceOptions, TestOrigin, client};
 
 use crate::GOOGLE;
 
@@ -116,7 +116,7 @@ async fn a_key_revoked_on_one_server_is_refused_by_every_server_within_seconds()
     servers[2].cli(&["keys", "revoke", &key[..12]]);
     // Every server refuses it within its 2 s interval (and a margin for a loaded machine).
     for server in &servers {
-        tests::eventually(
+        e2e_harness::eventually(
             Duration::from_secs(4),
             &format!("{} still takes the revoked key", server.base),
             || async {
@@ -179,7 +179,7 @@ async fn the_database_going_away_is_a_503_and_the_service_resumes_when_it_return
     database
         .admin(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
         .await;
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(10),
         "the service did not resume",
         || async {
@@ -394,7 +394,7 @@ async fn a_server_killed_mid_batch_charges_nothing_and_frees_its_holds_when_it_r
     let key = other.key("acme", "100");
 
     // A 40-page batch takes 4 s at 10 a second; the server is killed once 5 pages reached the origin.
-    let batch = tests::client()
+    let batch = e2e_harness::client()
         .post(format!("{}/v1/network/company-data", killed.base))
         .header("x-api-key", &key)
         .header("content-type", "application/json")
@@ -492,7 +492,7 @@ async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
     // Waits until the answers so far hold `count` of `status` in all, or with `each`, until every client's last
     // `count` answers are `status`.
     let answered = |status: u16, count: usize, each: bool, what: &'static str| {
-        tests::eventually(Duration::from_secs(30), what, move || {
+        e2e_harness::eventually(Duration::from_secs(30), what, move || {
             let seen = seen.lock().expect("seen lock");
             let met = if each {
                 (0..8).all(|client| {
@@ -543,7 +543,7 @@ async fn the_database_stopping_under_load_loses_nothing_and_leaves_no_hold() {
     // Every 200 is one charge row, the rows add up to the balance, and no hold is left once the holds of requests
     // cut off by the outage are released (within a second of the database returning).
     let ledger = database.connect().await;
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(10),
         "holds were left behind",
         || async {
@@ -601,7 +601,7 @@ async fn three_servers_share_one_job_and_do_each_page_once() {
         .as_str()
         .expect("id")
         .to_owned();
-    let job = tests::eventually(Duration::from_mins(2), "the job never finished", || async {
+    let job = e2e_harness::eventually(Duration::from_mins(2), "the job never finished", || async {
         // Any server shows the job.
         let job: serde_json::Value = client()
             .get(format!(

@@ -1,7 +1,7 @@
 //! Spec 2.1, 7, 8: request validation, body limits, routes, normalization and duplicates.
 
+use e2e_harness::{Service, client};
 use serde_json::json;
-use tests::{Service, client};
 
 use crate::{AUDIENSE, GOOGLE, urls};
 
@@ -172,7 +172,7 @@ async fn bodies_over_100_kb_get_413_even_when_chunked() {
             .body(body)
             .send()
     };
-    let reply = tests::Reply::from(post(too_big.clone().into()).await.expect("sent")).await;
+    let reply = e2e_harness::Reply::from(post(too_big.clone().into()).await.expect("sent")).await;
     assert_eq!(
         (reply.status, reply.json["error"].as_str()),
         (413, Some("body_too_large"))
@@ -184,14 +184,14 @@ async fn bodies_over_100_kb_get_413_even_when_chunked() {
         .map(|c| Ok(String::from_utf8_lossy(c).into_owned()))
         .collect();
     let stream = reqwest::Body::wrap_stream(futures::stream::iter(chunks));
-    let reply = tests::Reply::from(post(stream).await.expect("sent")).await;
+    let reply = e2e_harness::Reply::from(post(stream).await.expect("sent")).await;
     assert_eq!(reply.status, 413);
     // Just under the limit is fine.
     let fits = format!(
         "{{\"liUrls\": [\"{GOOGLE}\"]{}}}",
         " ".repeat(100 * 1024 - 100)
     );
-    let reply = tests::Reply::from(post(fits.into()).await.expect("sent")).await;
+    let reply = e2e_harness::Reply::from(post(fits.into()).await.expect("sent")).await;
     assert_eq!(reply.status, 200, "{}", reply.json);
 }
 
@@ -199,7 +199,7 @@ async fn bodies_over_100_kb_get_413_even_when_chunked() {
 async fn content_type_routes_and_methods() {
     let service = Service::with_captured_pages();
     let key = service.key("acme", "10");
-    let reply = tests::Reply::from(
+    let reply = e2e_harness::Reply::from(
         client()
             .post(format!("{}/v1/network/company-data", service.base))
             .header("x-api-key", &key)

@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
+use e2e_harness::websites::{Company, NetworkPages, Site, Websites, home_page};
+use e2e_harness::{Reply, Service, ServiceOptions, client, credits_millis};
 use serde_json::{Value, json};
-use tests::websites::{Company, NetworkPages, Site, Websites, home_page};
-use tests::{Reply, Service, ServiceOptions, client, credits_millis};
 
 const RESOLVE: &str = "/v1/network/company-data/resolve";
 
@@ -662,7 +662,7 @@ async fn websites_are_read_within_their_size_and_pace() {
 /// `Retry-After` too), not "no page found" — and nothing charged or remembered.
 #[tokio::test]
 async fn a_refused_candidate_page_makes_the_query_blocked_with_a_retry_time() {
-    let origin = tests::TestOrigin::start().await;
+    let origin = e2e_harness::TestOrigin::start().await;
     let sites = Websites::start(HashMap::new()).await;
     let service = Service::start(ServiceOptions {
         origin: origin.base.clone(),
@@ -716,7 +716,7 @@ async fn a_resolve_in_flight_holds_what_it_may_cost() {
     let first = resolve(&service, &key, &body);
     let second = async {
         // Sent once the first is at the site, holding its credit.
-        tests::eventually(
+        e2e_harness::eventually(
             std::time::Duration::from_secs(10),
             "the first request never reached the site",
             || async { (sites.hits_total() > 0).then_some(()) },
@@ -786,7 +786,7 @@ async fn one_tenants_tarpit_sites_do_not_hold_every_site_fetch() {
     let patient = service.key("patient", "10");
     let b = async {
         // Once tenant A's sites hold what they can.
-        tests::eventually(
+        e2e_harness::eventually(
             std::time::Duration::from_secs(10),
             "tenant A's sites were never asked",
             || async {
@@ -883,7 +883,7 @@ async fn a_stored_pages_claim_does_not_outrank_the_sites_own_link() {
         "{}",
         first.json
     );
-    let evidence = |reply: &tests::Reply| reply.json["results"][0]["evidence"].to_string();
+    let evidence = |reply: &e2e_harness::Reply| reply.json["results"][0]["evidence"].to_string();
     assert!(evidence(&resolve(&service, &a, &lonely).await).contains("remembered"));
     let for_b = resolve(&service, &b, &lonely).await;
     assert_eq!(

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use serde_json::{Value, json};
-use tests::{Service, ServiceOptions, TestOrigin};
 
 use crate::jobs::{JOBS, submit, wait_until};
 
@@ -159,8 +159,8 @@ async fn a_job_gives_each_input_s_metadata_back_unchanged_in_ndjson_and_csv() {
         metadata[0].replace(',', ", "),
         metadata[1]
     );
-    let created = tests::Reply::from(
-        tests::client()
+    let created = e2e_harness::Reply::from(
+        e2e_harness::client()
             .post(format!("{}{JOBS}", service.base))
             .header("x-api-key", &key)
             .header("content-type", "application/json")

@@ -4,8 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use e2e_harness::{Service, ServiceOptions, client};
 use serde_json::json;
-use tests::{Service, ServiceOptions, client};
 
 use crate::GOOGLE;
 
@@ -158,9 +158,10 @@ const FORMULA_NAME: &str = "=2+5+cmd|' /C calc'!A0";
 /// A folder origin with the captured Audiense page as `company/formula`, its name replaced by
 /// [`FORMULA_NAME`] wherever the page shows it.
 fn formula_origin(dir: &std::path::Path) -> String {
-    let page = std::fs::read_to_string(tests::fixtures().join("origin/company/audiense.html"))
-        .expect("the captured page")
-        .replace("Audiense", FORMULA_NAME);
+    let page =
+        std::fs::read_to_string(e2e_harness::fixtures().join("origin/company/audiense.html"))
+            .expect("the captured page")
+            .replace("Audiense", FORMULA_NAME);
     let company = dir.join("company");
     std::fs::create_dir_all(&company).expect("folder");
     std::fs::write(company.join("formula.html"), page).expect("written");
@@ -254,7 +255,7 @@ async fn a_page_whose_name_is_a_formula_opens_as_text_in_every_csv() {
         args.extend(flag.map(str::to_owned));
         tokio::task::spawn_blocking(move || {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            tests::cli(&args)
+            e2e_harness::cli(&args)
         })
         .await
         .expect("enrich ran");
@@ -302,7 +303,7 @@ async fn register(service: &Service, key: &str, url: &str) -> String {
 }
 
 /// Pings an endpoint; the status and the body.
-async fn ping(service: &Service, key: &str, id: &str) -> tests::Reply {
+async fn ping(service: &Service, key: &str, id: &str) -> e2e_harness::Reply {
     service
         .send(
             reqwest::Method::POST,
@@ -348,11 +349,11 @@ async fn one_tenants_dead_endpoints_do_not_delay_another_tenants_ping() {
 
     // Tenant B's ping, queued after all of A's, arrives within 5 s.
     let patient = service.key("patient", "1");
-    let receiver = tests::receiver::WebhookReceiver::start(0).await;
+    let receiver = e2e_harness::receiver::WebhookReceiver::start(0).await;
     let id = register(&service, &patient, &receiver.url).await;
     let started = Instant::now();
     assert_eq!(ping(&service, &patient, &id).await.status, 202);
-    tests::eventually(
+    e2e_harness::eventually(
         Duration::from_secs(5),
         "B's ping did not arrive within 5 s",
         || async { (!receiver.received().is_empty()).then_some(()) },
@@ -449,7 +450,7 @@ async fn the_answers_kept_for_idempotent_retries_meet_their_quota() {
             if let Some(idempotency_key) = idempotency_key {
                 request = request.header("idempotency-key", idempotency_key);
             }
-            tests::Reply::from(request.send().await.expect("sent")).await
+            e2e_harness::Reply::from(request.send().await.expect("sent")).await
         }
     };
     let mut kept = 0;

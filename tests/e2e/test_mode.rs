@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use reqwest::Method;
 use serde_json::{Value, json};
-use tests::{Service, ServiceOptions, TestOrigin};
 
 use crate::jobs::{submit, wait_until};
 use crate::openapi::assert_valid;

@@ -1,7 +1,7 @@
 //! URLs that do not resolve: listed with a code, never billed.
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use serde_json::json;
-use tests::{Service, ServiceOptions, TestOrigin};
 
 use crate::GOOGLE;
 

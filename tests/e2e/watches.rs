@@ -2,9 +2,9 @@
 //! bad body named. Refreshes and deliveries, which need a day to pass, are tested with a clock moved by hand in
 //! `crates/company-watch/tests`.
 
+use e2e_harness::{Service, ServiceOptions};
 use reqwest::Method;
 use serde_json::{Value, json};
-use tests::{Service, ServiceOptions};
 
 use crate::GOOGLE;
 use crate::openapi::assert_valid;

@@ -139,7 +139,7 @@ pub struct ServiceOptions<'a> {
     /// A PostgreSQL database (`postgres://…`) instead of a new SQLite file in the server's folder.
     pub database_url: Option<String>,
     /// Run the real binary as a process of its own, for tests that read its output, set its environment or kill
-    /// it; otherwise the server runs in this process ([`service::Server`], as `serve` runs it), on a
+    /// it; otherwise the server runs in this process ([`server_assembly::Server`], as `serve` runs it), on a
     /// runtime of its own.
     pub real_process: bool,
 }
@@ -239,7 +239,7 @@ impl Service {
                 .expect("a runtime");
             runtime.block_on(async move {
                 let started = async {
-                    let server = service::Server::start(&settings).await?;
+                    let server = server_assembly::Server::start(&settings).await?;
                     let listener = tokio::net::TcpListener::bind(args.listen).await?;
                     anyhow::Ok((server, listener))
                 };

@@ -8,8 +8,8 @@
 
 use std::process::Command;
 
-use tests::websites::{Site, Websites, home_page};
-use tests::{Service, ServiceOptions, target_dir, tool, workspace};
+use e2e_harness::websites::{Site, Websites, home_page};
+use e2e_harness::{Service, ServiceOptions, target_dir, tool, workspace};
 
 const PASSWORD: &str = "a long test password";
 

@@ -11,7 +11,7 @@
 
 use std::process::Command;
 
-use tests::{Service, ServiceOptions, binary, workspace};
+use e2e_harness::{Service, ServiceOptions, binary, workspace};
 
 /// Every package of the server's dependency graph with the features Cargo resolves for it under `flags`, one
 /// line each (`name vX.Y.Z [feature,…]`), sorted.
@@ -64,7 +64,7 @@ async fn the_server_refuses_a_request_without_a_key() {
         binary: Some(binary().to_path_buf()),
         ..ServiceOptions::default()
     });
-    let reply = tests::client()
+    let reply = e2e_harness::client()
         .post(format!("{}/v1/network/company-data", service.base))
         .header("content-type", "application/json")
         .body(r#"{"liUrls": ["https://www.linkedin.com/company/google"]}"#)

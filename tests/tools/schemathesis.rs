@@ -9,7 +9,7 @@
 
 use std::process::Command;
 
-use tests::{Service, ServiceOptions, tool, workspace};
+use e2e_harness::{Service, ServiceOptions, tool, workspace};
 
 /// The run must generate at least this many test cases in all (per-phase counts are in tests/schemathesis.toml).
 const AT_LEAST: u64 = 1000;
@@ -21,7 +21,7 @@ async fn schemathesis_finds_nothing_in_a_thousand_generated_requests() {
     };
     // The generated domains' websites: a loopback proxy that knows none of them (every site answers 502 at
     // once), so resolving them costs no DNS and no time-out.
-    let websites = tests::websites::Websites::start(std::collections::HashMap::new()).await;
+    let websites = e2e_harness::websites::Websites::start(std::collections::HashMap::new()).await;
     let service = Service::start(ServiceOptions {
         // Generated requests come fast and many; the per-key limit is tested on its own.
         // No key rate, and a failed-authentication limit no run reaches: the checks that send no key or a

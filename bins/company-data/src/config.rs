@@ -17,7 +17,7 @@ use http_serve::ConnectionLimits;
 use page_scraper::{FetcherSettings, LinkResolverSettings, Origin};
 use page_url::NetworkDomain;
 
-use service::{Database, Settings, Stores};
+use server_assembly::{Database, Settings, Stores};
 
 /// `--db`: the database.
 #[derive(Args, Clone, Debug)]

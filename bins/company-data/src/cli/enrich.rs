@@ -14,7 +14,7 @@ use list_enrich::{
     CsvCells, Embedded, EmbeddedResolver, Enrichment, JobTarget, List, ListFormat, QueryColumns,
     QueryList, Remote, ResolveTarget,
 };
-use service::Server;
+use server_assembly::Server;
 
 /// The flags of `company-data enrich`.
 #[derive(Args, Debug)]
@@ -228,7 +228,7 @@ fn output_format(args: &EnrichArgs) -> ListFormat {
 async fn account_named(
     server: &Server,
     name: &str,
-    settings: &service::Settings,
+    settings: &server_assembly::Settings,
 ) -> anyhow::Result<credit_ledger::AccountId> {
     let account = server
         .app()
@@ -248,7 +248,10 @@ async fn account_named(
 }
 
 /// `enrich --domain-column` / `--name-column`: each row's query resolved to its page, the record beside it.
-async fn resolve_list(args: EnrichArgs, settings: &service::Settings) -> anyhow::Result<()> {
+async fn resolve_list(
+    args: EnrichArgs,
+    settings: &server_assembly::Settings,
+) -> anyhow::Result<()> {
     let columns = QueryColumns {
         domain: args.domain_column.clone(),
         name: args.name_column.clone(),

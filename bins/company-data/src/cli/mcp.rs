@@ -8,8 +8,8 @@ use company_data::config::ServeArgs;
 use company_data_client::{Client, ClientError};
 use mcp_server::{ApiAnswer, ApiCall, Backend, BackendError, CompanyDataTools};
 use rmcp::ServiceExt;
-use service::Server;
-use service::mcp::Embedded;
+use server_assembly::Server;
+use server_assembly::mcp::Embedded;
 use tracing_subscriber::EnvFilter;
 
 /// The flags of `company-data mcp`.

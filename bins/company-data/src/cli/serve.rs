@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use company_data::config::{LogFormat, ServeArgs};
-use service::Server;
+use server_assembly::Server;
 use tracing_subscriber::EnvFilter;
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -26,7 +26,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let settings = args.settings()?;
     // Installed before anything records, so that the first requests count.
     let metrics = match args.metrics_listen {
-        Some(address) => Some((service::metrics::recorder()?, address)),
+        Some(address) => Some((server_assembly::metrics::recorder()?, address)),
         None => None,
     };
     let server = Server::start(&settings).await?;
@@ -54,7 +54,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let bound = metrics_listener.local_addr()?;
         eprintln!("company-data metrics on http://{bound}/metrics");
         // Ends with the process.
-        tokio::spawn(service::metrics::serve(
+        tokio::spawn(server_assembly::metrics::serve(
             metrics_listener,
             handle,
             std::future::pending(),

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use e2e_harness::Service;
 use serde_json::{Value, json};
-use tests::Service;
 
 use crate::{Error, GOOGLE, Plan, quantile, service_options};
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use e2e_harness::{Service, TestOrigin};
 use serde_json::{Value, json};
-use tests::{Service, TestOrigin};
 
 use crate::{
     Error, GOOGLE, Load, Plan, load_json, load_run, page_urls, service_options, spread, timed,
@@ -20,7 +20,7 @@ const JOBS: &str = "/v1/network/company-data/jobs";
 
 /// Submits a job of `urls` and returns its id.
 pub(crate) async fn submit(service: &Service, key: &str, urls: &[String]) -> Result<String, Error> {
-    let reply: Value = tests::client()
+    let reply: Value = e2e_harness::client()
         .post(format!("{}{JOBS}", service.base))
         .header("x-api-key", key)
         .json(&json!({ "liUrls": urls }))
@@ -36,7 +36,7 @@ pub(crate) async fn submit(service: &Service, key: &str, urls: &[String]) -> Res
 
 /// The job's status body.
 pub(crate) async fn status(service: &Service, key: &str, id: &str) -> Result<Value, Error> {
-    Ok(tests::client()
+    Ok(e2e_harness::client()
         .get(format!("{}{JOBS}/{id}", service.base))
         .header("x-api-key", key)
         .send()
@@ -101,7 +101,7 @@ pub(crate) async fn jobs(plan: Plan, release: &Path) -> Result<Value, Error> {
         if job["status"] == "done" {
             return Err(format!("the job ended before the load did: {job}").into());
         }
-        tests::client()
+        e2e_harness::client()
             .delete(format!("{}{JOBS}/{id}", service.base))
             .header("x-api-key", &key)
             .send()
@@ -190,7 +190,7 @@ pub(crate) async fn download(plan: Plan, release: &Path) -> Result<Value, Error>
     let (mut read_rows, mut bytes) = (0_usize, 0_usize);
     let mut next = Some(format!("{JOBS}/{id}/results"));
     while let Some(path) = next.take() {
-        let reply = tests::client()
+        let reply = e2e_harness::client()
             .get(format!("{}{path}", service.base))
             .header("x-api-key", &key)
             .send()

@@ -45,8 +45,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use e2e_harness::{Service, ServiceOptions, TestOrigin, target_dir, workspace};
 use serde_json::{Value, json};
-use tests::{Service, ServiceOptions, TestOrigin, target_dir, workspace};
 
 const GOOGLE: &str = "https://www.linkedin.com/company/google";
 
@@ -156,7 +156,7 @@ fn python_peers() -> Result<PathBuf, Error> {
 }
 
 /// An example Cargo built beside this benchmark, in the same profile folder (`examples/NAME`): the benchmark
-/// builds nothing itself (the server it runs is [`tests::binary`], found the same way).
+/// builds nothing itself (the server it runs is [`e2e_harness::binary`], found the same way).
 fn built_beside(name: &str) -> Result<PathBuf, Error> {
     let path = std::env::current_exe()?
         .parent()
@@ -373,7 +373,7 @@ async fn stored_path(plan: Plan, release: &Path) -> Result<Value, Error> {
     let (db_dir, db) = (service.dir(), service.db.clone());
     let key = service.key("bench", "100000000");
     // Warm the snapshot, and keep the exact answer for the bare server.
-    let warm = tests::client()
+    let warm = e2e_harness::client()
         .post(format!("{}/v1/network/company-data", service.base))
         .header("authorization", format!("Bearer {key}"))
         .header("content-type", "application/json")
@@ -383,7 +383,7 @@ async fn stored_path(plan: Plan, release: &Path) -> Result<Value, Error> {
     if warm.status() != 200 {
         return Err(format!("warming the snapshot gave {}", warm.status()).into());
     }
-    let stored = tests::client()
+    let stored = e2e_harness::client()
         .post(format!("{}/v1/network/company-data", service.base))
         .header("authorization", format!("Bearer {key}"))
         .header("content-type", "application/json")
@@ -443,11 +443,12 @@ impl http_api::Authenticator for UncheckedKey {
 /// keys with the service's `ApiKeys`, one accepting the key unchecked. Each is served on a runtime of its own
 /// (two workers, as the service's), so the load generator's waiting never runs on the servers' threads.
 async fn auth_cost(db: &Path, key: &str, body: &str, plan: Plan) -> Result<(Value, Value), Error> {
-    let stores = service::Stores::open(&service::Database::Sqlite(db.to_owned())).await?;
+    let stores =
+        server_assembly::Stores::open(&server_assembly::Database::Sqlite(db.to_owned())).await?;
     let keys = std::sync::Arc::clone(stores.accounts.keys());
     let verified = keys.verify(key).await?;
     let fetcher = page_scraper::Fetcher::new(page_scraper::FetcherSettings::new(
-        page_scraper::Origin::parse(&tests::fixtures().join("origin").display().to_string())?,
+        page_scraper::Origin::parse(&e2e_harness::fixtures().join("origin").display().to_string())?,
         page_url::NetworkDomain::default(),
     ))?;
     let lookup = std::sync::Arc::new(company_lookup::LookupService::new(
@@ -530,7 +531,7 @@ fn page_urls(first: usize, count: usize) -> Vec<String> {
 /// only after the clock stops, so the figure is the service's time plus loopback, not the client's JSON parse.
 async fn timed(service: &Service, key: &str, body: &Value, expected: usize) -> Result<f64, Error> {
     let started = Instant::now();
-    let response = tests::client()
+    let response = e2e_harness::client()
         .post(format!("{}/v1/network/company-data", service.base))
         .header("x-api-key", key)
         .header("content-type", "application/json")
@@ -1017,7 +1018,7 @@ async fn main() -> Result<(), Error> {
         return profile_live(batches).await;
     }
     if args.iter().any(|a| a == "--jobs") {
-        let release = tests::binary().to_path_buf();
+        let release = e2e_harness::binary().to_path_buf();
         let figures = jobs::jobs(plan, &release).await?;
         println!("{}\n{figures:#}", jobs::markdown(&figures));
         return Ok(());
@@ -1032,7 +1033,7 @@ async fn main() -> Result<(), Error> {
     .into_iter()
     .find(|(flag, _)| args.iter().any(|a| a == flag));
     if let Some((flag, number)) = alone {
-        let release = tests::binary().to_path_buf();
+        let release = e2e_harness::binary().to_path_buf();
         let section = match number {
             10 => flood::markdown(&flood::flood(plan, &release).await?),
             11 => jobs::download_markdown(&jobs::download(plan, &release).await?),
@@ -1046,14 +1047,14 @@ async fn main() -> Result<(), Error> {
         return Ok(());
     }
     if args.iter().any(|a| a == "--round-trips") {
-        let release = tests::binary().to_path_buf();
+        let release = e2e_harness::binary().to_path_buf();
         println!("{:#}", postgres::round_trips_alone(&release).await?);
         return Ok(());
     }
     let started = Instant::now();
     // Everything it needs, before anything is timed.
     python_peers()?;
-    let release = tests::binary().to_path_buf();
+    let release = e2e_harness::binary().to_path_buf();
 
     eprintln!("1, 5, 6: stored path");
     let stored = stored_path(plan, &release).await?;
@@ -1178,7 +1179,7 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
 /// `--profile-live N`: only N live batches of 200 pages, each figure printed, for a profiler attached to the whole
 /// run (`perf record -a -g -- cargo run --release -p tests --bin bench -- --profile-live 5`); writes no report.
 async fn profile_live(batches: usize) -> Result<(), Error> {
-    let release = tests::binary().to_path_buf();
+    let release = e2e_harness::binary().to_path_buf();
     let origin = TestOrigin::start().await;
     let service = Service::start(service_options(&release, Some(&origin.base)));
     println!("server pid {}", service.pid());

@@ -1,5 +1,5 @@
 //! Section 12, live fetching against a hostile origin: a job through real forward proxies (`tinyproxy`) to an
-//! origin that judges each proxy's address as the network does ([`tests::hostile`]), run by the fetcher before the
+//! origin that judges each proxy's address as the network does ([`e2e_harness::hostile`]), run by the fetcher before the
 //! route pool (the release binary of the commit `tests/ci bench` builds, `$PREVIOUS_COMPANY_DATA`) and by today's,
 //! one after the other in one run. Then today's again with one proxy banned mid-run and the origin's budget halved
 //! later in the same run, timed until the pool holds the new pace.
@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use e2e_harness::Service;
+use e2e_harness::hostile::{Answered, ForwardProxies, HostileOrigin, HostileSettings};
 use serde_json::{Value, json};
-use tests::Service;
-use tests::hostile::{Answered, ForwardProxies, HostileOrigin, HostileSettings};
 
 use crate::jobs::{status, submit};
 use crate::{Error, Plan};
@@ -167,11 +167,11 @@ async fn run_job(
     disturb: Option<Scenario>,
 ) -> Result<(Value, Vec<(f64, Answered)>), Error> {
     let proxy_list = proxies.urls.join(",");
-    let service = Service::start(tests::ServiceOptions {
+    let service = Service::start(e2e_harness::ServiceOptions {
         binary: Some(binary.to_path_buf()),
         origin: origin.base.clone(),
         args: vec!["--key-rate", "0", "--log", "warn", "--proxy", &proxy_list],
-        ..tests::ServiceOptions::default()
+        ..e2e_harness::ServiceOptions::default()
     });
     let key = service.key("bench", "1000000");
     let urls: Vec<String> = (0..pages)
@@ -338,7 +338,7 @@ pub(crate) fn markdown(pool: &Value) -> String {
     let most = pool["most_pages_per_second"].as_f64().unwrap_or(f64::NAN);
     out += &format!(
         "A job of {} new pages through {} forward proxies (`tinyproxy`, each sending from its own loopback \
-         address) to the hostile origin of the tests (`tests::hostile`): {} pages a minute per address (10 at \
+         address) to the hostile origin of the tests (`e2e_harness::hostile`): {} pages a minute per address (10 at \
          once), 429 with `Retry-After` beyond, a ban (999 or the guest home page, 30 s, doubled each time) after \
          five 429s in a minute; 1% sign-in walls, 1% slow answers, 0.5% reset connections. The most the origin \
          serves is {most:.1} pages/s. Each fetcher meets a fresh origin; the server runs with its defaults and \

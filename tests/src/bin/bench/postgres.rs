@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use e2e_harness::{Service, TestOrigin};
 use serde_json::{Value, json};
 use test_support::TestDatabase;
-use tests::{Service, TestOrigin};
 
 use crate::{
     Error, GOOGLE, Load, Pinning, Plan, load_command, load_json, load_report, median, page_urls,

@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use e2e_harness::Service;
+use e2e_harness::websites::{NetworkOrigin, PageSpec, Site, Websites, home_page};
 use serde_json::{Value, json};
-use tests::Service;
-use tests::websites::{NetworkOrigin, PageSpec, Site, Websites, home_page};
 
 use crate::{Error, Plan};
 
@@ -316,7 +316,7 @@ pub(crate) async fn resolve(plan: Plan, binary: &Path) -> Result<Value, Error> {
     let world = world(per_shape, site_delay);
     let websites = Websites::start(world.sites).await;
     let origin = NetworkOrigin::start(world.pages, origin_delay).await;
-    let service = Service::start(tests::ServiceOptions {
+    let service = Service::start(e2e_harness::ServiceOptions {
         binary: Some(binary.to_path_buf()),
         origin: origin.base.clone(),
         args: vec![
@@ -329,7 +329,7 @@ pub(crate) async fn resolve(plan: Plan, binary: &Path) -> Result<Value, Error> {
             "--site-proxy",
             &websites.proxy,
         ],
-        ..tests::ServiceOptions::default()
+        ..e2e_harness::ServiceOptions::default()
     });
     let key = service.key("bench", "100000");
     // Requests of up to REQUEST_SIZE domains, all at once: what a client with a list does.
@@ -338,7 +338,7 @@ pub(crate) async fn resolve(plan: Plan, binary: &Path) -> Result<Value, Error> {
         let queries: Vec<Value> = chunk.iter().map(|l| json!({"domain": l.domain})).collect();
         let (service, key) = (&service, &key);
         async move {
-            let response = tests::client()
+            let response = e2e_harness::client()
                 .post(format!("{}/v1/network/company-data/resolve", service.base))
                 .bearer_auth(key)
                 .json(&json!({"queries": queries, "maxAgeHours": 0}))
