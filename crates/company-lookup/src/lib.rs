@@ -27,15 +27,22 @@
 //! Not here: parsing HTTP, authentication, the error-to-status mapping.
 #![deny(missing_docs)]
 
+mod answer;
 mod history;
+mod holds;
+mod live;
+mod outcome;
 mod reparse;
 mod service;
+mod settings;
+mod stored;
 
 pub use api_contract::CompanyRequest;
 pub use credit_ledger::price_per_company;
 pub use history::HistoryOutcome;
+pub use outcome::{LookupError, LookupOutcome, PageOutcome};
 pub use reparse::{ReparseSummary, reparse_stored};
-pub use service::{
-    Caller, DEFAULT_HISTORY_RETENTION, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, LookupError,
-    LookupOutcome, LookupService, LookupSettings, PageOutcome,
+pub use service::LookupService;
+pub use settings::{
+    Caller, DEFAULT_HISTORY_RETENTION, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, LookupSettings,
 };

@@ -1,0 +1,90 @@
+//! The stored side of a lookup: the snapshots inside a request's window, and `staleIfError`'s fallback to the
+//! newest of any age.
+
+use std::collections::HashMap;
+
+use api_contract::FreshnessWindow;
+use company_model::{RecordSource, UnresolvedCode};
+use page_url::PageUrl;
+use tracing::warn;
+
+use crate::outcome::PageOutcome;
+use crate::service::LookupService;
+
+impl LookupService {
+    /// The pages of `distinct` that have a stored snapshot inside `window` (none for a live window).
+    pub(crate) async fn stored_in(
+        &self,
+        distinct: &[PageUrl],
+        window: FreshnessWindow,
+    ) -> HashMap<PageUrl, PageOutcome> {
+        let mut outcomes = HashMap::with_capacity(distinct.len());
+        if window.is_live() {
+            return outcomes;
+        }
+        let window =
+            jiff::SignedDuration::try_from(window.duration()).unwrap_or(jiff::SignedDuration::ZERO);
+        let since = jiff::Timestamp::now() - window;
+        // A broken cache must not fail the request: fetch everything live instead.
+        if let Err(error) = self
+            .found_since(distinct, since, RecordSource::Stored, &mut outcomes)
+            .await
+        {
+            warn!(%error, "snapshot lookup failed; fetching live");
+        }
+        outcomes
+    }
+
+    /// Answers each page of `urls` that has a snapshot fetched since `since` with the newest, as from `source`.
+    async fn found_since(
+        &self,
+        urls: &[PageUrl],
+        since: jiff::Timestamp,
+        source: RecordSource,
+        outcomes: &mut HashMap<PageUrl, PageOutcome>,
+    ) -> Result<(), snapshot_cache::CacheError> {
+        for (url, snapshot) in self.snapshots.fresh_many(urls, since).await? {
+            outcomes.insert(
+                url,
+                PageOutcome::Found {
+                    snapshot: Box::new(snapshot),
+                    source,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// `staleIfError`: each page whose live fetch failed for a reason that may pass (push-back, time-out, no
+    /// connection) and that has a stored snapshot of any age is answered from the newest one, as
+    /// [`RecordSource::Stale`]. Pages the network says are gone (`not_found`, another kind of page) or that did
+    /// not parse keep their answer: an old snapshot would hide what the network says now.
+    pub(crate) async fn fall_back_to_stale(&self, outcomes: &mut HashMap<PageUrl, PageOutcome>) {
+        let failed: Vec<PageUrl> = outcomes
+            .iter()
+            .filter(|(_, outcome)| {
+                matches!(
+                    outcome,
+                    PageOutcome::Failed {
+                        code: UnresolvedCode::Blocked
+                            | UnresolvedCode::Authwall
+                            | UnresolvedCode::TimedOut
+                            | UnresolvedCode::FetchFailed,
+                        ..
+                    }
+                )
+            })
+            .map(|(url, _)| url.clone())
+            .collect();
+        if failed.is_empty() {
+            return;
+        }
+        // The live answers stand if the store fails: the caller learns what failed rather than nothing.
+        if let Err(error) = self
+            .found_since(&failed, jiff::Timestamp::MIN, RecordSource::Stale, outcomes)
+            .await
+        {
+            warn!(%error, "stale snapshot lookup failed; answering the live failures");
+        }
+    }
+}
