@@ -178,10 +178,16 @@ fn events(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Vec<Accou
 #[cfg_attr(feature = "schema", schemars(rename = "WebhookEndpointRequest"))]
 pub struct EndpointBody {
     /// Where events are POSTed: an https URL on a public address, without user name or password.
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::MAX_WEBHOOK_URL_LEN)))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(max = crate::MAX_WEBHOOK_URL_LEN), extend("x-webhook-url" = true))
+    )]
     pub url: String,
     /// The events it receives: at least one, each once.
-    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(min = 1), extend("uniqueItems" = true))
+    )]
     pub events: Vec<AccountEventType>,
 }
 
@@ -223,6 +229,7 @@ pub struct EndpointInfo {
 #[cfg_attr(feature = "schema", schemars(rename = "WebhookEndpointList"))]
 pub struct EndpointList {
     /// At most [`MAX_ENDPOINTS`].
+    #[cfg_attr(feature = "schema", schemars(length(max = MAX_ENDPOINTS)))]
     pub endpoints: Vec<EndpointInfo>,
 }
 
@@ -271,6 +278,7 @@ pub struct EndpointDeliveryInfo {
 #[cfg_attr(feature = "schema", schemars(rename = "WebhookDeliveryList"))]
 pub struct DeliveryList {
     /// Up to the request's `limit`.
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::paging::MOST_DELIVERIES_PER_PAGE)))]
     pub deliveries: Vec<EndpointDeliveryInfo>,
 }
 

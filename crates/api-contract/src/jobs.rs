@@ -102,6 +102,7 @@ pub struct JobInfo {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobList {
     /// Up to the page's `limit` jobs, newest first.
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::paging::MOST_JOBS_PER_PAGE)))]
     pub jobs: Vec<JobInfo>,
     /// The next page's path (with its `before` and `limit`), or null on the last page.
     pub next: Option<String>,

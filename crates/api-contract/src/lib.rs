@@ -23,10 +23,13 @@ mod api;
 mod fields;
 mod history;
 mod jobs;
+pub mod paging;
 mod problems;
 mod queries;
 mod request;
 mod resolve;
+#[cfg(feature = "schema")]
+pub mod schema;
 mod watch_request;
 mod wire;
 

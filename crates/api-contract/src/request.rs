@@ -39,7 +39,11 @@ pub struct RequestBody {
     /// `page_url::submitted_pattern`; a bulk job takes up to [`MAX_JOB_URLS`]).
     #[cfg_attr(
         feature = "schema",
-        schemars(length(min = 1, max = MAX_URLS), inner(length(max = page_url::MAX_URL_LEN)))
+        schemars(
+            length(min = 1, max = MAX_URLS),
+            inner(length(max = page_url::MAX_URL_LEN)),
+            transform = crate::schema::page_url_items
+        )
     )]
     pub li_urls: Vec<String>,
     /// Freshness window in hours (0 to [`MAX_AGE_HOURS`]); absent or 0 fetches live.

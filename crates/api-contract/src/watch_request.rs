@@ -279,6 +279,16 @@ fn fields(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Vec<Strin
     fields
 }
 
+/// For `#[schemars(transform = …)]` on a watch's `fields`: each item one of [`WATCH_FIELDS`], each once.
+#[cfg(feature = "schema")]
+fn watch_fields_schema(schema: &mut schemars::Schema) {
+    schema.insert("uniqueItems".to_owned(), serde_json::Value::Bool(true));
+    schema.insert(
+        "items".to_owned(),
+        serde_json::json!({"enum": company_model::WATCH_FIELDS}),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,17 +365,31 @@ pub struct WatchBody {
     /// The pages to watch: company, school or showcase page URLs.
     #[cfg_attr(
         feature = "schema",
-        schemars(length(min = 1, max = MAX_URLS), inner(length(max = page_url::MAX_URL_LEN)))
+        schemars(
+            length(min = 1, max = MAX_URLS),
+            inner(length(max = page_url::MAX_URL_LEN)),
+            transform = crate::schema::page_url_items
+        )
     )]
     pub li_urls: Vec<String>,
     /// Hours between refreshes ([`WATCH_EVERY_HOURS`]).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(range(min = *WATCH_EVERY_HOURS.start(), max = *WATCH_EVERY_HOURS.end()))
+    )]
     pub every_hours: u32,
     /// Where change events are POSTed: an https URL on a public address, without user name or password.
-    #[cfg_attr(feature = "schema", schemars(length(max = MAX_WEBHOOK_URL_LEN)))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(max = MAX_WEBHOOK_URL_LEN), extend("x-webhook-url" = true))
+    )]
     pub webhook_url: String,
     /// The record members whose change is an event; default: [`CHANGE_FIELDS`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>", length(min = 1)))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Vec<String>", length(min = 1), transform = watch_fields_schema)
+    )]
     pub fields: Option<Vec<String>>,
 }
 
@@ -390,6 +414,10 @@ pub struct WatchInfo {
     /// The page, normalized.
     pub li_url: String,
     /// Hours between refreshes.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(range(min = *WATCH_EVERY_HOURS.start(), max = *WATCH_EVERY_HOURS.end()))
+    )]
     pub every_hours: u32,
     /// Where change events go.
     pub webhook_url: String,
@@ -418,6 +446,7 @@ pub struct WatchInfo {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WatchList {
     /// Up to the page's `limit` watches, oldest first.
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::paging::MOST_WATCHES_PER_PAGE)))]
     pub watches: Vec<WatchInfo>,
     /// The next page's path (with its `after` and `limit`), or null on the last page.
     pub next: Option<String>,
@@ -428,6 +457,7 @@ pub struct WatchList {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CreatedWatches {
     /// One watch per distinct page.
+    #[cfg_attr(feature = "schema", schemars(length(max = MAX_URLS)))]
     pub watches: Vec<WatchInfo>,
 }
 

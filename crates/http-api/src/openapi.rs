@@ -8,10 +8,11 @@
 
 use std::time::Duration;
 
+use api_contract::schema::ServerPatterns;
 use api_contract::{
     CompanyDataResponse, CreatedWatches, ErrorBody, HistoryResponse, JobInfo, JobList,
-    MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_ENDPOINTS, MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody,
-    ResolveResponse, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList, WebhookEvent, paths,
+    MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody,
+    ResolveResponse, WatchBody, WatchInfo, WatchList, WebhookEvent, paths,
 };
 use bytes::Bytes;
 use credit_ledger::{LIVE_PRICE, STORED_PRICE};
@@ -20,7 +21,6 @@ use serde_json::{Map, Value, json};
 
 use crate::api::Api;
 use crate::doc::{Context, error_response, retried_error};
-use crate::paging::{MOST_DELIVERIES_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_WATCHES_PER_PAGE};
 use crate::table::routes;
 
 impl Api {
@@ -135,10 +135,10 @@ pub fn openapi_document(
     })
 }
 
-/// The schemas derived from the Rust types that (de)serialize the bodies (`company-model` with its `schema`
-/// feature; their doc comments are the descriptions), with what only this server knows added: its network's
-/// page-URL pattern on each URL of a request, the webhook URL rule it applies, the bounds their owners keep
-/// (`WATCH_EVERY_HOURS`, `WATCH_FIELDS`), and a job's larger list (`JobRequest`).
+/// The schemas derived from the Rust types that (de)serialize the bodies (`api-contract` with its `schema`
+/// feature; their doc comments are the descriptions, their bounds the types' schemars attributes), with the two
+/// patterns only this server knows filled in (`api_contract::schema::ServerPatterns`: its network's page URLs,
+/// the webhook URLs it takes), and a job's larger list (`JobRequest`).
 fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, Value> {
     use schemars::generate::{Contract, SchemaSettings};
     let mut generator = SchemaSettings::draft2020_12()
@@ -148,6 +148,8 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
             // described by the same rule, as the types are written to match it.
             settings.contract = Contract::Serialize;
         })
+        // The two patterns that depend on this server: its network's page URLs, the webhook URLs it takes.
+        .with_transform(ServerPatterns::new(domain, http_webhooks))
         .into_generator();
     generator.subschema_for::<RequestBody>();
     generator.subschema_for::<CompanyDataResponse>();
@@ -170,73 +172,7 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
     generator.subschema_for::<api_contract::AccountEventBody>();
     generator.subschema_for::<credit_ledger::AccountSummary>();
     generator.subschema_for::<credit_ledger::AccountSettings>();
-    let schemas = generator.take_definitions(true);
-    let (low, high) = (*WATCH_EVERY_HOURS.start(), *WATCH_EVERY_HOURS.end());
-    let added = [
-        (
-            "/CompanyRequest/properties/liUrls/items",
-            json!({"pattern": page_url::submitted_pattern(domain)}),
-        ),
-        (
-            "/WatchRequest/properties/liUrls/items",
-            json!({"pattern": page_url::submitted_pattern(domain)}),
-        ),
-        (
-            "/WatchRequest/properties/webhookUrl",
-            json!({"pattern": api_contract::webhook_url_pattern(http_webhooks)}),
-        ),
-        (
-            "/WatchRequest/properties/everyHours",
-            json!({"minimum": low, "maximum": high}),
-        ),
-        (
-            "/WatchRequest/properties/fields",
-            json!({"uniqueItems": true, "items": {"enum": company_model::WATCH_FIELDS}}),
-        ),
-        (
-            "/Watch/properties/every_hours",
-            json!({"minimum": low, "maximum": high}),
-        ),
-        (
-            "/JobList/properties/jobs",
-            json!({"maxItems": MOST_JOBS_PER_PAGE}),
-        ),
-        (
-            "/WatchList/properties/watches",
-            json!({"maxItems": MOST_WATCHES_PER_PAGE}),
-        ),
-        (
-            "/CreatedWatches/properties/watches",
-            json!({"maxItems": MAX_URLS}),
-        ),
-        (
-            "/WebhookEndpointRequest/properties/url",
-            json!({"pattern": api_contract::webhook_url_pattern(http_webhooks)}),
-        ),
-        (
-            "/WebhookEndpointRequest/properties/events",
-            json!({"uniqueItems": true}),
-        ),
-        (
-            "/WebhookEndpointList/properties/endpoints",
-            json!({"maxItems": MAX_ENDPOINTS}),
-        ),
-        (
-            "/WebhookDeliveryList/properties/deliveries",
-            json!({"maxItems": MOST_DELIVERIES_PER_PAGE}),
-        ),
-    ];
-    let mut schemas = Value::Object(schemas);
-    for (pointer, members) in added {
-        if let (Some(Value::Object(target)), Value::Object(members)) =
-            (schemas.pointer_mut(pointer), members)
-        {
-            target.extend(members);
-        }
-    }
-    let Value::Object(mut schemas) = schemas else {
-        return Map::new();
-    };
+    let mut schemas = generator.take_definitions(true);
     if let Some(mut job) = schemas.get("CompanyRequest").cloned() {
         if let Some(urls) = job
             .pointer_mut("/properties/liUrls")

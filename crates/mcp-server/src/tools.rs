@@ -206,9 +206,13 @@ pub fn tools() -> &'static [Tool] {
     &BUILT
 }
 
-/// The JSON Schema of `T`, as the OpenAPI document publishes it.
+/// The JSON Schema of `T`, as the OpenAPI document publishes it, without the patterns only the server the tools
+/// are relayed to knows (its network's page URLs; the API checks them).
 fn schema<T: schemars::JsonSchema>() -> JsonObject {
-    match serde_json::to_value(schemars::schema_for!(T)) {
+    let generator = schemars::generate::SchemaSettings::default()
+        .with_transform(api_contract::schema::ServerPatterns::unknown())
+        .into_generator();
+    match serde_json::to_value(generator.into_root_schema_for::<T>()) {
         Ok(Value::Object(object)) => object,
         _ => JsonObject::new(),
     }
