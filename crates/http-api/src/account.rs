@@ -11,7 +11,7 @@ use company_lookup::LookupError;
 use company_model::AccountId;
 
 use crate::api::Api;
-use crate::doc::{Context, error_response, rate_limited, unauthorized, unavailable};
+use crate::doc::{Context, error_response};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::respond::json_response;
@@ -92,9 +92,6 @@ fn account_doc(_context: &Context<'_>) -> Value {
         "tags": ["Company Data"],
         "responses": {
             "200": {"description": "The account.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
-            "401": unauthorized(),
-            "429": rate_limited(),
-            "503": unavailable()
         }
     })
 }
@@ -112,12 +109,9 @@ fn update_account_doc(_context: &Context<'_>) -> Value {
         "responses": {
             "200": {"description": "The account, with the settings applied.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Account"}}}},
             "400": error_response("Invalid body; `details` lists every problem."),
-            "401": unauthorized(),
             "408": error_response("The request body did not arrive within the body time-out."),
             "413": error_response(&format!("Request body larger than {MAX_SETTINGS_BYTES} bytes.")),
             "415": error_response("The body is not sent as JSON."),
-            "429": rate_limited(),
-            "503": unavailable()
         }
     })
 }

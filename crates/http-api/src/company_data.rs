@@ -7,7 +7,7 @@ use http_serve::Response;
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::doc::{Context, REFUSED_429, credits_header, error_response, unauthorized};
+use crate::doc::{Context, REFUSED_429, credits_header, error_response};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::respond::{billed, json_bytes_response};
@@ -86,7 +86,6 @@ fn company_data_doc(context: &Context<'_>) -> Value {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyResponse"}}}
             },
             "400": error_response("Invalid request body or unsupported URL; `details` lists every problem."),
-            "401": unauthorized(),
             "402": error_response("Insufficient credits for every requested company; nothing was fetched."),
             "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
             "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),

@@ -13,9 +13,7 @@ use serde_json::{Value, json};
 use watch_store::EndpointId;
 
 use crate::api::Api;
-use crate::doc::{
-    Context, bad_id, delivery_terms, error_response, rate_limited, unauthorized, unavailable,
-};
+use crate::doc::{Context, bad_id, delivery_terms, error_response};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::paging::{DEFAULT_DELIVERIES_PER_PAGE, MOST_DELIVERIES_PER_PAGE};
@@ -214,7 +212,6 @@ fn list_endpoints_doc(_context: &Context<'_>) -> Value {
         "responses": {
             "200": {"description": "Every endpoint of the account, by id.",
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpointList"}}}},
-            "401": unauthorized(), "429": rate_limited(), "503": unavailable(),
         }
     })
 }
@@ -232,13 +229,10 @@ fn create_endpoint_doc(_context: &Context<'_>) -> Value {
                     "headers": {"Location": {"description": "The endpoint's path.", "schema": {"type": "string"}}},
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpoint"}}}},
             "400": error_response("Invalid body; `details` lists every problem."),
-            "401": unauthorized(),
             "408": error_response("The request body did not arrive within the body time-out."),
             "409": error_response(&format!("`too_many_endpoints`: the account has as many endpoints as its quota allows ({MAX_ENDPOINTS} unless the operator set another).")),
             "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
             "415": error_response("The body is not sent as `application/json`."),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }
@@ -250,7 +244,7 @@ fn delete_endpoint_doc(_context: &Context<'_>) -> Value {
         "tags": ["Webhooks"],
         "responses": {
             "204": {"description": "Deleted, with its deliveries."},
-            "400": bad_id(), "401": unauthorized(), "404": endpoint_not_found(), "429": rate_limited(), "503": unavailable(),
+            "400": bad_id(), "404": endpoint_not_found(),
         }
     })
 }
@@ -263,9 +257,7 @@ fn ping_endpoint_doc(_context: &Context<'_>) -> Value {
         "tags": ["Webhooks"],
         "responses": {
             "202": {"description": "Queued.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookPing"}}}},
-            "400": bad_id(), "401": unauthorized(),
-            "404": error_response("`endpoint_not_found`: the account has no enabled webhook endpoint with this id."),
-            "429": rate_limited(), "503": unavailable(),
+            "400": bad_id(), "404": error_response("`endpoint_not_found`: the account has no enabled webhook endpoint with this id."),
         }
     })
 }
@@ -282,7 +274,7 @@ fn list_deliveries_doc(_context: &Context<'_>) -> Value {
         "responses": {
             "200": {"description": "The newest deliveries.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookDeliveryList"}}}},
             "400": error_response("`invalid_query`: the id, or `limit`, is not a number in range."),
-            "401": unauthorized(), "404": endpoint_not_found(), "429": rate_limited(), "503": unavailable(),
+            "404": endpoint_not_found(),
         }
     })
 }

@@ -8,9 +8,7 @@ use page_url::PageUrl;
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::doc::{
-    Context, credits_header, error_response, rate_limited, unauthorized, unavailable,
-};
+use crate::doc::{Context, credits_header, error_response};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::respond::{credits_headers, json_response};
@@ -115,11 +113,8 @@ fn history_doc(context: &Context<'_>) -> Value {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompanyHistory"}}}
             },
             "400": error_response("`invalid_query`: `liUrl` missing or not a page URL, a time not in RFC 3339, or an unknown parameter."),
-            "401": unauthorized(),
             "402": error_response("`insufficient_credits`: the account cannot pay for the history."),
             "404": error_response("`not_found`: no snapshot of this page is stored (look it up or watch it first); nothing was charged."),
-            "429": rate_limited(),
-            "503": unavailable()
         }
     })
 }

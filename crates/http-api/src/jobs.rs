@@ -13,9 +13,7 @@ use http_serve::Response;
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::doc::{
-    Context, bad_id, error_response, json_content, rate_limited, unauthorized, unavailable,
-};
+use crate::doc::{Context, bad_id, error_response, json_content};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::paging::{DEFAULT_JOBS_PER_PAGE, MOST_JOBS_PER_PAGE, MOST_RESULTS_PER_PAGE};
@@ -298,13 +296,10 @@ fn create_job_doc(_context: &Context<'_>) -> Value {
                     "headers": {"Location": {"description": "The job's URL.", "schema": {"type": "string"}}},
                     "content": json_content("Job")},
             "400": error_response("Invalid body or unsupported URL; `details` lists every problem."),
-            "401": unauthorized(),
             "408": error_response("The request body did not arrive within the body time-out."),
             "413": error_response(&format!("Request body larger than {MAX_JOB_BODY_BYTES} bytes.")),
             "409": error_response("`too_many_open_jobs` or `too_many_queued_urls`: the account holds as much of the job queue as its quotas allow (jobs not yet ended; their URLs not yet answered); the message says the quota and what to do."),
             "415": error_response("The body is not sent as `application/json`."),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }
@@ -323,9 +318,6 @@ fn list_jobs_doc(_context: &Context<'_>) -> Value {
         "responses": {
             "200": {"description": "A page of jobs.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobList"}}}},
             "400": error_response("`invalid_query`: `before` or `limit` is not a number in range."),
-            "401": unauthorized(),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }
@@ -337,11 +329,8 @@ fn get_job_doc(_context: &Context<'_>) -> Value {
         "tags": ["Company Data"],
         "responses": {
             "200": {"description": "The job.", "content": json_content("Job")},
-            "401": unauthorized(),
             "400": error_response("`invalid_query`: the id is not a whole number above 0."),
             "404": error_response("`job_not_found`: the account has no job with this id."),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }
@@ -355,10 +344,7 @@ fn cancel_job_doc(_context: &Context<'_>) -> Value {
         "responses": {
             "200": {"description": "The job, `cancelled` (or as it was if it had already ended).", "content": json_content("Job")},
             "400": bad_id(),
-            "401": unauthorized(),
             "404": job_not_found(),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }
@@ -372,10 +358,7 @@ fn delete_job_doc(_context: &Context<'_>) -> Value {
         "responses": {
             "204": {"description": "Deleted."},
             "400": bad_id(),
-            "401": unauthorized(),
             "404": job_not_found(),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }
@@ -406,10 +389,7 @@ fn job_results_doc(_context: &Context<'_>) -> Value {
                 }
             },
             "400": error_response("`invalid_query`: the id, `from` or `limit` is not a number in range."),
-            "401": unauthorized(),
             "404": error_response("`job_not_found`: the account has no job with this id."),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }

@@ -20,7 +20,7 @@ use page_url::NetworkDomain;
 use serde_json::{Map, Value, json};
 
 use crate::api::Api;
-use crate::doc::{Context, error_response, retried_error};
+use crate::doc::{Context, error_response, rate_limited, retried_error, unauthorized, unavailable};
 use crate::table::routes;
 
 impl Api {
@@ -87,6 +87,9 @@ pub fn openapi_document(
                 if !endpoint.keyed() {
                     fields.insert("security".to_owned(), json!([]));
                 }
+            }
+            if endpoint.keyed() {
+                add_keyed_errors(&mut operation);
             }
             if endpoint.idempotent {
                 add_idempotency(&mut operation);
@@ -245,6 +248,21 @@ fn webhooks() -> Value {
             "AccountEvent",
         ),
     })
+}
+
+/// The answers a key-bearing operation may give before it runs, where its own prose does not say more: a refused
+/// key (401), the key's rate or the client's failed keys (429), a store that failed (503).
+fn add_keyed_errors(operation: &mut Value) {
+    let Some(Value::Object(responses)) = operation.get_mut("responses") else {
+        return;
+    };
+    for (status, answer) in [
+        ("401", unauthorized()),
+        ("429", rate_limited()),
+        ("503", unavailable()),
+    ] {
+        responses.entry(status).or_insert(answer);
+    }
 }
 
 /// `Idempotency-Key` on an operation that creates or charges, with the answers it adds.

@@ -9,9 +9,7 @@ use http_serve::Response;
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::doc::{
-    Context, credits_header, error_response, rate_limited, unauthorized, unavailable,
-};
+use crate::doc::{Context, credits_header, error_response};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::respond::{billed, json_response};
@@ -110,14 +108,11 @@ fn resolve_doc(context: &Context<'_>) -> Value {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResolveResponse"}}}
             },
             "400": error_response("Invalid request body; `details` lists every problem."),
-            "401": unauthorized(),
             "402": error_response("Insufficient credits to pay for every query; nothing was done, or (rarely, when the balance was spent meanwhile) nothing was charged."),
             "403": error_response("`not_in_test_mode`: a test-mode key (`cdk_test_…`) cannot resolve domains and names, which needs the network; nothing was done."),
             "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
             "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
             "415": error_response("The body is not sent as `application/json`."),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }

@@ -13,10 +13,7 @@ use serde_json::{Value, json};
 use watch_store::WatchId;
 
 use crate::api::Api;
-use crate::doc::{
-    Context, bad_id, delivery_terms, error_response, json_content, rate_limited, unauthorized,
-    unavailable,
-};
+use crate::doc::{Context, bad_id, delivery_terms, error_response, json_content};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::paging::{DEFAULT_WATCHES_PER_PAGE, MOST_WATCHES_PER_PAGE};
@@ -176,13 +173,10 @@ fn create_watches_doc(_context: &Context<'_>) -> Value {
             "201": {"description": "Created; nothing is fetched or charged until the first refresh.",
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreatedWatches"}}}},
             "400": error_response("Invalid body; `details` lists every problem."),
-            "401": unauthorized(),
             "408": error_response("The request body did not arrive within the body time-out."),
             "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
             "409": error_response("`too_many_watches`: this request's watches would take the account past its quota of watches; none was created."),
             "415": error_response("The body is not sent as `application/json`."),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }
@@ -201,9 +195,6 @@ fn list_watches_doc(_context: &Context<'_>) -> Value {
         "responses": {
             "200": {"description": "A page of watches.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WatchList"}}}},
             "400": error_response("`invalid_query`: `after` or `limit` is not a number in range."),
-            "401": unauthorized(),
-            "429": rate_limited(),
-            "503": unavailable(),
         }
     })
 }
@@ -215,7 +206,7 @@ fn get_watch_doc(_context: &Context<'_>) -> Value {
         "tags": ["Company Data"],
         "responses": {
             "200": {"description": "The watch.", "content": json_content("Watch")},
-            "400": bad_id(), "401": unauthorized(), "404": watch_not_found(), "429": rate_limited(), "503": unavailable(),
+            "400": bad_id(), "404": watch_not_found(),
         }
     })
 }
@@ -227,7 +218,7 @@ fn delete_watch_doc(_context: &Context<'_>) -> Value {
         "tags": ["Company Data"],
         "responses": {
             "204": {"description": "Deleted, with its undelivered events."},
-            "400": bad_id(), "401": unauthorized(), "404": watch_not_found(), "429": rate_limited(), "503": unavailable(),
+            "400": bad_id(), "404": watch_not_found(),
         }
     })
 }
