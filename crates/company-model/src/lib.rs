@@ -49,9 +49,11 @@ impl AccountId {
     /// account's negated, so every store keyed by account (jobs, watches, webhook endpoints, idempotency
     /// records) keeps test data apart from live data without a column of its own, and the ledger can tell a
     /// test account by its id alone.
+    /// Account ids start at 1 (a store's serial); the id 0 has no twin and reads as live.
     #[must_use]
     pub fn test_twin(self) -> Self {
-        Self(-self.0.abs())
+        // Saturating: no id overflows (`i64::MIN.abs()` would), whatever a row or a test holds.
+        Self(-self.0.saturating_abs())
     }
 
     /// Whether this is a test twin ([`AccountId::test_twin`]).
@@ -62,12 +64,29 @@ impl AccountId {
     /// The live account: itself, or the account a test twin belongs to.
     #[must_use]
     pub fn live(self) -> Self {
-        Self(self.0.abs())
+        Self(self.0.saturating_abs())
     }
 }
 
 impl std::fmt::Display for AccountId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AccountId;
+
+    #[test]
+    fn twins_and_live_accounts_map_both_ways_without_overflow() {
+        let account = AccountId(42);
+        assert!(account.test_twin().is_test() && !account.is_test());
+        assert_eq!(account.test_twin().live(), account);
+        assert_eq!(account.test_twin().test_twin(), account.test_twin());
+        for extreme in [AccountId(i64::MIN), AccountId(i64::MAX)] {
+            assert!(extreme.test_twin().is_test());
+            assert!(!extreme.live().is_test());
+        }
     }
 }
