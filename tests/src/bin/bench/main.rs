@@ -28,6 +28,9 @@
 //!     precision, recall by shape and domains per second ([`resolve`]); `--resolve` runs it alone and replaces
 //!     its section.
 //!
+//! `--stored-only` runs section 1's load alone on the binary `COMPANY_DATA_BIN` names and prints its figures:
+//! two builds of the server compared side by side, e.g. before and after a change to the request path.
+//!
 //! It builds and installs nothing: `tests/ci bench` builds it in release beside `company-data` and the
 //! `parse_throughput` example, installs oha (`$OHA`) and the Python peers beautifulsoup4, lxml and selectolax
 //! (`$BENCH_PYTHON`) into `target/tools/`, then runs it. Without `$OHA` the load comes from [`load`]; `tests/ci`
@@ -422,6 +425,26 @@ async fn stored_path(plan: Plan, release: &Path) -> Result<Value, Error> {
         "auth_ratio": median(&with_auth["requests_per_second"]) / median(&without_auth["requests_per_second"]),
         "peak_rss_mb": rss,
     }))
+}
+
+/// Section 1's load alone (requests per second, p50 and p99 of one stored URL), on the binary `COMPANY_DATA_BIN`
+/// names: two builds compared side by side (`--stored-only`), without the rest of the report.
+async fn stored_only(plan: Plan, release: &Path) -> Result<Value, Error> {
+    let body = json!({ "liUrls": [GOOGLE], "maxAgeHours": 24 }).to_string();
+    let service = Service::start(service_options(release, None));
+    let key = service.key("bench", "100000000");
+    let url = format!("{}/v1/network/company-data", service.base);
+    let warm = e2e_harness::client()
+        .post(&url)
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(json!({ "liUrls": [GOOGLE] }).to_string())
+        .send()
+        .await?;
+    if warm.status() != 200 {
+        return Err(format!("warming the snapshot gave {}", warm.status()).into());
+    }
+    load_figures(&url, &key, &body, plan, None)
 }
 
 /// Accepts the one key it was made with, without any check: the cost of verifying a key, taken out.
@@ -1044,6 +1067,11 @@ async fn main() -> Result<(), Error> {
             replace_section(&out, &format!("\n## {number}. "), flag, &section)?;
         }
         println!("{section}");
+        return Ok(());
+    }
+    if args.iter().any(|a| a == "--stored-only") {
+        let release = e2e_harness::binary().to_path_buf();
+        println!("{:#}", stored_only(plan, &release).await?);
         return Ok(());
     }
     if args.iter().any(|a| a == "--round-trips") {
