@@ -1,6 +1,9 @@
 //! The resolution of one query: candidates found cheapest first, each verified by the page itself, the best
 //! chosen or the query left unresolved with why; every step kept as evidence.
 
+mod decide;
+mod memory;
+
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -8,16 +11,14 @@ use api_contract::{
     Candidate, Evidence, FreshnessWindow, Resolution, ResolveMethod, ResolveQuery, UnresolvedQuery,
     UnresolvedReason,
 };
-use company_lookup::{LookupError, PageOutcome};
-use company_model::{AccountId, CompanyRecord, RecordSource, UnresolvedCode, name_key, name_slugs};
-use page_url::{PageKind, PageUrl};
-use serde::{Deserialize, Serialize};
+use company_model::{AccountId, name_key, name_slugs};
+use page_url::PageUrl;
 use snapshot_cache::Snapshot;
 
 use crate::Resolver;
 use crate::domain::{domain_slugs, query_domain};
 use crate::links::{SiteLink, site_links};
-use crate::verify::{Expect, fold, verdict};
+use crate::verify::{Expect, fold};
 
 /// One query's answer, with the snapshot that verified it (for `enrich` and the price).
 #[derive(Clone)]
@@ -30,15 +31,6 @@ pub(crate) enum QueryAnswer {
 struct Found {
     page: PageUrl,
     method: ResolveMethod,
-}
-
-/// A page that passed verification, with what it is worth.
-struct Verified {
-    page: PageUrl,
-    method: ResolveMethod,
-    confidence: f64,
-    source: RecordSource,
-    snapshot: Snapshot,
 }
 
 /// Pages that could not be checked, worst first: push-back, then time-outs and failed fetches.
@@ -57,15 +49,6 @@ impl Failures {
         let retry = retry_after.unwrap_or_default().max(Duration::from_secs(1));
         self.blocked = Some(self.blocked.map_or(retry, |known| known.max(retry)));
     }
-}
-
-/// What the resolver keeps per query between requests (positive and negative answers).
-#[derive(Serialize, Deserialize)]
-struct Remembered {
-    /// The page, or `None` when none was found.
-    li_url: Option<String>,
-    method: Option<ResolveMethod>,
-    at: jiff::Timestamp,
 }
 
 impl Resolver {
@@ -395,337 +378,6 @@ impl Run<'_> {
         }
     }
 
-    /// A remembered answer for `key`: `None` when there is none, or when the remembered page no longer
-    /// verifies (the query is resolved again from the start).
-    async fn remembered(&mut self, key: &str, expect: &Expect<'_>) -> Option<QueryAnswer> {
-        let text = match self
-            .resolver
-            .snapshots
-            .remembered(key, jiff::Timestamp::now())
-            .await
-        {
-            Ok(text) => text?,
-            Err(error) => {
-                tracing::warn!(%error, "could not read remembered resolutions; resolving afresh");
-                return None;
-            }
-        };
-        let remembered: Remembered = serde_json::from_str(&text).ok()?;
-        let Some(li_url) = remembered.li_url else {
-            self.evidence.push(Evidence {
-                step: "remembered".to_owned(),
-                url: None,
-                value: None,
-                note: format!(
-                    "no page was found at {}; not asked again until that answer expires",
-                    remembered.at
-                ),
-            });
-            return Some(self.unresolved(
-                UnresolvedReason::NoPageFound,
-                format!(
-                    "No company page was found for this query at {} (remembered for {} hours). Check the query, \
-                     or send the page URL to POST /v1/network/company-data if you know it.",
-                    remembered.at,
-                    self.resolver.settings.remember_not_found.as_secs() / 3600
-                ),
-            ));
-        };
-        let page = PageUrl::from_canonical(&li_url).ok()?;
-        self.evidence.push(Evidence {
-            step: "remembered".to_owned(),
-            url: Some(li_url),
-            value: None,
-            note: format!(
-                "resolved to this page at {}; verified again below",
-                remembered.at
-            ),
-        });
-        let found = vec![Found {
-            page,
-            method: remembered.method.unwrap_or(ResolveMethod::StoredDomain),
-        }];
-        let verified = self.verify(found, expect).await;
-        match self.decide(verified) {
-            Some(answer @ QueryAnswer::Resolved(..)) => Some(answer),
-            _ => None,
-        }
-    }
-
-    /// Verifies `found` and, when a page passes, the answer (which is remembered).
-    async fn verify_and_decide(
-        &mut self,
-        found: Vec<Found>,
-        expect: &Expect<'_>,
-        key: &str,
-    ) -> Option<QueryAnswer> {
-        let verified = self.verify(found, expect).await;
-        let answer = self.decide(verified)?;
-        if let QueryAnswer::Resolved(resolution, _) = &answer {
-            self.remember(
-                key,
-                Some(&resolution.li_url),
-                Some(resolution.method),
-                self.resolver.settings.remember_found,
-            )
-            .await;
-        }
-        Some(answer)
-    }
-
-    /// Fetches (or reads stored) each new page of `found`, at most the per-query limit, and checks it.
-    async fn verify(&mut self, found: Vec<Found>, expect: &Expect<'_>) -> Vec<Verified> {
-        let mut fresh: Vec<Found> = Vec::new();
-        for candidate in found {
-            if fresh.len() >= self.resolver.settings.candidates_per_query {
-                self.evidence.push(Evidence {
-                    step: "link".to_owned(),
-                    url: Some(candidate.page.as_str().to_owned()),
-                    value: None,
-                    note: format!(
-                        "not checked: at most {} pages are checked per query",
-                        self.resolver.settings.candidates_per_query
-                    ),
-                });
-                continue;
-            }
-            if self.tried.insert(candidate.page.clone()) {
-                fresh.push(candidate);
-            }
-        }
-        if fresh.is_empty() {
-            return Vec::new();
-        }
-        let urls: Vec<PageUrl> = fresh.iter().map(|f| f.page.clone()).collect();
-        let mut pages = match self
-            .resolver
-            .lookup
-            .pages(self.account, &urls, self.window)
-            .await
-        {
-            Ok(pages) => pages,
-            Err(LookupError::TooManyLiveLookups { retry_after, .. }) => {
-                self.evidence.push(Evidence {
-                    step: "page".to_owned(),
-                    url: None,
-                    value: None,
-                    note: "not checked: the account's live lookups in flight are at their cap"
-                        .to_owned(),
-                });
-                self.failures.pushed_back(Some(retry_after));
-                return Vec::new();
-            }
-            Err(error) => {
-                self.evidence.push(Evidence {
-                    step: "page".to_owned(),
-                    url: None,
-                    value: None,
-                    note: format!("not checked: {error}"),
-                });
-                self.failures.timed_out = true;
-                return Vec::new();
-            }
-        };
-        let mut verified: Vec<Verified> = Vec::new();
-        for candidate in fresh {
-            let Some(outcome) = pages.remove(&candidate.page) else {
-                continue;
-            };
-            match outcome {
-                PageOutcome::Found { snapshot, source } => {
-                    // A page that redirected (`/company/1441` → `/company/google`) is its canonical page.
-                    if snapshot.url != candidate.page
-                        && !self.tried.insert(snapshot.url.clone())
-                        && verified.iter().any(|v| v.page == snapshot.url)
-                    {
-                        continue;
-                    }
-                    let Ok(record) = snapshot.record.to_record() else {
-                        continue;
-                    };
-                    if let Some(confidence) = self.check(&candidate, &snapshot.url, &record, expect)
-                    {
-                        verified.push(Verified {
-                            page: snapshot.url.clone(),
-                            method: candidate.method,
-                            confidence,
-                            source,
-                            snapshot: *snapshot,
-                        });
-                    }
-                }
-                PageOutcome::Failed {
-                    code,
-                    message,
-                    retry_after,
-                } => {
-                    self.evidence.push(Evidence {
-                        step: "page".to_owned(),
-                        url: Some(candidate.page.as_str().to_owned()),
-                        value: Some(code.as_str().to_owned()),
-                        note: if code == UnresolvedCode::NotFound {
-                            "no such page".to_owned()
-                        } else {
-                            format!("not checked: {message}")
-                        },
-                    });
-                    match code {
-                        UnresolvedCode::Blocked | UnresolvedCode::Authwall => {
-                            self.failures.pushed_back(retry_after);
-                        }
-                        UnresolvedCode::TimedOut | UnresolvedCode::FetchFailed => {
-                            self.failures.timed_out = true;
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-        verified
-    }
-
-    /// Checks `page` (found as `candidate` says, its record `record`) against the query ([`verdict`]), keeping
-    /// the evidence and, when it fails, the page among the candidates of an unresolved answer; its confidence
-    /// when it passes.
-    fn check(
-        &mut self,
-        candidate: &Found,
-        page: &PageUrl,
-        record: &CompanyRecord,
-        expect: &Expect<'_>,
-    ) -> Option<f64> {
-        let verdict = verdict(page, record, candidate.method, expect);
-        self.evidence.push(verdict.evidence);
-        if verdict.passed {
-            return Some(verdict.confidence);
-        }
-        self.rejected.push(Candidate {
-            li_url: page.as_str().to_owned(),
-            confidence: verdict.confidence,
-            method: candidate.method,
-        });
-        None
-    }
-
-    /// The best of `verified`: resolved, or ambiguous when two pages of one kind are equally good; `None`
-    /// when none passed.
-    fn decide(&mut self, mut verified: Vec<Verified>) -> Option<QueryAnswer> {
-        if verified.is_empty() {
-            return None;
-        }
-        // Best first; among equals a company page before a school, a school before a showcase, then as found.
-        verified.sort_by(|a, b| {
-            b.confidence
-                .total_cmp(&a.confidence)
-                .then(kind_rank(a.page.kind()).cmp(&kind_rank(b.page.kind())))
-        });
-        let candidates = |pages: &[Verified]| -> Vec<Candidate> {
-            pages
-                .iter()
-                .map(|v| Candidate {
-                    li_url: v.page.as_str().to_owned(),
-                    confidence: v.confidence,
-                    method: v.method,
-                })
-                .collect()
-        };
-        if let [first, second, ..] = verified.as_slice()
-            && same(first.confidence, second.confidence)
-            && first.page.kind() == second.page.kind()
-        {
-            let all = candidates(&verified);
-            let mut answer = self.unresolved(
-                UnresolvedReason::Ambiguous,
-                format!(
-                    "{} {} pages fit equally well ({}); pick one from `candidates`, or send a `location` or \
-                     `domain` hint with the name",
-                    all.iter().filter(|c| same(c.confidence, first.confidence)).count(),
-                    first.page.kind().as_str(),
-                    first.confidence
-                ),
-            );
-            if let QueryAnswer::Unresolved(unresolved) = &mut answer {
-                unresolved.candidates = all;
-            }
-            return Some(answer);
-        }
-        let rest = candidates(&verified[1..]);
-        let best = verified.swap_remove(0);
-        Some(QueryAnswer::Resolved(
-            Box::new(Resolution {
-                query: self.query.clone(),
-                li_url: best.page.as_str().to_owned(),
-                confidence: best.confidence,
-                method: best.method,
-                evidence: std::mem::take(&mut self.evidence),
-                candidates: rest,
-                source: best.source,
-                record: None,
-            }),
-            Box::new(best.snapshot),
-        ))
-    }
-
-    /// Whether a page could not be checked (then "nothing found" is not known, and not remembered).
-    fn any_failure(&self) -> bool {
-        self.failures.blocked.is_some() || self.failures.timed_out
-    }
-
-    /// The answer when no page passed: the failure that kept pages from being checked, else `no_page_found`
-    /// (remembered).
-    async fn nothing_found(&mut self, key: &str, message: String) -> QueryAnswer {
-        if let Some(retry) = self.failures.blocked {
-            let mut answer = self.unresolved(
-                UnresolvedReason::Blocked,
-                format!(
-                    "The network refused the candidate pages' fetches, so the query could not be verified; retry \
-                     after {} seconds.",
-                    retry.as_secs().max(1)
-                ),
-            );
-            if let QueryAnswer::Unresolved(unresolved) = &mut answer {
-                unresolved.retry_after_seconds = Some(retry.as_secs().max(1));
-            }
-            return answer;
-        }
-        if self.failures.timed_out {
-            return self.unresolved(
-                UnresolvedReason::TimedOut,
-                "The candidate pages could not be fetched within the live time-out, so the query could not be \
-                 verified; retry, or send a freshness window (maxAgeHours) to accept stored pages."
-                    .to_owned(),
-            );
-        }
-        self.remember(key, None, None, self.resolver.settings.remember_not_found)
-            .await;
-        self.unresolved(UnresolvedReason::NoPageFound, message)
-    }
-
-    async fn remember(
-        &self,
-        key: &str,
-        li_url: Option<&str>,
-        method: Option<ResolveMethod>,
-        lifetime: Duration,
-    ) {
-        let now = jiff::Timestamp::now();
-        let remembered = Remembered {
-            li_url: li_url.map(str::to_owned),
-            method,
-            at: now,
-        };
-        let expires = jiff::SignedDuration::try_from(lifetime)
-            .ok()
-            .and_then(|d| now.checked_add(d).ok())
-            .unwrap_or(now);
-        let Ok(text) = serde_json::to_string(&remembered) else {
-            return;
-        };
-        if let Err(error) = self.resolver.snapshots.remember(key, &text, expires).await {
-            tracing::warn!(%error, "could not remember a resolution");
-        }
-    }
-
     fn unresolved(&mut self, error: UnresolvedReason, message: String) -> QueryAnswer {
         QueryAnswer::Unresolved(UnresolvedQuery {
             query: self.query.clone(),
@@ -762,17 +414,4 @@ fn redirect_domain(
         return Err(domain);
     }
     Ok(Some(domain))
-}
-
-/// Whether two confidences are the same figure (they are sums of two-decimal constants).
-fn same(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-9
-}
-
-fn kind_rank(kind: PageKind) -> u8 {
-    match kind {
-        PageKind::Company => 0,
-        PageKind::School => 1,
-        PageKind::Showcase => 2,
-    }
 }
