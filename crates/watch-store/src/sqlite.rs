@@ -5,12 +5,14 @@ use company_model::{AccountId, RecordJson};
 use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
 
+use crate::rows::{
+    Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
+    EndpointRow, Queue, WATCH_COLUMNS, WATCH_EVENTS, WatchRow, fair_due_watches, fields_column,
+    millis,
+};
 use crate::{
-    AccountEvent, Attempt, Claimed, Delivered, Delivery, DueRefresh, ENDPOINT_COLUMNS,
-    ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, Endpoint, EndpointDelivery, EndpointEvent,
-    EndpointEventRow, EndpointId, EndpointRow, NewEndpoint, NewWatch, Queue, Refreshed,
-    WATCH_COLUMNS, WATCH_EVENTS, Watch, WatchId, WatchRow, WatchStore, WatchStoreError,
-    fair_due_watches, fields_column, millis,
+    AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
+    EndpointId, NewEndpoint, NewWatch, Refreshed, Watch, WatchId, WatchStore, WatchStoreError,
 };
 
 const MIGRATIONS: &[&str] = &[
