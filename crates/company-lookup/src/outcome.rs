@@ -42,6 +42,8 @@ pub enum LookupError {
         /// Live lookups this request needs.
         needed: usize,
         /// The cap ([`LookupSettings::live_lookups_per_account`]).
+        ///
+        /// [`LookupSettings::live_lookups_per_account`]: crate::LookupSettings::live_lookups_per_account
         limit: usize,
         /// When the earliest of the account's requests in flight reaches its live time-out (an upper bound on the
         /// wait for capacity).
@@ -57,6 +59,8 @@ pub enum LookupError {
     Snapshots(#[from] snapshot_cache::CacheError),
     /// A test-mode key's request reached a service that has no sandbox to answer it from
     /// ([`LookupService::with_test_mode`]); nothing was fetched or charged.
+    ///
+    /// [`LookupService::with_test_mode`]: crate::LookupService::with_test_mode
     #[error("this server does not serve test-mode keys; use a live key")]
     TestModeUnavailable,
     /// A test-mode key asked for what test mode does not do: `what` needs the network beyond the sandbox.
@@ -76,6 +80,8 @@ pub(crate) struct Served {
 }
 
 /// How one distinct page was answered ([`LookupService::pages`]).
+///
+/// [`LookupService::pages`]: crate::LookupService::pages
 #[derive(Clone, Debug)]
 pub enum PageOutcome {
     /// The page's newest snapshot: stored inside the window, or fetched now.
@@ -83,6 +89,8 @@ pub enum PageOutcome {
         /// The snapshot.
         snapshot: Box<Snapshot>,
         /// `stored` or `live` (never `stale` from [`LookupService::pages`]).
+        ///
+        /// [`LookupService::pages`]: crate::LookupService::pages
         source: RecordSource,
     },
     /// No record: the code and message an `unresolved` entry carries.

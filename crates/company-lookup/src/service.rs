@@ -214,6 +214,8 @@ impl LookupService {
     /// # Errors
     /// [`LookupError::Ledger`] with [`LedgerError::InsufficientCredits`] and [`LookupError::TooManyLiveLookups`]
     /// (nothing fetched or charged), [`LookupError::Ledger`] when the billing store fails.
+    ///
+    /// [`Charge::reference`]: credit_ledger::Charge::reference
     pub async fn run_bulk(
         &self,
         caller: Caller,

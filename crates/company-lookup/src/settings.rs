@@ -22,8 +22,13 @@ pub struct LookupSettings {
     /// on every server sharing [`LookupService::with_limits`]'s store); `None` for no cap. A request that would
     /// go over it gets [`LookupError::TooManyLiveLookups`], unless the account has nothing else in flight (so a
     /// request larger than the cap still runs on its own).
+    ///
+    /// [`LookupService::with_limits`]: crate::LookupService::with_limits
+    /// [`LookupError::TooManyLiveLookups`]: crate::LookupError::TooManyLiveLookups
     pub live_lookups_per_account: Option<usize>,
     /// How long a page's history is kept ([`LookupService::forget_old_history`]). Default 730 days.
+    ///
+    /// [`LookupService::forget_old_history`]: crate::LookupService::forget_old_history
     pub history_retention: Duration,
 }
 

@@ -25,6 +25,9 @@ impl Watches {
     ///
     /// # Errors
     /// [`WatchError::Store`] when claiming fails (what was claimed before still finishes).
+    ///
+    /// [`WatchSettings::refreshes_at_once`]: crate::WatchSettings::refreshes_at_once
+    /// [`WatchSettings::deliveries_at_once`]: crate::WatchSettings::deliveries_at_once
     pub async fn work_once(&self) -> Result<WorkDone, WatchError> {
         let mut done = self.refresh_due().await?;
         let claimed = self
@@ -91,6 +94,9 @@ impl Watches {
     /// while work remains), and deliveries, claimed as places free up, so a slow refresh never holds an event
     /// back and a receiver that never answers holds one place ([`WatchSettings::deliveries_per_account`] at
     /// most for its account), not a whole batch.
+    ///
+    /// [`WatchSettings::poll`]: crate::WatchSettings::poll
+    /// [`WatchSettings::deliveries_per_account`]: crate::WatchSettings::deliveries_per_account
     pub fn start(self: &Arc<Self>) -> Runner {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let refreshes = tokio::spawn(Arc::clone(self).refresh_loop(stopped.clone()));

@@ -77,6 +77,8 @@ impl Origin {
 }
 
 /// How the [`Fetcher`] talks to its origin. Build with [`FetcherSettings::new`] and change fields as needed.
+///
+/// [`Fetcher`]: crate::Fetcher
 #[derive(Clone, Debug)]
 pub struct FetcherSettings {
     /// Where pages come from.
@@ -90,6 +92,8 @@ pub struct FetcherSettings {
     pub proxies: Vec<String>,
     /// A file of more proxies, one URL per line (`#` comments, blank lines ignored), read at start and followed
     /// by [`Fetcher::follow_proxy_file`]: when it changes, the routes become `proxies` and its lines.
+    ///
+    /// [`Fetcher::follow_proxy_file`]: crate::Fetcher::follow_proxy_file
     pub proxy_file: Option<PathBuf>,
     /// How each route's pace and cool-down react to the origin's push-back.
     pub routes: RouteSettings,
@@ -101,6 +105,8 @@ pub struct FetcherSettings {
     pub max_concurrency: usize,
     /// Request starts per second, spread evenly; `None` for no pacing. With [`Fetcher::with_limits`] on a shared
     /// store, for every server together.
+    ///
+    /// [`Fetcher::with_limits`]: crate::Fetcher::with_limits
     pub rate_per_second: Option<f64>,
     /// Attempts per page, the first included. Retries happen only on blocks, the sign-in wall, server errors
     /// and connection failures, and only while the caller's deadline leaves time; after push-back the retry
