@@ -106,8 +106,7 @@ impl Api {
         let (head, body) = request.into_parts();
         let body = match limit {
             Some(limit) => {
-                let sized = Request::from_parts(head.clone(), body);
-                http_serve::read_body(sized, limit, self.body_timeout()).await?
+                http_serve::read_body_of(&head.headers, body, limit, self.body_timeout()).await?
             }
             None => Bytes::new(),
         };

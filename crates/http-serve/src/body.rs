@@ -43,16 +43,32 @@ pub async fn read_body<B>(
 where
     B: hyper::body::Body + Unpin,
 {
+    let (head, body) = request.into_parts();
+    read_body_of(&head.headers, body, limit, timeout).await
+}
+
+/// [`read_body`] for a request already taken apart: its `headers` (for `Content-Length`) and its `body`, so a
+/// caller that keeps the request's head needs no copy of it.
+///
+/// # Errors
+/// As [`read_body`].
+pub async fn read_body_of<B>(
+    headers: &http::HeaderMap,
+    mut body: B,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, BodyError>
+where
+    B: hyper::body::Body + Unpin,
+{
     let too_large = BodyError::TooLarge { limit };
-    let declared = request
-        .headers()
+    let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|length| length > (limit + DRAIN_BYTES) as u64) {
         return Err(too_large);
     }
-    let mut body = request.into_body();
     let read = async {
         let mut collected = Vec::new();
         let mut seen = 0usize;

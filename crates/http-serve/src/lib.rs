@@ -5,8 +5,8 @@
 //!   shutdown get up to 30 s to finish. Every request gets a [`RequestId`] (the client's `X-Request-Id` when
 //!   well-formed), returned as `X-Request-Id` and carried by its log lines, and is logged with its method,
 //!   path, status and time; the connection's peer is in the request's extensions ([`ClientAddr`]).
-//! - [`read_body`] reads a request body up to a size limit and within a time-out, never buffering more than
-//!   the limit; a response's [`Body`] is [`full`] or [`streamed`] chunk by chunk.
+//! - [`read_body`] (or [`read_body_of`], from its parts) reads a request body up to a size limit and within a
+//!   time-out, never buffering more than the limit; a response's [`Body`] is [`full`] or [`streamed`] chunk by chunk.
 //!
 //! - [`RouteTable`] is a route table: each path written once with the operation each method runs, matched with
 //!   matchit; a handler asks it which operation a request is, and what `Allow` says when there is none.
@@ -27,7 +27,7 @@ mod body;
 mod routes;
 mod server;
 
-pub use body::{BodyError, read_body};
+pub use body::{BodyError, read_body, read_body_of};
 pub use routes::{Found, Route, RouteTable};
 pub use server::{ClientAddr, ConnectionLimits, REQUEST_ID, RequestId, client_address, serve};
 
