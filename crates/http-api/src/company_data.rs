@@ -7,7 +7,7 @@ use http_serve::Response;
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::doc::{Context, REFUSED_429, credits_header, error_response};
+use crate::doc::{Context, credits_header, error_response, refused_429};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::respond::{billed, json_bytes_response};
@@ -91,7 +91,7 @@ fn company_data_doc(context: &Context<'_>) -> Value {
             "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
             "415": error_response("The body is not sent as `application/json`."),
             "429": {
-                "description": format!("{REFUSED_429} `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged."),
+                "description": format!("{} `too_many_live_lookups`: the account already has as many live lookups in flight as it may (`serve --account-live-lookups`); nothing was fetched or charged.", refused_429()),
                 "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer", "minimum": 1}}},
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
             },

@@ -38,15 +38,21 @@ pub(crate) fn unavailable() -> Value {
     )
 }
 
-/// Why a key-bearing request may get 429 before its operation runs.
-pub(crate) const REFUSED_429: &str = "`rate_limited`: the key sent requests faster than its limit (`serve \
-     --key-rate`, `--key-burst`). `too_many_failed_authentications`: this client address sent too many keys \
-     that are not valid (`serve --failed-auth-limit`: that many at once, then one more try earned every 60 s \
-     divided by that number); nothing is checked for it until it has earned a try back (`Retry-After`).";
+/// Why a key-bearing request may get 429 before its operation runs; the window over which failed keys are earned
+/// back is the one `api_keys::FailureLimit` counts with.
+pub(crate) fn refused_429() -> String {
+    let window = api_keys::FailureLimit::default().window.as_secs();
+    format!(
+        "`rate_limited`: the key sent requests faster than its limit (`serve --key-rate`, `--key-burst`). \
+         `too_many_failed_authentications`: this client address sent too many keys that are not valid (`serve \
+         --failed-auth-limit`: that many at once, then one more try earned every {window} s divided by that \
+         number); nothing is checked for it until it has earned a try back (`Retry-After`)."
+    )
+}
 
 /// 429 of the key's request rate or of the client's failed authentications.
 pub(crate) fn rate_limited() -> Value {
-    retried_error(REFUSED_429)
+    retried_error(&refused_429())
 }
 
 /// 401 of a key-bearing operation.
