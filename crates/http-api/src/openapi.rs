@@ -12,7 +12,7 @@ use api_contract::schema::ServerPatterns;
 use api_contract::{
     CompanyDataResponse, CreatedWatches, ErrorBody, HistoryResponse, JobInfo, JobList,
     MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody,
-    ResolveResponse, WatchBody, WatchInfo, WatchList, WebhookEvent, paths,
+    ResolveResponse, WatchBody, WatchInfo, WatchList, WebhookEvent, headers, paths,
 };
 use bytes::Bytes;
 use credit_ledger::{LIVE_PRICE, STORED_PRICE};
@@ -128,9 +128,9 @@ pub fn openapi_document(
         "components": {
             "securitySchemes": {
                 "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "API key"},
-                "xApiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"},
-                "apiKey": {"type": "apiKey", "in": "header", "name": "api-key"},
-                "companyDataApiKey": {"type": "apiKey", "in": "header", "name": "x-company-data-api-key"},
+                "xApiKey": {"type": "apiKey", "in": "header", "name": headers::X_API_KEY},
+                "apiKey": {"type": "apiKey", "in": "header", "name": headers::API_KEY},
+                "companyDataApiKey": {"type": "apiKey", "in": "header", "name": headers::X_COMPANY_DATA_API_KEY},
             },
             "schemas": schemas,
         },
