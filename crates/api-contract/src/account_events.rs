@@ -180,7 +180,7 @@ pub struct EndpointBody {
     /// Where events are POSTed: an https URL on a public address, without user name or password.
     #[cfg_attr(
         feature = "schema",
-        schemars(length(max = crate::MAX_WEBHOOK_URL_LEN), extend("x-webhook-url" = true))
+        schemars(length(max = crate::MAX_WEBHOOK_URL_LEN), transform = crate::schema::webhook_url)
     )]
     pub url: String,
     /// The events it receives: at least one, each once.

@@ -14,6 +14,11 @@ pub const PAGE_URL: &str = "x-page-url";
 /// Marker keyword: this string is a webhook URL, matched by `webhook_url_pattern` as the server allows them.
 pub const WEBHOOK_URL: &str = "x-webhook-url";
 
+/// For `#[schemars(transform = …)]` on a webhook URL: marks it as one.
+pub(crate) fn webhook_url(schema: &mut Schema) {
+    schema.insert(WEBHOOK_URL.to_owned(), Value::Bool(true));
+}
+
 /// For `#[schemars(transform = …)]` on a list of page URLs: marks its items as page URLs.
 pub(crate) fn page_url_items(schema: &mut Schema) {
     if let Some(items) = schema.get_mut("items").and_then(Value::as_object_mut) {

@@ -381,7 +381,7 @@ pub struct WatchBody {
     /// Where change events are POSTed: an https URL on a public address, without user name or password.
     #[cfg_attr(
         feature = "schema",
-        schemars(length(max = MAX_WEBHOOK_URL_LEN), extend("x-webhook-url" = true))
+        schemars(length(max = MAX_WEBHOOK_URL_LEN), transform = crate::schema::webhook_url)
     )]
     pub webhook_url: String,
     /// The record members whose change is an event; default: [`CHANGE_FIELDS`].
