@@ -1,18 +1,26 @@
 //! An account's own webhook endpoints: the events they may subscribe to, the body that registers one, and the
 //! envelope every account event is sent in. (A watch's `company.changed` events are in `watch_request.rs`.)
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::problems::{json_object, type_name};
-use crate::watch_request::{problem, webhook_url};
-use crate::{InvalidRequest, Problem};
+use crate::InvalidRequest;
+use crate::validation::{self, Body, ServerChecks};
 
 /// The most webhook endpoints one account may register.
 pub const MAX_ENDPOINTS: usize = 10;
 
 /// The account events an endpoint can subscribe to, by their wire names (Stripe's `noun.verb` style).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum AccountEventType {
     /// A bulk job finished: every input has its answer.
     #[serde(rename = "job.finished")]
@@ -66,135 +74,54 @@ pub struct EndpointRequest {
 }
 
 impl EndpointRequest {
-    /// Validates a body `{"url": "https://…", "events": ["job.finished", …]}`: `url` under the rule of a
-    /// watch's `webhookUrl` ([`crate::webhook_url_pattern`], at most [`crate::MAX_WEBHOOK_URL_LEN`] bytes,
-    /// `http` too when `allow_http`); `events` a non-empty list of distinct [`AccountEventType`] names.
+    /// Checks a body `{"url": "https://…", "events": ["job.finished", …]}` against [`EndpointBody`]'s schema:
+    /// `url` under the rule of a watch's `webhookUrl` ([`crate::webhook_url_pattern`], at most
+    /// [`crate::MAX_WEBHOOK_URL_LEN`] bytes, `http` too when `allow_http`); `events` a non-empty list of
+    /// distinct [`AccountEventType`] names.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found.
     pub fn from_json(body: &[u8], allow_http: bool) -> Result<Self, InvalidRequest> {
-        let object = json_object(
-            body,
-            r#"send a JSON object such as {"url": "https://example.com/hooks/company-data", "events": ["job.finished"]}"#,
-        )?;
-        let mut problems = Vec::new();
-        for key in object.keys() {
-            if !matches!(key.as_str(), "url" | "events") {
-                problems.push(problem(
-                    &format!("/{}", crate::problems::escape_pointer(key)),
-                    None,
-                    format!("unknown property `{key}`"),
-                    "send only `url` and `events`".to_owned(),
-                ));
-            }
-        }
-        let url = webhook_url(
-            &object,
-            "url",
-            "the https URL that receives the account's events",
-            allow_http,
-            &mut problems,
-        );
-        let events = events(&object, &mut problems);
-        if !problems.is_empty() {
-            return Err(InvalidRequest { problems });
-        }
+        // An endpoint names no page: the network's domain is never asked for.
+        let domain = page_url::NetworkDomain::default();
+        let mut checks = ServerChecks::new(&domain, allow_http);
+        let sent: EndpointBody =
+            validation::read(body, &mut |mark, at, text| checks.check(mark, at, text))?;
         Ok(Self {
-            url: url.unwrap_or_default(),
-            events,
+            url: sent.url.strip_suffix('\n').unwrap_or(&sent.url).to_owned(),
+            events: sent.events,
         })
     }
 }
 
-fn events(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Vec<AccountEventType> {
-    let names: Vec<_> = AccountEventType::ALL.map(AccountEventType::as_str).into();
-    let fix = format!(
-        "send `events`: a list of the events to receive, some of: {}",
-        names.join(", ")
-    );
-    let Some(value) = object.get("events") else {
-        problems.push(problem(
-            "/events",
-            None,
-            "the required property `events` is missing".into(),
-            fix,
-        ));
-        return Vec::new();
-    };
-    let Value::Array(items) = value else {
-        problems.push(problem(
-            "/events",
-            Some(value),
-            format!("`events` is a {}, not an array", type_name(value)),
-            fix,
-        ));
-        return Vec::new();
-    };
-    if items.is_empty() {
-        problems.push(problem(
-            "/events",
-            Some(value),
-            "`events` is empty".into(),
-            fix,
-        ));
-        return Vec::new();
-    }
-    let mut events = Vec::with_capacity(items.len());
-    for (index, item) in items.iter().enumerate() {
-        let pointer = format!("/events/{index}");
-        match item.as_str().map(AccountEventType::from_name) {
-            Some(Some(kind)) if events.contains(&kind) => problems.push(problem(
-                &pointer,
-                Some(item),
-                format!("`{}` is listed twice", kind.as_str()),
-                "list each event once".into(),
-            )),
-            Some(Some(kind)) => events.push(kind),
-            Some(None) => problems.push(problem(
-                &pointer,
-                Some(item),
-                format!(
-                    "`{}` is not an event an endpoint can receive",
-                    item.as_str().unwrap_or_default()
-                ),
-                fix.clone(),
-            )),
-            None => problems.push(problem(
-                &pointer,
-                Some(item),
-                format!("an event is a {}, not a string", type_name(item)),
-                fix.clone(),
-            )),
-        }
-    }
-    events
+impl Body for EndpointBody {
+    const EXAMPLE: &str = r#"send a JSON object such as {"url": "https://example.com/hooks/company-data", "events": ["job.finished"]}"#;
+    validation::rules!(EndpointBody);
 }
 
 /// The body that registers an endpoint, as the OpenAPI document describes it ([`EndpointRequest::from_json`]
 /// validates it, naming every problem).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "WebhookEndpointRequest"))]
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "WebhookEndpointRequest")]
 pub struct EndpointBody {
     /// Where events are POSTed: an https URL on a public address, without user name or password.
-    #[cfg_attr(
-        feature = "schema",
-        schemars(length(max = crate::MAX_WEBHOOK_URL_LEN), transform = crate::schema::webhook_url)
+    #[schemars(
+        length(max = crate::MAX_WEBHOOK_URL_LEN),
+        transform = crate::schema::webhook_url,
+        extend("examples" = ["https://example.com/hooks/company-data"])
     )]
     pub url: String,
     /// The events it receives: at least one, each once.
-    #[cfg_attr(
-        feature = "schema",
-        schemars(length(min = 1), extend("uniqueItems" = true))
-    )]
+    #[schemars(length(min = 1), extend("uniqueItems" = true))]
     pub events: Vec<AccountEventType>,
 }
 
 /// Whether an endpoint is sent events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(schemars::JsonSchema)]
 pub enum EndpointStatus {
     /// Sent the events it wants.
     Enabled,
@@ -203,9 +130,8 @@ pub enum EndpointStatus {
 }
 
 /// A webhook endpoint as the API shows it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "WebhookEndpoint"))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WebhookEndpoint")]
 pub struct EndpointInfo {
     /// Its id (a whole number above 0, as a string).
     pub id: String,
@@ -224,19 +150,18 @@ pub struct EndpointInfo {
 }
 
 /// The account's endpoints, by id (`GET /v1/webhook-endpoints`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "WebhookEndpointList"))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WebhookEndpointList")]
 pub struct EndpointList {
     /// At most [`MAX_ENDPOINTS`].
-    #[cfg_attr(feature = "schema", schemars(length(max = MAX_ENDPOINTS)))]
+    #[schemars(length(max = MAX_ENDPOINTS))]
     pub endpoints: Vec<EndpointInfo>,
 }
 
 /// Where one event's delivery to one endpoint is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(schemars::JsonSchema)]
 pub enum DeliveryState {
     /// The endpoint answered 2xx.
     Delivered,
@@ -247,9 +172,8 @@ pub enum DeliveryState {
 }
 
 /// One event's delivery to one endpoint (`GET /v1/webhook-endpoints/{id}/deliveries`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "WebhookDelivery"))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WebhookDelivery")]
 pub struct EndpointDeliveryInfo {
     /// The event's id, as sent in the body and the `Company-Data-Event-Id` header.
     pub event_id: String,
@@ -273,19 +197,17 @@ pub struct EndpointDeliveryInfo {
 }
 
 /// An endpoint's deliveries, newest first.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "WebhookDeliveryList"))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WebhookDeliveryList")]
 pub struct DeliveryList {
     /// Up to the request's `limit`.
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::paging::MOST_DELIVERIES_PER_PAGE)))]
+    #[schemars(length(max = crate::paging::MOST_DELIVERIES_PER_PAGE))]
     pub deliveries: Vec<EndpointDeliveryInfo>,
 }
 
 /// The answer to a test `ping`: the event queued for the endpoint.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "WebhookPing"))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WebhookPing")]
 pub struct PingAnswer {
     /// The `ping` event's id: find it in the endpoint's deliveries.
     pub event_id: String,
@@ -293,9 +215,8 @@ pub struct PingAnswer {
 
 /// The body POSTed to an account's endpoints for each account event, signed as a watch's events are. The
 /// `id` is the same on every attempt and at every endpoint: drop duplicates by it.
-#[derive(Clone, Debug, serde::Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "AccountEvent"))]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "AccountEvent")]
 pub struct AccountEventBody {
     /// The event's id, `evt_…`, made from what happened (the same job finishing is one event).
     pub id: String,
@@ -343,12 +264,12 @@ mod tests {
         let pointers: Vec<_> = refused.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(
             pointers,
-            ["/x", "/url", "/events/1", "/events/2", "/events/3"],
+            ["/url", "/events/1", "/events/2", "/events/3", "/x"],
             "{refused:?}"
         );
-        assert!(refused[1].1.contains("https only"), "{refused:?}");
+        assert!(refused[0].1.contains("https only"), "{refused:?}");
         assert!(
-            refused[2].1.contains("`ping` is not an event"),
+            refused[1].1.contains("`ping` is not one of the values"),
             "{refused:?}"
         );
         assert_eq!(

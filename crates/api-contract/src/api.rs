@@ -6,9 +6,8 @@ use serde::{Deserialize, Serialize};
 use company_model::{CompanyRecord, RecordJson, RecordSource, UnresolvedCode};
 
 /// The body of a 200 (spec 2.2) plus `unresolved`, the URLs that could not be turned into a record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "CompanyResponse"))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "CompanyResponse")]
 pub struct CompanyDataResponse {
     /// Always `Success` on a 200.
     pub message: String,
@@ -125,7 +124,6 @@ impl<'de> Deserialize<'de> for CompanyResult {
 
 /// A record as returned for one input position: the page's record members at the top level, between
 /// `original_li_url` and `source` (the JSON shape of `CompanyResult`, for its schema).
-#[cfg(feature = "schema")]
 #[derive(schemars::JsonSchema)]
 #[allow(dead_code)] // read by the schema derive only
 struct CompanyResultShape {
@@ -139,7 +137,6 @@ struct CompanyResultShape {
     fetched_at: jiff::Timestamp,
 }
 
-#[cfg(feature = "schema")]
 impl schemars::JsonSchema for CompanyResult {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "CompanyResult".into()
@@ -151,8 +148,7 @@ impl schemars::JsonSchema for CompanyResult {
 }
 
 /// An input position that did not resolve to a record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnresolvedUrl {
     /// The URL exactly as the caller sent it.
     pub original_li_url: String,
@@ -163,15 +159,14 @@ pub struct UnresolvedUrl {
     /// For `blocked` and `authwall`: whole seconds until the service has a route to the network free again
     /// (the response's `Retry-After` header carries the largest of them). Absent for other codes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "u64", range(min = 1)))]
+    #[schemars(with = "u64", range(min = 1))]
     pub retry_after_seconds: Option<u64>,
 }
 
 /// Every error body (spec 2.4): `{error, message, status_code}`, plus `details` on a 400 that lists each
 /// offending part of the request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "Error"))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "Error")]
 pub struct ErrorBody {
     /// Stable snake_case code, e.g. `invalid_request`, `insufficient_credits`.
     pub error: String,
@@ -189,8 +184,7 @@ pub struct ErrorBody {
 }
 
 /// One problem with a request body.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Problem {
     /// Where, as a JSON Pointer (RFC 6901): `/liUrls/3`, `/maxAgeHours`, or `` for the whole body.
     pub pointer: String,

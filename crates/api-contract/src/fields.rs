@@ -8,8 +8,7 @@ use std::fmt;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::Problem;
-use crate::problems::{echo, type_name};
+use crate::{InvalidRequest, Problem};
 use company_model::Members;
 use company_model::{CompanyRecord, RecordJson};
 
@@ -127,71 +126,32 @@ impl RecordFields {
         Self::keeping(|member| text.split(',').any(|name| name == member))
     }
 
-    /// Reads the request member `fields` when sent (an array of member names), adding a problem per wrong item.
-    pub(crate) fn sent(
-        object: &serde_json::Map<String, Value>,
-        problems: &mut Vec<Problem>,
-    ) -> Option<Self> {
-        let value = object.get(FIELDS)?;
-        let Value::Array(items) = value else {
-            problems.push(Problem {
-                pointer: format!("/{FIELDS}"),
-                index: None,
-                value: Some(echo(value)),
-                reason: format!("`{FIELDS}` is a {}, not an array", type_name(value)),
-                fix: r#"send an array of record member names, e.g. "fields": ["company_name", "website"], or leave it out for whole records"#.to_owned(),
-            });
-            return None;
+    /// The selection a checked body's `fields` names, if it sent one. The body's schema has already refused a
+    /// name that is not in [`RecordFields::valid_names`]; one that still is not (a body not checked against
+    /// it) is refused here, at its place.
+    ///
+    /// # Errors
+    /// [`InvalidRequest`] with a problem at `/fields/<index>` for the first unknown name.
+    pub(crate) fn checked(names: Option<&[String]>) -> Result<Option<Self>, InvalidRequest> {
+        let Some(names) = names else {
+            return Ok(None);
         };
-        let before = problems.len();
-        let mut names = Vec::with_capacity(items.len());
-        for (index, item) in items.iter().enumerate() {
-            match item {
-                Value::String(name) if Self::valid_names().contains(&name.as_str()) => {
-                    names.push(name.as_str());
-                }
-                other => problems.push(Problem {
-                    pointer: format!("/{FIELDS}/{index}"),
-                    index: Some(index),
-                    value: Some(echo(other)),
-                    reason: match other {
-                        Value::String(name) => format!("`{name}` is not a member of the record"),
-                        _ => format!("the item is a {}, not a string", type_name(other)),
-                    },
+        Self::new(names).map(Some).map_err(|UnknownField(name)| {
+            let index = names.iter().position(|sent| *sent == name);
+            InvalidRequest {
+                problems: vec![Problem {
+                    pointer: format!("/{FIELDS}/{}", index.unwrap_or_default()),
+                    index,
+                    value: Some(Value::String(name.clone())),
+                    reason: format!("`{name}` is not a member of the record"),
                     fix: format!(
-                        "{}name members of the record: {}",
-                        other
-                            .as_str()
-                            .and_then(closest_name)
-                            .map(|name| format!("did you mean `{name}`? "))
-                            .unwrap_or_default(),
+                        "name members of the record: {}",
                         Self::valid_names().join(", ")
                     ),
-                }),
+                }],
             }
-        }
-        // Every name was checked above.
-        (problems.len() == before).then(|| Self::keeping(|member| names.contains(&member)))
+        })
     }
-}
-
-/// The valid name `name` was probably meant to be: the same letters in another case or with other separators
-/// (`companyName`), or within two edits of one (`compny_name`).
-fn closest_name(name: &str) -> Option<&'static str> {
-    let plain = |text: &str| -> String {
-        text.chars()
-            .filter(|c| !matches!(c, '_' | '-' | ' '))
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let sent = plain(name);
-    RecordFields::valid_names()
-        .iter()
-        .copied()
-        .map(|valid| (strsim::levenshtein(&sent, &plain(valid)), valid))
-        .filter(|(distance, _)| *distance <= 2)
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, valid)| valid)
 }
 
 /// The request member that selects fields.
@@ -365,7 +325,8 @@ mod tests {
             ("Followers_Count", Some("follower_count")),
             ("employees", None),
         ] {
-            assert_eq!(closest_name(sent), meant, "{sent}");
+            let names = RecordFields::valid_names();
+            assert_eq!(crate::validation::closest(sent, names), meant, "{sent}");
         }
         let unknown = RecordFields::new(&["company_name", "employees"]).expect_err("unknown");
         assert_eq!(unknown.0, "employees");

@@ -5,9 +5,8 @@ use serde::Serialize;
 
 /// The 200 body of `GET /v1/network/company-data/history`: the company-data endpoint's `message` and
 /// `status_code`, then the history's members, in that order.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "CompanyHistory"))]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "CompanyHistory")]
 pub struct HistoryResponse {
     /// Always `Success`.
     pub message: &'static str,

@@ -14,7 +14,7 @@ pub fn job_results_path(id: &str) -> String {
 /// Where a job is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(schemars::JsonSchema)]
 pub enum JobStatus {
     /// Accepted; no page leased yet.
     Queued,
@@ -61,9 +61,8 @@ impl JobStatus {
 }
 
 /// A job as `GET /v1/network/company-data/jobs/{id}` answers it. Counts are of input positions.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "Job"))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "Job")]
 pub struct JobInfo {
     /// The job's id (a whole number above 0, written as a string).
     pub id: String,
@@ -98,11 +97,10 @@ pub struct JobInfo {
 }
 
 /// A page of the account's jobs, as `GET /v1/network/company-data/jobs` answers it: newest first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JobList {
     /// Up to the page's `limit` jobs, newest first.
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::paging::MOST_JOBS_PER_PAGE)))]
+    #[schemars(length(max = crate::paging::MOST_JOBS_PER_PAGE))]
     pub jobs: Vec<JobInfo>,
     /// The next page's path (with its `before` and `limit`), or null on the last page.
     pub next: Option<String>,

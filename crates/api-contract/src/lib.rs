@@ -1,5 +1,5 @@
-//! The wire contract of the company-data HTTP API: every request body as one type (with its JSON Schema, behind
-//! the `schema` feature, and its validation, naming every problem at once), every answer and error body, the
+//! The wire contract of the company-data HTTP API: every request body as one type (its JSON Schema derived from
+//! the type, and its validation read from that schema, naming every problem at once), every answer and error body, the
 //! bounds of each (`MAX_URLS`, `MAX_BODY_BYTES`, …), and the names of the wire, each written once: the API's
 //! [`paths`] and its [`headers`]. The server, the MCP tools, the Rust client and the dashboard all read them
 //! from here.
@@ -18,23 +18,27 @@
 //! ```
 #![deny(missing_docs)]
 
+mod account;
 mod account_events;
 mod api;
 mod fields;
 mod history;
+mod job_request;
 mod jobs;
 pub mod paging;
 mod problems;
 mod queries;
 mod request;
 mod resolve;
-#[cfg(feature = "schema")]
 pub mod schema;
+mod validation;
 mod watch_request;
+mod webhook_url;
 mod wire;
 
 pub use wire::{headers, paths};
 
+pub use account::{AccountUpdate, MAX_LOW_BALANCE_THRESHOLD, MAX_SETTINGS_BYTES};
 pub use account_events::{
     AccountEventBody, AccountEventType, DeliveryList, DeliveryState, EndpointBody,
     EndpointDeliveryInfo, EndpointInfo, EndpointList, EndpointRequest, EndpointStatus,
@@ -46,11 +50,10 @@ pub use fields::{
     MAX_METADATA_TEXT_CHARS, RESULT_MEMBERS, RecordFields, UnknownField,
 };
 pub use history::HistoryResponse;
+pub use job_request::{JobBody, JobInput};
 pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus, job_results_path};
 pub use problems::{InvalidRequest, json_object};
 pub use queries::{HistoryQuery, ID_PATTERN, WatchListQuery, WatchPath};
-#[cfg(feature = "schema")]
-pub use request::job_input_schema;
 pub use request::{
     CompanyRequest, FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES,
     MAX_COPIES_PER_PAGE, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,
@@ -61,7 +64,7 @@ pub use resolve::{
     UnresolvedQuery, UnresolvedReason,
 };
 pub use watch_request::{
-    CreatedWatches, DeliveryInfo, MAX_WEBHOOK_URL_LEN, WATCH_EVERY_HOURS, WatchBody, WatchInfo,
-    WatchList, WatchRequest, WatchStatus, WebhookEvent, WebhookEventType, webhook_scheme_allowed,
-    webhook_url_pattern,
+    CreatedWatches, DeliveryInfo, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList, WatchRequest,
+    WatchStatus, WebhookEvent, WebhookEventType,
 };
+pub use webhook_url::{MAX_WEBHOOK_URL_LEN, webhook_scheme_allowed, webhook_url_pattern};

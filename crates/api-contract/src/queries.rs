@@ -10,44 +10,44 @@ pub const ID_PATTERN: &str = "^[1-9][0-9]{0,17}$";
 /// other parameter is refused, so that a misspelt one is not silently ignored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(schemars::JsonSchema)]
 pub struct HistoryQuery {
     /// The page's URL, as the company-data endpoint takes it (required: a missing one is answered with how to
     /// send it).
     #[serde(rename = "liUrl", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(required, with = "String"))]
+    #[schemars(required, with = "String")]
     pub li_url: Option<String>,
     /// Only fetches at or after this time (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "String", extend("format" = "date-time")))]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub from: Option<String>,
     /// Only fetches at or before this time (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "String", extend("format" = "date-time")))]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub to: Option<String>,
 }
 
 /// The query of `GET /v1/network/company-data/watches`: a page of the account's watches, by id.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(schemars::JsonSchema)]
 pub struct WatchListQuery {
     /// Only watches with ids above this one (the next page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "u64", range(min = 1)))]
+    #[schemars(with = "u64", range(min = 1))]
     pub after: Option<String>,
     /// Watches per page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "u64", range(min = 1)))]
+    #[schemars(with = "u64", range(min = 1))]
     pub limit: Option<String>,
 }
 
 /// A watch named by its id (`/v1/network/company-data/watches/{id}`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(schemars::JsonSchema)]
 pub struct WatchPath {
     /// The watch's id, as `create_watch` and `list_watches` give it.
-    #[cfg_attr(feature = "schema", schemars(regex(pattern = ID_PATTERN)))]
+    #[schemars(regex(pattern = ID_PATTERN))]
     pub id: String,
 }

@@ -4,12 +4,10 @@ use std::fmt;
 use std::time::Duration;
 
 use page_url::{NetworkDomain, PageUrl};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
-use crate::fields::{MAX_METADATA_MEMBERS, MAX_METADATA_NAME_CHARS, MAX_METADATA_TEXT_CHARS};
-use crate::problems::{InvalidRequest, echo, escape_pointer, json_object, type_name};
-use crate::{InputMetadata, Problem, RecordFields};
+use crate::job_request::{JobBody, JobInput};
+use crate::validation::{self, Body, ServerChecks};
+use crate::{InputMetadata, InvalidRequest, Problem, RecordFields};
 
 /// Most URLs one request may carry (spec 8).
 pub const MAX_URLS: usize = 200;
@@ -28,101 +26,67 @@ pub const MAX_AGE_HOURS: f64 = 24.0;
 pub const MAX_AGE_SECONDS: f64 = 86_400.0;
 /// Largest request body, in bytes: 100 KB counted the way HTTP tooling counts a KB (spec 7, 8). Larger is 413.
 pub const MAX_BODY_BYTES: usize = 100 * 1024;
-/// The body of `POST /v1/network/company-data` (and of a bulk job) as a client writes it (spec 2.1): the
-/// server checks it ([`CompanyRequest::from_json`]); this type only carries it.
+/// The body of `POST /v1/network/company-data` as a client writes it (spec 2.1; a bulk job's body is
+/// `JobRequest`). The server checks a body against this schema and names every problem.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "CompanyRequest"))]
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "CompanyRequest")]
 pub struct RequestBody {
-    /// Company, school or showcase page URLs, as the caller has them (the published schema adds the network's
-    /// `page_url::submitted_pattern`; a bulk job takes up to [`MAX_JOB_URLS`]).
-    #[cfg_attr(
-        feature = "schema",
-        schemars(
+    /// Company, school or showcase page URLs, as the caller has them.
+    #[schemars(
             length(min = 1, max = MAX_URLS),
             inner(length(max = page_url::MAX_URL_LEN)),
-            transform = crate::schema::page_url_items
-        )
-    )]
+            transform = crate::schema::page_url_items,
+            extend("examples" = [["https://www.linkedin.com/company/google"]])
+        )]
     pub li_urls: Vec<String>,
     /// Freshness window in hours (0 to [`MAX_AGE_HOURS`]); absent or 0 fetches live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_HOURS)))]
+    #[schemars(with = "f64", range(min = 0.0, max = MAX_AGE_HOURS))]
     pub max_age_hours: Option<f64>,
     /// Freshness window in seconds; wins over `maxAgeHours`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = MAX_AGE_SECONDS)))]
+    #[schemars(with = "f64", range(min = 0.0, max = MAX_AGE_SECONDS))]
     pub max_age_seconds: Option<f64>,
     /// When a live fetch fails for a reason that may pass (the network refused it or showed its sign-in wall,
     /// it timed out, it could not be reached), answer with the newest stored snapshot of any age instead, as
     /// `source: "stale"` billed at the stored price (after `stale-if-error`, RFC 5861). Default false. The
     /// synchronous endpoint only: a bulk job waits for a route instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
+    #[schemars(with = "bool")]
     pub stale_if_error: Option<bool>,
     /// Field selection (an extension of the seed's request, optional): the record members each answer keeps,
     /// named as the record names them ([`crate::RecordFields::valid_names`]); `original_li_url` and
     /// `final_li_url` are always kept. Absent: whole records. Billing is the same either way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(schema_with = "fields_schema"))]
+    #[schemars(schema_with = "fields_schema")]
     pub fields: Option<Vec<String>>,
 }
 
+impl Body for RequestBody {
+    const EXAMPLE: &str =
+        r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"]}"#;
+    validation::rules!(RequestBody);
+
+    fn advise(keyword: &str, problem: &mut Problem) {
+        if keyword == "maxItems" && problem.pointer == "/liUrls" {
+            problem.fix = format!(
+                "split the URLs into requests of at most {MAX_URLS}, or send them all as one bulk job \
+                 (POST {}, up to {MAX_JOB_URLS})",
+                crate::paths::JOBS
+            );
+        }
+    }
+}
+
 /// `fields`' schema: an array of the record's member names (the names come from the record type).
-#[cfg(feature = "schema")]
 pub(crate) fn fields_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "array",
         "items": {"type": "string", "enum": crate::RecordFields::valid_names()},
     })
 }
-
-/// The JSON Schema of a bulk job's input (what `CompanyRequest::from_job_json` takes): the page URL, as `url` (the
-/// synchronous request's item schema), or `{"liUrl": url, "metadata": {…}}` with the metadata in
-/// [`InputMetadata`]'s bounds.
-#[cfg(feature = "schema")]
-pub fn job_input_schema(url: &Value) -> Value {
-    let [li_url, metadata] = INPUT_MEMBERS;
-    let prefix = InputMetadata::COLUMN_PREFIX;
-    serde_json::json!({
-        "oneOf": [
-            url,
-            {
-                "type": "object",
-                "description": format!("A page URL with the caller's metadata, given back unchanged beside its \
-                                        answer (NDJSON `{metadata}`, CSV `{prefix}<name>` columns)."),
-                "required": [li_url],
-                "additionalProperties": false,
-                "properties": {
-                    li_url: url,
-                    metadata: {
-                        "type": "object",
-                        "maxProperties": MAX_METADATA_MEMBERS,
-                        "propertyNames": {"minLength": 1, "maxLength": MAX_METADATA_NAME_CHARS},
-                        "additionalProperties": {
-                            "anyOf": [
-                                {"type": "string", "maxLength": MAX_METADATA_TEXT_CHARS},
-                                {"type": ["number", "boolean", "null"]},
-                            ]
-                        },
-                    },
-                },
-            },
-        ]
-    })
-}
-
-/// The request members the synchronous endpoint takes.
-const PROPERTIES: [&str; 5] = [
-    "liUrls",
-    "maxAgeHours",
-    "maxAgeSeconds",
-    STALE_IF_ERROR,
-    crate::fields::FIELDS,
-];
-/// The member that asks for a stale snapshot when the live fetch fails.
-const STALE_IF_ERROR: &str = "staleIfError";
 
 /// A validated request: every URL is supported, the window is in range.
 #[derive(Clone, Debug, PartialEq)]
@@ -215,381 +179,113 @@ impl fmt::Display for FreshnessWindow {
     }
 }
 
+impl FreshnessWindow {
+    /// The window a body sends: `maxAgeSeconds`, which wins, else `maxAgeHours`, else `default`. The body's
+    /// schema has bounded both; a value out of range (not from a checked body) reads as `default`.
+    pub(crate) fn sent(seconds: Option<f64>, hours: Option<f64>, default: Self) -> Self {
+        match (seconds, hours) {
+            (Some(seconds), _) => Self::from_seconds(seconds),
+            (None, Some(hours)) => Self::from_hours(hours),
+            (None, None) => Some(default),
+        }
+        .unwrap_or(default)
+    }
+}
+
 impl CompanyRequest {
-    /// Validates a JSON request body against spec 2.1 and normalizes its URLs.
+    /// Checks a JSON request body against [`RequestBody`]'s schema (spec 2.1) and normalizes its URLs.
     ///
-    /// Rules: a JSON object; only `liUrls`, `maxAgeHours`, `maxAgeSeconds`, `staleIfError`; `liUrls` an array
-    /// of 1 to 200 strings, each matching the URL pattern for `domain`; `maxAgeHours` a number in 0..=24;
-    /// `maxAgeSeconds` a number in 0..=86400, which wins over `maxAgeHours` when both are sent; `staleIfError`
-    /// a boolean.
+    /// Rules: a JSON object; only `liUrls`, `maxAgeHours`, `maxAgeSeconds`, `staleIfError`, `fields`; `liUrls`
+    /// an array of 1 to [`MAX_URLS`] strings, each a page URL of `domain`'s network; `maxAgeHours` a number in
+    /// 0..=24; `maxAgeSeconds` a number in 0..=86400, which wins over `maxAgeHours` when both are sent;
+    /// `staleIfError` a boolean; `fields` record member names.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found, not just the first.
     pub fn from_json(body: &[u8], domain: &NetworkDomain) -> Result<Self, InvalidRequest> {
-        Self::from_json_up_to(
-            body,
-            domain,
-            MAX_URLS,
-            &format!(
-                "split the URLs into requests of at most {MAX_URLS}, or send them all as one bulk job \
-                 (POST /v1/network/company-data/jobs, up to {MAX_JOB_URLS})"
+        let mut checks = ServerChecks::new(domain, false);
+        let sent: RequestBody =
+            validation::read(body, &mut |mark, at, text| checks.check(mark, at, text))?;
+        let urls = sent
+            .li_urls
+            .into_iter()
+            .zip(checks.into_pages())
+            .map(|(original, page)| SubmittedUrl {
+                original,
+                page,
+                metadata: None,
+            })
+            .collect();
+        Ok(CompanyRequest {
+            urls,
+            window: FreshnessWindow::sent(
+                sent.max_age_seconds,
+                sent.max_age_hours,
+                FreshnessWindow::LIVE,
             ),
-            true,
-        )
+            stale_if_error: sent.stale_if_error.unwrap_or(false),
+            fields: RecordFields::checked(sent.fields.as_deref())?,
+        })
     }
 
-    /// Validates a bulk job's body: the rules of [`CompanyRequest::from_json`] with up to [`MAX_JOB_URLS`] URLs
-    /// and without `staleIfError` (a job puts a page the network refused back and fetches it later).
+    /// Checks a bulk job's body against `JobBody`'s schema: the rules of [`CompanyRequest::from_json`] with up
+    /// to [`MAX_JOB_URLS`] URLs, each a string or `{"liUrl": …, "metadata": {…}}`, and without `staleIfError`
+    /// (a job puts a page the network refused back and fetches it later).
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found, not just the first.
     pub fn from_job_json(body: &[u8], domain: &NetworkDomain) -> Result<Self, InvalidRequest> {
-        Self::from_json_up_to(
-            body,
-            domain,
-            MAX_JOB_URLS,
-            &format!("split the URLs into jobs of at most {MAX_JOB_URLS}"),
-            false,
-        )
-    }
-
-    fn from_json_up_to(
-        body: &[u8],
-        domain: &NetworkDomain,
-        most: usize,
-        split: &str,
-        stale_allowed: bool,
-    ) -> Result<Self, InvalidRequest> {
-        let object = json_object(
-            body,
-            r#"send a JSON object such as {"liUrls": ["https://www.linkedin.com/company/google"]}"#,
-        )?;
-        let mut problems = Vec::new();
-        for key in object.keys() {
-            if key == STALE_IF_ERROR && !stale_allowed {
-                problems.push(Problem {
-                    pointer: format!("/{STALE_IF_ERROR}"),
-                    index: None,
-                    value: None,
-                    reason: format!("a bulk job does not take `{STALE_IF_ERROR}`"),
-                    fix: "leave it out: a job puts the pages the network refused back and fetches them when a \
-                          route is free; send staleIfError to POST /v1/network/company-data for a fallback"
-                        .to_owned(),
-                });
-            } else if !PROPERTIES.contains(&key.as_str()) {
-                problems.push(Problem {
-                    pointer: format!("/{}", escape_pointer(key)),
-                    index: None,
-                    value: None,
-                    reason: format!("unknown property `{key}`"),
-                    fix: suggest_property(key, stale_allowed),
-                });
-            }
-        }
-        // A job's inputs may be objects carrying metadata, read from the body's text to keep it as sent (the body
-        // is read a second time only when some input is an object).
-        let has_objects = object
-            .get("liUrls")
-            .and_then(Value::as_array)
-            .is_some_and(|items| items.iter().any(Value::is_object));
-        let raw_inputs = (!stale_allowed).then(|| {
-            if has_objects {
-                raw_inputs(body)
-            } else {
-                RawInputs { li_urls: None }
-            }
-        });
-        let urls = validate_urls(
-            &object,
-            domain,
-            (most, split),
-            raw_inputs
-                .as_ref()
-                .map(|raw| raw.li_urls.as_deref().unwrap_or_default()),
-            &mut problems,
-        );
-        let window = sent_window(&object, FreshnessWindow::LIVE, &mut problems);
-        let fields = RecordFields::sent(&object, &mut problems);
-        let stale_if_error = match object.get(STALE_IF_ERROR) {
-            None | Some(Value::Bool(false)) => false,
-            Some(Value::Bool(true)) => true,
-            Some(_) if !stale_allowed => false,
-            Some(other) => {
-                problems.push(Problem {
-                    pointer: format!("/{STALE_IF_ERROR}"),
-                    index: None,
-                    value: Some(echo(other)),
-                    reason: format!(
-                        "`{STALE_IF_ERROR}` is a {}, not a boolean",
-                        type_name(other)
-                    ),
-                    fix: format!("send true or false, or leave `{STALE_IF_ERROR}` out"),
-                });
-                false
-            }
-        };
-        if !problems.is_empty() {
-            return Err(InvalidRequest { problems });
+        let mut checks = ServerChecks::new(domain, false);
+        let sent: JobBody =
+            validation::read(body, &mut |mark, at, text| checks.check(mark, at, text))?;
+        let mut urls = Vec::with_capacity(sent.li_urls.len());
+        for ((index, input), page) in sent
+            .li_urls
+            .into_iter()
+            .enumerate()
+            .zip(checks.into_pages())
+        {
+            let (original, metadata) = match input {
+                JobInput::Url(original) => (original, None),
+                JobInput::WithMetadata { li_url, metadata } => {
+                    let metadata = metadata
+                        .map(|raw| InputMetadata::from_raw(&raw))
+                        .transpose()
+                        .map_err(|reason| InvalidRequest {
+                            problems: vec![Problem {
+                                pointer: format!("/liUrls/{index}/metadata"),
+                                index: Some(index),
+                                value: None,
+                                reason,
+                                fix: "send a flat JSON object".to_owned(),
+                            }],
+                        })?;
+                    (li_url, metadata)
+                }
+            };
+            urls.push(SubmittedUrl {
+                original,
+                page,
+                metadata,
+            });
         }
         Ok(CompanyRequest {
             urls,
-            window,
-            stale_if_error,
-            fields,
+            window: FreshnessWindow::sent(
+                sent.max_age_seconds,
+                sent.max_age_hours,
+                FreshnessWindow::LIVE,
+            ),
+            stale_if_error: false,
+            fields: RecordFields::checked(sent.fields.as_deref())?,
         })
-    }
-}
-
-/// A job body's `liUrls` items as their JSON text (other members skipped): where an object input's metadata is
-/// read from, unchanged.
-#[derive(serde::Deserialize)]
-struct RawInputs<'a> {
-    #[serde(rename = "liUrls", borrow, default)]
-    li_urls: Option<Vec<&'a RawValue>>,
-}
-
-fn raw_inputs(body: &[u8]) -> RawInputs<'_> {
-    serde_json::from_slice(body).unwrap_or(RawInputs { li_urls: None })
-}
-
-/// The metadata member of an input object, as its JSON text.
-#[derive(serde::Deserialize)]
-struct RawInput<'a> {
-    #[serde(borrow, default)]
-    metadata: Option<&'a RawValue>,
-}
-
-/// The members an input object of a bulk job may have.
-const INPUT_MEMBERS: [&str; 2] = ["liUrl", "metadata"];
-
-/// The URLs of `liUrls`; `(most, split)` is the most it may hold and the advice when it holds more. With
-/// `raw_items` (a bulk job's items as their JSON text), an item may also be an object `{"liUrl": …, "metadata":
-/// {…}}`.
-pub(crate) fn validate_urls(
-    object: &Map<String, Value>,
-    domain: &NetworkDomain,
-    (most, split): (usize, &str),
-    raw_items: Option<&[&RawValue]>,
-    problems: &mut Vec<Problem>,
-) -> Vec<SubmittedUrl> {
-    let mut problem = |pointer: String, index, value, reason: String, fix: String| {
-        problems.push(Problem {
-            pointer,
-            index,
-            value,
-            reason,
-            fix,
-        });
-    };
-    let Some(value) = object.get("liUrls") else {
-        problem(
-            "/liUrls".into(),
-            None,
-            None,
-            "the required property `liUrls` is missing".into(),
-            format!(r#"add "liUrls": an array of 1 to {most} page URLs"#),
-        );
-        return Vec::new();
-    };
-    let Value::Array(items) = value else {
-        problem(
-            "/liUrls".into(),
-            None,
-            Some(echo(value)),
-            format!("`liUrls` is a {}, not an array", type_name(value)),
-            r#"send an array of strings, e.g. "liUrls": ["https://www.linkedin.com/company/google"]"#.into(),
-        );
-        return Vec::new();
-    };
-    if items.is_empty() {
-        problem(
-            "/liUrls".into(),
-            None,
-            None,
-            "`liUrls` is empty".into(),
-            "send at least one page URL".into(),
-        );
-    }
-    if items.len() > most {
-        problem(
-            "/liUrls".into(),
-            None,
-            None,
-            format!(
-                "`liUrls` has {} items, over the limit of {most}",
-                items.len()
-            ),
-            split.to_owned(),
-        );
-    }
-    let mut urls = Vec::with_capacity(items.len());
-    for (index, item) in items.iter().enumerate() {
-        let mut pointer = format!("/liUrls/{index}");
-        let (text, metadata) = match (item, raw_items) {
-            (Value::String(text), _) => (text, None),
-            (Value::Object(input), Some(raw_items)) => {
-                let mut wrong = |place: &str, value, reason: String, fix: &str| {
-                    problem(
-                        format!("{pointer}{place}"),
-                        Some(index),
-                        value,
-                        reason,
-                        fix.to_owned(),
-                    );
-                };
-                for name in input
-                    .keys()
-                    .filter(|name| !INPUT_MEMBERS.contains(&name.as_str()))
-                {
-                    wrong(
-                        &format!("/{}", escape_pointer(name)),
-                        None,
-                        format!("unknown member `{name}` of an input"),
-                        r#"an input object has `liUrl` and, optionally, `metadata`: {"liUrl": "https://www.linkedin.com/company/google", "metadata": {"crmId": "0012"}}"#,
-                    );
-                }
-                let raw_metadata = raw_items
-                    .get(index)
-                    .and_then(|raw| serde_json::from_str::<RawInput<'_>>(raw.get()).ok())
-                    .and_then(|raw| raw.metadata);
-                // A member sent as `null` reads as no raw value: refused like any other non-object.
-                let metadata = match (input.get("metadata"), raw_metadata) {
-                    (None, _) => Ok(None),
-                    (Some(_), Some(raw)) => InputMetadata::from_raw(raw).map(Some),
-                    (Some(_), None) => Err("`metadata` is null, not a JSON object".to_owned()),
-                };
-                let metadata = metadata.unwrap_or_else(|reason| {
-                    let fix = format!(
-                        "send a flat JSON object of at most {MAX_METADATA_MEMBERS} members (names of 1 to \
-                         {MAX_METADATA_NAME_CHARS} characters; each value a string of up to \
-                         {MAX_METADATA_TEXT_CHARS} characters, a number, a boolean or null), or leave `metadata` out"
-                    );
-                    wrong("/metadata", input.get("metadata").map(echo), reason, &fix);
-                    None
-                });
-                match input.get("liUrl") {
-                    Some(Value::String(text)) => {
-                        pointer.push_str("/liUrl");
-                        (text, metadata)
-                    }
-                    other => {
-                        wrong(
-                            "/liUrl",
-                            other.map(echo),
-                            match other {
-                                None => "the input has no `liUrl`".to_owned(),
-                                Some(v) => format!("`liUrl` is a {}, not a string", type_name(v)),
-                            },
-                            "send the page URL as a string in `liUrl`",
-                        );
-                        continue;
-                    }
-                }
-            }
-            _ => {
-                problem(
-                    pointer,
-                    Some(index),
-                    Some(echo(item)),
-                    format!("the item is a {}, not a string", type_name(item)),
-                    if raw_items.is_some() {
-                        r#"send each page URL as a JSON string, or as an object {"liUrl": "…", "metadata": {…}}"#.into()
-                    } else {
-                        "send each page URL as a JSON string".into()
-                    },
-                );
-                continue;
-            }
-        };
-        match PageUrl::parse_submitted(text, domain) {
-            Ok(page) => urls.push(SubmittedUrl {
-                original: text.clone(),
-                page,
-                metadata,
-            }),
-            Err(error) => problem(
-                pointer,
-                Some(index),
-                Some(echo(item)),
-                error.to_string(),
-                error.fix(),
-            ),
-        }
-    }
-    urls
-}
-
-/// The freshness window a body sends: `maxAgeSeconds` (0 to [`MAX_AGE_SECONDS`]), which wins, else
-/// `maxAgeHours` (0 to [`MAX_AGE_HOURS`]), else `default`; a member out of range or not a number is reported in
-/// `problems` (the request is then refused, whatever this returns).
-pub(crate) fn sent_window(
-    object: &Map<String, Value>,
-    default: FreshnessWindow,
-    problems: &mut Vec<Problem>,
-) -> FreshnessWindow {
-    let hours = validate_number(object, "maxAgeHours", MAX_AGE_HOURS, problems);
-    let seconds = validate_number(object, "maxAgeSeconds", MAX_AGE_SECONDS, problems);
-    let window = match (seconds, hours) {
-        (Some(seconds), _) => FreshnessWindow::from_seconds(seconds),
-        (None, Some(hours)) => FreshnessWindow::from_hours(hours),
-        (None, None) => Some(default),
-    };
-    window.unwrap_or(default)
-}
-
-/// Reads an optional number property in `0..=max`; reports a problem and returns `None` when it is wrong.
-fn validate_number(
-    object: &Map<String, Value>,
-    name: &str,
-    max: f64,
-    problems: &mut Vec<Problem>,
-) -> Option<f64> {
-    let value = object.get(name)?;
-    let reason = match value.as_f64() {
-        Some(number) if (0.0..=max).contains(&number) => return Some(number),
-        Some(_) => format!("`{name}` is outside 0 to {max}"),
-        None if value.is_null() => format!("`{name}` is null"),
-        None => format!("`{name}` is a {}, not a number", type_name(value)),
-    };
-    let unit = if name == "maxAgeHours" {
-        "hours"
-    } else {
-        "seconds"
-    };
-    problems.push(Problem {
-        pointer: format!("/{name}"),
-        index: None,
-        value: Some(echo(value)),
-        reason,
-        fix: format!("send a number of {unit} from 0 to {max}, or leave `{name}` out"),
-    });
-    None
-}
-
-/// The fix for an unknown member `key`: the allowed name it resembles, or the allowed names (a job's without
-/// `staleIfError`).
-fn suggest_property(key: &str, stale_allowed: bool) -> String {
-    let allowed: Vec<&str> = PROPERTIES
-        .into_iter()
-        .filter(|known| stale_allowed || *known != STALE_IF_ERROR)
-        .collect();
-    let lowered = key.to_ascii_lowercase().replace(['_', '-'], "");
-    let guess = allowed.iter().find(|known| {
-        let known = known.to_ascii_lowercase();
-        known == lowered || known.trim_end_matches('s') == lowered.trim_end_matches('s')
-    });
-    match guess {
-        Some(known) => format!("did you mean `{known}`? Property names are case-sensitive"),
-        None => format!(
-            "remove it; the allowed properties are {}",
-            allowed.join(", ")
-        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn parse(body: &str) -> Result<CompanyRequest, InvalidRequest> {
         CompanyRequest::from_json(body.as_bytes(), &NetworkDomain::default())
@@ -675,18 +371,18 @@ mod tests {
         assert_eq!(
             pointers(&body),
             [
-                "/extra",
                 "/liUrls/1",
                 "/liUrls/2",
                 "/liUrls/3",
                 "/maxAgeHours",
-                "/maxAgeSeconds"
+                "/maxAgeSeconds",
+                "/extra"
             ]
         );
         let error = parse(&body).expect_err("invalid");
-        assert_eq!(error.problems[1].index, Some(1));
+        assert_eq!(error.problems[0].index, Some(1));
         assert_eq!(
-            error.problems[1].value,
+            error.problems[0].value,
             Some(Value::String("http://x".into()))
         );
         let message = error.to_string();
@@ -892,9 +588,9 @@ mod tests {
         assert_eq!(
             at,
             [
-                "/liUrls/0/url",
                 "/liUrls/0/liUrl",
-                "/liUrls/1/metadata",
+                "/liUrls/0/url",
+                "/liUrls/1/metadata/a",
                 "/liUrls/2/liUrl",
                 "/liUrls/3/metadata"
             ]

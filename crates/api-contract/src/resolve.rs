@@ -5,10 +5,8 @@
 //! one ([`UnresolvedQuery`] `invalid_domain`) is the resolver's answer for that query, not a 400 for the request.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
-use crate::problems::{echo, escape_pointer, json_object, type_name};
-use crate::request::sent_window;
+use crate::validation::{self, Body, NOT_BLANK};
 use crate::{CompanyResult, FreshnessWindow, InvalidRequest, Problem, RecordFields};
 
 /// The most queries one resolve request takes.
@@ -24,32 +22,29 @@ pub const DEFAULT_RESOLVE_WINDOW: FreshnessWindow = FreshnessWindow::MAX;
 /// The body of a resolve request, as its JSON Schema describes it (validation is [`ResolveRequest::from_json`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "ResolveRequest"))]
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "ResolveRequest")]
 pub struct ResolveBody {
     /// 1 to 200 queries, each a website `domain` or a company `name`.
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = MAX_QUERIES)))]
+    #[schemars(length(min = 1, max = MAX_QUERIES))]
     pub queries: Vec<ResolveQuery>,
     /// Also return each resolved page's record, as `POST /v1/network/company-data` would with the same
     /// freshness window (no extra charge: the page that verified the resolution is the record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "bool"))]
+    #[schemars(with = "bool")]
     pub enrich: Option<bool>,
     /// Accept stored pages fetched up to this many hours ago (0 to 24; default 24 for a resolve request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = crate::MAX_AGE_HOURS)))]
+    #[schemars(with = "f64", range(min = 0.0, max = crate::MAX_AGE_HOURS))]
     pub max_age_hours: Option<f64>,
     /// The same window in seconds (0 to 86400); wins over `maxAgeHours`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "f64", range(min = 0.0, max = crate::MAX_AGE_SECONDS)))]
+    #[schemars(with = "f64", range(min = 0.0, max = crate::MAX_AGE_SECONDS))]
     pub max_age_seconds: Option<f64>,
     /// With `enrich`: the record members each returned record keeps, as `fields` on
     /// `POST /v1/network/company-data` (same names, same rule; the price is the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(
-        feature = "schema",
-        schemars(schema_with = "crate::request::fields_schema")
-    )]
+    #[schemars(schema_with = "crate::request::fields_schema")]
     pub fields: Option<Vec<String>>,
 }
 
@@ -57,29 +52,27 @@ pub struct ResolveBody {
 /// as sent in its result or unresolved entry.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(
-    feature = "schema",
-    schemars(extend(
+#[derive(schemars::JsonSchema)]
+#[schemars(extend(
         "anyOf" = [{"required": ["domain"]}, {"required": ["name"]}],
-        "dependentRequired" = {"location": ["name"]}
-    ))
-)]
+        "dependentRequired" = {"location": ["name"]},
+        "examples" = [{"domain": "stripe.com"}, {"name": "Stripe", "location": "US"}]
+    ))]
 pub struct ResolveQuery {
     /// A website domain (`stripe.com`) or URL (`https://www.stripe.com/about`): its registrable domain is
     /// resolved. With `name`, a hint: the page's website must be on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "String", length(min = 1, max = MAX_DOMAIN_LEN), pattern(r"\S")))]
+    #[schemars(with = "String", length(min = 1, max = MAX_DOMAIN_LEN), pattern(NOT_BLANK))]
     pub domain: Option<String>,
     /// A company name (`Stripe`, `Stripe, Inc.`): compared without case, accents, punctuation and legal-form
     /// suffixes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "String", length(min = 1, max = MAX_NAME_LEN), pattern(r"\S")))]
+    #[schemars(with = "String", length(min = 1, max = MAX_NAME_LEN), pattern(NOT_BLANK))]
     pub name: Option<String>,
     /// With `name`: where the company is (a country such as `US` or `Germany`, a city, a region), compared
     /// with the page's headquarters and locations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "String", length(min = 1, max = MAX_NAME_LEN), pattern(r"\S")))]
+    #[schemars(with = "String", length(min = 1, max = MAX_NAME_LEN), pattern(NOT_BLANK))]
     pub location: Option<String>,
 }
 
@@ -96,209 +89,56 @@ pub struct ResolveRequest {
     pub fields: Option<RecordFields>,
 }
 
-const PROPERTIES: [&str; 5] = [
-    "queries",
-    "enrich",
-    "maxAgeHours",
-    "maxAgeSeconds",
-    crate::fields::FIELDS,
-];
-const QUERY_MEMBERS: [&str; 3] = ["domain", "name", "location"];
+impl Body for ResolveBody {
+    const EXAMPLE: &str = r#"send a JSON object such as {"queries": [{"domain": "stripe.com"}, {"name": "Stripe", "location": "US"}]}"#;
+    validation::rules!(ResolveBody);
+
+    fn advise(keyword: &str, problem: &mut Problem) {
+        if matches!(keyword, "minItems" | "maxItems") && problem.pointer == "/queries" {
+            problem.fix = format!(
+                "send 1 to {MAX_QUERIES} queries per request; for longer lists use `company-data enrich \
+                 --domain-column` or `--name-column`"
+            );
+        }
+    }
+}
 
 impl ResolveRequest {
-    /// Validates a resolve body: a JSON object with `queries` (1 to [`MAX_QUERIES`] objects, each with a
-    /// non-empty `domain` or `name` string, `location` only beside `name`, no other member), and optionally
-    /// `enrich` (boolean), `maxAgeHours` (0 to 24), `maxAgeSeconds` (0 to 86400, winning over
-    /// `maxAgeHours`) and `fields` (record member names, as on the company-data request).
+    /// Checks a resolve body against [`ResolveBody`]'s schema: a JSON object with `queries` (1 to
+    /// [`MAX_QUERIES`] objects, each with a non-blank `domain` or `name` string, `location` only beside `name`,
+    /// no other member), and optionally `enrich` (boolean), `maxAgeHours` (0 to 24), `maxAgeSeconds` (0 to
+    /// 86400, winning over `maxAgeHours`) and `fields` (record member names, as on the company-data request).
+    /// Each query's strings are trimmed.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found.
     pub fn from_json(body: &[u8]) -> Result<Self, InvalidRequest> {
-        let object = json_object(
-            body,
-            r#"send a JSON object such as {"queries": [{"domain": "stripe.com"}, {"name": "Stripe", "location": "US"}]}"#,
-        )?;
-        let mut problems = Vec::new();
-        for key in object.keys() {
-            if !PROPERTIES.contains(&key.as_str()) {
-                problems.push(problem(
-                    &format!("/{}", escape_pointer(key)),
-                    None,
-                    None,
-                    format!("unknown property `{key}`"),
-                    "send only `queries`, `enrich`, `maxAgeHours`, `maxAgeSeconds` and `fields`"
-                        .to_owned(),
-                ));
-            }
-        }
-        let queries = queries(&object, &mut problems);
-        let enrich = match object.get("enrich") {
-            None | Some(Value::Bool(false)) => false,
-            Some(Value::Bool(true)) => true,
-            Some(other) => {
-                problems.push(problem(
-                    "/enrich",
-                    None,
-                    Some(other),
-                    format!("`enrich` is a {}, not a boolean", type_name(other)),
-                    "send true or false, or leave `enrich` out".to_owned(),
-                ));
-                false
-            }
-        };
-        let window = sent_window(&object, DEFAULT_RESOLVE_WINDOW, &mut problems);
-        let fields = RecordFields::sent(&object, &mut problems);
-        if !problems.is_empty() {
-            return Err(InvalidRequest { problems });
-        }
+        let sent: ResolveBody = validation::read(body, &mut |_, _, _| Ok(()))?;
+        let trim = |text: Option<String>| text.map(|text| text.trim().to_owned());
         Ok(Self {
-            queries,
-            enrich,
-            window,
-            fields,
+            queries: sent
+                .queries
+                .into_iter()
+                .map(|query| ResolveQuery {
+                    domain: trim(query.domain),
+                    name: trim(query.name),
+                    location: trim(query.location),
+                })
+                .collect(),
+            enrich: sent.enrich.unwrap_or(false),
+            window: FreshnessWindow::sent(
+                sent.max_age_seconds,
+                sent.max_age_hours,
+                DEFAULT_RESOLVE_WINDOW,
+            ),
+            fields: RecordFields::checked(sent.fields.as_deref())?,
         })
-    }
-}
-
-fn problem(
-    pointer: &str,
-    index: Option<usize>,
-    value: Option<&Value>,
-    reason: String,
-    fix: String,
-) -> Problem {
-    Problem {
-        pointer: pointer.to_owned(),
-        index,
-        value: value.map(echo),
-        reason,
-        fix,
-    }
-}
-
-fn queries(object: &Map<String, Value>, problems: &mut Vec<Problem>) -> Vec<ResolveQuery> {
-    let example = r#"send "queries": [{"domain": "stripe.com"}, {"name": "Stripe"}]"#;
-    let items = match object.get("queries") {
-        None => {
-            problems.push(problem(
-                "/queries",
-                None,
-                None,
-                "`queries` is missing".to_owned(),
-                example.to_owned(),
-            ));
-            return Vec::new();
-        }
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            problems.push(problem(
-                "/queries",
-                None,
-                Some(other),
-                format!("`queries` is a {}, not an array", type_name(other)),
-                example.to_owned(),
-            ));
-            return Vec::new();
-        }
-    };
-    if items.is_empty() || items.len() > MAX_QUERIES {
-        problems.push(problem(
-            "/queries",
-            None,
-            None,
-            format!(
-                "`queries` holds {} queries; 1 to {MAX_QUERIES} are taken",
-                items.len()
-            ),
-            format!(
-                "send 1 to {MAX_QUERIES} queries per request; for longer lists use `company-data enrich \
-                 --domain-column` or `--name-column`"
-            ),
-        ));
-        return Vec::new();
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(index, item)| query(index, item, problems))
-        .collect()
-}
-
-fn query(index: usize, item: &Value, problems: &mut Vec<Problem>) -> ResolveQuery {
-    let pointer = format!("/queries/{index}");
-    let Value::Object(members) = item else {
-        problems.push(problem(
-            &pointer,
-            Some(index),
-            Some(item),
-            format!("the query is a {}, not an object", type_name(item)),
-            r#"send {"domain": "stripe.com"} or {"name": "Stripe"}"#.to_owned(),
-        ));
-        return ResolveQuery::default();
-    };
-    for key in members.keys() {
-        if !QUERY_MEMBERS.contains(&key.as_str()) {
-            problems.push(problem(
-                &format!("{pointer}/{}", escape_pointer(key)),
-                Some(index),
-                None,
-                format!("unknown query member `{key}`"),
-                "a query takes `domain`, `name` and `location`".to_owned(),
-            ));
-        }
-    }
-    let mut text = |member: &str, most: usize| -> Option<String> {
-        let value = members.get(member)?;
-        let reason = match value {
-            Value::String(s) if s.trim().is_empty() => format!("`{member}` is empty"),
-            Value::String(s) if s.chars().count() > most => {
-                format!("`{member}` is longer than {most} characters")
-            }
-            Value::String(s) => return Some(s.trim().to_owned()),
-            other => format!("`{member}` is a {}, not a string", type_name(other)),
-        };
-        problems.push(problem(
-            &format!("{pointer}/{member}"),
-            Some(index),
-            Some(value),
-            reason,
-            format!("send `{member}` as a non-empty string of at most {most} characters, or leave it out"),
-        ));
-        None
-    };
-    let domain = text("domain", MAX_DOMAIN_LEN);
-    let name = text("name", MAX_NAME_LEN);
-    let location = text("location", MAX_NAME_LEN);
-    let present = |member: &str| members.contains_key(member);
-    if !present("domain") && !present("name") {
-        problems.push(problem(
-            &pointer,
-            Some(index),
-            None,
-            "the query has neither `domain` nor `name`".to_owned(),
-            r#"send {"domain": "stripe.com"} or {"name": "Stripe"}"#.to_owned(),
-        ));
-    } else if present("location") && !present("name") {
-        problems.push(problem(
-            &format!("{pointer}/location"),
-            Some(index),
-            None,
-            "`location` is a hint for a `name` query".to_owned(),
-            "send `location` beside `name`, or leave it out: a domain's page is verified by its website"
-                .to_owned(),
-        ));
-    }
-    ResolveQuery {
-        domain,
-        name,
-        location,
     }
 }
 
 /// The answer to a resolve request: one result per resolved query and one entry per query that was not, both
 /// in query order.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResolveResponse {
     /// The queries resolved to a page at or above the confidence threshold.
     pub results: Vec<Resolution>,
@@ -307,15 +147,14 @@ pub struct ResolveResponse {
 }
 
 /// A query resolved to a page.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Resolution {
     /// The query as sent.
     pub query: ResolveQuery,
     /// The page, normalized as every page URL the service returns (`https://www.linkedin.com/company/stripe`).
     pub li_url: String,
     /// How sure the resolver is, 0 to 1 (docs/api.md lists what each method and check is worth).
-    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub confidence: f64,
     /// How the page was found.
     pub method: ResolveMethod,
@@ -332,13 +171,12 @@ pub struct Resolution {
 }
 
 /// Another page that fits a query.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Candidate {
     /// The page.
     pub li_url: String,
     /// How sure the resolver is that it is the query's page, 0 to 1.
-    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub confidence: f64,
     /// How it was found.
     pub method: ResolveMethod,
@@ -347,7 +185,7 @@ pub struct Candidate {
 /// How a page was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(schemars::JsonSchema)]
 pub enum ResolveMethod {
     /// A stored page whose record's `domain` is the queried one (no fetch).
     StoredDomain,
@@ -381,8 +219,7 @@ impl ResolveMethod {
 }
 
 /// One step of a resolution: what was looked at and what it showed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Evidence {
     /// What kind of step: `stored` (the stored pages), `site` (the company's home page and its redirects),
     /// `link` (a page found on the site or guessed), `page` (a page that could not be checked: no such page, or
@@ -400,8 +237,7 @@ pub struct Evidence {
 }
 
 /// A query that was not resolved.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnresolvedQuery {
     /// The query as sent.
     pub query: ResolveQuery,
@@ -417,14 +253,14 @@ pub struct UnresolvedQuery {
     pub evidence: Vec<Evidence>,
     /// For `blocked`: seconds until the network may be asked again (also the answer's `Retry-After`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(with = "u64", range(min = 1)))]
+    #[schemars(with = "u64", range(min = 1))]
     pub retry_after_seconds: Option<u64>,
 }
 
 /// Why a query was not resolved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(schemars::JsonSchema)]
 pub enum UnresolvedReason {
     /// The `domain` is not a website domain (an IP address, a bare suffix such as `co.uk`, no dot).
     InvalidDomain,
@@ -509,13 +345,13 @@ mod tests {
         assert_eq!(
             pointers,
             [
-                "/extra",
                 "/queries/0",
                 "/queries/1/domain",
                 "/queries/2/location",
                 "/queries/3/city",
                 "/queries/4",
-                "/enrich"
+                "/enrich",
+                "/extra"
             ]
         );
         let too_many = format!(
@@ -523,7 +359,7 @@ mod tests {
             vec![r#"{"domain": "a.com"}"#; MAX_QUERIES + 1].join(",")
         );
         let error = ResolveRequest::from_json(too_many.as_bytes()).expect_err("too many");
-        assert!(error.problems[0].reason.contains("201 queries"));
+        assert!(error.problems[0].reason.contains("201 items"));
         assert!(ResolveRequest::from_json(br#"{"queries": []}"#).is_err());
     }
 }

@@ -2,7 +2,8 @@
 //! server runs (the page URLs of its network, and whether it takes `http` webhooks). A property declares that it
 //! takes one with a marker keyword ([`PAGE_URL`], [`WEBHOOK_URL`]) beside its other schemars attributes, and
 //! [`ServerPatterns`], a schemars transform, fills each marker with its pattern when a server generates the
-//! schemas. Every other bound is written on the type itself.
+//! schemas. Every other bound is written on the type itself. When a body is read, the same markers name the
+//! strings the server checks itself (`crate::validation`).
 
 use page_url::NetworkDomain;
 use schemars::Schema;
@@ -17,6 +18,11 @@ pub const WEBHOOK_URL: &str = "x-webhook-url";
 /// For `#[schemars(transform = …)]` on a webhook URL: marks it as one.
 pub(crate) fn webhook_url(schema: &mut Schema) {
     schema.insert(WEBHOOK_URL.to_owned(), Value::Bool(true));
+}
+
+/// Marks a string schema as a page URL.
+pub(crate) fn page_url(schema: &mut Schema) {
+    schema.insert(PAGE_URL.to_owned(), Value::Bool(true));
 }
 
 /// For `#[schemars(transform = …)]` on a list of page URLs: marks its items as page URLs.

@@ -51,10 +51,7 @@ pub use postgres::PgLedger;
 pub use quotas::{QuotaOverrides, Quotas, quotas_of};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{BALANCE_REUSE, SqliteLedger};
-pub use summary::{
-    AccountSettings, AccountSummary, MAX_LOW_BALANCE_THRESHOLD, MAX_SETTINGS_BYTES, MonthUsage,
-    account_summary,
-};
+pub use summary::{AccountSettings, AccountSummary, MonthUsage, account_summary};
 pub use test_twins::{TEST_BALANCE, WithTestTwins, billed};
 
 /// The price of one company returned from a live fetch (spec 4.3, 8): 1 credit.

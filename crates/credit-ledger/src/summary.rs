@@ -1,6 +1,8 @@
 //! What `GET /v1/account` answers: an account's balance, what is held, and its usage this month.
 
-use api_contract::{InvalidRequest, Problem, json_object};
+#[cfg(doc)]
+use api_contract::MAX_LOW_BALANCE_THRESHOLD;
+use api_contract::{AccountUpdate, InvalidRequest};
 use company_model::AccountId;
 
 use crate::{Credits, Ledger, LedgerError};
@@ -90,14 +92,9 @@ pub async fn account_summary(
     }))
 }
 
-/// The highest low-balance threshold an account may set, in credits.
-pub const MAX_LOW_BALANCE_THRESHOLD: u32 = 1_000_000_000;
-
-/// The largest `PATCH /v1/account` body read, in bytes: a few settings.
-pub const MAX_SETTINGS_BYTES: usize = 4 * 1024;
-
 /// The settings an account's owner may change (`PATCH /v1/account`, a JSON Merge Patch, RFC 7396): each member
-/// sent replaces the setting, `null` removes it, a member left out leaves it as it is.
+/// sent replaces the setting, `null` removes it, a member left out leaves it as it is. The body is
+/// `api_contract::AccountUpdate`; this is it in the ledger's units.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AccountSettings {
     /// `low_balance_threshold`: credits, from 0 to [`MAX_LOW_BALANCE_THRESHOLD`] (rounded to a thousandth), or
@@ -105,82 +102,20 @@ pub struct AccountSettings {
     pub low_balance_threshold: Option<Option<Credits>>,
 }
 
-/// The fix offered for a body that is not one.
-const SETTINGS_EXAMPLE: &str =
-    r#"send a JSON object such as {"low_balance_threshold": 25}, or null to remove it"#;
-
 impl AccountSettings {
-    /// Validates a body such as `{"low_balance_threshold": 25}`.
+    /// Reads a body such as `{"low_balance_threshold": 25}` (`AccountUpdate::from_json`), the threshold
+    /// rounded to the ledger's thousandth of a credit.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem: a member that is not a setting, a threshold that is not a
     /// number from 0 to [`MAX_LOW_BALANCE_THRESHOLD`] or `null`.
     pub fn from_json(body: &[u8]) -> Result<Self, InvalidRequest> {
-        let object = json_object(body, SETTINGS_EXAMPLE)?;
-        let mut settings = Self::default();
-        let mut problems = Vec::new();
-        for (name, value) in object {
-            if name != "low_balance_threshold" {
-                problems.push(Problem {
-                    pointer: format!("/{name}"),
-                    index: None,
-                    value: None,
-                    reason: format!("`{name}` is not a setting of the account"),
-                    fix: "the settings are: low_balance_threshold".to_owned(),
-                });
-                continue;
-            }
-            let credits = |number: f64| {
-                // In range, so the product fits an i64 exactly enough: a thousandth is the ledger's unit.
-                #[allow(clippy::cast_possible_truncation)]
-                let millis = (number * 1000.0).round() as i64;
-                (0.0..=f64::from(MAX_LOW_BALANCE_THRESHOLD))
-                    .contains(&number)
-                    .then(|| Credits::from_millis(millis))
-            };
-            match value.as_f64().map(credits) {
-                _ if value.is_null() => settings.low_balance_threshold = Some(None),
-                Some(Some(threshold)) => settings.low_balance_threshold = Some(Some(threshold)),
-                _ => problems.push(Problem {
-                    pointer: format!("/{name}"),
-                    index: None,
-                    value: Some(value),
-                    reason: format!(
-                        "the threshold is a number of credits from 0 to {MAX_LOW_BALANCE_THRESHOLD}, or null"
-                    ),
-                    fix: SETTINGS_EXAMPLE.to_owned(),
-                }),
-            }
-        }
-        if problems.is_empty() {
-            Ok(settings)
-        } else {
-            Err(InvalidRequest { problems })
-        }
-    }
-}
-
-/// The body's JSON Schema, `AccountUpdate`: written here beside [`AccountSettings::from_json`], whose rules it
-/// states.
-#[cfg(feature = "schema")]
-impl schemars::JsonSchema for AccountSettings {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountUpdate".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "description": "Settings of the account to change (a JSON Merge Patch, RFC 7396): a member sent replaces the setting, null removes it, a member left out is unchanged.",
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {
-                "low_balance_threshold": {
-                    "description": "Below this balance (credits, rounded to a thousandth) the account's webhook endpoints that want `account.balance_low` are told, once each time the balance falls below it; null for never.",
-                    "type": ["number", "null"],
-                    "minimum": 0,
-                    "maximum": MAX_LOW_BALANCE_THRESHOLD
-                }
-            }
+        let update = AccountUpdate::from_json(body)?;
+        // In range (the body's schema bounds it), so the product fits an i64: a thousandth is the ledger's unit.
+        #[allow(clippy::cast_possible_truncation)]
+        let credits = |number: f64| Credits::from_millis((number * 1000.0).round() as i64);
+        Ok(Self {
+            low_balance_threshold: update.low_balance_threshold.map(|sent| sent.map(credits)),
         })
     }
 }
@@ -217,7 +152,7 @@ mod tests {
             .collect();
         assert_eq!(
             pointers,
-            ["/balance", "/low_balance_threshold"],
+            ["/low_balance_threshold", "/balance"],
             "{refused}"
         );
         let tiny =

@@ -1,7 +1,8 @@
 //! `/v1/account`: the caller's account, balance, credits held and usage this month (`GET`), and its settings
 //! (`PATCH`: the low-balance threshold). Free.
 
-use credit_ledger::{AccountSettings, AccountSummary, LedgerError, MAX_SETTINGS_BYTES};
+use api_contract::MAX_SETTINGS_BYTES;
+use credit_ledger::{AccountSettings, AccountSummary, LedgerError};
 use http::{Method, StatusCode};
 use http_serve::Response;
 use serde_json::{Value, json};

@@ -11,8 +11,8 @@ use std::time::Duration;
 use api_contract::schema::ServerPatterns;
 use api_contract::{
     CompanyDataResponse, CreatedWatches, ErrorBody, HistoryResponse, JobInfo, JobList,
-    MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, ResolveBody,
-    ResolveResponse, WatchBody, WatchInfo, WatchList, WebhookEvent, headers, paths,
+    MAX_AGE_HOURS, MAX_BODY_BYTES, MAX_URLS, RequestBody, ResolveBody, ResolveResponse, WatchBody,
+    WatchInfo, WatchList, WebhookEvent, headers, paths,
 };
 use bytes::Bytes;
 use credit_ledger::{LIVE_PRICE, STORED_PRICE};
@@ -141,7 +141,7 @@ pub fn openapi_document(
 /// The schemas derived from the Rust types that (de)serialize the bodies (`api-contract` with its `schema`
 /// feature; their doc comments are the descriptions, their bounds the types' schemars attributes), with the two
 /// patterns only this server knows filled in (`api_contract::schema::ServerPatterns`: its network's page URLs,
-/// the webhook URLs it takes), and a job's larger list (`JobRequest`).
+/// the webhook URLs it takes).
 fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, Value> {
     use schemars::generate::{Contract, SchemaSettings};
     let mut generator = SchemaSettings::draft2020_12()
@@ -174,38 +174,9 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
     generator.subschema_for::<api_contract::PingAnswer>();
     generator.subschema_for::<api_contract::AccountEventBody>();
     generator.subschema_for::<credit_ledger::AccountSummary>();
-    generator.subschema_for::<credit_ledger::AccountSettings>();
-    let mut schemas = generator.take_definitions(true);
-    if let Some(mut job) = schemas.get("CompanyRequest").cloned() {
-        if let Some(urls) = job
-            .pointer_mut("/properties/liUrls")
-            .and_then(Value::as_object_mut)
-        {
-            urls.insert("maxItems".to_owned(), Value::from(MAX_JOB_URLS));
-            // An input is a URL or an object carrying the caller's metadata (`CompanyRequest::from_job_json`).
-            if let Some(url) = urls.remove("items") {
-                urls.insert("items".to_owned(), api_contract::job_input_schema(&url));
-            }
-        }
-        // A job puts refused pages back rather than falling back (`CompanyRequest::from_job_json`).
-        if let Some(properties) = job
-            .pointer_mut("/properties")
-            .and_then(Value::as_object_mut)
-        {
-            properties.remove("staleIfError");
-        }
-        if let Some(job) = job.as_object_mut() {
-            job.insert(
-                "description".to_owned(),
-                Value::from(format!(
-                    "The body of a bulk job: as `CompanyRequest`, with up to {MAX_JOB_URLS} URLs and without \
-                     `staleIfError`."
-                )),
-            );
-        }
-        schemas.insert("JobRequest".to_owned(), job);
-    }
-    schemas
+    generator.subschema_for::<api_contract::AccountUpdate>();
+    generator.subschema_for::<api_contract::JobBody>();
+    generator.take_definitions(true)
 }
 
 /// OpenAPI 3.1's `webhooks`: the request this service sends to a watch's `webhookUrl`.
