@@ -52,7 +52,7 @@ pub use fields::{
 pub use history::HistoryResponse;
 pub use job_request::{JobBody, JobInput};
 pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus, job_results_path};
-pub use problems::{InvalidRequest, json_object};
+pub use problems::{InvalidRequest, MAX_PROBLEMS, json_object};
 pub use queries::{HistoryQuery, ID_PATTERN, WatchListQuery, WatchPath};
 pub use request::{
     CompanyRequest, FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES,

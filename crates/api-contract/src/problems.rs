@@ -7,13 +7,19 @@ use serde_json::{Map, Value};
 
 use crate::Problem;
 
+/// The most problems one 400 lists; past it, a last problem says there are more. A 16 MiB job body of 100,000
+/// wrong URLs (or a million unknown members) would otherwise be answered with hundreds of megabytes, for any
+/// caller with a key, free test keys included.
+pub const MAX_PROBLEMS: usize = 1000;
+
 /// Longest string echoed back in a [`Problem::value`].
 const ECHO_CHARS: usize = 200;
 
 /// A request body that cannot be served, with every problem found in it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InvalidRequest {
-    /// The problems, in the order of the body (whole-body problems first).
+    /// The problems, one per place, in the order the body sent its members (whole-body problems first); at most
+    /// [`MAX_PROBLEMS`], then one that says there are more.
     pub problems: Vec<Problem>,
 }
 

@@ -15,13 +15,15 @@
 
 mod wording;
 
+use std::collections::HashSet;
+
 use schemars::JsonSchema;
 use serde_json::Value;
 
 use page_url::{NetworkDomain, PageUrl};
 
 use crate::Problem;
-use crate::problems::{InvalidRequest, echo, escape_pointer, json_object};
+use crate::problems::{InvalidRequest, MAX_PROBLEMS, echo, escape_pointer, json_object};
 use crate::schema::{PAGE_URL, WEBHOOK_URL};
 pub(crate) use wording::NOT_BLANK;
 #[cfg(test)]
@@ -156,19 +158,30 @@ pub(crate) fn read<B: Body>(
     let mut problems = schema_problems::<B>(rules, &value);
     let mut strings = Vec::new();
     marked_strings(&rules.schema, &value, &mut String::new(), &mut strings);
+    let mut refused = Vec::new();
     for (pointer, mark, text) in strings {
         if let Err((reason, fix)) = marked(mark, &pointer, text) {
-            // The server's own check says more than the schema's bound on the same string (a URL too long, say).
-            problems.retain(|p| p.pointer != pointer);
+            if refused.len() > MAX_PROBLEMS {
+                continue;
+            }
             let sent = echo(&Value::String(text.to_owned()));
-            problems.push(problem_at(&pointer, Some(sent), reason, fix));
+            refused.push(problem_at(&pointer, Some(sent), reason, fix));
         }
+    }
+    if !refused.is_empty() {
+        // The server's own check says more than the schema's bound on the same string (a URL too long, say).
+        // One pass, so 100,000 refused job inputs cost no more than 100,000 problems.
+        let places: HashSet<&str> = refused.iter().map(|p| p.pointer.as_str()).collect();
+        problems.retain(|p| !places.contains(p.pointer.as_str()));
+        problems.append(&mut refused);
     }
     if !problems.is_empty() {
         let sent = member_order(body);
         problems.sort_by_cached_key(|problem| place(&sent, &problem.pointer));
         problems.dedup_by(|later, first| later.pointer == first.pointer);
-        return Err(InvalidRequest { problems });
+        return Err(InvalidRequest {
+            problems: at_most_listed(problems),
+        });
     }
     // Read from the bytes, not the value: a member kept as sent (`RawValue`) keeps its text.
     serde_json::from_slice::<B>(body).map_err(|error| InvalidRequest {
@@ -194,10 +207,27 @@ fn schema_problems<B: Body>(rules: &Rules, value: &Value) -> Vec<Problem> {
     };
     let mut problems = Vec::new();
     for error in validator.iter_errors(value) {
+        if problems.len() > MAX_PROBLEMS {
+            break;
+        }
         explain(&rules.schema, &error, &mut |keyword, mut problem| {
             B::advise(keyword, &mut problem);
             problems.push(problem);
         });
+    }
+    problems
+}
+
+/// `problems` cut to [`MAX_PROBLEMS`], with one more problem that says so when there were more.
+fn at_most_listed(mut problems: Vec<Problem>) -> Vec<Problem> {
+    if problems.len() > MAX_PROBLEMS {
+        problems.truncate(MAX_PROBLEMS);
+        problems.push(problem_at(
+            "",
+            None,
+            format!("the body has more problems than the {MAX_PROBLEMS} listed"),
+            "fix these and send it again to see the rest".to_owned(),
+        ));
     }
     problems
 }
@@ -477,6 +507,27 @@ mod tests {
                 .contains(r#"{"domain":"stripe.com"}"#),
             "{refused}"
         );
+    }
+
+    /// However many problems a body has, a 400 lists at most `MAX_PROBLEMS` of them and says there are more.
+    #[test]
+    fn a_body_of_many_problems_lists_a_bounded_number() {
+        let inputs = vec!["\"https://example.com/x\""; MAX_PROBLEMS + 500].join(",");
+        let body = format!(r#"{{"liUrls": [{inputs}]}}"#);
+        let refused = CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default())
+            .expect_err("every input is refused");
+        assert_eq!(refused.problems.len(), MAX_PROBLEMS + 1);
+        assert_eq!(
+            refused.problems[MAX_PROBLEMS - 1].pointer,
+            format!("/liUrls/{}", MAX_PROBLEMS - 1)
+        );
+        let last = refused.problems.last().expect("a last problem");
+        assert_eq!(last.pointer, "");
+        assert!(last.reason.contains("more problems"), "{last:?}");
+        let few = format!(r#"{{"liUrls": [{}]}}"#, vec!["7"; 3].join(","));
+        let refused = CompanyRequest::from_job_json(few.as_bytes(), &NetworkDomain::default())
+            .expect_err("numbers");
+        assert_eq!(refused.problems.len(), 3);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 
 use crate::Problem;
-use crate::problems::{echo, escape_pointer, type_name};
+use crate::problems::{MAX_PROBLEMS, echo, escape_pointer, type_name};
 use crate::schema::{PAGE_URL, WEBHOOK_URL};
 
 /// Turns one failure into problems, each with the keyword that failed. A `oneOf`/`anyOf` failure is explained
@@ -32,7 +32,8 @@ pub(super) fn explain(
                 .and_then(Value::as_object)
                 .map(|p| p.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            for name in unexpected {
+            // One problem each, up to the most a 400 lists (a million unknown members make no million problems).
+            for name in unexpected.iter().take(MAX_PROBLEMS + 1) {
                 let at = format!("{pointer}/{}", escape_pointer(name));
                 out(
                     "additionalProperties",
@@ -184,7 +185,9 @@ pub(super) fn explain(
         ValidationErrorKind::UniqueItems => {
             // Name the first repeat, where the caller can see it.
             let items = sent.as_array().map(Vec::as_slice).unwrap_or_default();
-            let repeat = (1..items.len()).find(|&i| items[..i].contains(&items[i]));
+            // By each item's text, in one pass: a long list costs no more than reading it.
+            let mut seen = std::collections::HashSet::new();
+            let repeat = items.iter().position(|item| !seen.insert(item.to_string()));
             let at = repeat.map_or_else(|| pointer.clone(), |i| format!("{pointer}/{i}"));
             let item = repeat.map(|i| &items[i]);
             let shown = item.map_or_else(String::new, |v| {
