@@ -524,7 +524,7 @@ mod tests {
         let last = refused.problems.last().expect("a last problem");
         assert_eq!(last.pointer, "");
         assert!(last.reason.contains("more problems"), "{last:?}");
-        let few = format!(r#"{{"liUrls": [{}]}}"#, vec!["7"; 3].join(","));
+        let few = format!(r#"{{"liUrls": [{}]}}"#, ["7"; 3].join(","));
         let refused = CompanyRequest::from_job_json(few.as_bytes(), &NetworkDomain::default())
             .expect_err("numbers");
         assert_eq!(refused.problems.len(), 3);
