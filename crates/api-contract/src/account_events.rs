@@ -99,8 +99,8 @@ impl Body for EndpointBody {
     validation::rules!(EndpointBody);
 }
 
-/// The body that registers an endpoint, as the OpenAPI document describes it ([`EndpointRequest::from_json`]
-/// validates it, naming every problem).
+/// The body that registers a webhook endpoint: where the account's events are POSTed and which ones. The server
+/// checks a body against this schema (`EndpointRequest::from_json`) and names every problem.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 #[derive(schemars::JsonSchema)]
@@ -114,7 +114,7 @@ pub struct EndpointBody {
     )]
     pub url: String,
     /// The events it receives: at least one, each once.
-    #[schemars(length(min = 1), extend("uniqueItems" = true))]
+    #[schemars(length(min = 1, max = AccountEventType::ALL.len()), extend("uniqueItems" = true))]
     pub events: Vec<AccountEventType>,
 }
 
@@ -153,7 +153,7 @@ pub struct EndpointInfo {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "WebhookEndpointList")]
 pub struct EndpointList {
-    /// At most [`MAX_ENDPOINTS`].
+    /// At most `MAX_ENDPOINTS` (10) unless the account's quota says otherwise.
     #[schemars(length(max = MAX_ENDPOINTS))]
     pub endpoints: Vec<EndpointInfo>,
 }
@@ -220,7 +220,7 @@ pub struct PingAnswer {
 pub struct AccountEventBody {
     /// The event's id, `evt_…`, made from what happened (the same job finishing is one event).
     pub id: String,
-    /// The event's type: an [`AccountEventType`] name, or [`PING_EVENT`] for a test event.
+    /// The event's type: one an endpoint subscribes to (`job.finished`, …), or `ping` for a test event.
     #[serde(rename = "type")]
     pub kind: String,
     /// When the event was made: when the service noticed what it reports (for a job's ending, within about a

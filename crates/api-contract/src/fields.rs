@@ -20,6 +20,10 @@ pub const IDENTITY_MEMBERS: [&str; 2] = ["original_li_url", "final_li_url"];
 /// accepted in `fields` (naming them changes nothing).
 pub const RESULT_MEMBERS: [&str; 3] = ["original_li_url", "source", "fetched_at"];
 
+/// Most names one `fields` list may hold (repeats allowed; more than every member's name twice over). Every list a
+/// request may send has a bound, so the work of checking a body is bounded by the contract, not the body's size.
+pub const MAX_FIELD_NAMES: usize = 100;
+
 /// Most members an [`InputMetadata`] object may have.
 pub const MAX_METADATA_MEMBERS: usize = 8;
 /// Longest member name of an [`InputMetadata`], in characters (at least 1).

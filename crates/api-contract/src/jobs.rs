@@ -20,7 +20,7 @@ pub enum JobStatus {
     Queued,
     /// Pages are being looked up.
     Running,
-    /// Waiting for something outside the service (see [`JobInfo::paused_reason`]); resumes by itself.
+    /// Waiting for something outside the service (see `paused_reason`); resumes by itself.
     Paused,
     /// Every page has an answer.
     Done,

@@ -46,8 +46,8 @@ pub use account_events::{
 };
 pub use api::{CompanyDataResponse, CompanyResult, ErrorBody, Problem, UnresolvedUrl};
 pub use fields::{
-    IDENTITY_MEMBERS, InputMetadata, MAX_METADATA_MEMBERS, MAX_METADATA_NAME_CHARS,
-    MAX_METADATA_TEXT_CHARS, RESULT_MEMBERS, RecordFields, UnknownField,
+    IDENTITY_MEMBERS, InputMetadata, MAX_FIELD_NAMES, MAX_METADATA_MEMBERS,
+    MAX_METADATA_NAME_CHARS, MAX_METADATA_TEXT_CHARS, RESULT_MEMBERS, RecordFields, UnknownField,
 };
 pub use history::HistoryResponse;
 pub use job_request::{JobBody, JobInput};

@@ -41,7 +41,7 @@ pub struct RequestBody {
             extend("examples" = [["https://www.linkedin.com/company/google"]])
         )]
     pub li_urls: Vec<String>,
-    /// Freshness window in hours (0 to [`MAX_AGE_HOURS`]); absent or 0 fetches live.
+    /// Freshness window in hours (0 to 24); absent or 0 fetches live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "f64", range(min = 0.0, max = MAX_AGE_HOURS))]
     pub max_age_hours: Option<f64>,
@@ -57,7 +57,7 @@ pub struct RequestBody {
     #[schemars(with = "bool")]
     pub stale_if_error: Option<bool>,
     /// Field selection (an extension of the seed's request, optional): the record members each answer keeps,
-    /// named as the record names them ([`crate::RecordFields::valid_names`]); `original_li_url` and
+    /// named as the record names them (`RecordFields::valid_names`); `original_li_url` and
     /// `final_li_url` are always kept. Absent: whole records. Billing is the same either way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "fields_schema")]
@@ -84,6 +84,7 @@ impl Body for RequestBody {
 pub(crate) fn fields_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "array",
+        "maxItems": crate::MAX_FIELD_NAMES,
         "items": {"type": "string", "enum": crate::RecordFields::valid_names()},
     })
 }

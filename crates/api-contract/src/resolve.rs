@@ -19,7 +19,8 @@ pub const MAX_NAME_LEN: usize = 300;
 /// resolves with no fetch at all (a live resolution is asked for with `maxAgeHours: 0`).
 pub const DEFAULT_RESOLVE_WINDOW: FreshnessWindow = FreshnessWindow::MAX;
 
-/// The body of a resolve request, as its JSON Schema describes it (validation is [`ResolveRequest::from_json`]).
+/// The body of a resolve request: domains and names to resolve to pages. The server checks a body against this
+/// schema (`ResolveRequest::from_json`) and names every problem.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[derive(schemars::JsonSchema)]
@@ -55,8 +56,7 @@ pub struct ResolveBody {
 #[derive(schemars::JsonSchema)]
 #[schemars(extend(
         "anyOf" = [{"required": ["domain"]}, {"required": ["name"]}],
-        "dependentRequired" = {"location": ["name"]},
-        "examples" = [{"domain": "stripe.com"}, {"name": "Stripe", "location": "US"}]
+        "dependentRequired" = {"location": ["name"]}
     ))]
 pub struct ResolveQuery {
     /// A website domain (`stripe.com`) or URL (`https://www.stripe.com/about`): its registrable domain is
@@ -94,6 +94,11 @@ impl Body for ResolveBody {
     validation::rules!(ResolveBody);
 
     fn advise(keyword: &str, problem: &mut Problem) {
+        // Not the schema's `examples`: a conformance tool sends those for real, and a live resolution of a real
+        // domain is no test of the contract.
+        if keyword == "anyOf" && problem.pointer.starts_with("/queries/") {
+            r#"send {"domain": "stripe.com"} or {"name": "Stripe"}"#.clone_into(&mut problem.fix);
+        }
         if matches!(keyword, "minItems" | "maxItems") && problem.pointer == "/queries" {
             problem.fix = format!(
                 "send 1 to {MAX_QUERIES} queries per request; for longer lists use `company-data enrich \

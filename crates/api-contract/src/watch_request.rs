@@ -140,9 +140,9 @@ mod tests {
     }
 }
 
-/// The body of `POST /v1/network/company-data/watches` as a client writes it: the server checks it
-/// ([`WatchRequest::from_json`]); this type only carries it (the published schema adds the network's page-URL
-/// pattern, [`webhook_url_pattern`] and the names [`WATCH_FIELDS`] allows).
+/// The body of `POST /v1/network/company-data/watches` as a client writes it: the pages to watch, how often and
+/// where change events go. The server checks a body against this schema (`WatchRequest::from_json`) and names
+/// every problem.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[derive(schemars::JsonSchema)]
@@ -156,7 +156,7 @@ pub struct WatchBody {
             extend("examples" = [["https://www.linkedin.com/company/google"]])
         )]
     pub li_urls: Vec<String>,
-    /// Hours between refreshes ([`WATCH_EVERY_HOURS`]).
+    /// Hours between refreshes, a whole number (`WATCH_EVERY_HOURS`: 24 to 720).
     #[serde(deserialize_with = "crate::validation::whole_number")]
     #[schemars(range(min = *WATCH_EVERY_HOURS.start(), max = *WATCH_EVERY_HOURS.end()))]
     pub every_hours: u32,
@@ -167,9 +167,13 @@ pub struct WatchBody {
         extend("examples" = ["https://example.com/hooks/company"])
     )]
     pub webhook_url: String,
-    /// The record members whose change is an event; default: [`CHANGE_FIELDS`].
+    /// The record members whose change is an event; default: all but the counts (`CHANGE_FIELDS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>", length(min = 1), transform = watch_fields_schema)]
+    #[schemars(
+        with = "Vec<String>",
+        length(min = 1, max = WATCH_FIELDS.len()),
+        transform = watch_fields_schema
+    )]
     pub fields: Option<Vec<String>>,
 }
 

@@ -74,7 +74,7 @@ impl HistoryPoint {
 pub struct FieldChange {
     /// When the snapshot that first showed `after` was fetched.
     pub fetched_at: jiff::Timestamp,
-    /// The record member, e.g. `website` (one of [`WATCH_FIELDS`]).
+    /// The record member, e.g. `website` (one a watch can follow: `WATCH_FIELDS`).
     pub field: String,
     /// Its value in the earlier snapshot.
     pub before: Value,
@@ -130,8 +130,8 @@ pub struct CompanyHistory {
     pub final_li_url: String,
     /// One point per stored fetch inside the range asked for.
     pub points: Vec<HistoryPoint>,
-    /// Every [`CHANGE_FIELDS`] member that changed between consecutive snapshots, for the snapshots fetched
-    /// inside the range (the earlier snapshot may be older).
+    /// Every member that changed between consecutive snapshots (of those a watch follows by default,
+    /// `CHANGE_FIELDS`), for the snapshots fetched inside the range (the earlier snapshot may be older).
     pub changes: Vec<FieldChange>,
 }
 

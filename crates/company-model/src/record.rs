@@ -26,7 +26,7 @@ pub struct CompanyRecord {
     /// Canonical URL of the page that was parsed (`https://www.<network>/company/<slug>`), after redirects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub final_li_url: Option<String>,
-    /// Registrable domain of [`CompanyRecord::website`], e.g. `audiense.com` (public-suffix aware).
+    /// Registrable domain of `website`, e.g. `audiense.com` (public-suffix aware).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub domain: Option<String>,
     /// The company's website as the page links it, unwrapped from the network's redirect link.
@@ -188,7 +188,7 @@ pub struct FundingRound {
     /// The amount in US dollars, when the page gives it in a form that can be read as a number.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub money_raised_usd: Option<u64>,
-    /// How exact [`FundingRound::money_raised_usd`] is, e.g. `estimate`.
+    /// How exact `money_raised_usd` is, e.g. `estimate`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub money_raised_usd_qualifier: Option<String>,
     /// Other members.

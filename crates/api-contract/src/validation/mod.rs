@@ -15,7 +15,7 @@
 
 mod wording;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -28,7 +28,7 @@ use crate::schema::{PAGE_URL, WEBHOOK_URL};
 pub(crate) use wording::NOT_BLANK;
 #[cfg(test)]
 pub(crate) use wording::closest;
-use wording::{admits_type, explain, problem_at};
+use wording::{admits_type, explain, problem_at, too_many};
 
 /// A request body type: its schema (from `schemars`) and its serde form are the rules.
 pub(crate) trait Body: JsonSchema + serde::de::DeserializeOwned {
@@ -153,9 +153,20 @@ pub(crate) fn read<B: Body>(
     marked: &mut dyn FnMut(Mark, &str, &str) -> Result<(), Refusal>,
 ) -> Result<B, InvalidRequest> {
     let object = json_object(body, B::EXAMPLE)?;
-    let value = Value::Object(object);
+    let mut value = Value::Object(object);
     let rules = B::rules();
-    let mut problems = schema_problems::<B>(rules, &value);
+    let mut problems = Vec::new();
+    bound(
+        &rules.schema,
+        &mut String::new(),
+        &mut value,
+        &mut String::new(),
+        &mut |keyword, mut problem| {
+            B::advise(keyword, &mut problem);
+            problems.push(problem);
+        },
+    );
+    problems.append(&mut schema_problems::<B>(rules, &value));
     let mut strings = Vec::new();
     marked_strings(&rules.schema, &value, &mut String::new(), &mut strings);
     let mut refused = Vec::new();
@@ -176,7 +187,11 @@ pub(crate) fn read<B: Body>(
         problems.append(&mut refused);
     }
     if !problems.is_empty() {
-        let sent = member_order(body);
+        let sent: HashMap<String, usize> = member_order(body)
+            .iter()
+            .enumerate()
+            .map(|(position, name)| (escape_pointer(name), position))
+            .collect();
         problems.sort_by_cached_key(|problem| place(&sent, &problem.pointer));
         problems.dedup_by(|later, first| later.pointer == first.pointer);
         return Err(InvalidRequest {
@@ -195,6 +210,99 @@ pub(crate) fn read<B: Body>(
     })
 }
 
+/// Cuts every list longer than its schema's `maxItems`, and every object with more members than its
+/// `maxProperties`, down to that bound, with one problem each (given to `out` with its keyword), before the
+/// schema is checked. The schema's work, and the errors the `jsonschema` crate builds all at once, are then
+/// bounded by the schema's own bounds rather than by the body's size (a 16 MiB job body of millions of wrong
+/// items, or one input's metadata with millions of members). A value is only cut when its body is refused.
+fn bound(
+    root: &Value,
+    schema_path: &mut String,
+    value: &mut Value,
+    pointer: &mut String,
+    out: &mut dyn FnMut(&str, Problem),
+) {
+    let Some(node) = root.pointer(schema_path) else {
+        return;
+    };
+    // A value of one of several shapes is bounded by the shape its type fits.
+    for keyword in ["oneOf", "anyOf"] {
+        let Some(branches) = node.get(keyword).and_then(Value::as_array) else {
+            continue;
+        };
+        let mut fitting = (0..branches.len())
+            .filter(|&i| branches[i].get("type").is_some() && admits_type(&branches[i], value));
+        if let (Some(only), None) = (fitting.next(), fitting.next()) {
+            let length = schema_path.len();
+            schema_path.push('/');
+            schema_path.push_str(keyword);
+            schema_path.push('/');
+            schema_path.push_str(&only.to_string());
+            bound(root, schema_path, value, pointer, out);
+            schema_path.truncate(length);
+        }
+    }
+    let most = |keyword: &str| {
+        node.get(keyword)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+    };
+    let (path_length, pointer_length) = (schema_path.len(), pointer.len());
+    match value {
+        Value::Array(items) => {
+            if let Some(most) = most("maxItems").filter(|most| items.len() > *most) {
+                out(
+                    "maxItems",
+                    too_many(root, schema_path, pointer, items.len()),
+                );
+                items.truncate(most);
+            }
+            if !node.get("items").is_some_and(Value::is_object) {
+                return;
+            }
+            schema_path.push_str("/items");
+            for (index, item) in items.iter_mut().enumerate() {
+                pointer.push('/');
+                pointer.push_str(&index.to_string());
+                bound(root, schema_path, item, pointer, out);
+                pointer.truncate(pointer_length);
+            }
+            schema_path.truncate(path_length);
+        }
+        Value::Object(members) => {
+            if let Some(most) = most("maxProperties").filter(|most| members.len() > *most) {
+                out(
+                    "maxProperties",
+                    too_many(root, schema_path, pointer, members.len()),
+                );
+                let kept: HashSet<String> = members.keys().take(most).cloned().collect();
+                members.retain(|name, _| kept.contains(name));
+            }
+            let properties = node.get("properties").and_then(Value::as_object);
+            let others = node
+                .get("additionalProperties")
+                .is_some_and(Value::is_object);
+            for (name, member) in members.iter_mut() {
+                let escaped = escape_pointer(name);
+                if properties.is_some_and(|p| p.contains_key(name)) {
+                    schema_path.push_str("/properties/");
+                    schema_path.push_str(&escaped);
+                } else if others {
+                    schema_path.push_str("/additionalProperties");
+                } else {
+                    continue;
+                }
+                pointer.push('/');
+                pointer.push_str(&escaped);
+                bound(root, schema_path, member, pointer, out);
+                schema_path.truncate(path_length);
+                pointer.truncate(pointer_length);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Every failure of the schema's keywords, as problems (a body type's advice applied).
 fn schema_problems<B: Body>(rules: &Rules, value: &Value) -> Vec<Problem> {
     let Some(validator) = &rules.validator else {
@@ -205,6 +313,10 @@ fn schema_problems<B: Body>(rules: &Rules, value: &Value) -> Vec<Problem> {
             "report it to the server's operator".to_owned(),
         )];
     };
+    // Most bodies are valid, and the check that says only so is the fast one.
+    if validator.is_valid(value) {
+        return Vec::new();
+    }
     let mut problems = Vec::new();
     for error in validator.iter_errors(value) {
         if problems.len() > MAX_PROBLEMS {
@@ -347,21 +459,23 @@ fn member_order(body: &[u8]) -> Vec<String> {
 
 /// Where a pointer is in the body, for ordering problems: the whole body first, then member by member in the
 /// order sent (a missing member after them), list items by number, members within an item by name.
-fn place(sent: &[String], pointer: &str) -> Vec<(usize, String)> {
+/// `sent` maps each member's pointer segment to its position in the body.
+fn place(sent: &HashMap<String, usize>, pointer: &str) -> Vec<(usize, String)> {
     pointer
         .split('/')
         .skip(1)
         .enumerate()
-        .map(|(depth, segment)| match segment.parse::<usize>() {
-            Ok(index) => (index, String::new()),
-            Err(_) if depth == 0 => {
-                let position = sent.iter().position(|name| escape_pointer(name) == segment);
-                (position.unwrap_or(sent.len()), segment.to_owned())
-            }
-            Err(_) => (usize::MAX, segment.to_owned()),
+        .map(|(depth, segment)| match (depth, sent.get(segment)) {
+            (0, Some(position)) => (*position, segment.to_owned()),
+            (0, None) => (sent.len(), segment.to_owned()),
+            _ => match segment.parse::<usize>() {
+                Ok(index) => (index, String::new()),
+                Err(_) => (usize::MAX, segment.to_owned()),
+            },
         })
         .collect()
 }
+
 #[cfg(test)]
 mod tests {
     use page_url::NetworkDomain;
@@ -504,7 +618,7 @@ mod tests {
         assert!(
             refused.problems[0]
                 .fix
-                .contains(r#"{"domain":"stripe.com"}"#),
+                .contains(r#"{"domain": "stripe.com"}"#),
             "{refused}"
         );
     }
@@ -530,9 +644,77 @@ mod tests {
         assert_eq!(refused.problems.len(), 3);
     }
 
+    /// A list over its bound, or an object over its members' bound, is one problem and is cut before the schema
+    /// is checked: what a body costs to check is bounded by the contract, not by the body's size.
+    #[test]
+    fn bounds_come_first_and_cut_the_work() {
+        let inputs = vec!["7"; crate::MAX_JOB_URLS + 5].join(",");
+        let refused = CompanyRequest::from_job_json(
+            format!(r#"{{"liUrls": [{inputs}]}}"#).as_bytes(),
+            &NetworkDomain::default(),
+        )
+        .expect_err("too many");
+        assert_eq!(refused.problems[0].pointer, "/liUrls");
+        assert!(
+            refused.problems[0].reason.contains("100005 items"),
+            "{:?}",
+            refused.problems[0]
+        );
+        assert!(
+            refused.problems[0].fix.contains("jobs of at most"),
+            "{:?}",
+            refused.problems[0]
+        );
+        assert_eq!(refused.problems.len(), MAX_PROBLEMS + 1);
+
+        let members: Vec<String> = (0..20).map(|i| format!(r#""{i}": []"#)).collect();
+        let body = format!(
+            r#"{{"liUrls": [{{"liUrl": "https://www.linkedin.com/company/x", "metadata": {{{}}}}}]}}"#,
+            members.join(",")
+        );
+        let refused = CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default())
+            .expect_err("too many members");
+        let first = &refused.problems[0];
+        assert_eq!(first.pointer, "/liUrls/0/metadata");
+        assert_eq!(
+            first.reason,
+            "`metadata` has 20 members, over the limit of 8"
+        );
+        assert!(
+            first
+                .fix
+                .contains("at most 8 members, each name a string of 1 to 32 characters"),
+            "{first:?}"
+        );
+        // The members kept are checked too, each named as a member (`0`), not as a list item.
+        assert!(
+            refused.problems[1].reason.starts_with("`0` is an array"),
+            "{refused}"
+        );
+    }
+
+    /// A name of white space only is blank, whatever counts as white space: the schema's pattern and the trim
+    /// the resolver applies agree (JSON Schema's `\s` lacks U+0085).
+    #[test]
+    fn blank_is_blank_for_the_schema_and_the_trim_alike() {
+        for blank in [" ", r"\u0085", r"\u00a0\u3000"] {
+            let body = format!(r#"{{"queries": [{{"name": "{blank}"}}]}}"#);
+            let refused = crate::ResolveRequest::from_json(body.as_bytes()).expect_err(&body);
+            assert_eq!(refused.problems[0].reason, "`name` is blank", "{body}");
+        }
+        let named =
+            crate::ResolveRequest::from_json(br#"{"queries": [{"name": " Stripe\u0085"}]}"#)
+                .expect("a name");
+        assert_eq!(named.queries[0].name.as_deref(), Some("Stripe"));
+    }
+
     #[test]
     fn places_follow_the_body() {
-        let sent = member_order(br#"{"b": 1, "a": [1, 2]}"#);
+        let sent: HashMap<String, usize> = member_order(br#"{"b": 1, "a": [1, 2]}"#)
+            .into_iter()
+            .enumerate()
+            .map(|(position, name)| (name, position))
+            .collect();
         let mut pointers = ["/a/10", "/a/2", "", "/missing", "/b"];
         pointers.sort_by_cached_key(|p| place(&sent, p));
         assert_eq!(pointers, ["", "/b", "/a/2", "/a/10", "/missing"]);

@@ -4,7 +4,7 @@
 //! a type changes its message too.
 
 use jsonschema::error::ValidationErrorKind;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::Problem;
 use crate::problems::{MAX_PROBLEMS, echo, escape_pointer, type_name};
@@ -22,7 +22,8 @@ pub(super) fn explain(
     let (node_path, keyword) = keyword_path.rsplit_once('/').unwrap_or(("", keyword_path));
     let node = root.pointer(node_path).unwrap_or(&Value::Null);
     let sent = error.instance();
-    let subject = subject(&pointer);
+    let item = is_list_item(node_path);
+    let subject = subject(&pointer, item);
     let fix = || fix_for(root, node_path, &pointer);
     let problem = |reason: String, fix: String| problem_at(&pointer, Some(echo(sent)), reason, fix);
     match error.kind() {
@@ -102,9 +103,10 @@ pub(super) fn explain(
                 _ if branches
                     .is_some_and(|b| !b.iter().any(|branch| admits_type(branch, sent))) =>
                 {
-                    let kinds: Vec<String> = branches
+                    let mut kinds: Vec<String> = branches
                         .map(|b| b.iter().map(types_noun).filter(|k| !k.is_empty()).collect())
                         .unwrap_or_default();
+                    kinds.dedup();
                     let reason =
                         format!("{subject} is {}, not {}", a_type(sent), kinds.join(" or "));
                     out(keyword, problem(reason, fix()));
@@ -172,15 +174,12 @@ pub(super) fn explain(
             };
             out(keyword, problem_at(&pointer, None, reason, fix()));
         }
-        ValidationErrorKind::MaxItems { limit } => {
-            let count = sent.as_array().map_or(0, Vec::len);
-            let reason = format!("{subject} has {count} items, over the limit of {limit}");
-            out(keyword, problem_at(&pointer, None, reason, fix()));
-        }
-        ValidationErrorKind::MaxProperties { limit } => {
-            let count = sent.as_object().map_or(0, Map::len);
-            let reason = format!("{subject} has {count} members, over the limit of {limit}");
-            out(keyword, problem_at(&pointer, None, reason, fix()));
+        ValidationErrorKind::MaxItems { .. } | ValidationErrorKind::MaxProperties { .. } => {
+            let count = sent.as_array().map_or_else(
+                || sent.as_object().map_or(0, serde_json::Map::len),
+                Vec::len,
+            );
+            out(keyword, too_many(root, node_path, &pointer, count));
         }
         ValidationErrorKind::UniqueItems => {
             // Name the first repeat, where the caller can see it.
@@ -190,15 +189,21 @@ pub(super) fn explain(
             let repeat = items.iter().position(|item| !seen.insert(item.to_string()));
             let at = repeat.map_or_else(|| pointer.clone(), |i| format!("{pointer}/{i}"));
             let item = repeat.map(|i| &items[i]);
-            let shown = item.map_or_else(String::new, |v| {
-                v.as_str().map_or_else(|| v.to_string(), str::to_owned)
-            });
+            let reason = item.map_or_else(
+                || format!("{subject} lists an item twice"),
+                |v| {
+                    format!(
+                        "`{}` is listed twice",
+                        v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+                    )
+                },
+            );
             out(
                 keyword,
                 problem_at(
                     &at,
                     item.map(echo),
-                    format!("`{shown}` is listed twice"),
+                    reason,
                     "list each item once".to_owned(),
                 ),
             );
@@ -278,8 +283,25 @@ pub(super) fn explain(
     }
 }
 
+/// The problem of a list longer than its schema's `maxItems`, or an object with more members than its
+/// `maxProperties`, at `pointer`.
+pub(super) fn too_many(root: &Value, node_path: &str, pointer: &str, count: usize) -> Problem {
+    let node = root.pointer(node_path).unwrap_or(&Value::Null);
+    let subject = subject(pointer, is_list_item(node_path));
+    let (limit, what) = match node.get("maxItems") {
+        Some(limit) => (Some(limit), "items"),
+        None => (node.get("maxProperties"), "members"),
+    };
+    let limit = limit.map_or_else(|| "its bound".to_owned(), Value::to_string);
+    let reason = format!("{subject} has {count} {what}, over the limit of {limit}");
+    problem_at(pointer, None, reason, fix_for(root, node_path, pointer))
+}
+
 /// The pattern of a string that must not be blank.
-pub(crate) const NOT_BLANK: &str = r"\S";
+///
+/// Some character that is not white space as Rust's `str::trim` counts it (Unicode `White_Space`): JSON Schema's
+/// `\s` is ECMA-262's, which lacks U+0085, so it is named too. A string that matches is never empty once trimmed.
+pub(crate) const NOT_BLANK: &str = r"[^\s\u0085]";
 
 /// A problem at `pointer`; `index` is the list item it is in (`/liUrls/3/liUrl` is in item 3).
 pub(super) fn problem_at(
@@ -301,10 +323,25 @@ pub(super) fn problem_at(
     }
 }
 
+/// Whether the schema at `node_path` is a list's item schema (`…/items`, or one branch of it), so the value is
+/// a list item, not a member that happens to be named `0`.
+fn is_list_item(node_path: &str) -> bool {
+    let mut path = node_path;
+    while let Some((rest, index)) = path.rsplit_once('/') {
+        match rest.rsplit_once('/') {
+            Some((parent, "oneOf" | "anyOf" | "allOf")) if index.parse::<usize>().is_ok() => {
+                path = parent;
+            }
+            _ => break,
+        }
+    }
+    path.ends_with("/items")
+}
+
 /// How a problem's text names the value at `pointer`: `` `maxAgeHours` ``, or `the item` in a list.
-fn subject(pointer: &str) -> String {
+pub(super) fn subject(pointer: &str, item: bool) -> String {
     match pointer.rsplit('/').next() {
-        Some(last) if last.parse::<usize>().is_ok() => "the item".to_owned(),
+        Some(_) if item => "the item".to_owned(),
         Some(last) if !last.is_empty() => {
             format!("`{}`", last.replace("~1", "/").replace("~0", "~"))
         }
@@ -325,7 +362,7 @@ fn subject_of(pointer: &str) -> String {
 fn fix_for(root: &Value, node_path: &str, pointer: &str) -> String {
     let node = root.pointer(node_path).unwrap_or(&Value::Null);
     let last = pointer.rsplit('/').next().unwrap_or_default();
-    if last.parse::<usize>().is_ok() {
+    if is_list_item(node_path) {
         return format!("send each item as {}", noun(node));
     }
     // A member's schema is `<object>/properties/<name>`: the object says whether it is required.
@@ -433,7 +470,21 @@ pub(crate) fn noun(schema: &Value) -> String {
                     let names: Vec<String> = members.keys().map(|k| format!("`{k}`")).collect();
                     format!("an object with {}", names.join(", "))
                 }
-                _ => "a JSON object".to_owned(),
+                _ => {
+                    let mut words = "a JSON object".to_owned();
+                    if let Some(most) = object.get("maxProperties") {
+                        words = format!("{words} of at most {most} members");
+                    }
+                    if let Some(names) = object.get("propertyNames") {
+                        words = format!("{words}, each name {}", noun(names));
+                    }
+                    if let Some(values) =
+                        object.get("additionalProperties").filter(|v| v.is_object())
+                    {
+                        words = format!("{words}, each value {}", noun(values));
+                    }
+                    words
+                }
             },
             other => format!("a {other}"),
         });

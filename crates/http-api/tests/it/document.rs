@@ -84,6 +84,21 @@ fn the_published_document_is_the_committed_one() {
     );
 }
 
+/// The document speaks to clients: no description carries rustdoc's link syntax (`[`Name`]`), which names Rust
+/// items a client cannot follow.
+#[test]
+fn descriptions_carry_no_rustdoc_links() {
+    let text = std::fs::read_to_string(committed_path()).expect("docs/openapi.json");
+    let links: Vec<&str> = text
+        .match_indices("[`")
+        .map(|(at, _)| &text[at..text.len().min(at + 60)])
+        .collect();
+    assert!(
+        links.is_empty(),
+        "rustdoc links in the document: {links:#?}"
+    );
+}
+
 /// The diff itself: a member added, removed or changed is each named by its pointer, and equal documents have
 /// none.
 #[test]
