@@ -165,6 +165,11 @@ pub(crate) fn echo(value: &Value) -> Value {
     }
 }
 
-pub(crate) fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+/// `key` as a JSON Pointer segment (RFC 6901: `~` as `~0`, `/` as `~1`), copied only when it has either.
+pub(crate) fn escape_pointer(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.contains(['~', '/']) {
+        key.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        key.into()
+    }
 }

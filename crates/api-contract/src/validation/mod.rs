@@ -16,6 +16,7 @@
 mod wording;
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
 
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -158,6 +159,7 @@ pub(crate) fn read<B: Body>(
     let mut problems = Vec::new();
     bound(
         &rules.schema,
+        &rules.schema,
         &mut String::new(),
         &mut value,
         &mut String::new(),
@@ -190,7 +192,7 @@ pub(crate) fn read<B: Body>(
         let sent: HashMap<String, usize> = member_order(body)
             .iter()
             .enumerate()
-            .map(|(position, name)| (escape_pointer(name), position))
+            .map(|(position, name)| (escape_pointer(name).into_owned(), position))
             .collect();
         problems.sort_by_cached_key(|problem| place(&sent, &problem.pointer));
         problems.dedup_by(|later, first| later.pointer == first.pointer);
@@ -217,14 +219,12 @@ pub(crate) fn read<B: Body>(
 /// items, or one input's metadata with millions of members). A value is only cut when its body is refused.
 fn bound(
     root: &Value,
+    node: &Value,
     schema_path: &mut String,
     value: &mut Value,
     pointer: &mut String,
     out: &mut dyn FnMut(&str, Problem),
 ) {
-    let Some(node) = root.pointer(schema_path) else {
-        return;
-    };
     // A value of one of several shapes is bounded by the shape its type fits.
     for keyword in ["oneOf", "anyOf"] {
         let Some(branches) = node.get(keyword).and_then(Value::as_array) else {
@@ -237,8 +237,8 @@ fn bound(
             schema_path.push('/');
             schema_path.push_str(keyword);
             schema_path.push('/');
-            schema_path.push_str(&only.to_string());
-            bound(root, schema_path, value, pointer, out);
+            let _ = write!(schema_path, "{only}");
+            bound(root, &branches[only], schema_path, value, pointer, out);
             schema_path.truncate(length);
         }
     }
@@ -257,14 +257,13 @@ fn bound(
                 );
                 items.truncate(most);
             }
-            if !node.get("items").is_some_and(Value::is_object) {
+            let Some(each) = node.get("items").filter(|each| each.is_object()) else {
                 return;
-            }
+            };
             schema_path.push_str("/items");
             for (index, item) in items.iter_mut().enumerate() {
-                pointer.push('/');
-                pointer.push_str(&index.to_string());
-                bound(root, schema_path, item, pointer, out);
+                let _ = write!(pointer, "/{index}");
+                bound(root, each, schema_path, item, pointer, out);
                 pointer.truncate(pointer_length);
             }
             schema_path.truncate(path_length);
@@ -281,20 +280,22 @@ fn bound(
             let properties = node.get("properties").and_then(Value::as_object);
             let others = node
                 .get("additionalProperties")
-                .is_some_and(Value::is_object);
+                .filter(|others| others.is_object());
             for (name, member) in members.iter_mut() {
                 let escaped = escape_pointer(name);
-                if properties.is_some_and(|p| p.contains_key(name)) {
+                let child = if let Some(child) = properties.and_then(|p| p.get(name)) {
                     schema_path.push_str("/properties/");
                     schema_path.push_str(&escaped);
-                } else if others {
+                    child
+                } else if let Some(child) = others {
                     schema_path.push_str("/additionalProperties");
+                    child
                 } else {
                     continue;
-                }
+                };
                 pointer.push('/');
                 pointer.push_str(&escaped);
-                bound(root, schema_path, member, pointer, out);
+                bound(root, child, schema_path, member, pointer, out);
                 schema_path.truncate(path_length);
                 pointer.truncate(pointer_length);
             }
@@ -388,8 +389,7 @@ fn marked_strings<'v>(
             if let Some(each) = node.get("items") {
                 for (index, item) in items.iter().enumerate() {
                     let length = pointer.len();
-                    pointer.push('/');
-                    pointer.push_str(&index.to_string());
+                    let _ = write!(pointer, "/{index}");
                     marked_strings(each, item, pointer, out);
                     pointer.truncate(length);
                 }
