@@ -72,6 +72,7 @@ async fn json_logs_parse_line_by_line_carry_the_request_and_never_a_key() {
     assert!(served["duration_ms"].as_f64().is_some(), "{served}");
     assert_eq!(served["span"]["key"], &key[..12]);
     assert!(served["span"]["account"].as_i64().is_some(), "{served}");
+    assert_eq!(served["span"]["mode"], "live", "{served}");
     assert_eq!(served["span"]["records"], 1);
     assert_eq!(
         served["span"]["credits"].as_str(),

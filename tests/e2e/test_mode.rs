@@ -103,12 +103,16 @@ async fn a_test_keys_200_requests_never_reach_the_origin_and_charge_nothing() {
     assert_eq!(acme.json["results"][0]["domain"], "acme-sandbox.example");
     assert_eq!(nobody.json["unresolved"][0]["error"], "not_found");
 
-    // Nothing spent: the live account's balance and usage are as they were; its test twin shows the test balance.
+    // Nothing spent: the live account's balance and usage are as they were; its test mode shows the test balance.
     let live_account = account(&service, &live).await;
     assert_eq!(live_account["balance"], 5);
     assert_eq!(live_account["usage_this_month"]["requests"], 0);
     let test_account = account(&service, &test).await;
     assert_eq!(test_account["name"], "acme (test)");
+    assert_eq!(
+        test_account["account_id"], live_account["account_id"],
+        "one account, seen in test mode"
+    );
     assert_eq!(test_account["balance"], 1_000_000);
 
     // The same page through a live key: fetched from the origin, charged, and the same record as test mode's.

@@ -27,7 +27,7 @@
 //! );
 //! let made = accounts.create_key("acme", Some(Credits::parse("50")?), Some("CRM sync"), KeyMode::Live).await?;
 //! assert_eq!(made.account.balance, Credits::parse("50")?);
-//! assert_eq!(accounts.keys().verify(made.key.expose()).await?.account, made.account.id);
+//! assert_eq!(accounts.keys().verify(made.key.expose()).await?.tenant, credit_ledger::Tenant::live(made.account.id));
 //! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 //! ```
 #![deny(missing_docs)]

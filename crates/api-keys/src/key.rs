@@ -12,14 +12,14 @@ const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 /// Random characters kept in clear after the mode's prefix, as the lookup prefix (`cdk_` + 8, `cdk_test_` + 8).
 const PREFIX_RANDOM_CHARS: usize = 8;
 
-/// Whether a key acts for its account (live) or for the account's test twin
-/// ([`company_model::AccountId::test_twin`]): a test key's requests never reach the network's pages and
-/// never spend credits, and its jobs, watches and endpoints are the twin's.
+/// Whether a key acts for its account's live data or for its test-mode sandbox ([`company_model::Mode`]): a test
+/// key's requests never reach the network's pages and never spend credits, and its jobs, watches and endpoints
+/// are the sandbox's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeyMode {
     /// `cdk_…`: the account itself.
     Live,
-    /// `cdk_test_…`: the account's test twin.
+    /// `cdk_test_…`: the account's sandbox.
     Test,
 }
 
@@ -34,9 +34,14 @@ impl KeyMode {
 
     /// How lists name it: `live` or `test`.
     pub fn label(self) -> &'static str {
+        self.mode().label()
+    }
+
+    /// The data a key of this mode works on.
+    pub fn mode(self) -> company_model::Mode {
         match self {
-            Self::Live => "live",
-            Self::Test => "test",
+            Self::Live => company_model::Mode::Live,
+            Self::Test => company_model::Mode::Test,
         }
     }
 
@@ -49,11 +54,11 @@ impl KeyMode {
         }
     }
 
-    /// The account a key of this mode belongs to acts for: `account` itself, or its test twin.
-    pub fn acts_for(self, account: company_model::AccountId) -> company_model::AccountId {
-        match self {
-            Self::Live => account,
-            Self::Test => account.test_twin(),
+    /// Whose data a key of this mode, belonging to `account`, works on.
+    pub fn acts_for(self, account: company_model::AccountId) -> company_model::Tenant {
+        company_model::Tenant {
+            account,
+            mode: self.mode(),
         }
     }
 }
@@ -149,7 +154,7 @@ mod tests {
         assert_eq!((test.prefix().len(), test.mode()), (17, KeyMode::Test));
         assert_eq!(
             KeyMode::Test.acts_for(company_model::AccountId(7)),
-            company_model::AccountId(-7)
+            company_model::Tenant::test(company_model::AccountId(7))
         );
         // A live key's random part is base62, so it never reads as a test key.
         assert_eq!(ApiKey::parse("cdk_test_short"), None);

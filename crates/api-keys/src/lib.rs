@@ -14,8 +14,8 @@
 //!   time it is used (one argon2 check, once per key). A made-up key never reaches argon2: only a stored
 //!   pre-digest row with the same prefix does.
 //! - A test-mode key is `cdk_test_` followed by 40 random characters ([`KeyMode::Test`], [`ApiKeys::create_for`]):
-//!   it verifies as the account's test twin ([`company_model::AccountId::test_twin`]), so what it does is the
-//!   twin's and never the account's. Its stored prefix is `cdk_test_` and 8 characters, so lists tell it apart.
+//!   it verifies as the account's test-mode tenant ([`company_model::Tenant`]), so what it does is the
+//!   sandbox's and never the live account's. Its stored prefix is `cdk_test_` and 8 characters, so lists tell it apart.
 //! - [`ApiKey`] never prints its secret in `Debug` or `Display`.
 //!
 //! [`KeyStore`] is the backend-neutral interface; `SqliteKeyStore` the embedded backend (feature `sqlite`, the
@@ -28,12 +28,12 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use std::sync::Arc;
 //! use api_keys::{ApiKeys, SqliteKeyStore};
-//! use company_model::AccountId;
+//! use company_model::{AccountId, Tenant};
 //! let dir = tempfile::tempdir()?;
 //! let keys = ApiKeys::new(Arc::new(SqliteKeyStore::open(&dir.path().join("keys.db")).await?));
 //! let (key, info) = keys.create(AccountId(1), Some("ci")).await?;
 //! assert!(format!("{key:?}").contains("redacted"));
-//! assert_eq!(keys.verify(key.expose()).await?.account, AccountId(1));
+//! assert_eq!(keys.verify(key.expose()).await?.tenant, Tenant::live(AccountId(1)));
 //! keys.revoke(info.id).await?;
 //! assert!(keys.verify(key.expose()).await.is_err());
 //! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
@@ -57,7 +57,7 @@ pub use postgres::PgKeyStore;
 pub use sqlite::SqliteKeyStore;
 pub use verify::{ApiKeys, KeyStats, VerifiedKey};
 
-use company_model::AccountId;
+use company_model::{AccountId, Tenant};
 
 /// The id of a stored key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -102,8 +102,8 @@ impl KeyRecord {
         KeyMode::of_text(&self.prefix)
     }
 
-    /// The account the key acts for: its account, or the account's test twin for a test key.
-    pub fn acts_for(&self) -> AccountId {
+    /// Whose data the key works on: its account, live or in test mode.
+    pub fn acts_for(&self) -> Tenant {
         self.mode().acts_for(self.account)
     }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordVerifier};
-use company_model::AccountId;
+use company_model::{AccountId, Tenant};
 
 use crate::digest::DigestKey;
 use crate::failures::{FailedAttempts, FailureLimit};
@@ -18,9 +18,8 @@ use crate::{ApiKey, KeyError, KeyId, KeyRecord, KeyStore, NewKey};
 pub struct VerifiedKey {
     /// The key's id (for the ledger and `last_used_at`).
     pub key_id: KeyId,
-    /// The account it acts for: its account, or the account's test twin for a test key
-    /// ([`KeyRecord::acts_for`]).
-    pub account: AccountId,
+    /// Whose data it works on: its account, live or in test mode ([`KeyRecord::acts_for`]).
+    pub tenant: Tenant,
 }
 
 /// What verification has cost on this server since it started: counts, for metrics and for tests that show a
@@ -174,7 +173,7 @@ impl ApiKeys {
     }
 
     /// Creates a key of `mode` for `account` ([`KeyMode::Test`]: a `cdk_test_…` key that acts for the account's
-    /// test twin) unless the account has `at_most` keys not revoked already (live and test together); returns
+    /// test mode) unless the account has `at_most` keys not revoked already (live and test together); returns
     /// the full key and its record.
     ///
     /// # Errors
@@ -308,7 +307,7 @@ impl ApiKeys {
         };
         let verified = VerifiedKey {
             key_id: record.id,
-            account: record.acts_for(),
+            tenant: record.acts_for(),
         };
         let now = Instant::now();
         self.remember(

@@ -47,8 +47,8 @@ pub const MOST_ROWS_PER_READ: u32 = 10_000;
 /// A job's ending as the account event that tells its account ([`BulkJobs::endings`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobEnding {
-    /// The job's account.
-    pub account: company_model::AccountId,
+    /// The job's tenant (account and mode).
+    pub tenant: company_model::Tenant,
     /// The job.
     pub job: JobId,
     /// Which of the job's endings it is: 1 for its first (a job that pauses, resumes and finishes ends twice).
@@ -72,7 +72,7 @@ impl JobEnding {
             JobStatus::Queued | JobStatus::Running => None,
         };
         Self {
-            account: job.account,
+            tenant: job.tenant,
             job: job.id,
             ending,
             kind,
@@ -261,7 +261,12 @@ impl BulkJobs {
         caller: Caller,
         request: &CompanyRequest,
     ) -> Result<JobView, BulkError> {
-        let quotas = quotas_of(self.ledger.as_ref(), caller.account, &self.settings.quotas).await?;
+        let quotas = quotas_of(
+            self.ledger.as_ref(),
+            caller.tenant.account,
+            &self.settings.quotas,
+        )
+        .await?;
         let bound = QueueBound {
             open_jobs: quotas.open_jobs,
             queued_inputs: quotas.queued_urls,
@@ -270,7 +275,7 @@ impl BulkJobs {
             .store
             .create(
                 NewJob {
-                    account: caller.account,
+                    tenant: caller.tenant,
                     key_id: caller.key_id,
                     window: request.window,
                     urls: request
@@ -304,31 +309,31 @@ impl BulkJobs {
         Ok(JobView::of(job))
     }
 
-    /// The job `id` of `account`.
+    /// The job `id` of `tenant`.
     ///
     /// # Errors
     /// [`BulkError::Store`].
     pub async fn job(
         &self,
-        account: company_model::AccountId,
+        tenant: company_model::Tenant,
         id: JobId,
     ) -> Result<Option<JobView>, BulkError> {
-        Ok(self.store.job(account, id).await?.map(JobView::of))
+        Ok(self.store.job(tenant, id).await?.map(JobView::of))
     }
 
-    /// Up to `limit` jobs of `account`, newest first, older than `before` when given.
+    /// Up to `limit` jobs of `tenant`, newest first, older than `before` when given.
     ///
     /// # Errors
     /// [`BulkError::Store`].
     pub async fn jobs(
         &self,
-        account: company_model::AccountId,
+        tenant: company_model::Tenant,
         before: Option<JobId>,
         limit: u32,
     ) -> Result<Vec<JobView>, BulkError> {
         Ok(self
             .store
-            .jobs(account, before, limit)
+            .jobs(tenant, before, limit)
             .await?
             .into_iter()
             .map(JobView::of)
@@ -336,16 +341,16 @@ impl BulkJobs {
     }
 
     /// Cancels the job: nothing more of it is fetched or charged (a lease already running ends and records
-    /// what it paid for). Returns the job as it now is; `None` when `account` has no such job.
+    /// what it paid for). Returns the job as it now is; `None` when `tenant` has no such job.
     ///
     /// # Errors
     /// [`BulkError::Store`].
     pub async fn cancel(
         &self,
-        account: company_model::AccountId,
+        tenant: company_model::Tenant,
         id: JobId,
     ) -> Result<Option<JobView>, BulkError> {
-        Ok(self.store.cancel(account, id).await?.map(JobView::of))
+        Ok(self.store.cancel(tenant, id).await?.map(JobView::of))
     }
 
     /// Up to `limit` job endings not yet announced (a job became `done`, `paused` or `cancelled`), oldest job
@@ -372,31 +377,31 @@ impl BulkJobs {
     }
 
     /// Deletes the job with its results (cancelling it first if it still runs: a lease already running records
-    /// nothing, though what it fetched may have been charged). False when `account` has no such job.
+    /// nothing, though what it fetched may have been charged). False when `tenant` has no such job.
     ///
     /// # Errors
     /// [`BulkError::Store`].
     pub async fn delete(
         &self,
-        account: company_model::AccountId,
+        tenant: company_model::Tenant,
         id: JobId,
     ) -> Result<bool, BulkError> {
-        Ok(self.store.delete(account, id).await?)
+        Ok(self.store.delete(tenant, id).await?)
     }
 
-    /// Up to `limit` input positions of the job from `from` on, with their answers so far; `None` when `account`
+    /// Up to `limit` input positions of the job from `from` on, with their answers so far; `None` when `tenant`
     /// has no such job.
     ///
     /// # Errors
     /// [`BulkError::Store`].
     pub async fn inputs(
         &self,
-        account: company_model::AccountId,
+        tenant: company_model::Tenant,
         id: JobId,
         from: u64,
         limit: u32,
     ) -> Result<Option<Vec<InputRow>>, BulkError> {
-        if self.store.job(account, id).await?.is_none() {
+        if self.store.job(tenant, id).await?.is_none() {
             return Ok(None);
         }
         Ok(Some(self.store.inputs(id, from, limit).await?))
@@ -492,7 +497,7 @@ impl BulkJobs {
 
     async fn serve(&self, lease: Lease) -> Result<Worked, BulkError> {
         let caller = Caller {
-            account: lease.account,
+            tenant: lease.tenant,
             key_id: lease.key_id,
         };
         let request = CompanyRequest {
@@ -546,9 +551,7 @@ impl BulkJobs {
                 let price = price_per_company(lease.window);
                 let affordable =
                     usize::try_from(available.millis() / price.millis().max(1)).unwrap_or(0);
-                let balance = self
-                    .ledger
-                    .account(lease.account)
+                let balance = credit_ledger::account_of(self.ledger.as_ref(), lease.tenant)
                     .await?
                     .map_or(Credits::ZERO, |a| a.balance);
                 if affordable >= lease.pages.len() || (affordable == 0 && balance >= price) {
@@ -580,7 +583,7 @@ impl BulkJobs {
     async fn patient(&self, lease: &Lease) -> Result<bool, BulkError> {
         let started = self
             .store
-            .job(lease.account, lease.job)
+            .job(lease.tenant, lease.job)
             .await?
             .and_then(|job| job.started_at);
         let patience = jiff::SignedDuration::try_from(self.settings.push_back_patience)
@@ -615,10 +618,8 @@ impl BulkJobs {
     /// Puts back to running the paused jobs whose account holds at least the smallest price again.
     async fn resume_paid(&self) -> Result<(), BulkError> {
         let mut resumed = false;
-        for (job, account) in self.store.paused().await? {
-            let balance = self
-                .ledger
-                .account(account)
+        for (job, tenant) in self.store.paused().await? {
+            let balance = credit_ledger::account_of(self.ledger.as_ref(), tenant)
                 .await?
                 .map_or(Credits::ZERO, |a| a.balance);
             if balance >= STORED_PRICE {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use api_contract::{InputMetadata, RecordFields};
 use bytes::Bytes;
-use company_model::{AccountId, CompanyRecord};
+use company_model::{CompanyRecord, Tenant};
 use futures::Stream;
 
 use crate::{BulkError, BulkJobs, Job, JobId};
@@ -266,7 +266,7 @@ pub fn results(
     (from, until): (u64, u64),
     format: ResultFormat,
 ) -> impl Stream<Item = Result<Bytes, BulkError>> + Send + 'static {
-    let (account, id): (AccountId, JobId) = (job.account, job.id);
+    let (tenant, id): (Tenant, JobId) = (job.tenant, job.id);
     let cells = match format {
         ResultFormat::Csv(cells) => cells,
         ResultFormat::Ndjson => CsvCells::default(),
@@ -285,7 +285,7 @@ pub fn results(
             }
             let asked = u32::try_from((until - next).min(u64::from(ROWS_PER_CHUNK))).unwrap_or(1);
             let rows = jobs
-                .inputs(account, id, next, asked)
+                .inputs(tenant, id, next, asked)
                 .await?
                 .unwrap_or_default();
             let Some(last) = rows.last() else {

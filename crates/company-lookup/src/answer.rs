@@ -69,7 +69,7 @@ pub(crate) fn answer(
             }),
         }
     }
-    // Each distinct page once, at its source's price (nothing for a test twin).
+    // Each distinct page once, at its source's price (nothing in test mode).
     let priced = outcomes
         .values()
         .filter_map(|outcome| match outcome {
@@ -78,7 +78,7 @@ pub(crate) fn answer(
         })
         .fold(Credits::ZERO, Credits::saturating_add);
     let charge = Charge {
-        amount: credit_ledger::billed(caller.account, priced),
+        amount: credit_ledger::billed(caller.tenant, priced),
         key_id: caller.key_id,
         urls_requested: request.urls.len() as u32,
         urls_returned: results.len() as u32,

@@ -32,7 +32,7 @@ impl LookupService {
         from: jiff::Timestamp,
         to: jiff::Timestamp,
     ) -> Result<Option<HistoryOutcome>, LookupError> {
-        let this = self.serving(caller.account)?;
+        let this = self.serving(caller.tenant)?;
         let Some(stored) = this.snapshots.history(url, from, to).await? else {
             return Ok(None);
         };
@@ -50,7 +50,7 @@ impl LookupService {
                 remaining: None,
             }));
         }
-        let charged = credit_ledger::billed(caller.account, HISTORY_PRICE);
+        let charged = credit_ledger::billed(caller.tenant, HISTORY_PRICE);
         let charge = Charge {
             amount: charged,
             key_id: caller.key_id,
@@ -61,7 +61,7 @@ impl LookupService {
         };
         let remaining = self
             .ledger
-            .charge(caller.account, HISTORY_PRICE, charge)
+            .charge(caller.tenant, HISTORY_PRICE, charge)
             .await?;
         Ok(Some(HistoryOutcome {
             history,

@@ -21,7 +21,7 @@
 //! requests' and its charge named so that it is paid once however often the part runs.
 //! [`LookupService::history`] answers a page's points and changes over time, billed like one stored record.
 //! [`reparse_stored`] parses every stored page again after a parser upgrade.
-//! A test twin's requests (a test-mode key's account, `AccountId::is_test`) are handed to the sandbox service set
+//! A test-mode tenant's requests ([`Caller::tenant`], a test key's) are handed to the sandbox service set
 //! with [`LookupService::with_test_mode`] (other pages, other snapshots, never charged), so that no test key reaches
 //! the origin; without one they are refused with [`LookupError::TestModeUnavailable`].
 //! Not here: parsing HTTP, authentication, the error-to-status mapping.
@@ -38,6 +38,9 @@ mod settings;
 mod stored;
 
 pub use api_contract::CompanyRequest;
+/// Whose data a [`Caller`] works on, re-exported so that an embedder names it without depending on
+/// `company-model`.
+pub use company_model::{Mode, Tenant};
 pub use credit_ledger::price_per_company;
 pub use history::HistoryOutcome;
 pub use outcome::{LookupError, LookupOutcome, PageOutcome};

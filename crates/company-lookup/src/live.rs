@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use company_model::{AccountId, RecordJson, RecordSource, UnresolvedCode};
+use company_model::{Mode, RecordJson, RecordSource, Tenant, UnresolvedCode};
 use page_scraper::{Priority, ScrapeError, is_url_shortener, registrable_domain};
 use page_url::PageUrl;
 use snapshot_cache::Snapshot;
@@ -27,11 +27,20 @@ enum Claim {
     Fetched(Box<Snapshot>),
 }
 
+/// The name `tenant`'s live-lookup cap is counted under: `live:<account id>`, or `live:<account id>:test` for
+/// its sandbox, whose lookups cost the network nothing and so never take the live account's places.
+fn live_cap_key(tenant: Tenant) -> String {
+    match tenant.mode {
+        Mode::Live => format!("live:{}", tenant.account),
+        Mode::Test => format!("live:{}:test", tenant.account),
+    }
+}
+
 impl LookupService {
     /// Looks up `missing` live, concurrently, once the account's live-lookup cap admits them.
     pub(crate) async fn live(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         missing: Vec<&PageUrl>,
         priority: Priority,
     ) -> Result<Vec<(PageUrl, PageOutcome)>, LookupError> {
@@ -40,7 +49,7 @@ impl LookupService {
         let permit = match &self.live_cap {
             Some(cap) => Some(
                 cap.admit(
-                    &format!("live:{}", account.0),
+                    &live_cap_key(tenant),
                     u32::try_from(needed).unwrap_or(u32::MAX),
                     self.settings.live_timeout,
                 )

@@ -1,4 +1,4 @@
-//! The lookup service: its parts, whom it serves (test twins to its sandbox), and a request served start to
+//! The lookup service: its parts, whom it serves (test-mode tenants to its sandbox), and a request served start to
 //! finish (`serve`): stored pages (`stored.rs`), live ones (`live.rs`), the hold (`holds.rs`) and the answer
 //! (`answer.rs`).
 
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api_contract::{CompanyRequest, FreshnessWindow};
-use company_model::{AccountId, UnresolvedCode};
+use company_model::{Mode, Tenant, UnresolvedCode};
 use credit_ledger::{Ledger, LedgerError, Reservation, price_per_company};
 use page_scraper::{Fetcher, LinkResolver, Priority};
 use page_url::PageUrl;
@@ -33,14 +33,14 @@ pub struct LookupService {
     test_mode: TestMode,
 }
 
-/// Who serves test twins' requests ([`AccountId::test_twin`]: the accounts test-mode keys act for).
+/// Who serves test-mode tenants' requests ([`company_model::Mode::Test`]).
 #[derive(Debug)]
 enum TestMode {
     /// Nobody: they are refused ([`LookupError::TestModeUnavailable`]), so no test key reaches this origin.
     Off,
-    /// This service's twin over the sandbox ([`LookupService::with_test_mode`]).
-    Twin(Arc<LookupService>),
-    /// This service: it is the twin.
+    /// This service's counterpart over the sandbox ([`LookupService::with_test_mode`]).
+    Sandboxed(Arc<LookupService>),
+    /// This service: it is the sandbox's.
     Sandbox,
 }
 
@@ -63,44 +63,41 @@ impl LookupService {
         }
     }
 
-    /// Serves test twins' requests with `sandbox`, a service over pages that are not the network's (the
-    /// sandbox origin, its own snapshot store) on the same ledger, which charges test twins nothing
-    /// ([`credit_ledger::WithTestTwins`]). Every entry point that takes an account (run, run_bulk, pages,
-    /// history, snapshots_for) hands a test twin to it, so jobs, watches and the API need not ask. Without it, a
-    /// test twin is refused.
+    /// Serves test-mode tenants' requests with `sandbox`, a service over pages that are not the network's (the
+    /// sandbox origin, its own snapshot store) on the same ledger, which charges test tenants nothing
+    /// ([`credit_ledger::WithTestMode`]). Every entry point that takes a tenant (run, run_bulk, pages, history,
+    /// snapshots_for) hands a test tenant to it, so jobs, watches and the API need not ask. Without it, a test
+    /// tenant is refused.
     #[must_use]
     pub fn with_test_mode(mut self, mut sandbox: LookupService) -> Self {
         sandbox.test_mode = TestMode::Sandbox;
-        self.test_mode = TestMode::Twin(Arc::new(sandbox));
+        self.test_mode = TestMode::Sandboxed(Arc::new(sandbox));
         self
     }
 
-    /// The service that serves `account`: this one, or for a test twin the sandbox.
+    /// The service that serves `tenant`: this one, or in test mode the sandbox.
     ///
     /// # Errors
-    /// [`LookupError::TestModeUnavailable`] for a test twin when this service has no sandbox.
-    pub(crate) fn serving(&self, account: AccountId) -> Result<&LookupService, LookupError> {
+    /// [`LookupError::TestModeUnavailable`] for a test tenant when this service has no sandbox.
+    pub(crate) fn serving(&self, tenant: Tenant) -> Result<&LookupService, LookupError> {
         match &self.test_mode {
-            _ if !account.is_test() => Ok(self),
+            _ if tenant.mode == Mode::Live => Ok(self),
             TestMode::Sandbox => Ok(self),
-            TestMode::Twin(sandbox) => Ok(sandbox),
+            TestMode::Sandboxed(sandbox) => Ok(sandbox),
             TestMode::Off => Err(LookupError::TestModeUnavailable),
         }
     }
 
-    /// The snapshot store `account`'s lookups read and write: the sandbox's for a test twin, so that a test key
+    /// The snapshot store `tenant`'s lookups read and write: the sandbox's in test mode, so that a test key
     /// never reads a live snapshot and the reverse.
     ///
     /// # Errors
-    /// [`LookupError::TestModeUnavailable`] for a test twin when this service has no sandbox.
-    pub fn snapshots_for(
-        &self,
-        account: AccountId,
-    ) -> Result<&Arc<dyn SnapshotStore>, LookupError> {
-        Ok(&self.serving(account)?.snapshots)
+    /// [`LookupError::TestModeUnavailable`] for a test tenant when this service has no sandbox.
+    pub fn snapshots_for(&self, tenant: Tenant) -> Result<&Arc<dyn SnapshotStore>, LookupError> {
+        Ok(&self.serving(tenant)?.snapshots)
     }
 
-    /// Counts the per-account cap on live lookups in `limits` (cap `live:<account id>`): on a store several
+    /// Counts the per-tenant cap on live lookups in `limits` (cap `live:<account id>`, `live:<account id>:test`): on a store several
     /// servers share, the cap is a total for the deployment. Without it the cap is counted in this process.
     #[must_use]
     pub fn with_limits(mut self, limits: Arc<dyn LimitStore>) -> Self {
@@ -192,7 +189,7 @@ impl LookupService {
         caller: Caller,
         request: &CompanyRequest,
     ) -> Result<LookupOutcome, LookupError> {
-        let this = self.serving(caller.account)?;
+        let this = self.serving(caller.tenant)?;
         let served = this
             .serve(caller, request, Priority::Interactive, None)
             .await?;
@@ -223,7 +220,7 @@ impl LookupService {
         reference: String,
     ) -> Result<LookupOutcome, LookupError> {
         Ok(self
-            .serving(caller.account)?
+            .serving(caller.tenant)?
             .serve(caller, request, Priority::Background, Some(reference))
             .await?
             .outcome)
@@ -251,7 +248,7 @@ impl LookupService {
             let (response, charge) = answer(caller, request, &outcomes, reference);
             let remaining = self
                 .ledger
-                .charge(caller.account, required, charge.clone())
+                .charge(caller.tenant, required, charge.clone())
                 .await?;
             record_served(&response, &charge);
             return Ok(Served {
@@ -265,13 +262,13 @@ impl LookupService {
             });
         }
 
-        let hold = self.ledger.reserve(caller.account, required).await?;
+        let hold = self.ledger.reserve(caller.tenant, required).await?;
         let mut guard = HoldGuard::new(Arc::clone(&self.ledger), hold);
         let missing: Vec<&PageUrl> = distinct
             .iter()
             .filter(|u| !outcomes.contains_key(*u))
             .collect();
-        match self.live(caller.account, missing, priority).await {
+        match self.live(caller.tenant, missing, priority).await {
             Ok(live) => outcomes.extend(live),
             Err(refused) => {
                 // Free the hold now rather than from the guard's background task, so that a retry sees the credits.
@@ -305,17 +302,13 @@ impl LookupService {
             .count();
         // The guard was made with the hold and nothing took it since; the error arm cannot happen.
         let hold = guard.take().ok_or(LedgerError::ReservationGone(0))?;
-        let (id, account, amount) = (hold.id, hold.account, hold.amount);
+        let (id, tenant, amount) = (hold.id, hold.tenant, hold.amount);
         let remaining = match self.ledger.settle(hold, charge.clone()).await {
             Ok(remaining) => remaining,
             Err(error) => {
                 // Nothing was charged (or, if the store committed before it failed to answer, the hold is gone
                 // and releasing it finds nothing): free the hold as soon as the store answers again.
-                self.release_when_possible(Reservation {
-                    id,
-                    account,
-                    amount,
-                });
+                self.release_when_possible(Reservation { id, tenant, amount });
                 return Err(error.into());
             }
         };
@@ -341,15 +334,15 @@ impl LookupService {
     /// fetched).
     pub async fn pages(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         urls: &[PageUrl],
         window: FreshnessWindow,
     ) -> Result<HashMap<PageUrl, PageOutcome>, LookupError> {
-        let this = self.serving(account)?;
+        let this = self.serving(tenant)?;
         let mut outcomes = this.stored_in(urls, window).await;
         let missing: Vec<&PageUrl> = urls.iter().filter(|u| !outcomes.contains_key(*u)).collect();
         if !missing.is_empty() {
-            outcomes.extend(this.live(account, missing, Priority::Interactive).await?);
+            outcomes.extend(this.live(tenant, missing, Priority::Interactive).await?);
         }
         Ok(outcomes)
     }
@@ -362,7 +355,7 @@ impl LookupService {
         tokio::spawn(async move {
             let mut hold = hold;
             loop {
-                let (id, account, amount) = (hold.id, hold.account, hold.amount);
+                let (id, tenant, amount) = (hold.id, hold.tenant, hold.amount);
                 match ledger.release(hold).await {
                     Ok(()) | Err(LedgerError::ReservationGone(_)) => return,
                     Err(error) if tokio::time::Instant::now() >= give_up => {
@@ -371,11 +364,7 @@ impl LookupService {
                     }
                     Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
                 }
-                hold = Reservation {
-                    id,
-                    account,
-                    amount,
-                };
+                hold = Reservation { id, tenant, amount };
             }
         });
     }

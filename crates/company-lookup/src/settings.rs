@@ -2,13 +2,14 @@
 
 use std::time::Duration;
 
-use company_model::AccountId;
+use company_model::Tenant;
 
-/// Who is asking: the account billed and the key used (kept in the ledger row).
+/// Who is asking: whose data it is (the account, live or in test mode) and the key used (kept in the ledger
+/// row).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caller {
-    /// The account to bill.
-    pub account: AccountId,
+    /// The account and mode served and billed: a test tenant is served by the sandbox and spends nothing.
+    pub tenant: Tenant,
     /// The API key's id, if the request came with one.
     pub key_id: Option<i64>,
 }

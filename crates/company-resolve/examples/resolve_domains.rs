@@ -59,7 +59,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .grant(account.id, Credits::parse("10")?, "example")
         .await?;
     let caller = Caller {
-        account: account.id,
+        tenant: company_lookup::Tenant::live(account.id),
         key_id: None,
     };
     for body in [

@@ -191,7 +191,7 @@ impl Resolver {
         request: &ResolveRequest,
     ) -> Result<ResolveOutcome, LookupError> {
         // Resolving reads company websites and search answers, which test mode never reaches.
-        if caller.account.is_test() {
+        if caller.tenant.is_test() {
             return Err(LookupError::NotInTestMode {
                 what: "resolving domains and names",
             });
@@ -202,14 +202,14 @@ impl Resolver {
         // may outlast the stale-hold sweep), so concurrent requests cannot together do more work than the
         // account can pay for; the charge at the end is what resolved.
         let ledger = self.lookup.ledger();
-        let hold = ledger.reserve(caller.account, most).await?;
+        let hold = ledger.reserve(caller.tenant, most).await?;
         let renew_every =
             (self.lookup.longest_request() / 3).max(std::time::Duration::from_secs(1));
         let (response, amount) = holding(
             ledger.as_ref(),
             &hold,
             renew_every,
-            self.answer(caller.account, request),
+            self.answer(caller.tenant.account, request),
         )
         .await;
         let charge = Charge {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use company_model::AccountId;
+use company_model::Tenant;
 use tracing::{debug, warn};
 use watch_store::{Delivered, Delivery, EndpointDelivery};
 
@@ -20,7 +20,7 @@ pub(crate) enum Claimed {
 /// One delivery attempt's parts, whatever subscribed to the event (a watch, or an account's endpoint).
 struct Outgoing<'a> {
     event_id: &'a str,
-    account: AccountId,
+    tenant: Tenant,
     url: &'a str,
     body: &'a str,
     /// When the event was made: the retry window counts from then.
@@ -36,7 +36,7 @@ impl Watches {
         let out = match &claimed {
             Claimed::Watch(d) => Outgoing {
                 event_id: &d.event_id,
-                account: d.account,
+                tenant: d.tenant,
                 url: &d.webhook_url,
                 body: &d.body,
                 created_at: d.created_at,
@@ -44,7 +44,7 @@ impl Watches {
             },
             Claimed::Endpoint(d) => Outgoing {
                 event_id: &d.event_id,
-                account: d.account,
+                tenant: d.tenant,
                 url: &d.url,
                 body: &d.body,
                 created_at: d.created_at,
@@ -76,7 +76,7 @@ impl Watches {
     /// Sends one attempt, signed with the account's secret, and says what it did: delivered, to be retried
     /// (when), or given up (the retry window from the event's creation is over).
     async fn attempt(&self, out: Outgoing<'_>) -> Delivered {
-        let outcome = match self.secret(out.account).await {
+        let outcome = match self.secret(out.tenant).await {
             Ok(secret) => self.send(&out, &secret).await,
             Err(error) => Err((
                 None,

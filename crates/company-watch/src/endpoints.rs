@@ -4,7 +4,7 @@
 //! events ([`crate::Watches::work_once`]).
 
 use api_contract::{AccountEventBody, AccountEventType, EndpointRequest, PING_EVENT};
-use company_model::AccountId;
+use company_model::Tenant;
 use rand::RngCore;
 use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint};
 
@@ -27,7 +27,7 @@ pub(crate) fn ping_gate() -> Option<shared_limits::RateGate> {
 }
 
 impl Watches {
-    /// Registers an endpoint for `account`'s events; makes the account's webhook secret (the one its watches
+    /// Registers an endpoint for `tenant`'s events; makes the account's webhook secret (the one its watches
     /// sign with) if it has none. Nothing is sent now.
     ///
     /// # Errors
@@ -36,13 +36,13 @@ impl Watches {
     /// [`WatchError::Store`].
     pub async fn create_endpoint(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         request: &EndpointRequest,
     ) -> Result<Endpoint, WatchError> {
-        let quota = self.quotas(account).await?.endpoints as usize;
-        self.secret(account).await?;
+        let quota = self.quotas(tenant).await?.endpoints as usize;
+        self.secret(tenant).await?;
         let endpoint = NewEndpoint {
-            account,
+            tenant,
             url: request.url.clone(),
             events: request
                 .events
@@ -60,8 +60,8 @@ impl Watches {
     ///
     /// # Errors
     /// [`WatchError::Store`].
-    pub async fn endpoints(&self, account: AccountId) -> Result<Vec<Endpoint>, WatchError> {
-        Ok(self.store.endpoints(account).await?)
+    pub async fn endpoints(&self, tenant: Tenant) -> Result<Vec<Endpoint>, WatchError> {
+        Ok(self.store.endpoints(tenant).await?)
     }
 
     /// Deletes the account's endpoint `id` and its events; false when the account has no such endpoint.
@@ -70,10 +70,10 @@ impl Watches {
     /// [`WatchError::Store`].
     pub async fn delete_endpoint(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         id: EndpointId,
     ) -> Result<bool, WatchError> {
-        Ok(self.store.delete_endpoint(account, id).await?)
+        Ok(self.store.delete_endpoint(tenant, id).await?)
     }
 
     /// Queues a signed `ping` event for the account's endpoint `id`, whatever events it wants; returns the
@@ -84,14 +84,10 @@ impl Watches {
     /// # Errors
     /// [`WatchError::TooManyPings`] past that (nothing queued);
     /// [`WatchError::Store`].
-    pub async fn ping(
-        &self,
-        account: AccountId,
-        id: EndpointId,
-    ) -> Result<Option<String>, WatchError> {
+    pub async fn ping(&self, tenant: Tenant, id: EndpointId) -> Result<Option<String>, WatchError> {
         if let Some(gate) = &self.pings
             // Counted per account and endpoint: another tenant pinging this id (its 404) uses its own count.
-            && let Err(refused) = gate.check(&format!("ping:{}:{id}", account.0)).await
+            && let Err(refused) = gate.check(&format!("ping:{tenant}:{id}")).await
         {
             return Err(WatchError::TooManyPings {
                 retry_after: refused.retry_after,
@@ -103,7 +99,7 @@ impl Watches {
         let event_id = format!("evt_ping_{id}_{}", hex::encode(nonce));
         let data = serde_json::json!({ "endpoint_id": id.to_string() });
         let queued = self
-            .queue(account, PING_EVENT, event_id.clone(), data, Some(id))
+            .queue(tenant, PING_EVENT, event_id.clone(), data, Some(id))
             .await?;
         Ok((queued > 0).then_some(event_id))
     }
@@ -116,12 +112,12 @@ impl Watches {
     /// [`WatchError::Store`].
     pub async fn announce(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         kind: AccountEventType,
         event_id: String,
         data: serde_json::Value,
     ) -> Result<u64, WatchError> {
-        self.queue(account, kind.as_str(), event_id, data, None)
+        self.queue(tenant, kind.as_str(), event_id, data, None)
             .await
     }
 
@@ -132,16 +128,16 @@ impl Watches {
     /// [`WatchError::Store`].
     pub async fn endpoint_events(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         of: Option<EndpointId>,
         limit: u32,
     ) -> Result<Vec<EndpointEvent>, WatchError> {
-        Ok(self.store.endpoint_events(account, of, limit).await?)
+        Ok(self.store.endpoint_events(tenant, of, limit).await?)
     }
 
     async fn queue(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         kind: &str,
         event_id: String,
         data: serde_json::Value,
@@ -156,7 +152,7 @@ impl Watches {
         };
         let event = AccountEvent {
             id: event_id,
-            account,
+            tenant,
             kind: kind.to_owned(),
             body: serde_json::to_string(&body).map_err(|e| WatchError::Body(e.to_string()))?,
         };

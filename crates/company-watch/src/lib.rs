@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use api_contract::WatchRequest;
 use company_lookup::LookupService;
-use company_model::AccountId;
+use company_model::Tenant;
 use credit_ledger::{Quotas, quotas_of};
 use watch_store::{NewWatch, Watch, WatchId, WatchStore, WatchStoreError};
 
@@ -61,7 +61,7 @@ pub struct WatchSettings {
     /// Deliveries this server attempts at once, of both queues together (watches' events, account events'
     /// copies). Default 16.
     pub deliveries_at_once: u32,
-    /// Of those, the most one account may have in flight at once (its test twin's counted with its own, both
+    /// Of those, the most one account may have in flight at once (its test mode's counted with its live data's, both
     /// queues together), however many webhooks and endpoints it has: a tenant whose receivers never answer
     /// holds this many places, never all. Default 4.
     pub deliveries_per_account: u32,
@@ -131,7 +131,7 @@ pub enum WatchError {
         /// When the next ping may go.
         retry_after: Duration,
     },
-    /// A test twin's watch on a service that does not serve test-mode keys.
+    /// A test-mode watch on a service that does not serve test-mode keys.
     #[error("this server does not serve test-mode keys; use a live key")]
     TestModeUnavailable,
     /// An event's body could not be written as JSON.
@@ -195,7 +195,7 @@ impl Watches {
         self.settings
     }
 
-    /// Creates one watch per page of `request` for `account`, first due `everyHours` from now, each comparing
+    /// Creates one watch per page of `request` for `tenant`, first due `everyHours` from now, each comparing
     /// its first refresh with the page's newest stored record (if any); makes the account's webhook secret if it
     /// has none. Nothing is fetched or charged now.
     ///
@@ -203,14 +203,14 @@ impl Watches {
     /// [`WatchError`] when a store fails (nothing is created).
     pub async fn create(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         request: &WatchRequest,
     ) -> Result<Vec<Watch>, WatchError> {
         let pages: Vec<_> = request.urls.iter().map(|u| u.page.clone()).collect();
-        // The account's own store: a test twin's watch starts from the sandbox's snapshots, never live ones.
+        // The tenant's own store: a test-mode watch starts from the sandbox's snapshots, never live ones.
         let stored = self
             .lookup
-            .snapshots_for(account)
+            .snapshots_for(tenant)
             .map_err(|_| WatchError::TestModeUnavailable)?
             .fresh_many(&pages, jiff::Timestamp::MIN)
             .await?;
@@ -218,16 +218,16 @@ impl Watches {
             .into_iter()
             .map(|url| NewWatch {
                 baseline: stored.get(&url).map(|s| s.record.clone()),
-                account,
+                tenant,
                 url,
                 every_hours: request.every_hours,
                 webhook_url: request.webhook_url.clone(),
                 fields: request.fields.clone(),
             })
             .collect();
-        let quota = self.quotas(account).await?.watches;
+        let quota = self.quotas(tenant).await?.watches;
         // Receivers need the secret from the first event on.
-        account_secret(self.store.as_ref(), account, false).await?;
+        account_secret(self.store.as_ref(), tenant, false).await?;
         self.store
             .create(&new, quota as usize, self.clock.now())
             .await?
@@ -253,11 +253,11 @@ impl Watches {
         Ok(self.store.forget_done_before(before).await?)
     }
 
-    /// The quotas in force for `account`: its own over the deployment's ([`WatchSettings::quotas`]).
-    async fn quotas(&self, account: AccountId) -> Result<Quotas, WatchError> {
+    /// The quotas in force for `tenant`'s account: its own over the deployment's ([`WatchSettings::quotas`]).
+    async fn quotas(&self, tenant: Tenant) -> Result<Quotas, WatchError> {
         Ok(quotas_of(
             self.lookup.ledger().as_ref(),
-            account,
+            tenant.account,
             &self.settings.quotas,
         )
         .await?)
@@ -269,19 +269,19 @@ impl Watches {
     /// [`WatchError::Store`].
     pub async fn list(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         after: Option<WatchId>,
         limit: u32,
     ) -> Result<Vec<Watch>, WatchError> {
-        Ok(self.store.list(account, after, limit).await?)
+        Ok(self.store.list(tenant, after, limit).await?)
     }
 
     /// The account's watch `id`.
     ///
     /// # Errors
     /// [`WatchError::Store`].
-    pub async fn get(&self, account: AccountId, id: WatchId) -> Result<Option<Watch>, WatchError> {
-        Ok(self.store.get(account, id).await?)
+    pub async fn get(&self, tenant: Tenant, id: WatchId) -> Result<Option<Watch>, WatchError> {
+        Ok(self.store.get(tenant, id).await?)
     }
 
     /// Deletes the account's watch `id` and its undelivered events; `None` when it had none, else the watch as
@@ -289,31 +289,27 @@ impl Watches {
     ///
     /// # Errors
     /// [`WatchError::Store`].
-    pub async fn delete(
-        &self,
-        account: AccountId,
-        id: WatchId,
-    ) -> Result<Option<Watch>, WatchError> {
-        let Some(watch) = self.store.get(account, id).await? else {
+    pub async fn delete(&self, tenant: Tenant, id: WatchId) -> Result<Option<Watch>, WatchError> {
+        let Some(watch) = self.store.get(tenant, id).await? else {
             return Ok(None);
         };
-        Ok(self.store.delete(account, id).await?.then_some(watch))
+        Ok(self.store.delete(tenant, id).await?.then_some(watch))
     }
 
     /// The account's webhook secret, made now if it has none ([`account_secret`]).
     ///
     /// # Errors
     /// [`WatchError::Store`].
-    pub async fn secret(&self, account: AccountId) -> Result<String, WatchError> {
-        account_secret(self.store.as_ref(), account, false).await
+    pub async fn secret(&self, tenant: Tenant) -> Result<String, WatchError> {
+        account_secret(self.store.as_ref(), tenant, false).await
     }
 
     /// Replaces the account's webhook secret with a new one and returns it ([`account_secret`]).
     ///
     /// # Errors
     /// [`WatchError::Store`].
-    pub async fn rotate_secret(&self, account: AccountId) -> Result<String, WatchError> {
-        account_secret(self.store.as_ref(), account, true).await
+    pub async fn rotate_secret(&self, tenant: Tenant) -> Result<String, WatchError> {
+        account_secret(self.store.as_ref(), tenant, true).await
     }
 }
 
@@ -325,14 +321,14 @@ impl Watches {
 /// [`WatchError::Store`].
 pub async fn account_secret(
     store: &dyn WatchStore,
-    account: AccountId,
+    tenant: Tenant,
     rotate: bool,
 ) -> Result<String, WatchError> {
-    if !rotate && let Some(secret) = store.secret(account).await? {
+    if !rotate && let Some(secret) = store.secret(tenant).await? {
         return Ok(secret);
     }
     Ok(store
-        .set_secret(account, &signature::new_secret(), rotate)
+        .set_secret(tenant, &signature::new_secret(), rotate)
         .await?)
 }
 

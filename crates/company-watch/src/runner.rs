@@ -167,7 +167,7 @@ impl Watches {
             fields: None,
         };
         let caller = Caller {
-            account: watch.account,
+            tenant: watch.tenant,
             key_id: None,
         };
         let reference = format!("watch:{}:{}", watch.id, due.claim);

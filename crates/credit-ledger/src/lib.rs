@@ -15,18 +15,18 @@
 //! [`Ledger`] is the backend-neutral interface; `SqliteLedger` the embedded backend (feature `sqlite`, the
 //! default; holds in the serving process's memory), `PgLedger` the backend for several servers on one
 //! PostgreSQL database (feature `postgres`; holds are rows every server counts).
-//! [`WithTestTwins`] wraps either for test-mode keys: their accounts (test twins) spend nothing.
+//! [`WithTestMode`] wraps either for test-mode keys: a test [`Tenant`] spends nothing.
 //! Not here: who may spend (API keys), what a request returned.
 //!
 //! ```
 //! # #[cfg(feature = "sqlite")]
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! use credit_ledger::{Charge, Credits, Ledger, SqliteLedger};
+//! use credit_ledger::{Charge, Credits, Ledger, SqliteLedger, Tenant};
 //! let dir = tempfile::tempdir()?;
 //! let ledger = SqliteLedger::open(&dir.path().join("billing.db")).await?;
 //! let account = ledger.ensure_account("acme").await?;
 //! ledger.grant(account.id, Credits::parse("10")?, "welcome").await?;
-//! let hold = ledger.reserve(account.id, Credits::parse("3")?).await?;
+//! let hold = ledger.reserve(Tenant::live(account.id), Credits::parse("3")?).await?;
 //! let remaining = ledger.settle(hold, Charge { amount: Credits::parse("1.5")?, ..Charge::default() }).await?;
 //! assert_eq!(remaining.to_string(), "8.5");
 //! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
@@ -40,11 +40,11 @@ mod quotas;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod summary;
-mod test_twins;
+mod test_mode;
 
 use api_contract::FreshnessWindow;
-pub use company_model::AccountId;
 use company_model::RecordSource;
+pub use company_model::{AccountId, Mode, Tenant};
 pub use credits::{Credits, CreditsError};
 #[cfg(feature = "postgres")]
 pub use postgres::PgLedger;
@@ -52,7 +52,7 @@ pub use quotas::{QuotaOverrides, Quotas, quotas_of};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{BALANCE_REUSE, SqliteLedger};
 pub use summary::{AccountSettings, AccountSummary, MonthUsage, account_summary};
-pub use test_twins::{TEST_BALANCE, WithTestTwins, billed};
+pub use test_mode::{TEST_BALANCE, WithTestMode, account_of, billed};
 
 /// The price of one company returned from a live fetch (spec 4.3, 8): 1 credit.
 pub const LIVE_PRICE: Credits = Credits::from_millis(1000);
@@ -167,8 +167,8 @@ pub struct BalanceLowData {
 pub struct Reservation {
     /// Its id.
     pub id: i64,
-    /// The account it holds credits of.
-    pub account: AccountId,
+    /// Whose credits it holds.
+    pub tenant: Tenant,
     /// How much it holds: the most the request may be charged.
     pub amount: Credits,
 }
@@ -244,6 +244,13 @@ pub enum LedgerError {
     /// A charge larger than its reservation, or a negative amount.
     #[error("invalid amount: {0}")]
     InvalidAmount(String),
+    /// A test-mode tenant reached a ledger that keeps live accounts only: the engines
+    /// (`SqliteLedger`, `PgLedger`) are served test mode by
+    /// [`WithTestMode`], which answers for test tenants itself.
+    #[error(
+        "{0} is a test-mode tenant: this ledger keeps live accounts only (wrap it in WithTestMode)"
+    )]
+    NotLive(Tenant),
     /// The backend failed; its error is the source.
     #[error("the ledger store failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -269,7 +276,7 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     /// [`LedgerError::UnknownAccount`]; [`LedgerError::InvalidAmount`] for a negative threshold.
     async fn set_low_balance_threshold(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         threshold: Option<Credits>,
     ) -> Result<Account, LedgerError>;
     /// Replaces the account's own quotas with `quotas` (all `None`: the deployment's again); returns the account.
@@ -294,11 +301,7 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
         note: &str,
     ) -> Result<Credits, LedgerError>;
     /// Holds `amount` if the balance minus existing holds covers it.
-    async fn reserve(
-        &self,
-        account: AccountId,
-        amount: Credits,
-    ) -> Result<Reservation, LedgerError>;
+    async fn reserve(&self, tenant: Tenant, amount: Credits) -> Result<Reservation, LedgerError>;
     /// Charges `charge.amount` (at most the hold), writes the `charge` row and frees the hold; returns the new
     /// balance. A zero charge still writes its row: the ledger doubles as the usage log.
     async fn settle(
@@ -314,12 +317,12 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     /// round trip. Returns the new balance.
     async fn charge(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         required: Credits,
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
         check_charge(required, &charge)?;
-        let hold = self.reserve(account, required).await?;
+        let hold = self.reserve(tenant, required).await?;
         self.settle(hold, charge).await
     }
     /// Frees a hold without charging or writing a row (the request failed before it did anything).
@@ -338,19 +341,28 @@ pub trait Ledger: Send + Sync + std::fmt::Debug {
     /// next page after a page whose last row had that id).
     async fn entries(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<LedgerEntry>, LedgerError>;
     /// The credits held for the account's requests in flight (on SQLite this server's; on PostgreSQL every
     /// server's).
-    async fn held(&self, account: AccountId) -> Result<Credits, LedgerError>;
+    async fn held(&self, tenant: Tenant) -> Result<Credits, LedgerError>;
     /// The account's charges per UTC day from `since` on, oldest day first; days without charges are left out.
     async fn daily_usage(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         since: jiff::Timestamp,
     ) -> Result<Vec<DailyUsage>, LedgerError>;
+}
+
+/// The live account a ledger engine bills for `tenant`, or [`LedgerError::NotLive`] for a test tenant (every
+/// engine's caller-facing methods ask here, so test mode can never reach a real balance).
+pub(crate) fn live_only(tenant: Tenant) -> Result<AccountId, LedgerError> {
+    match tenant.mode {
+        Mode::Live => Ok(tenant.account),
+        Mode::Test => Err(LedgerError::NotLive(tenant)),
+    }
 }
 
 /// [`LedgerError::InvalidAmount`] for a negative hold (every backend's [`Ledger::reserve`] asks here).

@@ -6,7 +6,7 @@ use pg_pool::tokio_postgres::Row;
 
 use crate::{
     Account, AccountId, BalanceAlert, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry,
-    LedgerError, QuotaOverrides, Reservation, UsageCounts,
+    LedgerError, QuotaOverrides, Reservation, Tenant, UsageCounts,
 };
 
 const MIGRATIONS: &[&str] = &[
@@ -290,9 +290,10 @@ impl Ledger for PgLedger {
 
     async fn set_low_balance_threshold(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         threshold: Option<Credits>,
     ) -> Result<Account, LedgerError> {
+        let account = crate::live_only(tenant)?;
         crate::check_threshold(threshold)?;
         let row = self
             .pool
@@ -398,11 +399,8 @@ impl Ledger for PgLedger {
         Ok(Credits::from_millis(balance))
     }
 
-    async fn reserve(
-        &self,
-        account: AccountId,
-        amount: Credits,
-    ) -> Result<Reservation, LedgerError> {
+    async fn reserve(&self, tenant: Tenant, amount: Credits) -> Result<Reservation, LedgerError> {
+        let account = crate::live_only(tenant)?;
         crate::check_hold(amount)?;
         // The last column reads the row as it was before this statement: what was available when refused.
         let row = self
@@ -423,11 +421,7 @@ impl Ledger for PgLedger {
             .map_err(backend)?
             .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))?;
         match row.get::<_, Option<i64>>(0) {
-            Some(id) => Ok(Reservation {
-                id,
-                account,
-                amount,
-            }),
+            Some(id) => Ok(Reservation { id, tenant, amount }),
             None => Err(LedgerError::InsufficientCredits {
                 available: Credits::from_millis(row.get(1)),
                 required: amount,
@@ -482,10 +476,11 @@ impl Ledger for PgLedger {
 
     async fn charge(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         required: Credits,
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
+        let account = crate::live_only(tenant)?;
         crate::check_charge(required, &charge)?;
         let (done, outcome) = tokio::sync::oneshot::channel();
         let stopped = || LedgerError::Backend("the ledger's charge writer stopped".into());
@@ -535,7 +530,8 @@ impl Ledger for PgLedger {
         self.free_holds("server = $1", &self.server).await
     }
 
-    async fn held(&self, account: AccountId) -> Result<Credits, LedgerError> {
+    async fn held(&self, tenant: Tenant) -> Result<Credits, LedgerError> {
+        let account = crate::live_only(tenant)?;
         let client = self.client().await?;
         let row = client
             .query_opt(
@@ -549,10 +545,11 @@ impl Ledger for PgLedger {
 
     async fn entries(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<LedgerEntry>, LedgerError> {
+        let account = crate::live_only(tenant)?;
         let client = self.client().await?;
         let rows = client
             .query(
@@ -595,9 +592,10 @@ impl Ledger for PgLedger {
 
     async fn daily_usage(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         since: jiff::Timestamp,
     ) -> Result<Vec<DailyUsage>, LedgerError> {
+        let account = crate::live_only(tenant)?;
         let client = self.client().await?;
         let since = SystemTime::from(since);
         let rows = client

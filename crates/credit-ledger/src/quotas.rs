@@ -100,9 +100,8 @@ impl QuotaOverrides {
     }
 }
 
-/// The quotas in force for `account` under the deployment's `deployment`: its own overrides applied. A test
-/// twin (a test-mode key's account) has its live account's quotas; what it holds is counted apart from the
-/// live account's.
+/// The quotas in force for `account` under the deployment's `deployment`: its own overrides applied. Both of
+/// its tenants have them; what each holds is counted apart.
 ///
 /// # Errors
 /// [`LedgerError::UnknownAccount`]; [`LedgerError::Backend`].
@@ -111,11 +110,10 @@ pub async fn quotas_of(
     account: AccountId,
     deployment: &Quotas,
 ) -> Result<Quotas, LedgerError> {
-    let live = account.live();
     let found = ledger
-        .account(live)
+        .account(account)
         .await?
-        .ok_or_else(|| LedgerError::UnknownAccount(live.to_string()))?;
+        .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))?;
     Ok(found.quotas.over(deployment))
 }
 

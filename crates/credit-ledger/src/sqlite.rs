@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::{
     Account, AccountId, BalanceAlert, Charge, Credits, DailyUsage, EntryKind, Ledger, LedgerEntry,
-    LedgerError, QuotaOverrides, Reservation, UsageCounts,
+    LedgerError, QuotaOverrides, Reservation, Tenant, UsageCounts,
 };
 
 const MIGRATIONS: &[&str] = &[
@@ -226,9 +226,10 @@ impl Ledger for SqliteLedger {
 
     async fn set_low_balance_threshold(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         threshold: Option<Credits>,
     ) -> Result<Account, LedgerError> {
+        let account = crate::live_only(tenant)?;
         crate::check_threshold(threshold)?;
         self.pool
             .write(move |conn| {
@@ -338,11 +339,8 @@ impl Ledger for SqliteLedger {
             .map_err(|_| LedgerError::UnknownAccount(account.to_string()))
     }
 
-    async fn reserve(
-        &self,
-        account: AccountId,
-        amount: Credits,
-    ) -> Result<Reservation, LedgerError> {
+    async fn reserve(&self, tenant: Tenant, amount: Credits) -> Result<Reservation, LedgerError> {
+        let account = crate::live_only(tenant)?;
         crate::check_hold(amount)?;
         {
             let mut book = lock(&self.holds);
@@ -352,7 +350,7 @@ impl Ledger for SqliteLedger {
             {
                 return Ok(Reservation {
                     id: book.add(account, amount.millis()),
-                    account,
+                    tenant,
                     amount,
                 });
             }
@@ -380,11 +378,7 @@ impl Ledger for SqliteLedger {
             .await
             .map_err(backend)?;
         match outcome {
-            Ok(id) => Ok(Reservation {
-                id,
-                account,
-                amount,
-            }),
+            Ok(id) => Ok(Reservation { id, tenant, amount }),
             Err(Refusal::Insufficient { available }) => Err(LedgerError::InsufficientCredits {
                 available: Credits::from_millis(available),
                 required: amount,
@@ -399,7 +393,8 @@ impl Ledger for SqliteLedger {
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
         crate::check_charge(reservation.amount, &charge)?;
-        let Reservation { id, account, .. } = reservation;
+        let Reservation { id, tenant, .. } = reservation;
+        let account = crate::live_only(tenant)?;
         let (done, outcome) = oneshot::channel();
         self.charges
             .send(PendingCharge {
@@ -460,7 +455,8 @@ impl Ledger for SqliteLedger {
         Ok(all.len() as u64)
     }
 
-    async fn held(&self, account: AccountId) -> Result<Credits, LedgerError> {
+    async fn held(&self, tenant: Tenant) -> Result<Credits, LedgerError> {
+        let account = crate::live_only(tenant)?;
         Ok(Credits::from_millis(
             lock(&self.holds).held.get(&account).copied().unwrap_or(0),
         ))
@@ -468,10 +464,11 @@ impl Ledger for SqliteLedger {
 
     async fn entries(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<LedgerEntry>, LedgerError> {
+        let account = crate::live_only(tenant)?;
         self.pool
             .run(move |conn| {
                 conn.prepare_cached(
@@ -510,9 +507,10 @@ impl Ledger for SqliteLedger {
 
     async fn daily_usage(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         since: jiff::Timestamp,
     ) -> Result<Vec<DailyUsage>, LedgerError> {
+        let account = crate::live_only(tenant)?;
         let rows: Vec<(String, bool, UsageCounts)> = self
             .pool
             .run(move |conn| {

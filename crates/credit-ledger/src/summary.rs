@@ -3,7 +3,7 @@
 #[cfg(doc)]
 use api_contract::MAX_LOW_BALANCE_THRESHOLD;
 use api_contract::{AccountUpdate, InvalidRequest};
-use company_model::AccountId;
+use company_model::Tenant;
 
 use crate::{Credits, Ledger, LedgerError};
 
@@ -46,19 +46,20 @@ pub struct MonthUsage {
     pub credits: Credits,
 }
 
-/// The summary of `account` at `now`; `None` when there is no such account.
+/// The summary of `tenant`'s account at `now` (a test tenant's as [`account_of`](crate::account_of) shows it);
+/// `None` when there is no such account.
 ///
 /// # Errors
 /// [`LedgerError::Backend`] when the ledger cannot be read.
 pub async fn account_summary(
     ledger: &dyn Ledger,
-    account: AccountId,
+    tenant: Tenant,
     now: jiff::Timestamp,
 ) -> Result<Option<AccountSummary>, LedgerError> {
-    let Some(found) = ledger.account(account).await? else {
+    let Some(found) = crate::account_of(ledger, tenant).await? else {
         return Ok(None);
     };
-    let held = ledger.held(account).await?;
+    let held = ledger.held(tenant).await?;
     let month_start = now
         .to_zoned(jiff::tz::TimeZone::UTC)
         .date()
@@ -73,7 +74,7 @@ pub async fn account_summary(
         unresolved: 0,
         credits: Credits::from_millis(0),
     };
-    for day in ledger.daily_usage(account, month_start).await? {
+    for day in ledger.daily_usage(tenant, month_start).await? {
         for counts in [day.live, day.stored] {
             usage.requests += counts.requests;
             usage.records += counts.returned;

@@ -1,7 +1,7 @@
 //! Who is signed in, for one request, and which account they are looking at.
 
 use accounts::AccountId;
-use credit_ledger::Account;
+use credit_ledger::{Account, Tenant};
 use dashboard_auth::{Session, User};
 use http::HeaderMap;
 
@@ -21,6 +21,12 @@ pub(crate) struct Visitor {
 }
 
 impl Visitor {
+    /// Whose data the pages show and change: the shown account's live data. Test mode belongs to a key
+    /// (`cdk_test_…`), not to a person signed in.
+    pub(crate) fn live(&self) -> Tenant {
+        Tenant::live(self.account.id)
+    }
+
     /// The visitor of a request with a live session cookie; `None` without one.
     pub(crate) async fn of(
         parts: &Parts,

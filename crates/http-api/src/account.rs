@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use api_contract::paths;
 use company_lookup::LookupError;
-use company_model::AccountId;
+use company_model::Tenant;
 
 use crate::api::Api;
 use crate::doc::{Context, error_response};
@@ -49,7 +49,7 @@ impl Api {
         let caller = call.caller()?;
         Ok(json_response(
             StatusCode::OK,
-            &self.summary(caller.account).await?,
+            &self.summary(caller.tenant).await?,
         ))
     }
 
@@ -60,20 +60,20 @@ impl Api {
         if let Some(threshold) = settings.low_balance_threshold {
             self.lookup()
                 .ledger()
-                .set_low_balance_threshold(caller.account, threshold)
+                .set_low_balance_threshold(caller.tenant, threshold)
                 .await
                 .map_err(LookupError::Ledger)?;
         }
         Ok(json_response(
             StatusCode::OK,
-            &self.summary(caller.account).await?,
+            &self.summary(caller.tenant).await?,
         ))
     }
 
-    async fn summary(&self, account: AccountId) -> Result<AccountSummary, ApiError> {
+    async fn summary(&self, tenant: Tenant) -> Result<AccountSummary, ApiError> {
         Ok(credit_ledger::account_summary(
             self.lookup().ledger().as_ref(),
-            account,
+            tenant,
             jiff::Timestamp::now(),
         )
         .await

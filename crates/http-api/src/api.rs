@@ -257,7 +257,7 @@ impl Api {
             })?;
         }
         Ok(Caller {
-            account: verified.account,
+            tenant: verified.tenant,
             key_id: Some(verified.key_id.0),
         })
     }
@@ -273,7 +273,8 @@ impl Api {
         let verified = self.0.authenticator.authenticate(&key, client).await?;
         // Logged with the request: the account, and the key's prefix (never the key).
         let span = tracing::Span::current();
-        span.record("account", verified.account.0);
+        span.record("account", verified.tenant.account.0);
+        span.record("mode", verified.tenant.mode.label());
         if let Some(key) = ApiKey::parse(&key) {
             span.record("key", key.prefix());
         }

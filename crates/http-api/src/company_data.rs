@@ -31,7 +31,7 @@ impl Api {
         let parsed = CompanyRequest::from_json(&call.body, self.domain())?;
         let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent(
-            caller.account,
+            caller.tenant,
             call.idempotency_key,
             fingerprint,
             move |api| async move { api.look_up(caller, &parsed).await },

@@ -112,7 +112,7 @@ impl Api {
     async fn list_endpoints(&self, call: Call) -> Result<Response, ApiError> {
         let watches = self.endpoint_service()?;
         let caller = call.caller()?;
-        let endpoints = watches.endpoints(caller.account).await?;
+        let endpoints = watches.endpoints(caller.tenant).await?;
         Ok(json_response(
             StatusCode::OK,
             &api_contract::EndpointList {
@@ -127,11 +127,11 @@ impl Api {
         let parsed = EndpointRequest::from_json(&call.body, watches.settings().allow_private)?;
         let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent(
-            caller.account,
+            caller.tenant,
             call.idempotency_key,
             fingerprint,
             move |_| async move {
-                let created = watches.create_endpoint(caller.account, &parsed).await?;
+                let created = watches.create_endpoint(caller.tenant, &parsed).await?;
                 let mut response = json_response(StatusCode::CREATED, &endpoint_info(&created));
                 if let Ok(location) =
                     http::HeaderValue::from_str(&format!("{WEBHOOK_ENDPOINTS}/{}", created.id))
@@ -149,7 +149,7 @@ impl Api {
     /// `DELETE /webhook-endpoints/{id}`: 204.
     async fn delete_endpoint(&self, call: Call) -> Result<Response, ApiError> {
         let (watches, caller, id) = self.one_endpoint(&call)?;
-        if watches.delete_endpoint(caller.account, id).await? {
+        if watches.delete_endpoint(caller.tenant, id).await? {
             Ok(no_content())
         } else {
             Err(ApiError::EndpointNotFound)
@@ -160,7 +160,7 @@ impl Api {
     async fn ping_endpoint(&self, call: Call) -> Result<Response, ApiError> {
         let (watches, caller, id) = self.one_endpoint(&call)?;
         let event_id = watches
-            .ping(caller.account, id)
+            .ping(caller.tenant, id)
             .await?
             .ok_or(ApiError::EndpointNotFound)?;
         Ok(json_response(
@@ -180,7 +180,7 @@ impl Api {
         )?
         .map_or(DEFAULT_DELIVERIES_PER_PAGE, |n| n as u32);
         let owned = watches
-            .endpoints(caller.account)
+            .endpoints(caller.tenant)
             .await?
             .iter()
             .any(|endpoint| endpoint.id == id);
@@ -188,7 +188,7 @@ impl Api {
             return Err(ApiError::EndpointNotFound);
         }
         let deliveries = watches
-            .endpoint_events(caller.account, Some(id), limit)
+            .endpoint_events(caller.tenant, Some(id), limit)
             .await?;
         Ok(json_response(
             StatusCode::OK,

@@ -8,7 +8,7 @@
 
 use api_contract::headers;
 use bytes::Bytes;
-use company_model::AccountId;
+use company_model::Tenant;
 use http::{HeaderValue, StatusCode};
 use http_serve::Response;
 use idempotency::{Begin, IdempotencyStore, StoredAnswer};
@@ -76,7 +76,7 @@ async fn stored(response: Response) -> (StoredAnswer, Response) {
 }
 
 impl Api {
-    /// Runs `work` once per `key` of `account` for the request `fingerprint` when the client sent a key and the
+    /// Runs `work` once per `key` of `tenant` for the request `fingerprint` when the client sent a key and the
     /// API has a store; otherwise simply runs it. The key is claimed for as long as a page lookup can run
     /// ([`company_lookup::LookupService::longest_request`]); [`Api::idempotent_for`] names another time.
     ///
@@ -85,7 +85,7 @@ impl Api {
     /// for another request with the key, [`ApiError::Idempotency`] when the store fails, or `work`'s own error.
     pub(crate) async fn idempotent<F, Fut>(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: Option<String>,
         fingerprint: String,
         work: F,
@@ -95,7 +95,7 @@ impl Api {
         Fut: Future<Output = Result<Response, ApiError>> + Send + 'static,
     {
         let lease = self.lookup().longest_request();
-        self.idempotent_for(account, key, fingerprint, lease, work)
+        self.idempotent_for(tenant, key, fingerprint, lease, work)
             .await
     }
 
@@ -106,7 +106,7 @@ impl Api {
     /// As [`Api::idempotent`].
     pub(crate) async fn idempotent_for<F, Fut>(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: Option<String>,
         fingerprint: String,
         lease: Duration,
@@ -121,7 +121,7 @@ impl Api {
         };
 
         match store
-            .begin(account, &key, &fingerprint, jiff::Timestamp::now(), lease)
+            .begin(tenant, &key, &fingerprint, jiff::Timestamp::now(), lease)
             .await?
         {
             Begin::Done(answer) => return Ok(replay(answer)),
@@ -131,8 +131,8 @@ impl Api {
         }
         // A new key will keep an answer: the account's quota on what it keeps is checked now (a replay above
         // keeps nothing more). Answers in flight may pass it by their size.
-        if let Err(refused) = self.room_to_keep(store.as_ref(), account).await {
-            if let Err(error) = store.abandon(account, &key).await {
+        if let Err(refused) = self.room_to_keep(store.as_ref(), tenant).await {
+            if let Err(error) = store.abandon(tenant, &key).await {
                 tracing::warn!(%error, "could not drop an idempotency claim; it lapses with its lease");
             }
             return Err(refused);
@@ -141,8 +141,8 @@ impl Api {
         // A task of its own: a client that disconnects does not cancel the work, and its retry finds the answer.
         let task = tokio::spawn(
             async move {
-                let result = renewing(store.as_ref(), account, &key, lease, work(api)).await;
-                finish(store.as_ref(), account, &key, result).await
+                let result = renewing(store.as_ref(), tenant, &key, lease, work(api)).await;
+                finish(store.as_ref(), tenant, &key, result).await
             }
             .instrument(tracing::Span::current()),
         );
@@ -156,14 +156,17 @@ impl Api {
     async fn room_to_keep(
         &self,
         store: &dyn IdempotencyStore,
-        account: AccountId,
+        tenant: Tenant,
     ) -> Result<(), ApiError> {
-        let quota_mb =
-            credit_ledger::quotas_of(self.lookup().ledger().as_ref(), account, self.quotas())
-                .await
-                .map_err(|error| ApiError::Lookup(error.into()))?
-                .idempotency_mb;
-        if store.stored_bytes(account).await? >= u64::from(quota_mb) << 20 {
+        let quota_mb = credit_ledger::quotas_of(
+            self.lookup().ledger().as_ref(),
+            tenant.account,
+            self.quotas(),
+        )
+        .await
+        .map_err(|error| ApiError::Lookup(error.into()))?
+        .idempotency_mb;
+        if store.stored_bytes(tenant).await? >= u64::from(quota_mb) << 20 {
             return Err(ApiError::IdempotencyStorageFull { quota_mb });
         }
         Ok(())
@@ -174,7 +177,7 @@ impl Api {
 /// stops (then a retry may run), never because the work took longer than one lease (a retry would run it twice).
 async fn renewing<T>(
     store: &dyn IdempotencyStore,
-    account: AccountId,
+    tenant: Tenant,
     key: &str,
     lease: Duration,
     work: impl Future<Output = T>,
@@ -186,7 +189,7 @@ async fn renewing<T>(
         tokio::select! {
             done = &mut work => return done,
             _ = renew.tick() => {
-                if let Err(error) = store.renew(account, key, jiff::Timestamp::now(), lease).await {
+                if let Err(error) = store.renew(tenant, key, jiff::Timestamp::now(), lease).await {
                     tracing::warn!(%error, "could not renew an idempotency claim; it lapses with its lease");
                 }
             }
@@ -197,21 +200,21 @@ async fn renewing<T>(
 /// Stores a successful answer under the key, or drops the claim after any other.
 async fn finish(
     store: &dyn IdempotencyStore,
-    account: AccountId,
+    tenant: Tenant,
     key: &str,
     result: Result<Response, ApiError>,
 ) -> Result<Response, ApiError> {
     match result {
         Ok(response) if response.status().is_success() => {
             let (answer, response) = stored(response).await;
-            if let Err(error) = store.finish(account, key, &answer).await {
+            if let Err(error) = store.finish(tenant, key, &answer).await {
                 // The answer stands; a retry will run again and may be charged again, so say so in the log.
                 tracing::error!(%error, "could not store the answer of an idempotent request");
             }
             Ok(response)
         }
         other => {
-            if let Err(error) = store.abandon(account, key).await {
+            if let Err(error) = store.abandon(tenant, key).await {
                 tracing::warn!(%error, "could not drop an idempotency claim; it lapses with its lease");
             }
             other

@@ -128,7 +128,7 @@ impl Api {
         let parsed = CompanyRequest::from_job_json(&call.body, self.domain())?;
         let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent(
-            caller.account,
+            caller.tenant,
             call.idempotency_key,
             fingerprint,
             move |_| async move {
@@ -161,7 +161,7 @@ impl Api {
         )?
         .and_then(|n| i64::try_from(n).ok())
         .map(JobId);
-        let page = jobs.jobs(caller.account, before, limit).await?;
+        let page = jobs.jobs(caller.tenant, before, limit).await?;
         let next = (page.len() == limit as usize)
             .then(|| page.last())
             .flatten()
@@ -186,7 +186,7 @@ impl Api {
     /// `GET /jobs/{id}`: the job.
     async fn show_job(&self, call: Call) -> Result<Response, ApiError> {
         let (jobs, caller, id) = self.one_job(&call)?;
-        let job = jobs.job(caller.account, id).await?;
+        let job = jobs.job(caller.tenant, id).await?;
         Ok(json_response(
             StatusCode::OK,
             &job.ok_or(ApiError::JobNotFound)?.info(),
@@ -196,7 +196,7 @@ impl Api {
     /// `POST /jobs/{id}/cancel`: the job, `cancelled` unless it had already ended; its results are kept.
     async fn cancel_job(&self, call: Call) -> Result<Response, ApiError> {
         let (jobs, caller, id) = self.one_job(&call)?;
-        let job = jobs.cancel(caller.account, id).await?;
+        let job = jobs.cancel(caller.tenant, id).await?;
         Ok(json_response(
             StatusCode::OK,
             &job.ok_or(ApiError::JobNotFound)?.info(),
@@ -206,7 +206,7 @@ impl Api {
     /// `DELETE /jobs/{id}`: 204; the job is cancelled if it still runs, then it and its results are gone.
     async fn delete_job(&self, call: Call) -> Result<Response, ApiError> {
         let (jobs, caller, id) = self.one_job(&call)?;
-        if jobs.delete(caller.account, id).await? {
+        if jobs.delete(caller.tenant, id).await? {
             Ok(no_content())
         } else {
             Err(ApiError::JobNotFound)
@@ -238,7 +238,7 @@ impl Api {
             })?,
         };
         let job = jobs
-            .job(caller.account, id)
+            .job(caller.tenant, id)
             .await?
             .ok_or(ApiError::JobNotFound)?
             .job;

@@ -36,7 +36,7 @@ impl Api {
         let lease = resolver.longest_request(parsed.queries.len());
         let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent_for(
-            caller.account,
+            caller.tenant,
             call.idempotency_key,
             fingerprint,
             lease,

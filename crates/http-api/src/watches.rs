@@ -91,7 +91,7 @@ impl Api {
     /// `GET /watches/{id}`: 200 with the watch.
     async fn show_watch(&self, call: Call) -> Result<Response, ApiError> {
         let (watches, caller, id) = self.one_watch(&call)?;
-        let watch = watches.get(caller.account, id).await?;
+        let watch = watches.get(caller.tenant, id).await?;
         Ok(json_response(
             StatusCode::OK,
             &watch_info(&watch.ok_or(ApiError::WatchNotFound)?),
@@ -102,7 +102,7 @@ impl Api {
     async fn delete_watch(&self, call: Call) -> Result<Response, ApiError> {
         let (watches, caller, id) = self.one_watch(&call)?;
         watches
-            .delete(caller.account, id)
+            .delete(caller.tenant, id)
             .await?
             .ok_or(ApiError::WatchNotFound)?;
         Ok(no_content())
@@ -115,11 +115,11 @@ impl Api {
             WatchRequest::from_json(&call.body, self.domain(), watches.settings().allow_private)?;
         let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent(
-            caller.account,
+            caller.tenant,
             call.idempotency_key,
             fingerprint,
             move |_| async move {
-                let created = watches.create(caller.account, &parsed).await?;
+                let created = watches.create(caller.tenant, &parsed).await?;
                 let created = api_contract::CreatedWatches {
                     watches: created.iter().map(watch_info).collect(),
                 };
@@ -143,7 +143,7 @@ impl Api {
         let after = number("after", asked.after.as_deref(), 1..=i64::MAX.unsigned_abs())?
             .and_then(|n| i64::try_from(n).ok())
             .map(WatchId);
-        let page = watches.list(caller.account, after, limit).await?;
+        let page = watches.list(caller.tenant, after, limit).await?;
         let next = (page.len() == limit as usize)
             .then(|| page.last())
             .flatten()

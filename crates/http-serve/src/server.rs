@@ -582,7 +582,7 @@ impl RequestId {
 }
 
 /// Runs the handler inside a `request` span and logs the outcome. The span has the fields `method`, `path`,
-/// `request_id`, and `account`, `key`, `records`, `credits` left empty for the handler to record on
+/// `request_id`, and `account`, `mode`, `key`, `records`, `credits` left empty for the handler to record on
 /// `tracing::Span::current()` once it knows them (the API does).
 async fn logged<H, F>(
     handler: H,
@@ -601,6 +601,7 @@ where
         path = %loggable_path(request.uri().path(), secret_path_prefixes),
         request_id = %id.0,
         account = tracing::field::Empty,
+        mode = tracing::field::Empty,
         key = tracing::field::Empty,
         records = tracing::field::Empty,
         credits = tracing::field::Empty,

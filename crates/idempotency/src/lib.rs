@@ -23,7 +23,7 @@ mod sqlite;
 
 use std::time::Duration;
 
-use company_model::AccountId;
+use company_model::Tenant;
 use sha2::{Digest, Sha256};
 
 #[cfg(feature = "postgres")]
@@ -84,11 +84,11 @@ pub struct IdempotencyError(#[source] pub Box<dyn std::error::Error + Send + Syn
 /// is atomic, so of two requests with one key exactly one is [`Begin::Started`].
 #[async_trait::async_trait]
 pub trait IdempotencyStore: Send + Sync + std::fmt::Debug {
-    /// Claims `key` of `account` for the request `fingerprint` at `now` for `lease`, or says why not. A record
+    /// Claims `key` of `tenant` for the request `fingerprint` at `now` for `lease`, or says why not. A record
     /// older than [`KEEP_FOR`], or a claim whose lease ended without an answer, is taken over.
     async fn begin(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         fingerprint: &str,
         now: jiff::Timestamp,
@@ -97,7 +97,7 @@ pub trait IdempotencyStore: Send + Sync + std::fmt::Debug {
     /// Stores the answer of the request that holds `key`.
     async fn finish(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         answer: &StoredAnswer,
     ) -> Result<(), IdempotencyError>;
@@ -106,19 +106,19 @@ pub trait IdempotencyStore: Send + Sync + std::fmt::Debug {
     /// than one lease. False when there is no running claim (it was answered or abandoned).
     async fn renew(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         now: jiff::Timestamp,
         lease: Duration,
     ) -> Result<bool, IdempotencyError>;
     /// Drops the claim of the request that holds `key`, so a retry runs again.
-    async fn abandon(&self, account: AccountId, key: &str) -> Result<(), IdempotencyError>;
+    async fn abandon(&self, tenant: Tenant, key: &str) -> Result<(), IdempotencyError>;
     /// Deletes records made before `cutoff`; returns how many. Also recounts each account's
     /// [`IdempotencyStore::stored_bytes`] from the records kept, so the count never drifts for long.
     async fn forget_before(&self, cutoff: jiff::Timestamp) -> Result<u64, IdempotencyError>;
     /// The bytes of answers the account has kept (each answer's body, counted when it is stored and recounted
     /// when old records are forgotten): what its quota on them is checked against before a key is claimed.
-    async fn stored_bytes(&self, account: AccountId) -> Result<u64, IdempotencyError>;
+    async fn stored_bytes(&self, tenant: Tenant) -> Result<u64, IdempotencyError>;
 
     /// Deletes the records older than [`KEEP_FOR`] (they answer nothing any more); returns how many.
     async fn forget_expired(&self) -> Result<u64, IdempotencyError> {

@@ -1,6 +1,6 @@
 use std::time::{Duration, SystemTime};
 
-use company_model::AccountId;
+use company_model::Tenant;
 use pg_pool::PgPool;
 
 use crate::{
@@ -41,7 +41,7 @@ impl PgIdempotencyStore {
 impl IdempotencyStore for PgIdempotencyStore {
     async fn begin(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         fingerprint: &str,
         now: jiff::Timestamp,
@@ -56,7 +56,7 @@ impl IdempotencyStore for PgIdempotencyStore {
             .execute(
                 "INSERT INTO idempotency_keys (account_id, key, fingerprint, created_at, lease_until)
                  VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-                &[&account.0, &key, &fingerprint, &now, &lease_until],
+                &[&tenant.key(), &key, &fingerprint, &now, &lease_until],
             )
             .await
             .map_err(backend)?;
@@ -67,7 +67,7 @@ impl IdempotencyStore for PgIdempotencyStore {
                 .query_one(
                     "SELECT fingerprint, created_at, lease_until, status, headers, body
                      FROM idempotency_keys WHERE account_id = $1 AND key = $2 FOR UPDATE",
-                    &[&account.0, &key],
+                    &[&tenant.key(), &key],
                 )
                 .await
                 .map_err(backend)?;
@@ -80,7 +80,7 @@ impl IdempotencyStore for PgIdempotencyStore {
                     "UPDATE idempotency_keys SET fingerprint = $3, created_at = $4, lease_until = $5,
                          status = NULL, headers = NULL, body = NULL
                      WHERE account_id = $1 AND key = $2",
-                    &[&account.0, &key, &fingerprint, &now, &lease_until],
+                    &[&tenant.key(), &key, &fingerprint, &now, &lease_until],
                 )
                 .await
                 .map_err(backend)?;
@@ -107,7 +107,7 @@ impl IdempotencyStore for PgIdempotencyStore {
 
     async fn finish(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         answer: &StoredAnswer,
     ) -> Result<(), IdempotencyError> {
@@ -123,7 +123,7 @@ impl IdempotencyStore for PgIdempotencyStore {
                  SELECT account_id, $6 FROM stored
                  ON CONFLICT (account_id) DO UPDATE SET bytes = idempotency_usage.bytes + excluded.bytes",
                 &[
-                    &account.0,
+                    &tenant.key(),
                     &key,
                     &i32::from(answer.status),
                     &headers_text(&answer.headers),
@@ -136,12 +136,12 @@ impl IdempotencyStore for PgIdempotencyStore {
         Ok(())
     }
 
-    async fn stored_bytes(&self, account: AccountId) -> Result<u64, IdempotencyError> {
+    async fn stored_bytes(&self, tenant: Tenant) -> Result<u64, IdempotencyError> {
         let client = self.pool.client().await.map_err(backend)?;
         let row = client
             .query_opt(
                 "SELECT bytes FROM idempotency_usage WHERE account_id = $1",
-                &[&account.0],
+                &[&tenant.key()],
             )
             .await
             .map_err(backend)?;
@@ -150,7 +150,7 @@ impl IdempotencyStore for PgIdempotencyStore {
 
     async fn renew(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         now: jiff::Timestamp,
         lease: Duration,
@@ -161,19 +161,19 @@ impl IdempotencyStore for PgIdempotencyStore {
             .execute(
                 "UPDATE idempotency_keys SET lease_until = greatest(lease_until, $3)
                  WHERE account_id = $1 AND key = $2 AND status IS NULL",
-                &[&account.0, &key, &until],
+                &[&tenant.key(), &key, &until],
             )
             .await
             .map_err(backend)?;
         Ok(updated > 0)
     }
 
-    async fn abandon(&self, account: AccountId, key: &str) -> Result<(), IdempotencyError> {
+    async fn abandon(&self, tenant: Tenant, key: &str) -> Result<(), IdempotencyError> {
         let client = self.pool.client().await.map_err(backend)?;
         client
             .execute(
                 "DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND status IS NULL",
-                &[&account.0, &key],
+                &[&tenant.key(), &key],
             )
             .await
             .map_err(backend)?;

@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use company_model::AccountId;
+use company_model::Tenant;
 use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, params};
 
@@ -63,7 +63,7 @@ type Row = (
 impl IdempotencyStore for SqliteIdempotencyStore {
     async fn begin(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         fingerprint: &str,
         now: jiff::Timestamp,
@@ -79,7 +79,7 @@ impl IdempotencyStore for SqliteIdempotencyStore {
                     .query_row(
                         "SELECT fingerprint, created_at_ms, lease_until_ms, status, headers, body
                          FROM idempotency_keys WHERE account_id = ?1 AND key = ?2",
-                        params![account.0, key],
+                        params![tenant.key(), key],
                         |r| {
                             Ok((
                                 r.get(0)?,
@@ -116,7 +116,7 @@ impl IdempotencyStore for SqliteIdempotencyStore {
                         "INSERT OR REPLACE INTO idempotency_keys
                              (account_id, key, fingerprint, created_at_ms, lease_until_ms)
                          VALUES (?1, ?2, ?3, ?4, ?5)",
-                        params![account.0, key, fingerprint, now, now + millis(lease)],
+                        params![tenant.key(), key, fingerprint, now, now + millis(lease)],
                     )?;
                     Begin::Started
                 };
@@ -129,7 +129,7 @@ impl IdempotencyStore for SqliteIdempotencyStore {
 
     async fn finish(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         answer: &StoredAnswer,
     ) -> Result<(), IdempotencyError> {
@@ -146,13 +146,13 @@ impl IdempotencyStore for SqliteIdempotencyStore {
                 let stored = tx.execute(
                     "UPDATE idempotency_keys SET status = ?3, headers = ?4, body = ?5
                      WHERE account_id = ?1 AND key = ?2",
-                    params![account.0, key, status, headers, body],
+                    params![tenant.key(), key, status, headers, body],
                 )?;
                 if stored > 0 {
                     tx.execute(
                         "INSERT INTO idempotency_usage (account_id, bytes) VALUES (?1, ?2)
                          ON CONFLICT (account_id) DO UPDATE SET bytes = bytes + excluded.bytes",
-                        params![account.0, bytes],
+                        params![tenant.key(), bytes],
                     )?;
                 }
                 tx.commit()
@@ -161,12 +161,12 @@ impl IdempotencyStore for SqliteIdempotencyStore {
             .map_err(backend)
     }
 
-    async fn stored_bytes(&self, account: AccountId) -> Result<u64, IdempotencyError> {
+    async fn stored_bytes(&self, tenant: Tenant) -> Result<u64, IdempotencyError> {
         self.pool
             .run(move |conn| {
                 conn.query_row(
                     "SELECT bytes FROM idempotency_usage WHERE account_id = ?1",
-                    [account.0],
+                    [tenant.key()],
                     |row| row.get::<_, i64>(0),
                 )
                 .optional()
@@ -178,7 +178,7 @@ impl IdempotencyStore for SqliteIdempotencyStore {
 
     async fn renew(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         key: &str,
         now: jiff::Timestamp,
         lease: Duration,
@@ -190,7 +190,7 @@ impl IdempotencyStore for SqliteIdempotencyStore {
                 conn.execute(
                     "UPDATE idempotency_keys SET lease_until_ms = max(lease_until_ms, ?3)
                      WHERE account_id = ?1 AND key = ?2 AND status IS NULL",
-                    params![account.0, key, until],
+                    params![tenant.key(), key, until],
                 )
             })
             .await
@@ -198,13 +198,13 @@ impl IdempotencyStore for SqliteIdempotencyStore {
             .map_err(backend)
     }
 
-    async fn abandon(&self, account: AccountId, key: &str) -> Result<(), IdempotencyError> {
+    async fn abandon(&self, tenant: Tenant, key: &str) -> Result<(), IdempotencyError> {
         let key = key.to_owned();
         self.pool
             .write(move |conn| {
                 conn.execute(
                     "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND status IS NULL",
-                    params![account.0, key],
+                    params![tenant.key(), key],
                 )
             })
             .await

@@ -26,7 +26,7 @@ use std::time::Duration;
 /// A job's status, an answer and an input row are the API's wire types (`company-model`), stored as they are.
 pub use api_contract::{Answer, InputRow, JobStatus};
 use api_contract::{FreshnessWindow, InputMetadata, RecordFields};
-use company_model::{AccountId, RecordJson, RecordSource, UnresolvedCode};
+use company_model::{RecordJson, RecordSource, Tenant, UnresolvedCode};
 use page_url::PageUrl;
 
 #[cfg(feature = "postgres")]
@@ -47,8 +47,8 @@ impl std::fmt::Display for JobId {
 /// A job to create.
 #[derive(Clone, Debug)]
 pub struct NewJob {
-    /// The account that pays.
-    pub account: AccountId,
+    /// The tenant (account and mode) that pays.
+    pub tenant: Tenant,
     /// The API key that created it, kept in the ledger rows of its charges.
     pub key_id: Option<i64>,
     /// The freshness window every page is looked up with.
@@ -121,8 +121,8 @@ pub(crate) fn open_counts_sql(account: &str) -> String {
 pub struct Job {
     /// Its id.
     pub id: JobId,
-    /// The account that pays.
-    pub account: AccountId,
+    /// The tenant (account and mode) that pays.
+    pub tenant: Tenant,
     /// The API key that created it.
     pub key_id: Option<i64>,
     /// Where it is.
@@ -165,8 +165,8 @@ pub struct Lease {
     pub id: i64,
     /// The job.
     pub job: JobId,
-    /// The job's account.
-    pub account: AccountId,
+    /// The job's tenant (account and mode).
+    pub tenant: Tenant,
     /// The job's API key.
     pub key_id: Option<i64>,
     /// The job's freshness window.
@@ -190,22 +190,22 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     /// the queue than `bound` allows (checked and added in one step: concurrent submissions cannot pass it
     /// together).
     async fn create(&self, job: NewJob, bound: QueueBound) -> Result<Created, JobStoreError>;
-    /// The job `id` if it belongs to `account`.
-    async fn job(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError>;
-    /// Up to `limit` jobs of `account`, newest first; with `before`, only older than that job (the next page).
+    /// The job `id` if it belongs to `tenant`.
+    async fn job(&self, tenant: Tenant, id: JobId) -> Result<Option<Job>, JobStoreError>;
+    /// Up to `limit` jobs of `tenant`, newest first; with `before`, only older than that job (the next page).
     async fn jobs(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         before: Option<JobId>,
         limit: u32,
     ) -> Result<Vec<Job>, JobStoreError>;
     /// Cancels the job unless it is already `done` or `cancelled`; returns it as it now is (`None` if it is not
     /// the account's). Leases in flight may still record their answers; no page is leased again.
-    async fn cancel(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError>;
-    /// Deletes the job with its inputs, answers and leases if it belongs to `account`; false when it does not.
+    async fn cancel(&self, tenant: Tenant, id: JobId) -> Result<Option<Job>, JobStoreError>;
+    /// Deletes the job with its inputs, answers and leases if it belongs to `tenant`; false when it does not.
     /// A lease in flight finds its lease gone and records nothing (as after a cancel, what it fetched may
     /// have been charged).
-    async fn delete(&self, account: AccountId, id: JobId) -> Result<bool, JobStoreError>;
+    async fn delete(&self, tenant: Tenant, id: JobId) -> Result<bool, JobStoreError>;
     /// Hands out up to `most` pages for `lasting`, to `server`: an abandoned lease (whole, same id) if a
     /// `queued` or `running` job has one, else pages not yet leased of the job whose account was served longest
     /// ago. The job becomes `running`. `None` when there is no work.
@@ -231,7 +231,7 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     /// Pauses a `queued` or `running` job with a reason (e.g. `insufficient_credits`).
     async fn pause(&self, id: JobId, reason: &str) -> Result<(), JobStoreError>;
     /// Paused jobs, `(job, account)`, oldest first.
-    async fn paused(&self) -> Result<Vec<(JobId, AccountId)>, JobStoreError>;
+    async fn paused(&self) -> Result<Vec<(JobId, Tenant)>, JobStoreError>;
     /// Puts a `paused` job back to `running`.
     async fn resume(&self, id: JobId) -> Result<(), JobStoreError>;
     /// Ends the leases `server` holds, so their pages are handed out again at once (same lease ids): call it when

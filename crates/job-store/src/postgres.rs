@@ -2,7 +2,7 @@ use std::time::{Duration, SystemTime};
 use store_base::time;
 
 use api_contract::{InputMetadata, RecordFields};
-use company_model::AccountId;
+use company_model::Tenant;
 use page_url::PageUrl;
 use pg_pool::PgPool;
 use pg_pool::tokio_postgres::{GenericClient, Row};
@@ -50,7 +50,7 @@ fn count(value: i64) -> u64 {
 fn job_row(row: &Row) -> Job {
     Job {
         id: JobId(row.get(0)),
-        account: AccountId(row.get(1)),
+        tenant: Tenant::from_key(row.get(1)),
         key_id: row.get(2),
         status: JobStatus::parse(row.get(3)).unwrap_or(JobStatus::Running),
         paused_reason: row.get(4),
@@ -108,12 +108,12 @@ impl JobStore for PgJobStore {
         // One submission per account at a time, so the counts below are the counts the insert adds to.
         tx.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended('jobs:' || $1::BIGINT::TEXT, 0))",
-            &[&job.account.0],
+            &[&job.tenant.key()],
         )
         .await
         .map_err(backend)?;
         let held = tx
-            .query_one(&crate::open_counts_sql("$1"), &[&job.account.0])
+            .query_one(&crate::open_counts_sql("$1"), &[&job.tenant.key()])
             .await
             .map_err(backend)?;
         let held: (i64, i64) = (held.get(0), held.get(1));
@@ -126,7 +126,7 @@ impl JobStore for PgJobStore {
                 "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, fields, metadata_columns)
                  VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7) RETURNING id",
                 &[
-                    &job.account.0,
+                    &job.tenant.key(),
                     &job.key_id,
                     &window_millis(job.window),
                     &(crate::int(job.urls.len())),
@@ -183,12 +183,12 @@ impl JobStore for PgJobStore {
             .ok_or_else(|| JobStoreError("the new job was not read back".into()))
     }
 
-    async fn job(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError> {
+    async fn job(&self, tenant: Tenant, id: JobId) -> Result<Option<Job>, JobStoreError> {
         let row = self
             .pool
             .query_opt(
                 &format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1 AND account_id = $2"),
-                &[&id.0, &account.0],
+                &[&id.0, &tenant.key()],
             )
             .await
             .map_err(backend)?;
@@ -197,7 +197,7 @@ impl JobStore for PgJobStore {
 
     async fn jobs(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         before: Option<JobId>,
         limit: u32,
     ) -> Result<Vec<Job>, JobStoreError> {
@@ -208,7 +208,7 @@ impl JobStore for PgJobStore {
                     "SELECT {JOB_COLUMNS} FROM jobs WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
                 ),
                 &[
-                    &account.0,
+                    &tenant.key(),
                     &before.map_or(i64::MAX, |b| b.0),
                     &i64::from(limit),
                 ],
@@ -218,20 +218,20 @@ impl JobStore for PgJobStore {
         Ok(rows.iter().map(job_row).collect())
     }
 
-    async fn cancel(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError> {
+    async fn cancel(&self, tenant: Tenant, id: JobId) -> Result<Option<Job>, JobStoreError> {
         self.pool
             .execute(
                 "UPDATE jobs SET status = 'cancelled', paused_reason = NULL, finished_at = now(),
                      endings = endings + 1
                  WHERE id = $1 AND account_id = $2 AND status NOT IN ('done', 'cancelled')",
-                &[&id.0, &account.0],
+                &[&id.0, &tenant.key()],
             )
             .await
             .map_err(backend)?;
-        self.job(account, id).await
+        self.job(tenant, id).await
     }
 
-    async fn delete(&self, account: AccountId, id: JobId) -> Result<bool, JobStoreError> {
+    async fn delete(&self, tenant: Tenant, id: JobId) -> Result<bool, JobStoreError> {
         let row = self
             .pool
             .query_one(
@@ -240,7 +240,7 @@ impl JobStore for PgJobStore {
                       pages AS (DELETE FROM job_pages WHERE job_id IN (SELECT id FROM gone)),
                       leases AS (DELETE FROM job_leases WHERE job_id IN (SELECT id FROM gone))
                  SELECT count(*)::BIGINT FROM gone",
-                &[&id.0, &account.0],
+                &[&id.0, &tenant.key()],
             )
             .await
             .map_err(backend)?;
@@ -344,7 +344,7 @@ impl JobStore for PgJobStore {
         Ok(Some(Lease {
             id: lease,
             job: job.id,
-            account: job.account,
+            tenant: job.tenant,
             key_id: job.key_id,
             window: job.window,
             pages: pages
@@ -466,7 +466,7 @@ impl JobStore for PgJobStore {
         Ok(())
     }
 
-    async fn paused(&self) -> Result<Vec<(JobId, AccountId)>, JobStoreError> {
+    async fn paused(&self) -> Result<Vec<(JobId, Tenant)>, JobStoreError> {
         let rows = self
             .pool
             .query(
@@ -477,7 +477,7 @@ impl JobStore for PgJobStore {
             .map_err(backend)?;
         Ok(rows
             .iter()
-            .map(|row| (JobId(row.get(0)), AccountId(row.get(1))))
+            .map(|row| (JobId(row.get(0)), Tenant::from_key(row.get(1))))
             .collect())
     }
 

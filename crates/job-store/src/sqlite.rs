@@ -3,7 +3,7 @@ use std::time::Duration;
 use store_base::time;
 
 use api_contract::{InputMetadata, RecordFields};
-use company_model::AccountId;
+use company_model::Tenant;
 use page_url::PageUrl;
 use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
@@ -46,7 +46,7 @@ fn count(value: i64) -> u64 {
 fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
     Ok(Job {
         id: JobId(row.get(0)?),
-        account: AccountId(row.get(1)?),
+        tenant: Tenant::from_key(row.get(1)?),
         key_id: row.get(2)?,
         status: JobStatus::parse(&row.get::<_, String>(3)?).unwrap_or(JobStatus::Running),
         paused_reason: row.get(4)?,
@@ -108,7 +108,7 @@ fn lease_of(id: i64, job: &Job, pages: &[String]) -> Lease {
     Lease {
         id,
         job: job.id,
-        account: job.account,
+        tenant: job.tenant,
         key_id: job.key_id,
         window: job.window,
         pages: pages
@@ -125,7 +125,7 @@ impl JobStore for SqliteJobStore {
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let held: (i64, i64) = tx.query_row(&crate::open_counts_sql("?1"), [job.account.0], |r| {
+                let held: (i64, i64) = tx.query_row(&crate::open_counts_sql("?1"), [job.tenant.key()], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })?;
                 if let Some(refused) = crate::admit(bound, held, job.urls.len()) {
@@ -137,7 +137,7 @@ impl JobStore for SqliteJobStore {
                                        metadata_columns)
                      VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
                     params![
-                        job.account.0,
+                        job.tenant.key(),
                         job.key_id,
                         window_millis(job.window),
                         crate::int(job.urls.len()),
@@ -182,18 +182,18 @@ impl JobStore for SqliteJobStore {
             .map_err(backend)
     }
 
-    async fn job(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError> {
+    async fn job(&self, tenant: Tenant, id: JobId) -> Result<Option<Job>, JobStoreError> {
         let job = self
             .pool
             .run(move |conn| read_job(conn, id.0))
             .await
             .map_err(backend)?;
-        Ok(job.filter(|job| job.account == account))
+        Ok(job.filter(|job| job.tenant == tenant))
     }
 
     async fn jobs(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         before: Option<JobId>,
         limit: u32,
     ) -> Result<Vec<Job>, JobStoreError> {
@@ -203,7 +203,7 @@ impl JobStore for SqliteJobStore {
                     "SELECT {JOB_COLUMNS} FROM jobs WHERE account_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"
                 ))?
                 .query_map(
-                    params![account.0, before.map_or(i64::MAX, |b| b.0), limit],
+                    params![tenant.key(), before.map_or(i64::MAX, |b| b.0), limit],
                     job_row,
                 )?
                 .collect()
@@ -212,28 +212,28 @@ impl JobStore for SqliteJobStore {
             .map_err(backend)
     }
 
-    async fn cancel(&self, account: AccountId, id: JobId) -> Result<Option<Job>, JobStoreError> {
+    async fn cancel(&self, tenant: Tenant, id: JobId) -> Result<Option<Job>, JobStoreError> {
         self.pool
             .write(move |conn| {
                 conn.execute(
                     "UPDATE jobs SET status = 'cancelled', paused_reason = NULL, finished_at_ms = ?3,
                          endings = endings + 1
                      WHERE id = ?1 AND account_id = ?2 AND status NOT IN ('done', 'cancelled')",
-                    params![id.0, account.0, time::now_millis()],
+                    params![id.0, tenant.key(), time::now_millis()],
                 )?;
-                Ok(read_job(conn, id.0)?.filter(|job| job.account == account))
+                Ok(read_job(conn, id.0)?.filter(|job| job.tenant == tenant))
             })
             .await
             .map_err(backend)
     }
 
-    async fn delete(&self, account: AccountId, id: JobId) -> Result<bool, JobStoreError> {
+    async fn delete(&self, tenant: Tenant, id: JobId) -> Result<bool, JobStoreError> {
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let deleted = tx.execute(
                     "DELETE FROM jobs WHERE id = ?1 AND account_id = ?2",
-                    params![id.0, account.0],
+                    params![id.0, tenant.key()],
                 )?;
                 if deleted > 0 {
                     for table in ["job_inputs", "job_pages", "job_leases"] {
@@ -433,13 +433,13 @@ impl JobStore for SqliteJobStore {
         Ok(())
     }
 
-    async fn paused(&self) -> Result<Vec<(JobId, AccountId)>, JobStoreError> {
+    async fn paused(&self) -> Result<Vec<(JobId, Tenant)>, JobStoreError> {
         self.pool
             .run(|conn| {
                 conn.prepare_cached(
                     "SELECT id, account_id FROM jobs WHERE status = 'paused' ORDER BY id",
                 )?
-                .query_map([], |r| Ok((JobId(r.get(0)?), AccountId(r.get(1)?))))?
+                .query_map([], |r| Ok((JobId(r.get(0)?), Tenant::from_key(r.get(1)?))))?
                 .collect()
             })
             .await

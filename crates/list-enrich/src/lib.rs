@@ -143,7 +143,7 @@ impl JobTarget for Embedded {
 
     async fn job(&self, id: &str) -> Result<JobInfo, EnrichError> {
         self.jobs
-            .job(self.caller.account, job_id(id)?)
+            .job(self.caller.tenant, job_id(id)?)
             .await?
             .map(|job| job.info())
             .ok_or_else(|| EnrichError::NoSuchJob(id.to_owned()))
@@ -156,7 +156,7 @@ impl JobTarget for Embedded {
         loop {
             let rows = self
                 .jobs
-                .inputs(self.caller.account, job_id(id)?, from, page)
+                .inputs(self.caller.tenant, job_id(id)?, from, page)
                 .await?
                 .unwrap_or_default();
             let full = rows.len() == page as usize;

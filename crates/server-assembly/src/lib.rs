@@ -22,7 +22,7 @@ use bulk_jobs::{BulkJobs, BulkSettings, Runner};
 use company_lookup::{LookupService, LookupSettings};
 use company_resolve::{Resolver, ResolverSettings};
 use company_watch::{SystemClock, WatchSettings, Watches};
-use credit_ledger::{Ledger, PgLedger, SqliteLedger, WithTestTwins};
+use credit_ledger::{Ledger, PgLedger, SqliteLedger, Tenant, WithTestMode};
 use dashboard::{Dashboard, DashboardSettings};
 use dashboard_auth::{PgUserStore, SqliteUserStore, UserStore, Users};
 use http::Request;
@@ -184,7 +184,7 @@ impl Stores {
         Ok(Self {
             accounts: Arc::new(Accounts::new(
                 // Test-mode keys' accounts spend nothing, whoever bills them.
-                Arc::new(WithTestTwins::new(ledger)),
+                Arc::new(WithTestMode::new(ledger)),
                 Arc::new(ApiKeys::new(keys)),
                 Arc::new(Users::new(users)),
             )),
@@ -371,7 +371,7 @@ impl App {
             if let Some(kind) = ending.kind {
                 self.watches
                     .announce(
-                        ending.account,
+                        ending.tenant,
                         kind,
                         ending.event_id.clone(),
                         ending.data.clone(),
@@ -393,7 +393,7 @@ impl App {
         for alert in &alerts {
             self.watches
                 .announce(
-                    alert.account,
+                    Tenant::live(alert.account),
                     AccountEventType::AccountBalanceLow,
                     alert.event_id(),
                     serde_json::to_value(alert.data())?,
@@ -444,7 +444,7 @@ impl App {
 
 /// The lookup test-mode keys are answered by: the sandbox's pages ([`sandbox_pages`]) as a folder origin in
 /// `dir`, its own snapshot store there (a test key never reads a live snapshot, and the reverse), the service's
-/// ledger (which charges test twins nothing) and the service's lookup settings.
+/// ledger (which charges test-mode tenants nothing) and the service's lookup settings.
 async fn sandbox(
     dir: &std::path::Path,
     stores: &Stores,

@@ -25,7 +25,7 @@ mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-use company_model::{AccountId, RecordJson};
+use company_model::{RecordJson, Tenant};
 use page_url::PageUrl;
 
 #[cfg(feature = "postgres")]
@@ -46,8 +46,8 @@ impl std::fmt::Display for WatchId {
 /// A watch to create.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewWatch {
-    /// The account that owns it and pays for its refreshes.
-    pub account: AccountId,
+    /// The tenant (account and mode) that owns it and pays for its refreshes.
+    pub tenant: Tenant,
     /// The page, normalized.
     pub url: PageUrl,
     /// Hours between refreshes.
@@ -65,8 +65,8 @@ pub struct NewWatch {
 pub struct Watch {
     /// Its id.
     pub id: WatchId,
-    /// Its account.
-    pub account: AccountId,
+    /// Its tenant (account and mode).
+    pub tenant: Tenant,
     /// The page.
     pub url: PageUrl,
     /// Hours between refreshes.
@@ -142,8 +142,8 @@ pub struct Delivery {
     pub event_id: String,
     /// Its watch.
     pub watch_id: WatchId,
-    /// The account (whose webhook secret signs it).
-    pub account: AccountId,
+    /// The tenant (account and mode), whose webhook secret signs it.
+    pub tenant: Tenant,
     /// Where it goes.
     pub webhook_url: String,
     /// The JSON body, exactly as sent on every attempt.
@@ -195,8 +195,8 @@ impl std::fmt::Display for EndpointId {
 /// A webhook endpoint to register for an account's events.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewEndpoint {
-    /// The account whose events it receives.
-    pub account: AccountId,
+    /// The tenant (account and mode) whose events it receives.
+    pub tenant: Tenant,
     /// Where events are POSTed.
     pub url: String,
     /// The event types it receives (e.g. `job.finished`); the caller checks them, the store keeps them.
@@ -208,8 +208,8 @@ pub struct NewEndpoint {
 pub struct Endpoint {
     /// Its id.
     pub id: EndpointId,
-    /// Its account.
-    pub account: AccountId,
+    /// Its tenant (account and mode).
+    pub tenant: Tenant,
     /// Where events are POSTed.
     pub url: String,
     /// The event types it receives.
@@ -230,8 +230,8 @@ pub struct AccountEvent {
     /// Its id (`evt_…`): made from what happened, so the same event queued twice (two servers noticing one job
     /// finish) is queued once per endpoint.
     pub id: String,
-    /// The account it is about.
-    pub account: AccountId,
+    /// The tenant (account and mode) it is about.
+    pub tenant: Tenant,
     /// Its type, e.g. `job.finished`, `account.balance_low`, `ping`.
     pub kind: String,
     /// The JSON body, exactly as sent on every attempt.
@@ -268,8 +268,8 @@ pub struct EndpointDelivery {
     pub event_id: String,
     /// The endpoint it goes to.
     pub endpoint: EndpointId,
-    /// The account (whose webhook secret signs it).
-    pub account: AccountId,
+    /// The tenant (account and mode), whose webhook secret signs it.
+    pub tenant: Tenant,
     /// The endpoint's URL.
     pub url: String,
     /// The JSON body.
@@ -303,16 +303,16 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     /// Up to `limit` of the account's watches with ids above `after` (from the first when `None`), by id.
     async fn list(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         after: Option<WatchId>,
         limit: u32,
     ) -> Result<Vec<Watch>, WatchStoreError>;
 
     /// The account's watch `id`, if it has one.
-    async fn get(&self, account: AccountId, id: WatchId) -> Result<Option<Watch>, WatchStoreError>;
+    async fn get(&self, tenant: Tenant, id: WatchId) -> Result<Option<Watch>, WatchStoreError>;
 
     /// Deletes the account's watch `id` and its undelivered events; false when it had none.
-    async fn delete(&self, account: AccountId, id: WatchId) -> Result<bool, WatchStoreError>;
+    async fn delete(&self, tenant: Tenant, id: WatchId) -> Result<bool, WatchStoreError>;
 
     /// Claims up to `limit` enabled watches due at `now` whose claim, if any, lapsed, accounts taking turns
     /// (every account's oldest due watch before any account's second, so one account's thousands of due
@@ -367,12 +367,12 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     ) -> Result<Option<Endpoint>, WatchStoreError>;
 
     /// The account's endpoints, by id (an account has a few: the service bounds how many).
-    async fn endpoints(&self, account: AccountId) -> Result<Vec<Endpoint>, WatchStoreError>;
+    async fn endpoints(&self, tenant: Tenant) -> Result<Vec<Endpoint>, WatchStoreError>;
 
     /// Deletes the account's endpoint `id` and its events; false when it had none.
     async fn delete_endpoint(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         id: EndpointId,
     ) -> Result<bool, WatchStoreError>;
 
@@ -389,7 +389,7 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     /// Up to `limit` of the account's event copies, newest first, those of endpoint `of` only when given.
     async fn endpoint_events(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         of: Option<EndpointId>,
         limit: u32,
     ) -> Result<Vec<EndpointEvent>, WatchStoreError>;
@@ -421,13 +421,13 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     async fn forget_done_before(&self, before: jiff::Timestamp) -> Result<u64, WatchStoreError>;
 
     /// The account's webhook secret, if it has one.
-    async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError>;
+    async fn secret(&self, tenant: Tenant) -> Result<Option<String>, WatchStoreError>;
 
     /// Sets the account's webhook secret to `secret` if it has none (`replace` false) or in any case
     /// (`replace` true: a rotation); returns the secret in force.
     async fn set_secret(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         secret: &str,
         replace: bool,
     ) -> Result<String, WatchStoreError>;

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use company_model::{AccountId, RecordJson};
+use company_model::{RecordJson, Tenant};
 use pg_pool::PgPool;
 use pg_pool::tokio_postgres::Row;
 
@@ -223,7 +223,7 @@ impl WatchStore for PgWatchStore {
         now: jiff::Timestamp,
     ) -> Result<Option<Vec<Watch>>, WatchStoreError> {
         let now_ms = millis(now);
-        let account = watches.first().map_or(0, |w| w.account.0);
+        let account = watches.first().map_or(0, |w| w.tenant.key());
         let mut client = self.pool.client().await.map_err(backend)?;
         let tx = client.transaction().await.map_err(backend)?;
         // One creation per account at a time, so the count below is the count the inserts add to.
@@ -260,7 +260,7 @@ impl WatchStore for PgWatchStore {
                 .query_one(
                     &statement,
                     &[
-                        &watch.account.0,
+                        &watch.tenant.key(),
                         &watch.url.as_str(),
                         &i64::from(watch.every_hours),
                         &watch.webhook_url,
@@ -279,7 +279,7 @@ impl WatchStore for PgWatchStore {
 
     async fn list(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         after: Option<WatchId>,
         limit: u32,
     ) -> Result<Vec<Watch>, WatchStoreError> {
@@ -289,18 +289,18 @@ impl WatchStore for PgWatchStore {
                 &format!(
                     "SELECT {WATCH_COLUMNS} FROM watches WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3"
                 ),
-                &[&account.0, &after.map_or(0, |a| a.0), &i64::from(limit)],
+                &[&tenant.key(), &after.map_or(0, |a| a.0), &i64::from(limit)],
             )
             .await
             .map_err(backend)?;
         rows.iter().map(|row| watch_row(row).into_watch()).collect()
     }
 
-    async fn get(&self, account: AccountId, id: WatchId) -> Result<Option<Watch>, WatchStoreError> {
+    async fn get(&self, tenant: Tenant, id: WatchId) -> Result<Option<Watch>, WatchStoreError> {
         self.pool
             .query_opt(
                 &format!("SELECT {WATCH_COLUMNS} FROM watches WHERE account_id = $1 AND id = $2"),
-                &[&account.0, &id.0],
+                &[&tenant.key(), &id.0],
             )
             .await
             .map_err(backend)?
@@ -308,14 +308,14 @@ impl WatchStore for PgWatchStore {
             .transpose()
     }
 
-    async fn delete(&self, account: AccountId, id: WatchId) -> Result<bool, WatchStoreError> {
+    async fn delete(&self, tenant: Tenant, id: WatchId) -> Result<bool, WatchStoreError> {
         let deleted = self
             .pool
             .execute(
                 "WITH gone AS (DELETE FROM watches WHERE account_id = $1 AND id = $2 RETURNING id),
                       events AS (DELETE FROM watch_events WHERE watch_id IN (SELECT id FROM gone))
                  SELECT 1 FROM gone",
-                &[&account.0, &id.0],
+                &[&tenant.key(), &id.0],
             )
             .await
             .map_err(backend)?;
@@ -454,7 +454,7 @@ impl WatchStore for PgWatchStore {
         // One registration per account at a time, so the count below is the count the insert sees.
         tx.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1::BIGINT::TEXT, 0))",
-            &[&endpoint.account.0],
+            &[&endpoint.tenant.key()],
         )
         .await
         .map_err(backend)?;
@@ -467,7 +467,7 @@ impl WatchStore for PgWatchStore {
                      RETURNING {ENDPOINT_COLUMNS}"
                 ),
                 &[
-                    &endpoint.account.0,
+                    &endpoint.tenant.key(),
                     &endpoint.url,
                     &fields_column(&endpoint.events),
                     &millis(now),
@@ -480,14 +480,14 @@ impl WatchStore for PgWatchStore {
         Ok(row.map(|row| endpoint_row(&row).into_endpoint()))
     }
 
-    async fn endpoints(&self, account: AccountId) -> Result<Vec<Endpoint>, WatchStoreError> {
+    async fn endpoints(&self, tenant: Tenant) -> Result<Vec<Endpoint>, WatchStoreError> {
         let rows = self
             .pool
             .query(
                 &format!(
                     "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY id"
                 ),
-                &[&account.0],
+                &[&tenant.key()],
             )
             .await
             .map_err(backend)?;
@@ -499,7 +499,7 @@ impl WatchStore for PgWatchStore {
 
     async fn delete_endpoint(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         id: EndpointId,
     ) -> Result<bool, WatchStoreError> {
         let deleted = self
@@ -508,7 +508,7 @@ impl WatchStore for PgWatchStore {
                 "WITH gone AS (DELETE FROM webhook_endpoints WHERE account_id = $1 AND id = $2 RETURNING id),
                       events AS (DELETE FROM endpoint_events WHERE endpoint_id IN (SELECT id FROM gone))
                  SELECT 1 FROM gone",
-                &[&account.0, &id.0],
+                &[&tenant.key(), &id.0],
             )
             .await
             .map_err(backend)?;
@@ -532,7 +532,7 @@ impl WatchStore for PgWatchStore {
                  ON CONFLICT DO NOTHING",
                 &[
                     &event.id,
-                    &event.account.0,
+                    &event.tenant.key(),
                     &event.kind,
                     &event.body,
                     &millis(now),
@@ -545,7 +545,7 @@ impl WatchStore for PgWatchStore {
 
     async fn endpoint_events(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         of: Option<EndpointId>,
         limit: u32,
     ) -> Result<Vec<EndpointEvent>, WatchStoreError> {
@@ -558,7 +558,7 @@ impl WatchStore for PgWatchStore {
                      ORDER BY created_at_ms DESC, id DESC, endpoint_id LIMIT $3"
                 ),
                 &[
-                    &account.0,
+                    &tenant.key(),
                     &of.map(|endpoint| endpoint.0),
                     &i64::from(limit),
                 ],
@@ -624,12 +624,12 @@ impl WatchStore for PgWatchStore {
         Ok(forgotten)
     }
 
-    async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError> {
+    async fn secret(&self, tenant: Tenant) -> Result<Option<String>, WatchStoreError> {
         Ok(self
             .pool
             .query_opt(
                 "SELECT secret FROM webhook_secrets WHERE account_id = $1",
-                &[&account.0],
+                &[&tenant.key()],
             )
             .await
             .map_err(backend)?
@@ -638,7 +638,7 @@ impl WatchStore for PgWatchStore {
 
     async fn set_secret(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         secret: &str,
         replace: bool,
     ) -> Result<String, WatchStoreError> {
@@ -657,7 +657,7 @@ impl WatchStore for PgWatchStore {
                  SELECT secret FROM put
                  UNION ALL
                  SELECT secret FROM webhook_secrets WHERE account_id = $1 AND NOT EXISTS (SELECT 1 FROM put)",
-                &[&account.0, &secret, &now_ms, &replace],
+                &[&tenant.key(), &secret, &now_ms, &replace],
             )
             .await
             .map_err(backend)?;

@@ -1,7 +1,7 @@
 //! What both engines share: the columns every read selects and the rows they are read into, times and `fields`
 //! as columns hold them, the fair claim's SQL, and what a claim or an attempt writes.
 
-use company_model::AccountId;
+use company_model::Tenant;
 use page_url::PageUrl;
 
 use crate::{
@@ -51,7 +51,7 @@ impl WatchRow {
     pub(crate) fn into_watch(self) -> Result<Watch, WatchStoreError> {
         Ok(Watch {
             id: WatchId(self.id),
-            account: AccountId(self.account),
+            tenant: Tenant::from_key(self.account),
             url: PageUrl::from_canonical(&self.url).map_err(|e| WatchStoreError(Box::new(e)))?,
             every_hours: u32::try_from(self.every_hours).unwrap_or(u32::MAX),
             webhook_url: self.webhook_url,
@@ -107,7 +107,7 @@ impl EndpointRow {
     pub(crate) fn into_endpoint(self) -> Endpoint {
         Endpoint {
             id: EndpointId(self.id),
-            account: AccountId(self.account),
+            tenant: Tenant::from_key(self.account),
             url: self.url,
             events: fields_from_column(&self.events),
             created_at: at(self.created_ms),
@@ -178,8 +178,8 @@ impl Queue {
     /// skipping the rows another server is claiming before it limits). The rules:
     /// - an owner (an endpoint, a watch) has at most one event in flight: none of an owner with one claimed, and
     ///   of the others only their oldest due event;
-    /// - an account has at most `per_account` in flight, counting those claimed already in both queues and its
-    ///   test twin's with its own, however many owners it has (a thousand watches pointing at one receiver that
+    /// - an account has at most `per_account` in flight, counting those claimed already in both queues and both
+    ///   its tenants' (live and test mode), however many owners it has (a thousand watches pointing at one receiver that
     ///   never answers hold `per_account` places, not all);
     /// - accounts take turns: every account's first event comes before any account's second, so one account's
     ///   queue of thousands delays another's event by one claim at most.
@@ -190,7 +190,8 @@ impl Queue {
             other_events,
             ..
         } = self;
-        // An account is counted with its test twin (`abs`), and across both queues: a tenant's share is one.
+        // An account is counted with both its tenants (`abs` of the key, `Tenant::key`), and across both queues:
+        // an account's share is one.
         format!(
             "WITH busy AS (
                  SELECT {owner} AS owner, abs(account_id) AS account FROM {events} WHERE claim_until_ms > {now}),
@@ -263,7 +264,7 @@ impl Claimed {
         Some(Delivery {
             event_id: self.id,
             watch_id: WatchId(self.owner),
-            account: AccountId(self.account),
+            tenant: Tenant::from_key(self.account),
             webhook_url: self.url?,
             body: self.body,
             created_at: at(self.created_ms),
@@ -276,7 +277,7 @@ impl Claimed {
         Some(EndpointDelivery {
             event_id: self.id,
             endpoint: EndpointId(self.owner),
-            account: AccountId(self.account),
+            tenant: Tenant::from_key(self.account),
             url: self.url?,
             body: self.body,
             created_at: at(self.created_ms),

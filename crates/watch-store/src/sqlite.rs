@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use company_model::{AccountId, RecordJson};
+use company_model::{RecordJson, Tenant};
 use sqlite_pool::SqlitePool;
 use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params};
 
@@ -249,14 +249,14 @@ impl WatchStore for SqliteWatchStore {
         now: jiff::Timestamp,
     ) -> Result<Option<Vec<Watch>>, WatchStoreError> {
         let now_ms = millis(now);
-        let account = watches.first().map_or(0, |w| w.account.0);
+        let account = watches.first().map_or(0, |w| w.tenant.key());
         let most = i64::try_from(at_most).unwrap_or(i64::MAX);
         let adding = i64::try_from(watches.len()).unwrap_or(i64::MAX);
         let rows: Vec<_> = watches
             .iter()
             .map(|w| {
                 (
-                    w.account.0,
+                    w.tenant.key(),
                     w.url.as_str().to_owned(),
                     i64::from(w.every_hours),
                     w.webhook_url.clone(),
@@ -297,7 +297,7 @@ impl WatchStore for SqliteWatchStore {
         };
         let mut created = Vec::with_capacity(ids.len());
         for (id, watch) in ids.into_iter().zip(watches) {
-            if let Some(found) = self.get(watch.account, WatchId(id)).await? {
+            if let Some(found) = self.get(watch.tenant, WatchId(id)).await? {
                 created.push(found);
             }
         }
@@ -306,7 +306,7 @@ impl WatchStore for SqliteWatchStore {
 
     async fn list(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         after: Option<WatchId>,
         limit: u32,
     ) -> Result<Vec<Watch>, WatchStoreError> {
@@ -314,28 +314,28 @@ impl WatchStore for SqliteWatchStore {
             format!(
                 "SELECT {WATCH_COLUMNS} FROM watches WHERE account_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
             ),
-            vec![account.0, after.map_or(0, |a| a.0), i64::from(limit)],
+            vec![tenant.key(), after.map_or(0, |a| a.0), i64::from(limit)],
         )
         .await
     }
 
-    async fn get(&self, account: AccountId, id: WatchId) -> Result<Option<Watch>, WatchStoreError> {
+    async fn get(&self, tenant: Tenant, id: WatchId) -> Result<Option<Watch>, WatchStoreError> {
         Ok(self
             .read_watches(
                 format!("SELECT {WATCH_COLUMNS} FROM watches WHERE account_id = ?1 AND id = ?2"),
-                vec![account.0, id.0],
+                vec![tenant.key(), id.0],
             )
             .await?
             .pop())
     }
 
-    async fn delete(&self, account: AccountId, id: WatchId) -> Result<bool, WatchStoreError> {
+    async fn delete(&self, tenant: Tenant, id: WatchId) -> Result<bool, WatchStoreError> {
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let deleted = tx.execute(
                     "DELETE FROM watches WHERE account_id = ?1 AND id = ?2",
-                    params![account.0, id.0],
+                    params![tenant.key(), id.0],
                 )?;
                 tx.execute("DELETE FROM watch_events WHERE watch_id = ?1", [id.0])?;
                 tx.commit()?;
@@ -466,7 +466,7 @@ impl WatchStore for SqliteWatchStore {
         now: jiff::Timestamp,
     ) -> Result<Option<Endpoint>, WatchStoreError> {
         let (account, url, events) = (
-            endpoint.account.0,
+            endpoint.tenant.key(),
             endpoint.url.clone(),
             fields_column(&endpoint.events),
         );
@@ -491,14 +491,14 @@ impl WatchStore for SqliteWatchStore {
         Ok(row.map(EndpointRow::into_endpoint))
     }
 
-    async fn endpoints(&self, account: AccountId) -> Result<Vec<Endpoint>, WatchStoreError> {
+    async fn endpoints(&self, tenant: Tenant) -> Result<Vec<Endpoint>, WatchStoreError> {
         let rows = self
             .pool
             .run(move |conn| {
                 conn.prepare_cached(&format!(
                     "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = ?1 ORDER BY id"
                 ))?
-                .query_map([account.0], endpoint_row)?
+                .query_map([tenant.key()], endpoint_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })
             .await
@@ -508,7 +508,7 @@ impl WatchStore for SqliteWatchStore {
 
     async fn delete_endpoint(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         id: EndpointId,
     ) -> Result<bool, WatchStoreError> {
         self.pool
@@ -516,7 +516,7 @@ impl WatchStore for SqliteWatchStore {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let deleted = tx.execute(
                     "DELETE FROM webhook_endpoints WHERE account_id = ?1 AND id = ?2",
-                    params![account.0, id.0],
+                    params![tenant.key(), id.0],
                 )?;
                 tx.execute("DELETE FROM endpoint_events WHERE endpoint_id = ?1", [id.0])?;
                 tx.commit()?;
@@ -534,7 +534,7 @@ impl WatchStore for SqliteWatchStore {
     ) -> Result<u64, WatchStoreError> {
         let (id, account, kind, body) = (
             event.id.clone(),
-            event.account.0,
+            event.tenant.key(),
             event.kind.clone(),
             event.body.clone(),
         );
@@ -561,7 +561,7 @@ impl WatchStore for SqliteWatchStore {
 
     async fn endpoint_events(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         of: Option<EndpointId>,
         limit: u32,
     ) -> Result<Vec<EndpointEvent>, WatchStoreError> {
@@ -574,7 +574,7 @@ impl WatchStore for SqliteWatchStore {
                      WHERE account_id = ?1 AND (?2 IS NULL OR endpoint_id = ?2)
                      ORDER BY created_at_ms DESC, id DESC, endpoint_id LIMIT ?3"
                 ))?
-                .query_map(params![account.0, of, limit], endpoint_event_row)?
+                .query_map(params![tenant.key(), of, limit], endpoint_event_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })
             .await
@@ -636,11 +636,11 @@ impl WatchStore for SqliteWatchStore {
             .map_err(backend)
     }
 
-    async fn secret(&self, account: AccountId) -> Result<Option<String>, WatchStoreError> {
+    async fn secret(&self, tenant: Tenant) -> Result<Option<String>, WatchStoreError> {
         self.pool
             .run(move |conn| {
                 conn.prepare_cached("SELECT secret FROM webhook_secrets WHERE account_id = ?1")?
-                    .query_row([account.0], |row| row.get(0))
+                    .query_row([tenant.key()], |row| row.get(0))
                     .optional()
             })
             .await
@@ -649,7 +649,7 @@ impl WatchStore for SqliteWatchStore {
 
     async fn set_secret(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         secret: &str,
         replace: bool,
     ) -> Result<String, WatchStoreError> {
@@ -665,10 +665,10 @@ impl WatchStore for SqliteWatchStore {
                     "INSERT INTO webhook_secrets (account_id, secret, created_at_ms) VALUES (?1, ?2, ?3)
                      ON CONFLICT (account_id) DO NOTHING"
                 };
-                conn.execute(sql, params![account.0, secret, now_ms])?;
+                conn.execute(sql, params![tenant.key(), secret, now_ms])?;
                 conn.query_row(
                     "SELECT secret FROM webhook_secrets WHERE account_id = ?1",
-                    [account.0],
+                    [tenant.key()],
                     |row| row.get(0),
                 )
             })

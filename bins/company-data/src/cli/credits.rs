@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Subcommand;
-use credit_ledger::{Credits, Ledger};
+use credit_ledger::{Credits, Ledger, Tenant};
 
 use super::DbArg;
 
@@ -61,7 +61,7 @@ pub(crate) async fn run(command: CreditsCommand) -> anyhow::Result<()> {
             };
             for account in shown {
                 println!("{}: {} credits", account.name, account.balance);
-                for entry in ledger.entries(account.id, None, 10).await? {
+                for entry in ledger.entries(Tenant::live(account.id), None, 10).await? {
                     let what = match (&entry.charge, &entry.note) {
                         (Some(charge), _) => format!(
                             "{} request, {} URLs, {} returned",

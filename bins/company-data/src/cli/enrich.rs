@@ -10,6 +10,7 @@ use api_contract::RecordFields;
 use clap::{Args, ValueEnum};
 use company_data::config::ServeArgs;
 use company_lookup::Caller;
+use credit_ledger::Tenant;
 use list_enrich::{
     CsvCells, Embedded, EmbeddedResolver, Enrichment, JobTarget, List, ListFormat, QueryColumns,
     QueryList, Remote, ResolveTarget,
@@ -137,7 +138,7 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         let target = Embedded {
             jobs: std::sync::Arc::clone(&server.app().jobs),
             caller: Caller {
-                account,
+                tenant: Tenant::live(account),
                 key_id: None,
             },
             domain: settings.fetcher.domain.clone(),
@@ -281,7 +282,7 @@ async fn resolve_list(
         let target = EmbeddedResolver {
             resolver: std::sync::Arc::clone(&server.app().resolver),
             caller: Caller {
-                account,
+                tenant: Tenant::live(account),
                 key_id: None,
             },
         };

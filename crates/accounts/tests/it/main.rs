@@ -46,14 +46,17 @@ async fn first_start_makes_one_funded_key_once() {
         .verify(first.key.expose())
         .await
         .expect("valid");
-    assert_eq!(verified.account, first.account.id);
+    assert_eq!(
+        verified.tenant,
+        company_model::Tenant::live(first.account.id)
+    );
     assert!(
         accounts.first_start().await.expect("works").is_none(),
         "only once"
     );
     let ledger = accounts
         .ledger()
-        .entries(first.account.id, None, 10)
+        .entries(company_model::Tenant::live(first.account.id), None, 10)
         .await
         .expect("rows");
     assert_eq!(ledger.len(), 1, "one grant row");
@@ -81,7 +84,7 @@ async fn keys_for_a_named_account_make_it_and_fund_it() {
     assert_eq!(three.account.balance, credits("10.5"));
     let rows = accounts
         .ledger()
-        .entries(one.account.id, None, 10)
+        .entries(company_model::Tenant::live(one.account.id), None, 10)
         .await
         .expect("rows");
     assert_eq!(rows.len(), 2);
@@ -91,10 +94,13 @@ async fn keys_for_a_named_account_make_it_and_fund_it() {
         .await
         .expect("keys");
     assert_eq!(keys.len(), 3);
-    // The third is a test key of the same account, and acts for its test twin.
+    // The third is a test key of the same account, and acts for its test mode.
     assert_eq!(three.record.account, one.account.id);
     assert!(three.key.expose().starts_with("cdk_test_"));
-    assert_eq!(three.record.acts_for(), one.account.id.test_twin());
+    assert_eq!(
+        three.record.acts_for(),
+        company_model::Tenant::test(one.account.id)
+    );
     assert!(matches!(
         accounts
             .grant(one.account.id, Credits::ZERO, "nothing")

@@ -13,7 +13,7 @@ use api_keys::{
     ApiKey, ApiKeys, FailureLimit, KeyError, KeyMode, KeyStats, KeyStore, PgKeyStore,
     SqliteKeyStore,
 };
-use company_model::AccountId;
+use company_model::{AccountId, Tenant};
 
 /// What a stored form must not be: the key itself, any run of its random part, or its unkeyed SHA-256 (which
 /// a table of digests of guessed keys could match).
@@ -80,8 +80,8 @@ async fn revocation_reaches_another_server(engine: &Engine) {
 
     let verified = server_b.verify(key.expose()).await.expect("valid on b");
     assert_eq!(
-        (verified.key_id, verified.account),
-        (record.id, AccountId(1))
+        (verified.key_id, verified.tenant),
+        (record.id, Tenant::live(AccountId(1)))
     );
     assert!(matches!(
         server_b.verify("cdk_wrong").await,
@@ -311,8 +311,8 @@ async fn a_key_stored_before_digests_moves_to_its_digest_at_first_use() {
 
     let keys = ApiKeys::new(Arc::new(store.clone()));
     assert_eq!(
-        keys.verify(key.expose()).await.expect("valid").account,
-        AccountId(7)
+        keys.verify(key.expose()).await.expect("valid").tenant,
+        Tenant::live(AccountId(7))
     );
     assert_eq!(keys.stats().argon2_checks, 1);
     let record = keys.list().await.expect("listed").remove(0);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use api_contract::{AccountEventType, CompanyRequest};
 use bulk_jobs::{BulkJobs, BulkSettings, JobStatus, JobStore, Worked, output};
 use company_lookup::{Caller, LookupService, LookupSettings};
-use company_model::RecordSource;
+use company_model::{RecordSource, Tenant};
 use credit_ledger::{Credits, EntryKind, Ledger, SqliteLedger};
 use job_store::SqliteJobStore;
 use page_scraper::{Fetcher, FetcherSettings, Origin};
@@ -57,7 +57,7 @@ async fn world(credits: &str) -> World {
         store,
         jobs,
         caller: Caller {
-            account: account.id,
+            tenant: Tenant::live(account.id),
             key_id: Some(3),
         },
     }
@@ -76,7 +76,7 @@ fn request(window: &str) -> CompanyRequest {
 async fn balance(world: &World) -> Credits {
     world
         .ledger
-        .account(world.caller.account)
+        .account(world.caller.tenant.account)
         .await
         .expect("ledger")
         .expect("account")
@@ -90,7 +90,7 @@ async fn wait_for(world: &World, id: bulk_jobs::JobId, status: JobStatus) -> bul
         || async {
             let view = world
                 .jobs
-                .job(world.caller.account, id)
+                .job(world.caller.tenant, id)
                 .await
                 .expect("job")
                 .expect("exists");
@@ -125,7 +125,7 @@ async fn a_job_runs_to_the_end_charging_each_resolved_page_once() {
 
     let rows = world
         .jobs
-        .inputs(world.caller.account, done.job.id, 0, 100)
+        .inputs(world.caller.tenant, done.job.id, 0, 100)
         .await
         .expect("inputs")
         .expect("the account's job");
@@ -163,7 +163,7 @@ async fn a_job_runs_to_the_end_charging_each_resolved_page_once() {
     assert!(
         world
             .jobs
-            .job(other.id, done.job.id)
+            .job(Tenant::live(other.id), done.job.id)
             .await
             .expect("job")
             .is_none()
@@ -171,7 +171,7 @@ async fn a_job_runs_to_the_end_charging_each_resolved_page_once() {
     assert!(
         world
             .jobs
-            .inputs(other.id, done.job.id, 0, 10)
+            .inputs(Tenant::live(other.id), done.job.id, 0, 10)
             .await
             .expect("inputs")
             .is_none()
@@ -248,7 +248,7 @@ async fn a_lease_run_again_after_a_crash_pays_nothing_more() {
     );
     let charges = world
         .ledger
-        .entries(world.caller.account, None, 100)
+        .entries(world.caller.tenant, None, 100)
         .await
         .expect("rows")
         .into_iter()
@@ -261,7 +261,7 @@ async fn a_lease_run_again_after_a_crash_pays_nothing_more() {
     assert_eq!(done.job.resolved, 4);
     let rows = world
         .jobs
-        .inputs(world.caller.account, job.job.id, 0, 10)
+        .inputs(world.caller.tenant, job.job.id, 0, 10)
         .await
         .expect("inputs")
         .expect("job");
@@ -304,7 +304,7 @@ async fn a_job_pauses_without_credits_and_resumes_after_a_grant() {
     assert_eq!(endings.len(), 1, "{endings:?}");
     let pause = &endings[0];
     assert_eq!(pause.kind, Some(AccountEventType::JobPaused));
-    assert_eq!(pause.account, world.caller.account);
+    assert_eq!(pause.tenant, world.caller.tenant);
     assert_eq!(pause.event_id, format!("evt_job_{}_1", job.job.id));
     assert_eq!(pause.data["job"]["paused_reason"], "insufficient_credits");
     world.jobs.announced(pause).await.expect("recorded");
@@ -312,7 +312,7 @@ async fn a_job_pauses_without_credits_and_resumes_after_a_grant() {
     world
         .ledger
         .grant(
-            world.caller.account,
+            world.caller.tenant.account,
             Credits::parse("5").expect("amount"),
             "top-up",
         )
@@ -347,7 +347,7 @@ async fn a_cancelled_job_is_not_worked_on() {
         .expect("submitted");
     let cancelled = world
         .jobs
-        .cancel(world.caller.account, job.job.id)
+        .cancel(world.caller.tenant, job.job.id)
         .await
         .expect("cancel")
         .expect("job");

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use api_contract::CompanyRequest;
 use company_lookup::{Caller, LookupError, LookupService, LookupSettings};
-use company_model::{RecordSource, UnresolvedCode};
-use credit_ledger::{Credits, Ledger, LedgerError, SqliteLedger, TEST_BALANCE, WithTestTwins};
+use company_model::{RecordSource, Tenant, UnresolvedCode};
+use credit_ledger::{Credits, Ledger, LedgerError, SqliteLedger, TEST_BALANCE, WithTestMode};
 use page_scraper::{Fetcher, FetcherSettings, Origin};
 use page_url::NetworkDomain;
 use snapshot_cache::SqliteSnapshotStore;
@@ -45,7 +45,7 @@ async fn world(origin: Origin, credits: &str, live_timeout: Duration) -> World {
         ledger,
         service,
         caller: Caller {
-            account: account.id,
+            tenant: Tenant::live(account.id),
             key_id: None,
         },
     }
@@ -68,7 +68,7 @@ fn request(urls: &[&str], window: &str) -> CompanyRequest {
 async fn balance(world: &World) -> Credits {
     world
         .ledger
-        .account(world.caller.account)
+        .account(world.caller.tenant.account)
         .await
         .expect("read")
         .expect("exists")
@@ -215,7 +215,7 @@ async fn timeouts_give_504_and_charge_nothing() {
     assert!(
         world
             .ledger
-            .reserve(world.caller.account, Credits::parse("5").expect("a"))
+            .reserve(world.caller.tenant, Credits::parse("5").expect("a"))
             .await
             .is_ok()
     );
@@ -236,7 +236,7 @@ async fn a_dropped_request_releases_its_hold() {
     let hold = test_support::eventually(
         Duration::from_secs(1),
         "the hold was not released after the request was dropped",
-        || async { world.ledger.reserve(world.caller.account, one).await.ok() },
+        || async { world.ledger.reserve(world.caller.tenant, one).await.ok() },
     )
     .await;
     world.ledger.release(hold).await.expect("released");
@@ -358,10 +358,10 @@ async fn stale_if_error_does_not_hide_a_page_the_network_says_is_gone() {
     assert_eq!(gone.charged, Credits::ZERO);
 }
 
-/// A test twin's request is served by the sandbox service (its own origin and snapshots) and charges nothing;
+/// A test-mode tenant's request is served by the sandbox service (its own origin and snapshots) and charges nothing;
 /// without a sandbox it is refused before anything is fetched.
 #[tokio::test]
-async fn a_test_twin_is_served_by_the_sandbox_and_refused_without_one() {
+async fn a_test_tenant_is_served_by_the_sandbox_and_refused_without_one() {
     let dir = tempfile::tempdir().expect("temp dir");
     let empty = dir.path().join("empty");
     std::fs::create_dir_all(empty.join("company")).expect("folder");
@@ -370,7 +370,7 @@ async fn a_test_twin_is_served_by_the_sandbox_and_refused_without_one() {
             .await
             .expect("ledger"),
     );
-    let ledger: Arc<dyn Ledger> = Arc::new(WithTestTwins::new(live_ledger));
+    let ledger: Arc<dyn Ledger> = Arc::new(WithTestMode::new(live_ledger));
     let account = ledger.ensure_account("acme").await.expect("account").id;
     ledger
         .grant(account, Credits::parse("1").expect("amount"), "test")
@@ -389,20 +389,20 @@ async fn a_test_twin_is_served_by_the_sandbox_and_refused_without_one() {
         }
     };
     let google = request(&["https://www.linkedin.com/company/google"], "");
-    let (live, twin) = (
+    let (live, test) = (
         Caller {
-            account,
+            tenant: Tenant::live(account),
             key_id: None,
         },
         Caller {
-            account: account.test_twin(),
+            tenant: Tenant::test(account),
             key_id: None,
         },
     );
 
     let live_only = service_on(Origin::Directory(empty.clone()), "live.db").await;
     assert!(matches!(
-        live_only.run(twin, &google).await,
+        live_only.run(test, &google).await,
         Err(LookupError::TestModeUnavailable)
     ));
 
@@ -410,12 +410,12 @@ async fn a_test_twin_is_served_by_the_sandbox_and_refused_without_one() {
     let service = service_on(Origin::Directory(empty), "live.db")
         .await
         .with_test_mode(service_on(captured_pages(), "sandbox.db").await);
-    let served = service.run(twin, &google).await.expect("served");
+    let served = service.run(test, &google).await.expect("served");
     assert_eq!(served.response.results.len(), 1);
     assert_eq!(
         (served.charged, served.remaining),
         (Credits::ZERO, TEST_BALANCE),
-        "a test twin spends nothing, and is told so"
+        "a test tenant spends nothing, and is told so"
     );
     let unserved = service.run(live, &google).await.expect("answered");
     assert!(
@@ -423,10 +423,10 @@ async fn a_test_twin_is_served_by_the_sandbox_and_refused_without_one() {
         "the live side has no such page"
     );
 
-    // Each side's snapshots are its own; the live account spent nothing on the twin's request.
+    // Each side's snapshots are its own; the live account spent nothing on the test request.
     let page = google.urls[0].page.clone();
     let stored = |caller: Caller| {
-        let store = Arc::clone(service.snapshots_for(caller.account).expect("a store"));
+        let store = Arc::clone(service.snapshots_for(caller.tenant).expect("a store"));
         let page = page.clone();
         async move {
             store
@@ -436,7 +436,7 @@ async fn a_test_twin_is_served_by_the_sandbox_and_refused_without_one() {
                 .len()
         }
     };
-    assert_eq!((stored(twin).await, stored(live).await), (1, 0));
+    assert_eq!((stored(test).await, stored(live).await), (1, 0));
     let live_balance = ledger
         .account(account)
         .await

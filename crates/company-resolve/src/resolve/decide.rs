@@ -3,7 +3,7 @@
 
 use api_contract::{Candidate, Evidence, Resolution, ResolveMethod, UnresolvedReason};
 use company_lookup::{LookupError, PageOutcome};
-use company_model::{CompanyRecord, RecordSource, UnresolvedCode};
+use company_model::{CompanyRecord, RecordSource, Tenant, UnresolvedCode};
 use page_url::{PageKind, PageUrl};
 use snapshot_cache::Snapshot;
 
@@ -69,7 +69,7 @@ impl Run<'_> {
         let mut pages = match self
             .resolver
             .lookup
-            .pages(self.account, &urls, self.window)
+            .pages(Tenant::live(self.account), &urls, self.window)
             .await
         {
             Ok(pages) => pages,

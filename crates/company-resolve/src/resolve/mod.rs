@@ -52,7 +52,8 @@ impl Failures {
 }
 
 impl Resolver {
-    /// Resolves one query on `account`'s behalf.
+    /// Resolves one query on `account`'s behalf, on its live data: resolving is never test mode's
+    /// ([`crate::CompanyResolver::resolve`] refuses a test tenant).
     pub(crate) async fn resolve_query(
         &self,
         account: AccountId,

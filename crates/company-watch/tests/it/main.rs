@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use api_contract::WatchRequest;
 use company_lookup::{LookupService, LookupSettings};
-use company_model::AccountId;
+use company_model::{AccountId, Tenant};
 use company_watch::{ManualClock, WatchSettings, Watches, WorkDone};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
 use hmac::Mac;
@@ -112,7 +112,7 @@ struct World {
     _dir: tempfile::TempDir,
     origin: PathBuf,
     ledger: Arc<SqliteLedger>,
-    account: AccountId,
+    tenant: Tenant,
     clock: Arc<ManualClock>,
     watches: Watches,
 }
@@ -160,7 +160,7 @@ async fn world(allow_private: bool) -> World {
         _dir: dir,
         origin,
         ledger,
-        account,
+        tenant: Tenant::live(account),
         clock,
         watches,
     }
@@ -190,7 +190,7 @@ impl World {
             .expect("valid");
         let created = self
             .watches
-            .create(self.account, &request)
+            .create(self.tenant, &request)
             .await
             .expect("created");
         created[0].id
@@ -198,7 +198,7 @@ impl World {
 
     async fn balance(&self) -> String {
         self.ledger
-            .account(self.account)
+            .account(self.tenant.account)
             .await
             .expect("read")
             .expect("exists")
@@ -221,7 +221,7 @@ async fn a_change_delivers_one_signed_event_and_no_change_delivers_nothing() {
     let id = world
         .watch(&format!("http://127.0.0.1:{}/hooks/company", receiver.port))
         .await;
-    let secret = world.watches.secret(world.account).await.expect("secret");
+    let secret = world.watches.secret(world.tenant).await.expect("secret");
 
     // Nothing is due before the period; the first refresh has no earlier record to compare with.
     assert_eq!(world.after(Duration::ZERO).await, WorkDone::default());
@@ -303,7 +303,7 @@ async fn a_change_delivers_one_signed_event_and_no_change_delivers_nothing() {
     // Listed as delivered.
     let watch = world
         .watches
-        .get(world.account, id)
+        .get(world.tenant, id)
         .await
         .expect("read")
         .expect("exists");
@@ -359,7 +359,7 @@ async fn a_failing_receiver_gets_retries_with_backoff_then_the_watch_is_disabled
     );
     let watch = world
         .watches
-        .get(world.account, id)
+        .get(world.tenant, id)
         .await
         .expect("read")
         .expect("exists");
@@ -398,7 +398,7 @@ async fn private_addresses_are_refused_without_the_flag() {
     for id in [by_address, by_name] {
         let watch = world
             .watches
-            .get(world.account, id)
+            .get(world.tenant, id)
             .await
             .expect("read")
             .expect("exists");
@@ -433,7 +433,7 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     let for_jobs = world
         .watches
         .create_endpoint(
-            world.account,
+            world.tenant,
             &endpoint_request(jobs.port, &["job.finished"]),
         )
         .await
@@ -441,19 +441,19 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     world
         .watches
         .create_endpoint(
-            world.account,
+            world.tenant,
             &endpoint_request(everything.port, &["job.finished", "account.balance_low"]),
         )
         .await
         .expect("registered");
-    let secret = world.watches.secret(world.account).await.expect("secret");
+    let secret = world.watches.secret(world.tenant).await.expect("secret");
 
     // job.finished goes to both; the same job finishing announced again (another server) goes nowhere again.
     let data = serde_json::json!({ "job_id": "job_1", "status": "done" });
     let announce = |kind, id: &str| {
         world
             .watches
-            .announce(world.account, kind, id.to_owned(), data.clone())
+            .announce(world.tenant, kind, id.to_owned(), data.clone())
     };
     assert_eq!(
         announce(
@@ -513,7 +513,7 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     jobs.answer_with(503);
     let ping = world
         .watches
-        .ping(world.account, for_jobs.id)
+        .ping(world.tenant, for_jobs.id)
         .await
         .expect("queued")
         .expect("the endpoint is the account's");
@@ -545,7 +545,7 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     // Its deliveries, newest first, with their status.
     let deliveries = world
         .watches
-        .endpoint_events(world.account, Some(for_jobs.id), 10)
+        .endpoint_events(world.tenant, Some(for_jobs.id), 10)
         .await
         .expect("listed");
     assert_eq!(deliveries.len(), 2);
@@ -556,8 +556,26 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     );
     assert!(deliveries[0].delivered_at.is_some());
 
-    // Another account cannot ping or delete it; the bound on endpoints holds.
-    let other = AccountId(world.account.0 + 1);
+    // Another account cannot ping or delete it, nor can the same account's test mode; the bound on endpoints
+    // holds.
+    let sandbox = Tenant::test(world.tenant.account);
+    assert_eq!(
+        world
+            .watches
+            .ping(sandbox, for_jobs.id)
+            .await
+            .expect("answers"),
+        None
+    );
+    assert!(
+        world
+            .watches
+            .endpoints(sandbox)
+            .await
+            .expect("answers")
+            .is_empty()
+    );
+    let other = Tenant::live(AccountId(world.tenant.account.0 + 1));
     assert_eq!(
         world
             .watches
@@ -576,13 +594,13 @@ async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
     for _ in 2..api_contract::MAX_ENDPOINTS {
         world
             .watches
-            .create_endpoint(world.account, &endpoint_request(jobs.port, &["job.paused"]))
+            .create_endpoint(world.tenant, &endpoint_request(jobs.port, &["job.paused"]))
             .await
             .expect("under the bound");
     }
     let over = world
         .watches
-        .create_endpoint(world.account, &endpoint_request(jobs.port, &["job.paused"]))
+        .create_endpoint(world.tenant, &endpoint_request(jobs.port, &["job.paused"]))
         .await;
     assert!(
         matches!(

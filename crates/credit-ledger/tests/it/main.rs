@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use test_support::Engine;
 
-use credit_ledger::{Charge, Credits, EntryKind, Ledger, LedgerError, PgLedger, SqliteLedger};
+use credit_ledger::{
+    Charge, Credits, EntryKind, Ledger, LedgerError, PgLedger, SqliteLedger, Tenant,
+};
 
 fn credits(text: &str) -> Credits {
     Credits::parse(text).expect("valid amount")
@@ -59,12 +61,12 @@ async fn reserve_settle_and_the_ledger_rows(engine: &Engine) {
     );
 
     let hold = ledger
-        .reserve(account.id, credits("1.5"))
+        .reserve(Tenant::live(account.id), credits("1.5"))
         .await
         .expect("covered");
     // The hold counts against what is available, not against the balance.
     let refused = ledger
-        .reserve(account.id, credits("1"))
+        .reserve(Tenant::live(account.id), credits("1"))
         .await
         .expect_err("only 0.5 left");
     assert!(matches!(
@@ -94,7 +96,10 @@ async fn reserve_settle_and_the_ledger_rows(engine: &Engine) {
         credits("1")
     );
 
-    let entries = ledger.entries(account.id, None, 10).await.expect("rows");
+    let entries = ledger
+        .entries(Tenant::live(account.id), None, 10)
+        .await
+        .expect("rows");
     assert_eq!(entries.len(), 2);
     assert_eq!(
         (entries[0].kind, entries[0].delta, entries[0].balance_after),
@@ -115,7 +120,7 @@ async fn a_charge_cannot_exceed_its_hold(engine: &Engine) {
         .await
         .expect("grant");
     let hold = ledger
-        .reserve(account.id, credits("1"))
+        .reserve(Tenant::live(account.id), credits("1"))
         .await
         .expect("covered");
     let id = hold.id;
@@ -142,7 +147,7 @@ async fn a_charge_cannot_exceed_its_hold(engine: &Engine) {
     );
     assert!(matches!(
         ledger
-            .reserve(credit_ledger::AccountId(999), credits("1"))
+            .reserve(Tenant::live(credit_ledger::AccountId(999)), credits("1"))
             .await,
         Err(LedgerError::UnknownAccount(_))
     ));
@@ -160,7 +165,7 @@ async fn concurrent_holds_never_overdraw(engine: &Engine) {
     let tasks = (0..40).map(|_| {
         let ledger = Arc::clone(&ledger);
         tokio::spawn(async move {
-            match ledger.reserve(account.id, credits("1")).await {
+            match ledger.reserve(Tenant::live(account.id), credits("1")).await {
                 Ok(hold) => {
                     let charge = Charge {
                         amount: credits("1"),
@@ -189,7 +194,10 @@ async fn concurrent_holds_never_overdraw(engine: &Engine) {
         .expect("exists")
         .balance;
     assert_eq!(balance, Credits::ZERO);
-    let entries = ledger.entries(account.id, None, 100).await.expect("rows");
+    let entries = ledger
+        .entries(Tenant::live(account.id), None, 100)
+        .await
+        .expect("rows");
     let sum: i64 = entries.iter().map(|e| e.delta.millis()).sum();
     assert_eq!(sum, balance.millis(), "the ledger sums to the balance");
 }
@@ -210,7 +218,9 @@ async fn settles_in_one_commit_and_grants_from_another_process_count_at_once() {
     let tasks = (0..200).map(|_| {
         let ledger = Arc::clone(&ledger);
         tokio::spawn(async move {
-            let hold = ledger.reserve(account.id, credits("0.5")).await?;
+            let hold = ledger
+                .reserve(Tenant::live(account.id), credits("0.5"))
+                .await?;
             let charge = Charge {
                 amount: credits("0.5"),
                 ..Charge::default()
@@ -231,7 +241,7 @@ async fn settles_in_one_commit_and_grants_from_another_process_count_at_once() {
         .await
         .expect("grant");
     let hold = ledger
-        .reserve(account.id, credits("1"))
+        .reserve(Tenant::live(account.id), credits("1"))
         .await
         .expect("the new credit is available");
     ledger.release(hold).await.expect("released");
@@ -253,7 +263,7 @@ async fn a_charge_that_cannot_be_written_is_not_charged_and_frees_its_hold() {
     )
     .expect("trigger");
     let hold = ledger
-        .reserve(account.id, credits("2"))
+        .reserve(Tenant::live(account.id), credits("2"))
         .await
         .expect("covered");
     let refused = Charge {
@@ -267,7 +277,7 @@ async fn a_charge_that_cannot_be_written_is_not_charged_and_frees_its_hold() {
     ));
     // Not charged, and the 2 credits it held are available again at once.
     let whole = ledger
-        .reserve(account.id, credits("3"))
+        .reserve(Tenant::live(account.id), credits("3"))
         .await
         .expect("the failed charge's hold was freed");
     assert_eq!(
@@ -296,7 +306,7 @@ async fn entries_page_by_id_and_usage_adds_up_per_day(engine: &Engine) {
         let price = if live { 1000 } else { 500 };
         let hold = ledger
             .reserve(
-                account.id,
+                Tenant::live(account.id),
                 Credits::from_millis(price * i64::from(requested)),
             )
             .await
@@ -311,7 +321,10 @@ async fn entries_page_by_id_and_usage_adds_up_per_day(engine: &Engine) {
         };
         ledger.settle(hold, charge).await.expect("settled");
     }
-    let other_hold = ledger.reserve(other.id, credits("1")).await.expect("held");
+    let other_hold = ledger
+        .reserve(Tenant::live(other.id), credits("1"))
+        .await
+        .expect("held");
     ledger
         .settle(
             other_hold,
@@ -327,9 +340,12 @@ async fn entries_page_by_id_and_usage_adds_up_per_day(engine: &Engine) {
         .await
         .expect("settled");
 
-    let first = ledger.entries(account.id, None, 3).await.expect("page 1");
+    let first = ledger
+        .entries(Tenant::live(account.id), None, 3)
+        .await
+        .expect("page 1");
     let rest = ledger
-        .entries(account.id, first.last().map(|e| e.id), 3)
+        .entries(Tenant::live(account.id), first.last().map(|e| e.id), 3)
         .await
         .expect("page 2");
     assert_eq!(
@@ -348,7 +364,7 @@ async fn entries_page_by_id_and_usage_adds_up_per_day(engine: &Engine) {
     assert_eq!(rest[1].kind, EntryKind::Grant);
 
     let days = ledger
-        .daily_usage(account.id, started)
+        .daily_usage(Tenant::live(account.id), started)
         .await
         .expect("usage");
     assert_eq!(days.len(), 1, "{days:?}");
@@ -377,7 +393,7 @@ async fn entries_page_by_id_and_usage_adds_up_per_day(engine: &Engine) {
         .expect("time");
     assert!(
         ledger
-            .daily_usage(account.id, later)
+            .daily_usage(Tenant::live(account.id), later)
             .await
             .expect("usage")
             .is_empty()
@@ -404,9 +420,9 @@ async fn immediate_charges_and_holds_together_never_overdraw(engine: &Engine) {
         let (ledger, charge) = (Arc::clone(&ledger), charge.clone());
         tokio::spawn(async move {
             let paid = if n % 2 == 0 {
-                ledger.charge(account.id, half, charge).await
+                ledger.charge(Tenant::live(account.id), half, charge).await
             } else {
-                match ledger.reserve(account.id, half).await {
+                match ledger.reserve(Tenant::live(account.id), half).await {
                     Ok(hold) => ledger.settle(hold, charge).await,
                     Err(refused) => Err(refused),
                 }
@@ -425,7 +441,10 @@ async fn immediate_charges_and_holds_together_never_overdraw(engine: &Engine) {
         .filter(|&p| p)
         .count();
     assert_eq!(paid, 15);
-    let entries = ledger.entries(account.id, None, 100).await.expect("rows");
+    let entries = ledger
+        .entries(Tenant::live(account.id), None, 100)
+        .await
+        .expect("rows");
     let balance = ledger
         .account(account.id)
         .await
@@ -445,11 +464,11 @@ async fn immediate_charges_and_holds_together_never_overdraw(engine: &Engine) {
         .await
         .expect("grant");
     let hold = ledger
-        .reserve(account.id, credits("0.6"))
+        .reserve(Tenant::live(account.id), credits("0.6"))
         .await
         .expect("hold");
     match ledger
-        .charge(account.id, credits("0.5"), Charge::default())
+        .charge(Tenant::live(account.id), credits("0.5"), Charge::default())
         .await
     {
         Err(LedgerError::InsufficientCredits {
@@ -461,7 +480,7 @@ async fn immediate_charges_and_holds_together_never_overdraw(engine: &Engine) {
     assert!(matches!(
         ledger
             .charge(
-                account.id,
+                Tenant::live(account.id),
                 credits("0.2"),
                 Charge {
                     amount: credits("0.3"),
@@ -475,7 +494,7 @@ async fn immediate_charges_and_holds_together_never_overdraw(engine: &Engine) {
     assert!(matches!(
         ledger
             .charge(
-                credit_ledger::AccountId(account.id.0 + 1_000),
+                Tenant::live(credit_ledger::AccountId(account.id.0 + 1_000)),
                 credits("0.5"),
                 Charge::default()
             )
@@ -485,7 +504,7 @@ async fn immediate_charges_and_holds_together_never_overdraw(engine: &Engine) {
     assert_eq!(
         ledger
             .charge(
-                account.id,
+                Tenant::live(account.id),
                 credits("1"),
                 Charge {
                     amount: credits("0.5"),
@@ -519,9 +538,12 @@ async fn a_restarted_server_frees_its_own_holds_and_no_other() {
         .grant(account.id, credits("3"), "")
         .await
         .expect("grant");
-    let _lost = first.reserve(account.id, credits("1")).await.expect("hold");
+    let _lost = first
+        .reserve(Tenant::live(account.id), credits("1"))
+        .await
+        .expect("hold");
     let kept = second
-        .reserve(account.id, credits("1"))
+        .reserve(Tenant::live(account.id), credits("1"))
         .await
         .expect("hold");
 
@@ -541,7 +563,7 @@ async fn a_restarted_server_frees_its_own_holds_and_no_other() {
         .expect("host-b's hold is still held");
     assert_eq!(after, credits("2"));
     let hold = restarted
-        .reserve(account.id, credits("2"))
+        .reserve(Tenant::live(account.id), credits("2"))
         .await
         .expect("both credits are free again");
     restarted.release(hold).await.expect("released");
@@ -567,37 +589,46 @@ async fn a_reference_is_charged_once(engine: &Engine) {
         reference: Some("job:1:lease:1".to_owned()),
         ..Charge::default()
     };
-    let hold = ledger.reserve(acme.id, credits("4")).await.expect("hold");
+    let hold = ledger
+        .reserve(Tenant::live(acme.id), credits("4"))
+        .await
+        .expect("hold");
     assert_eq!(
         ledger.settle(hold, charge.clone()).await.expect("settles"),
         credits("8")
     );
-    let again = ledger.reserve(acme.id, credits("4")).await.expect("hold");
+    let again = ledger
+        .reserve(Tenant::live(acme.id), credits("4"))
+        .await
+        .expect("hold");
     assert_eq!(
         ledger.settle(again, charge.clone()).await.expect("settles"),
         credits("8")
     );
     assert_eq!(
         ledger
-            .charge(acme.id, credits("4"), charge.clone())
+            .charge(Tenant::live(acme.id), credits("4"), charge.clone())
             .await
             .expect("charges"),
         credits("8")
     );
     // The holds of the repeats are gone: the whole balance can be held again.
     let all = ledger
-        .reserve(acme.id, credits("8"))
+        .reserve(Tenant::live(acme.id), credits("8"))
         .await
         .expect("nothing else held");
     ledger.release(all).await.expect("released");
-    let rows = ledger.entries(acme.id, None, 10).await.expect("rows");
+    let rows = ledger
+        .entries(Tenant::live(acme.id), None, 10)
+        .await
+        .expect("rows");
     let charges: Vec<_> = rows.iter().filter_map(|row| row.charge.as_ref()).collect();
     assert_eq!(charges.len(), 1, "{rows:?}");
     assert_eq!(charges[0].reference.as_deref(), Some("job:1:lease:1"));
 
     assert_eq!(
         ledger
-            .charge(other.id, credits("4"), charge.clone())
+            .charge(Tenant::live(other.id), credits("4"), charge.clone())
             .await
             .expect("charges"),
         credits("8"),
@@ -610,7 +641,7 @@ async fn a_reference_is_charged_once(engine: &Engine) {
     for expected in ["6", "4"] {
         assert_eq!(
             ledger
-                .charge(acme.id, credits("4"), unnamed.clone())
+                .charge(Tenant::live(acme.id), credits("4"), unnamed.clone())
                 .await
                 .expect("charges"),
             credits(expected)
@@ -636,7 +667,7 @@ async fn a_low_balance_alert_is_raised_once_per_crossing(engine: &Engine) {
         .expect("grant");
     assert_eq!(account.low_balance_threshold, None);
     let set = ledger
-        .set_low_balance_threshold(account.id, Some(credits("10")))
+        .set_low_balance_threshold(Tenant::live(account.id), Some(credits("10")))
         .await
         .expect("set");
     assert_eq!(set.low_balance_threshold, Some(credits("10")));
@@ -655,9 +686,9 @@ async fn a_low_balance_alert_is_raised_once_per_crossing(engine: &Engine) {
         let (ledger, charge) = (Arc::clone(&ledger), charge.clone());
         tokio::spawn(async move {
             if n % 2 == 0 {
-                ledger.charge(account.id, half, charge).await
+                ledger.charge(Tenant::live(account.id), half, charge).await
             } else {
-                let hold = ledger.reserve(account.id, half).await?;
+                let hold = ledger.reserve(Tenant::live(account.id), half).await?;
                 ledger.settle(hold, charge).await
             }
         })
@@ -687,7 +718,7 @@ async fn a_low_balance_alert_is_raised_once_per_crossing(engine: &Engine) {
     );
     // Not announced yet: still listed, and nothing more raised by another charge.
     ledger
-        .charge(account.id, half, charge.clone())
+        .charge(Tenant::live(account.id), half, charge.clone())
         .await
         .expect("paid");
     assert_eq!(ledger.balance_alerts(10).await.expect("alerts"), alerts);
@@ -704,7 +735,7 @@ async fn a_low_balance_alert_is_raised_once_per_crossing(engine: &Engine) {
         .expect("grant");
     assert!(ledger.balance_alerts(10).await.expect("alerts").is_empty());
     ledger
-        .charge(account.id, half, charge.clone())
+        .charge(Tenant::live(account.id), half, charge.clone())
         .await
         .expect("paid");
     let second = ledger.balance_alerts(10).await.expect("alerts");
@@ -716,11 +747,11 @@ async fn a_low_balance_alert_is_raised_once_per_crossing(engine: &Engine) {
 
     // Removing the threshold ends it; setting one above the balance (9.5) raises the third at once.
     ledger
-        .set_low_balance_threshold(account.id, None)
+        .set_low_balance_threshold(Tenant::live(account.id), None)
         .await
         .expect("removed");
     let third = ledger
-        .set_low_balance_threshold(account.id, Some(credits("20")))
+        .set_low_balance_threshold(Tenant::live(account.id), Some(credits("20")))
         .await
         .expect("set");
     assert_eq!(third.low_balance_threshold, Some(credits("20")));
@@ -734,20 +765,19 @@ async fn a_low_balance_alert_is_raised_once_per_crossing(engine: &Engine) {
     );
     assert!(matches!(
         ledger
-            .set_low_balance_threshold(account.id, Some(Credits::from_millis(-1)))
+            .set_low_balance_threshold(Tenant::live(account.id), Some(Credits::from_millis(-1)))
             .await,
         Err(LedgerError::InvalidAmount(_))
     ));
     assert!(matches!(
         ledger
-            .set_low_balance_threshold(credit_ledger::AccountId(9_999), None)
+            .set_low_balance_threshold(Tenant::live(credit_ledger::AccountId(9_999)), None)
             .await,
         Err(LedgerError::UnknownAccount(_))
     ));
 }
 
-/// Issue 40: an account's own quotas are kept on its row, replace the deployment's one by one, and follow its
-/// test twin.
+/// Issue 40: an account's own quotas are kept on its row and replace the deployment's one by one.
 async fn an_accounts_own_quotas_replace_the_deployments(engine: &Engine) {
     let ledger = ledger_on(engine).await;
     let account = ledger.ensure_account("quota-co").await.expect("made");
@@ -765,17 +795,17 @@ async fn an_accounts_own_quotas_replace_the_deployments(engine: &Engine) {
     };
     let updated = ledger.set_quotas(account.id, own).await.expect("set");
     assert_eq!(updated.quotas, own);
-    let twins = credit_ledger::WithTestTwins::new(Arc::clone(&ledger));
-    for whose in [account.id, account.id.test_twin()] {
-        let quotas = credit_ledger::quotas_of(&twins, whose, &deployment)
-            .await
-            .expect("read");
-        assert_eq!(
-            (quotas.open_jobs, quotas.keys, quotas.watches),
-            (1, 0, deployment.watches),
-            "{whose}"
-        );
-    }
+    let quotas = credit_ledger::quotas_of(
+        &credit_ledger::WithTestMode::new(Arc::clone(&ledger)),
+        account.id,
+        &deployment,
+    )
+    .await
+    .expect("read");
+    assert_eq!(
+        (quotas.open_jobs, quotas.keys, quotas.watches),
+        (1, 0, deployment.watches)
+    );
     assert_eq!(
         ledger
             .set_quotas(account.id, credit_ledger::QuotaOverrides::default())
@@ -792,7 +822,74 @@ async fn an_accounts_own_quotas_replace_the_deployments(engine: &Engine) {
     ));
 }
 
+/// Issue 41: a test-mode tenant is answered by `WithTestMode` and spends nothing; the engine under it keeps live
+/// accounts only and refuses a test tenant outright, so test mode can never reach a real balance.
+async fn a_test_tenant_spends_nothing_and_never_reaches_the_engine(engine: &Engine) {
+    let ledger = ledger_on(engine).await;
+    let account = ledger.ensure_account("sandbox-co").await.expect("made");
+    ledger
+        .grant(account.id, Credits::parse("5").expect("credits"), "start")
+        .await
+        .expect("granted");
+    let test = Tenant::test(account.id);
+    assert!(matches!(
+        ledger.reserve(test, Credits::parse("1").expect("credits")).await,
+        Err(LedgerError::NotLive(tenant)) if tenant == test
+    ));
+
+    let with_test_mode = credit_ledger::WithTestMode::new(Arc::clone(&ledger));
+    let hold = with_test_mode
+        .reserve(test, Credits::parse("50").expect("credits"))
+        .await
+        .expect("held");
+    let charge = Charge {
+        amount: credit_ledger::billed(test, Credits::parse("50").expect("credits")),
+        ..Charge::default()
+    };
+    assert_eq!(charge.amount, Credits::ZERO);
+    assert_eq!(
+        with_test_mode.settle(hold, charge).await.expect("settled"),
+        credit_ledger::TEST_BALANCE
+    );
+    let seen = credit_ledger::account_of(&with_test_mode, test)
+        .await
+        .expect("read")
+        .expect("exists");
+    assert_eq!(
+        (seen.id, seen.name.as_str(), seen.balance),
+        (account.id, "sandbox-co (test)", credit_ledger::TEST_BALANCE)
+    );
+    assert!(
+        with_test_mode
+            .entries(test, None, 10)
+            .await
+            .expect("rows")
+            .is_empty()
+    );
+
+    let live = ledger
+        .account(account.id)
+        .await
+        .expect("read")
+        .expect("exists");
+    assert_eq!(
+        live.balance,
+        Credits::parse("5").expect("credits"),
+        "the live balance never moved"
+    );
+    assert_eq!(
+        ledger
+            .entries(Tenant::live(account.id), None, 10)
+            .await
+            .expect("rows")
+            .len(),
+        1,
+        "only the grant"
+    );
+}
+
 test_support::engine_tests! {
+    a_test_tenant_spends_nothing_and_never_reaches_the_engine,
     an_accounts_own_quotas_replace_the_deployments,
     reserve_settle_and_the_ledger_rows,
     a_charge_cannot_exceed_its_hold,

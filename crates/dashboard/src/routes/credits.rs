@@ -26,7 +26,7 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) 
     let entries: Vec<LedgerEntry> = parts
         .accounts
         .ledger()
-        .entries(visitor.account.id, before, LEDGER_PAGE + 1)
+        .entries(visitor.live(), before, LEDGER_PAGE + 1)
         .await?;
     let more = entries.len() > LEDGER_PAGE as usize;
     let entries = &entries[..entries.len().min(LEDGER_PAGE as usize)];
@@ -83,7 +83,7 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor) -> Page {
         let page = parts
             .accounts
             .ledger()
-            .entries(visitor.account.id, before, CSV_BATCH)
+            .entries(visitor.live(), before, CSV_BATCH)
             .await?;
         for entry in &page {
             let charge = entry.charge.as_ref();

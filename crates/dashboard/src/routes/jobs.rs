@@ -32,7 +32,7 @@ fn jobs(parts: &Parts) -> Result<&std::sync::Arc<bulk_jobs::BulkJobs>, PageError
 /// `GET /dashboard/jobs`.
 pub(crate) async fn page(parts: &Parts, visitor: &Visitor) -> Page {
     let jobs = jobs(parts)?;
-    let listed = jobs.jobs(visitor.account.id, None, LISTED).await?;
+    let listed = jobs.jobs(visitor.live(), None, LISTED).await?;
     Ok(html(
         StatusCode::OK,
         jobs_markup(visitor, jobs, &listed, None),
@@ -65,7 +65,7 @@ where
         .and_then(|w| w.trim().parse::<f64>().ok())
         .unwrap_or(f64::NAN);
     let refused = |message: String| async move {
-        let listed = jobs.jobs(visitor.account.id, None, LISTED).await?;
+        let listed = jobs.jobs(visitor.live(), None, LISTED).await?;
         Ok(html(
             StatusCode::BAD_REQUEST,
             jobs_markup(visitor, jobs, &listed, Some(&message)),
@@ -86,7 +86,7 @@ where
         Err(invalid) => return refused(invalid.to_string()).await,
     };
     let caller = Caller {
-        account: visitor.account.id,
+        tenant: visitor.live(),
         key_id: None,
     };
     jobs.submit(caller, &parsed).await?;
@@ -105,7 +105,7 @@ where
 {
     let jobs = jobs(parts)?;
     read_session_form_up_to(parts, visitor, request, 4096).await?;
-    jobs.cancel(visitor.account.id, job_id(id)?)
+    jobs.cancel(visitor.live(), job_id(id)?)
         .await?
         .ok_or(PageError::NotFound)?;
     Ok(redirect(&visitor.link("/dashboard/jobs")))
@@ -122,7 +122,7 @@ pub(crate) async fn download(parts: &Parts, visitor: &Visitor, id: &str, csv: bo
         output::ResultFormat::Ndjson
     };
     let job = jobs
-        .job(visitor.account.id, id)
+        .job(visitor.live(), id)
         .await?
         .ok_or(PageError::NotFound)?
         .job;

@@ -130,9 +130,9 @@ where
         ));
     };
     input.key = Some(key.id.0);
-    // A test key's lookups are its account's test twin's, as over the API.
+    // A test key's lookups are its account's test mode's, as over the API.
     let caller = Caller {
-        account: key.acts_for(),
+        tenant: key.acts_for(),
         key_id: Some(key.id.0),
     };
     let outcome = match (kind, &parts.resolver) {

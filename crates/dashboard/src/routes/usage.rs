@@ -29,7 +29,7 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor) -> Page {
     let days = parts
         .accounts
         .ledger()
-        .daily_usage(visitor.account.id, since)
+        .daily_usage(visitor.live(), since)
         .await?;
     Ok(html(
         StatusCode::OK,

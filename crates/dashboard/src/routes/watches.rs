@@ -50,7 +50,7 @@ async fn render(
     notice: Option<Notice>,
 ) -> Page {
     let listed = watches(parts)?
-        .list(visitor.account.id, None, LISTED)
+        .list(visitor.live(), None, LISTED)
         .await
         .map_err(crate::error::internal)?;
     Ok(html(
@@ -98,7 +98,7 @@ where
         }
     };
     watches
-        .create(visitor.account.id, &parsed)
+        .create(visitor.live(), &parsed)
         .await
         .map_err(crate::error::internal)?;
     Ok(redirect(&visitor.link("/dashboard/watches")))
@@ -123,7 +123,7 @@ where
         .map(WatchId)
         .ok_or(PageError::NotFound)?;
     watches
-        .delete(visitor.account.id, id)
+        .delete(visitor.live(), id)
         .await
         .map_err(crate::error::internal)?
         .ok_or(PageError::NotFound)?;
@@ -143,9 +143,9 @@ where
     let watches = watches(parts)?;
     read_session_form_up_to(parts, visitor, request, 4096).await?;
     let secret = if rotate {
-        watches.rotate_secret(visitor.account.id).await
+        watches.rotate_secret(visitor.live()).await
     } else {
-        watches.secret(visitor.account.id).await
+        watches.secret(visitor.live()).await
     }
     .map_err(crate::error::internal)?;
     render(parts, visitor, StatusCode::OK, Some(Notice::Secret(secret))).await
@@ -172,7 +172,7 @@ pub(crate) async fn history(parts: &Parts, visitor: &Visitor, query: Option<&str
         }
     };
     let caller = Caller {
-        account: visitor.account.id,
+        tenant: visitor.live(),
         key_id: None,
     };
     let found = parts

@@ -46,7 +46,7 @@ async fn render(
     refused: Option<String>,
 ) -> Page {
     let endpoints: Vec<EndpointInfo> = watches(parts)?
-        .endpoints(visitor.account.id)
+        .endpoints(visitor.live())
         .await
         .map_err(internal)?
         .iter()
@@ -83,7 +83,7 @@ where
         Ok(parsed) => parsed,
         Err(invalid) => return refused(invalid.to_string()).await,
     };
-    match watches.create_endpoint(visitor.account.id, &parsed).await {
+    match watches.create_endpoint(visitor.live(), &parsed).await {
         Ok(_) => Ok(redirect(&visitor.link("/dashboard/webhooks"))),
         Err(too_many @ WatchError::TooManyEndpoints { .. }) => {
             let message = format!("{too_many}: delete one first.");
@@ -106,7 +106,7 @@ where
     let watches = watches(parts)?;
     read_session_form_up_to(parts, visitor, request, FORM_BYTES).await?;
     let deleted = watches
-        .delete_endpoint(visitor.account.id, endpoint_id(id)?)
+        .delete_endpoint(visitor.live(), endpoint_id(id)?)
         .await
         .map_err(internal)?;
     if !deleted {
@@ -124,7 +124,7 @@ where
     read_session_form_up_to(parts, visitor, request, FORM_BYTES).await?;
     let endpoint = endpoint_id(id)?;
     watches
-        .ping(visitor.account.id, endpoint)
+        .ping(visitor.live(), endpoint)
         .await
         .map_err(|error| match error {
             company_watch::WatchError::TooManyPings { retry_after } => PageError::TooMany {
@@ -144,7 +144,7 @@ pub(crate) async fn deliveries(parts: &Parts, visitor: &Visitor, id: &str) -> Pa
     let watches = watches(parts)?;
     let id = endpoint_id(id)?;
     let endpoint = watches
-        .endpoints(visitor.account.id)
+        .endpoints(visitor.live())
         .await
         .map_err(internal)?
         .iter()
@@ -152,7 +152,7 @@ pub(crate) async fn deliveries(parts: &Parts, visitor: &Visitor, id: &str) -> Pa
         .map(endpoint_info)
         .ok_or(PageError::NotFound)?;
     let deliveries: Vec<EndpointDeliveryInfo> = watches
-        .endpoint_events(visitor.account.id, Some(id), DELIVERIES_LISTED)
+        .endpoint_events(visitor.live(), Some(id), DELIVERIES_LISTED)
         .await
         .map_err(internal)?
         .iter()
@@ -202,7 +202,7 @@ where
         parts
             .accounts
             .ledger()
-            .set_low_balance_threshold(visitor.account.id, threshold)
+            .set_low_balance_threshold(visitor.live(), threshold)
             .await?;
     }
     Ok(redirect(&visitor.link("/dashboard/webhooks")))

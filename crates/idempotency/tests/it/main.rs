@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use company_model::AccountId;
+use company_model::{AccountId, Tenant};
 use idempotency::{
     Begin, IdempotencyStore, PgIdempotencyStore, SqliteIdempotencyStore, StoredAnswer, fingerprint,
 };
@@ -41,26 +41,26 @@ async fn a_key_answers_once_and_replays_for_the_same_request_only(engine: &Engin
     assert_ne!(first, second);
 
     assert_eq!(
-        a.begin(account, "k1", &first, now, LEASE)
+        a.begin(Tenant::live(account), "k1", &first, now, LEASE)
             .await
             .expect("begin"),
         Begin::Started
     );
     assert_eq!(
-        b.begin(account, "k1", &first, now, LEASE)
+        b.begin(Tenant::live(account), "k1", &first, now, LEASE)
             .await
             .expect("begin"),
         Begin::Running
     );
     assert_eq!(
-        b.begin(account, "k1", &second, now, LEASE)
+        b.begin(Tenant::live(account), "k1", &second, now, LEASE)
             .await
             .expect("begin"),
         Begin::Mismatch
     );
     // Keys are per account.
     assert_eq!(
-        b.begin(other, "k1", &second, now, LEASE)
+        b.begin(Tenant::live(other), "k1", &second, now, LEASE)
             .await
             .expect("begin"),
         Begin::Started
@@ -71,23 +71,27 @@ async fn a_key_answers_once_and_replays_for_the_same_request_only(engine: &Engin
         headers: vec![("x-credits-charged".to_owned(), "1".to_owned())],
         body: b"{\"ok\":true}".to_vec(),
     };
-    a.finish(account, "k1", &answer).await.expect("finished");
+    a.finish(Tenant::live(account), "k1", &answer)
+        .await
+        .expect("finished");
     assert_eq!(
-        b.begin(account, "k1", &first, now, LEASE)
+        b.begin(Tenant::live(account), "k1", &first, now, LEASE)
             .await
             .expect("begin"),
         Begin::Done(answer.clone())
     );
     assert_eq!(
-        b.begin(account, "k1", &second, now, LEASE)
+        b.begin(Tenant::live(account), "k1", &second, now, LEASE)
             .await
             .expect("begin"),
         Begin::Mismatch
     );
     // Abandoning a finished key changes nothing.
-    a.abandon(account, "k1").await.expect("abandon");
+    a.abandon(Tenant::live(account), "k1")
+        .await
+        .expect("abandon");
     assert_eq!(
-        a.begin(account, "k1", &first, now, LEASE)
+        a.begin(Tenant::live(account), "k1", &first, now, LEASE)
             .await
             .expect("begin"),
         Begin::Done(answer)
@@ -95,14 +99,16 @@ async fn a_key_answers_once_and_replays_for_the_same_request_only(engine: &Engin
 
     // An abandoned claim lets the retry run.
     assert_eq!(
-        a.begin(account, "k2", &first, now, LEASE)
+        a.begin(Tenant::live(account), "k2", &first, now, LEASE)
             .await
             .expect("begin"),
         Begin::Started
     );
-    a.abandon(account, "k2").await.expect("abandon");
+    a.abandon(Tenant::live(account), "k2")
+        .await
+        .expect("abandon");
     assert_eq!(
-        b.begin(account, "k2", &first, now, LEASE)
+        b.begin(Tenant::live(account), "k2", &first, now, LEASE)
             .await
             .expect("begin"),
         Begin::Started
@@ -111,19 +117,19 @@ async fn a_key_answers_once_and_replays_for_the_same_request_only(engine: &Engin
     // A running claim renewed by its request (issue 40) outlives its first lease: its own retry still waits.
     let renewed_at = now + jiff::SignedDuration::from_secs(25);
     assert!(
-        b.renew(account, "k2", renewed_at, LEASE)
+        b.renew(Tenant::live(account), "k2", renewed_at, LEASE)
             .await
             .expect("renew")
     );
     let past_first_lease = now + jiff::SignedDuration::from_secs(40);
     assert_eq!(
-        a.begin(account, "k2", &first, past_first_lease, LEASE)
+        a.begin(Tenant::live(account), "k2", &first, past_first_lease, LEASE)
             .await
             .expect("begin"),
         Begin::Running
     );
     assert!(
-        !a.renew(account, "k1", renewed_at, LEASE)
+        !a.renew(Tenant::live(account), "k1", renewed_at, LEASE)
             .await
             .expect("renew"),
         "an answered key has no claim to renew"
@@ -132,7 +138,7 @@ async fn a_key_answers_once_and_replays_for_the_same_request_only(engine: &Engin
     // A claim whose lease lapsed (its server died, renewing no more) is taken over, even by another request.
     let later = renewed_at + jiff::SignedDuration::from_secs(31);
     assert_eq!(
-        b.begin(account, "k2", &second, later, LEASE)
+        b.begin(Tenant::live(account), "k2", &second, later, LEASE)
             .await
             .expect("begin"),
         Begin::Started
@@ -141,7 +147,7 @@ async fn a_key_answers_once_and_replays_for_the_same_request_only(engine: &Engin
     // After 24 hours a key is new again, and the sweep deletes what is older.
     let next_day = now + jiff::SignedDuration::from_hours(25);
     assert_eq!(
-        b.begin(account, "k1", &second, next_day, LEASE)
+        b.begin(Tenant::live(account), "k1", &second, next_day, LEASE)
             .await
             .expect("begin"),
         Begin::Started
@@ -168,7 +174,11 @@ async fn of_concurrent_requests_with_one_key_exactly_one_runs(engine: &Engine) {
         .map(|i| {
             let store = Arc::clone(&stores[i % 3]);
             let print = print.clone();
-            tokio::spawn(async move { store.begin(AccountId(9), "same", &print, now, LEASE).await })
+            tokio::spawn(async move {
+                store
+                    .begin(Tenant::live(AccountId(9)), "same", &print, now, LEASE)
+                    .await
+            })
         })
         .collect();
     let mut started = 0;
@@ -203,34 +213,59 @@ async fn stored_answers_are_counted_per_account(engine: &Engine) {
         headers: Vec::new(),
         body: vec![b'x'; size],
     };
-    assert_eq!(a.stored_bytes(AccountId(7)).await.expect("reads"), 0);
+    assert_eq!(
+        a.stored_bytes(Tenant::live(AccountId(7)))
+            .await
+            .expect("reads"),
+        0
+    );
     for (store, key, size) in [(&a, "k1", 1000), (&b, "k2", 500)] {
         store
-            .begin(AccountId(7), key, &print, now, LEASE)
+            .begin(Tenant::live(AccountId(7)), key, &print, now, LEASE)
             .await
             .expect("begins");
         store
-            .finish(AccountId(7), key, &answer(size))
+            .finish(Tenant::live(AccountId(7)), key, &answer(size))
             .await
             .expect("finishes");
     }
-    a.begin(AccountId(8), "k1", &print, now, LEASE)
+    a.begin(Tenant::live(AccountId(8)), "k1", &print, now, LEASE)
         .await
         .expect("begins");
-    a.finish(AccountId(8), "k1", &answer(10))
+    a.finish(Tenant::live(AccountId(8)), "k1", &answer(10))
         .await
         .expect("finishes");
-    assert_eq!(b.stored_bytes(AccountId(7)).await.expect("reads"), 1500);
-    assert_eq!(b.stored_bytes(AccountId(8)).await.expect("reads"), 10);
+    assert_eq!(
+        b.stored_bytes(Tenant::live(AccountId(7)))
+            .await
+            .expect("reads"),
+        1500
+    );
+    assert_eq!(
+        b.stored_bytes(Tenant::live(AccountId(8)))
+            .await
+            .expect("reads"),
+        10
+    );
     // Forgetting nothing recounts the same; forgetting all leaves nothing counted.
     a.forget_before(now - jiff::SignedDuration::from_hours(1))
         .await
         .expect("forgets");
-    assert_eq!(b.stored_bytes(AccountId(7)).await.expect("reads"), 1500);
+    assert_eq!(
+        b.stored_bytes(Tenant::live(AccountId(7)))
+            .await
+            .expect("reads"),
+        1500
+    );
     a.forget_before(now + jiff::SignedDuration::from_hours(1))
         .await
         .expect("forgets");
-    assert_eq!(b.stored_bytes(AccountId(7)).await.expect("reads"), 0);
+    assert_eq!(
+        b.stored_bytes(Tenant::live(AccountId(7)))
+            .await
+            .expect("reads"),
+        0
+    );
 }
 
 test_support::engine_tests! {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api_contract::{FreshnessWindow, InputMetadata, RecordFields};
-use company_model::{AccountId, RecordJson, RecordSource, UnresolvedCode};
+use company_model::{AccountId, RecordJson, RecordSource, Tenant, UnresolvedCode};
 use job_store::{
     Answer, Created, Job, JobStatus, JobStore, JobStoreError, NewJob, PgJobStore, QueueBound,
     SqliteJobStore,
@@ -65,7 +65,7 @@ fn submitted(text: &str) -> (String, PageUrl) {
 
 fn new_job(account: i64, urls: &[&str]) -> NewJob {
     NewJob {
-        account: AccountId(account),
+        tenant: Tenant::live(AccountId(account)),
         key_id: Some(7),
         window: FreshnessWindow::from_hours(6.0).expect("window"),
         urls: urls.iter().map(|u| submitted(u)).collect(),
@@ -104,7 +104,7 @@ async fn a_job_is_leased_answered_and_read_back_in_input_order(engine: &Engine) 
     assert_eq!(job.window.duration(), Duration::from_hours(6));
     assert!(
         store
-            .job(AccountId(2), job.id)
+            .job(Tenant::live(AccountId(2)), job.id)
             .await
             .expect("read")
             .is_none(),
@@ -117,8 +117,8 @@ async fn a_job_is_leased_answered_and_read_back_in_input_order(engine: &Engine) 
         .expect("lease")
         .expect("work");
     assert_eq!(
-        (lease.job, lease.account, lease.key_id),
-        (job.id, AccountId(1), Some(7))
+        (lease.job, lease.tenant, lease.key_id),
+        (job.id, Tenant::live(AccountId(1)), Some(7))
     );
     assert_eq!(lease.pages.len(), 2);
     assert!(
@@ -130,7 +130,7 @@ async fn a_job_is_leased_answered_and_read_back_in_input_order(engine: &Engine) 
         "all pages leased"
     );
     let running = store
-        .job(AccountId(1), job.id)
+        .job(Tenant::live(AccountId(1)), job.id)
         .await
         .expect("read")
         .expect("job");
@@ -158,7 +158,7 @@ async fn a_job_is_leased_answered_and_read_back_in_input_order(engine: &Engine) 
         "recorded once"
     );
     let done = store
-        .job(AccountId(1), job.id)
+        .job(Tenant::live(AccountId(1)), job.id)
         .await
         .expect("read")
         .expect("job");
@@ -304,7 +304,7 @@ async fn an_abandoned_lease_is_handed_out_again_whole_under_its_id(engine: &Engi
     assert_eq!(retaken.id, short.id);
     assert_eq!(
         store
-            .job(AccountId(1), job.id)
+            .job(Tenant::live(AccountId(1)), job.id)
             .await
             .expect("read")
             .expect("job")
@@ -332,7 +332,7 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
         .await
         .expect("paused");
     let job = store
-        .job(AccountId(1), paused.id)
+        .job(Tenant::live(AccountId(1)), paused.id)
         .await
         .expect("read")
         .expect("job");
@@ -342,7 +342,7 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
     );
     assert_eq!(
         store.paused().await.expect("paused"),
-        vec![(paused.id, AccountId(1))]
+        vec![(paused.id, Tenant::live(AccountId(1)))]
     );
     let lease = store
         .lease("web-1", 1, MINUTE)
@@ -351,14 +351,14 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
         .expect("work");
     assert_eq!(lease.job, cancelled.id);
     let job = store
-        .cancel(AccountId(2), cancelled.id)
+        .cancel(Tenant::live(AccountId(2)), cancelled.id)
         .await
         .expect("cancel")
         .expect("job");
     assert_eq!(job.status, JobStatus::Cancelled);
     assert!(
         store
-            .cancel(AccountId(1), cancelled.id)
+            .cancel(Tenant::live(AccountId(1)), cancelled.id)
             .await
             .expect("cancel")
             .is_none(),
@@ -379,7 +379,7 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
             .expect("finish")
     );
     let job = store
-        .job(AccountId(2), cancelled.id)
+        .job(Tenant::live(AccountId(2)), cancelled.id)
         .await
         .expect("read")
         .expect("job");
@@ -398,7 +398,10 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
             .is_some()
     );
 
-    let listed = store.jobs(AccountId(2), None, 10).await.expect("list");
+    let listed = store
+        .jobs(Tenant::live(AccountId(2)), None, 10)
+        .await
+        .expect("list");
     assert_eq!(
         listed.iter().map(|j| j.id).collect::<Vec<_>>(),
         vec![cancelled.id]
@@ -419,7 +422,7 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
     );
     assert!(
         store
-            .job(AccountId(2), cancelled.id)
+            .job(Tenant::live(AccountId(2)), cancelled.id)
             .await
             .expect("read")
             .is_none()
@@ -433,7 +436,7 @@ async fn paused_and_cancelled_jobs_are_not_leased_and_old_jobs_are_purged(engine
     );
     assert!(
         store
-            .job(AccountId(1), paused.id)
+            .job(Tenant::live(AccountId(1)), paused.id)
             .await
             .expect("read")
             .is_some(),
@@ -465,27 +468,27 @@ async fn a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing(en
     assert_eq!(lease.job, running.id);
     assert!(
         !store
-            .delete(AccountId(2), running.id)
+            .delete(Tenant::live(AccountId(2)), running.id)
             .await
             .expect("delete"),
         "not its job"
     );
     assert!(
         store
-            .delete(AccountId(1), running.id)
+            .delete(Tenant::live(AccountId(1)), running.id)
             .await
             .expect("delete")
     );
     assert!(
         !store
-            .delete(AccountId(1), running.id)
+            .delete(Tenant::live(AccountId(1)), running.id)
             .await
             .expect("delete"),
         "already gone"
     );
     assert!(
         store
-            .job(AccountId(1), running.id)
+            .job(Tenant::live(AccountId(1)), running.id)
             .await
             .expect("read")
             .is_none()
@@ -513,7 +516,7 @@ async fn a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing(en
     assert_eq!(next.job, kept.id);
     assert_eq!(
         store
-            .jobs(AccountId(1), None, 10)
+            .jobs(Tenant::live(AccountId(1)), None, 10)
             .await
             .expect("list")
             .iter()
@@ -624,7 +627,7 @@ async fn each_ending_is_listed_until_it_is_announced(engine: &Engine) {
         .await
         .expect("created");
     store
-        .cancel(AccountId(2), two.id)
+        .cancel(Tenant::live(AccountId(2)), two.id)
         .await
         .expect("cancelled")
         .expect("the account's");
@@ -685,7 +688,9 @@ async fn the_queue_bound_is_checked_where_the_job_is_added(engine: &Engine) {
         "another account's share is its own"
     );
     // An ended job frees its place and its inputs; the next may bring up to what is left.
-    one.cancel(AccountId(1), first.id).await.expect("cancels");
+    one.cancel(Tenant::live(AccountId(1)), first.id)
+        .await
+        .expect("cancels");
     assert_eq!(
         one.create(job(1, 4), bound).await.expect("answers"),
         Created::TooManyQueuedInputs { queued: 2 }

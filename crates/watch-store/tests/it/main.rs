@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use company_model::{AccountId, CompanyRecord, RecordJson};
+use company_model::{AccountId, CompanyRecord, RecordJson, Tenant};
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
 use test_support::Engine;
@@ -34,7 +34,7 @@ async fn open_store(engine: &Engine) -> Arc<dyn WatchStore> {
 
 fn watch(account: i64, page: &str) -> NewWatch {
     NewWatch {
-        account: AccountId(account),
+        tenant: Tenant::live(AccountId(account)),
         url: PageUrl::parse_submitted(page, &NetworkDomain::default()).expect("valid URL"),
         every_hours: 24,
         webhook_url: "https://hooks.example/company".to_owned(),
@@ -85,7 +85,7 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     assert_eq!(second.create(&over, 4, now).await.expect("answers"), None);
     assert_eq!(
         second
-            .list(AccountId(1), None, 10)
+            .list(Tenant::live(AccountId(1)), None, 10)
             .await
             .expect("listed")
             .len(),
@@ -97,7 +97,7 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     );
     assert_eq!(
         first
-            .list(AccountId(1), None, 10)
+            .list(Tenant::live(AccountId(1)), None, 10)
             .await
             .expect("listed")
             .len(),
@@ -105,7 +105,7 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     );
     assert_eq!(
         first
-            .list(AccountId(1), Some(created[0].id), 10)
+            .list(Tenant::live(AccountId(1)), Some(created[0].id), 10)
             .await
             .expect("listed")
             .len(),
@@ -113,7 +113,7 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     );
     assert!(
         first
-            .get(AccountId(2), created[0].id)
+            .get(Tenant::live(AccountId(2)), created[0].id)
             .await
             .expect("read")
             .is_none(),
@@ -172,7 +172,7 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
         "the same refresh is recorded once"
     );
     let moved = first
-        .get(refresh.watch.account, refresh.watch.id)
+        .get(refresh.watch.tenant, refresh.watch.id)
         .await
         .expect("read")
         .expect("exists");
@@ -260,7 +260,7 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
             .expect("records")
     );
     let disabled = first
-        .get(refresh.watch.account, refresh.watch.id)
+        .get(refresh.watch.tenant, refresh.watch.id)
         .await
         .expect("read")
         .expect("exists");
@@ -299,56 +299,68 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     // Deleting takes the watch away; the secret is kept until rotated.
     assert!(
         first
-            .delete(refresh.watch.account, refresh.watch.id)
+            .delete(refresh.watch.tenant, refresh.watch.id)
             .await
             .expect("deletes")
     );
     assert!(
         !first
-            .delete(refresh.watch.account, refresh.watch.id)
+            .delete(refresh.watch.tenant, refresh.watch.id)
             .await
             .expect("deletes")
     );
-    assert_eq!(first.secret(AccountId(1)).await.expect("reads"), None);
     assert_eq!(
         first
-            .set_secret(AccountId(1), "whsec_a", false)
+            .secret(Tenant::live(AccountId(1)))
+            .await
+            .expect("reads"),
+        None
+    );
+    assert_eq!(
+        first
+            .set_secret(Tenant::live(AccountId(1)), "whsec_a", false)
             .await
             .expect("sets"),
         "whsec_a"
     );
     assert_eq!(
         second
-            .set_secret(AccountId(1), "whsec_b", false)
+            .set_secret(Tenant::live(AccountId(1)), "whsec_b", false)
             .await
             .expect("sets"),
         "whsec_a"
     );
     assert_eq!(
         second
-            .set_secret(AccountId(1), "whsec_c", true)
+            .set_secret(Tenant::live(AccountId(1)), "whsec_c", true)
             .await
             .expect("sets"),
         "whsec_c"
     );
     assert_eq!(
-        first.secret(AccountId(1)).await.expect("reads").as_deref(),
+        first
+            .secret(Tenant::live(AccountId(1)))
+            .await
+            .expect("reads")
+            .as_deref(),
         Some("whsec_c")
     );
 }
 
+/// `account` as a store keeps it ([`Tenant::key`]): negative for the account's test mode.
 fn endpoint(account: i64, host: &str, events: &[&str]) -> NewEndpoint {
     NewEndpoint {
-        account: AccountId(account),
+        tenant: Tenant::from_key(account),
         url: format!("https://{host}/events"),
         events: events.iter().map(|e| (*e).to_owned()).collect(),
     }
 }
 
+/// `account` as a store keeps it ([`Tenant::key`]): negative for the account's test mode.
 fn event(id: &str, account: i64, kind: &str) -> AccountEvent {
     AccountEvent {
         id: id.to_owned(),
-        account: AccountId(account),
+        tenant: Tenant::from_key(account),
         kind: kind.to_owned(),
         body: format!(r#"{{"id":"{id}","type":"{kind}"}}"#),
     }
@@ -388,7 +400,7 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
     assert_eq!(all.events, ["job.finished", "account.balance_low"]);
     assert_eq!(
         second
-            .endpoints(AccountId(1))
+            .endpoints(Tenant::live(AccountId(1)))
             .await
             .expect("lists")
             .iter()
@@ -530,7 +542,10 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
             .await
             .expect("records")
     );
-    let listed = second.endpoints(AccountId(1)).await.expect("lists");
+    let listed = second
+        .endpoints(Tenant::live(AccountId(1)))
+        .await
+        .expect("lists");
     let disabled = listed.iter().find(|e| e.id == all.id).expect("listed");
     assert_eq!(disabled.disabled_at, Some(now));
     assert!(
@@ -591,7 +606,7 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
 
     // The account's copies, newest first, each with its status; one endpoint's alone.
     let copies = first
-        .endpoint_events(AccountId(1), None, 10)
+        .endpoint_events(Tenant::live(AccountId(1)), None, 10)
         .await
         .expect("lists");
     assert_eq!(copies.len(), 5, "{copies:?}");
@@ -605,14 +620,14 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
     );
     assert_eq!(delivered.next_attempt_at, None);
     let of_all = first
-        .endpoint_events(AccountId(1), Some(all.id), 10)
+        .endpoint_events(Tenant::live(AccountId(1)), Some(all.id), 10)
         .await
         .expect("lists");
     assert!(of_all.iter().all(|c| c.endpoint == all.id));
     assert_eq!(of_all.len(), 2);
     assert!(
         first
-            .endpoint_events(AccountId(2), None, 10)
+            .endpoint_events(Tenant::live(AccountId(2)), None, 10)
             .await
             .expect("lists")
             .is_empty()
@@ -621,25 +636,29 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
     // Deleting takes the endpoint and its copies; another account's endpoint is not its to delete.
     assert!(
         !first
-            .delete_endpoint(AccountId(1), other.id)
+            .delete_endpoint(Tenant::live(AccountId(1)), other.id)
             .await
             .expect("deletes")
     );
     assert!(
         first
-            .delete_endpoint(AccountId(1), jobs.id)
+            .delete_endpoint(Tenant::live(AccountId(1)), jobs.id)
             .await
             .expect("deletes")
     );
     assert!(
         first
-            .endpoint_events(AccountId(1), Some(jobs.id), 10)
+            .endpoint_events(Tenant::live(AccountId(1)), Some(jobs.id), 10)
             .await
             .expect("lists")
             .is_empty()
     );
     assert_eq!(
-        second.endpoints(AccountId(1)).await.expect("lists").len(),
+        second
+            .endpoints(Tenant::live(AccountId(1)))
+            .await
+            .expect("lists")
+            .len(),
         1
     );
 }
@@ -710,7 +729,7 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
     let mut endpoints: Vec<_> = first
         .iter()
         .chain(&rest)
-        .filter(|d| d.account == AccountId(1))
+        .filter(|d| d.tenant == Tenant::live(AccountId(1)))
         .map(|d| d.endpoint.0)
         .collect();
     endpoints.sort_unstable();
@@ -724,7 +743,7 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
             .is_empty(),
         "account 1 has its share in flight, account 2 its one"
     );
-    // Account 1's test twin (its test-mode key's account, -1) shares account 1's share.
+    // Account 1's test mode (its test-mode keys' tenant, kept as -1) shares account 1's share.
     let twin = store
         .create_endpoint(&endpoint(-1, "twin.example", &["job.finished"]), 10, start)
         .await
@@ -740,18 +759,18 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
             .await
             .expect("claims")
             .is_empty(),
-        "the twin's ping waits for account 1's share"
+        "the test mode's ping waits for account 1's share"
     );
     // Events done (delivered or given up) and older than a cut-off are forgotten; the rest stay.
     let before_forget = store
-        .endpoint_events(AccountId(1), None, 100)
+        .endpoint_events(Tenant::live(AccountId(1)), None, 100)
         .await
         .expect("lists")
         .len();
     // A finished delivery frees its endpoint's place for that endpoint's next copy.
     let done = first
         .iter()
-        .find(|d| d.account == AccountId(1))
+        .find(|d| d.tenant == Tenant::live(AccountId(1)))
         .expect("account 1's first");
     assert!(
         store
@@ -770,7 +789,7 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
         .await
         .expect("claims");
     assert_eq!(next.len(), 1, "{next:?}");
-    assert_eq!(next[0].account, AccountId(1));
+    assert_eq!(next[0].tenant, Tenant::live(AccountId(1)));
     assert_eq!(
         store.forget_done_before(start).await.expect("forgets"),
         0,
@@ -786,7 +805,7 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
     );
     assert_eq!(
         store
-            .endpoint_events(AccountId(1), None, 100)
+            .endpoint_events(Tenant::live(AccountId(1)), None, 100)
             .await
             .expect("lists")
             .len(),
@@ -817,9 +836,14 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
     let claimed = store.claim_due(due_at, lease, 4).await.expect("claims");
     assert_eq!(claimed.len(), 4);
     assert!(
-        claimed.iter().any(|d| d.watch.account == AccountId(2)),
+        claimed
+            .iter()
+            .any(|d| d.watch.tenant == Tenant::live(AccountId(2))),
         "account 2's refresh waits for no other account's queue: {:?}",
-        claimed.iter().map(|d| d.watch.account).collect::<Vec<_>>()
+        claimed
+            .iter()
+            .map(|d| d.watch.tenant.account)
+            .collect::<Vec<_>>()
     );
 }
 

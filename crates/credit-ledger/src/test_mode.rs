@@ -1,47 +1,68 @@
-//! Test twins ([`AccountId::test_twin`]): the accounts test-mode keys act for, which spend nothing.
+//! Test mode ([`company_model::Mode::Test`]): a test-mode key's [`Tenant`] spends nothing.
 
 use std::sync::Arc;
 
-use company_model::AccountId;
+use company_model::{AccountId, Mode, Tenant};
 
 use crate::{
     Account, BalanceAlert, Charge, Credits, DailyUsage, Ledger, LedgerEntry, LedgerError,
     QuotaOverrides, Reservation,
 };
 
-/// The balance a test twin always has: 1,000,000 credits. Test-mode requests are never refused for credits and
+/// The balance a test tenant always has: 1,000,000 credits. Test-mode requests are never refused for credits and
 /// never lower it.
 pub const TEST_BALANCE: Credits = Credits::from_millis(1_000_000_000);
 
-/// What `account` is charged for an answer priced `amount`: `amount`, or nothing for a test twin. Whoever builds
-/// a [`Charge`] asks here, so the `X-Credits-Charged` a test key sees is what it spent: nothing, and its balance,
+/// What `tenant` is charged for an answer priced `amount`: `amount`, or nothing in test mode. Whoever builds a
+/// [`Charge`] asks here, so the `X-Credits-Charged` a test key sees is what it spent: nothing, and its balance,
 /// [`TEST_BALANCE`], never moves.
-pub fn billed(account: AccountId, amount: Credits) -> Credits {
-    if account.is_test() {
-        Credits::ZERO
-    } else {
-        amount
+pub fn billed(tenant: Tenant, amount: Credits) -> Credits {
+    match tenant.mode {
+        Mode::Live => amount,
+        Mode::Test => Credits::ZERO,
     }
 }
 
-/// A ledger that answers for test twins itself and hands every live account to the ledger it wraps.
+/// `tenant`'s account as its keys see it: the live account itself, or in test mode the live account named
+/// `<name> (test)` with [`TEST_BALANCE`], no low-balance threshold and the live account's quotas. `None` when no
+/// account has the id.
 ///
-/// A test twin (a negative [`AccountId`]) has [`TEST_BALANCE`]; its holds and charges are checked as a live
-/// account's are (a charge above its hold is still refused) and then written nowhere: nothing is spent, no
-/// ledger row is kept, the live account's balance never moves. It has no rows, usage, holds or low-balance
-/// threshold, and takes no grants. [`Ledger::account`] of a twin is its live account's, named `<name> (test)`.
-#[derive(Debug)]
-pub struct WithTestTwins(Arc<dyn Ledger>);
+/// # Errors
+/// [`LedgerError::Backend`].
+pub async fn account_of(
+    ledger: &dyn Ledger,
+    tenant: Tenant,
+) -> Result<Option<Account>, LedgerError> {
+    let found = ledger.account(tenant.account).await?;
+    Ok(match tenant.mode {
+        Mode::Live => found,
+        Mode::Test => found.map(|live| Account {
+            name: format!("{} (test)", live.name),
+            balance: TEST_BALANCE,
+            low_balance_threshold: None,
+            ..live
+        }),
+    })
+}
 
-impl WithTestTwins {
-    /// `live` for live accounts; test twins answered here.
+/// A ledger that answers for test tenants itself and hands every live one to the ledger it wraps.
+///
+/// A test tenant has [`TEST_BALANCE`]; its holds and charges are checked as a live account's are (a charge
+/// above its hold is still refused) and then written nowhere: nothing is spent, no ledger row is kept, the live
+/// account's balance never moves. It has no rows, usage, holds or low-balance threshold. Grants and quotas
+/// name an [`AccountId`], the live account, so a test tenant cannot take either.
+#[derive(Debug)]
+pub struct WithTestMode(Arc<dyn Ledger>);
+
+impl WithTestMode {
+    /// `live` for live tenants; test tenants answered here.
     pub fn new(live: Arc<dyn Ledger>) -> Self {
         Self(live)
     }
 }
 
 #[async_trait::async_trait]
-impl Ledger for WithTestTwins {
+impl Ledger for WithTestMode {
     async fn ensure_account(&self, name: &str) -> Result<Account, LedgerError> {
         self.0.ensure_account(name).await
     }
@@ -51,17 +72,7 @@ impl Ledger for WithTestTwins {
     }
 
     async fn account(&self, id: AccountId) -> Result<Option<Account>, LedgerError> {
-        if !id.is_test() {
-            return self.0.account(id).await;
-        }
-        Ok(self.0.account(id.live()).await?.map(|live| Account {
-            id,
-            name: format!("{} (test)", live.name),
-            balance: TEST_BALANCE,
-            created_at: live.created_at,
-            low_balance_threshold: None,
-            quotas: live.quotas,
-        }))
+        self.0.account(id).await
     }
 
     async fn accounts(&self) -> Result<Vec<Account>, LedgerError> {
@@ -70,17 +81,17 @@ impl Ledger for WithTestTwins {
 
     async fn set_low_balance_threshold(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         threshold: Option<Credits>,
     ) -> Result<Account, LedgerError> {
-        if !account.is_test() {
-            return self.0.set_low_balance_threshold(account, threshold).await;
+        if tenant.mode == Mode::Live {
+            return self.0.set_low_balance_threshold(tenant, threshold).await;
         }
         crate::check_threshold(threshold)?;
-        // A twin's balance never moves, so it can never fall below a threshold: none is kept.
-        self.account(account)
+        // A test tenant's balance never moves, so it can never fall below a threshold: none is kept.
+        account_of(self.0.as_ref(), tenant)
             .await?
-            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))
+            .ok_or_else(|| LedgerError::UnknownAccount(tenant.account.to_string()))
     }
 
     async fn set_quotas(
@@ -88,11 +99,7 @@ impl Ledger for WithTestTwins {
         account: AccountId,
         quotas: QuotaOverrides,
     ) -> Result<Account, LedgerError> {
-        // A twin has its live account's quotas: they are set there.
-        self.0.set_quotas(account.live(), quotas).await?;
-        self.account(account)
-            .await?
-            .ok_or_else(|| LedgerError::UnknownAccount(account.to_string()))
+        self.0.set_quotas(account, quotas).await
     }
 
     async fn balance_alerts(&self, limit: u32) -> Result<Vec<BalanceAlert>, LedgerError> {
@@ -109,26 +116,17 @@ impl Ledger for WithTestTwins {
         amount: Credits,
         note: &str,
     ) -> Result<Credits, LedgerError> {
-        if account.is_test() {
-            return Err(LedgerError::InvalidAmount(format!(
-                "account {account} is a test account: it spends nothing, so it takes no grants"
-            )));
-        }
         self.0.grant(account, amount, note).await
     }
 
-    async fn reserve(
-        &self,
-        account: AccountId,
-        amount: Credits,
-    ) -> Result<Reservation, LedgerError> {
-        if !account.is_test() {
-            return self.0.reserve(account, amount).await;
+    async fn reserve(&self, tenant: Tenant, amount: Credits) -> Result<Reservation, LedgerError> {
+        if tenant.mode == Mode::Live {
+            return self.0.reserve(tenant, amount).await;
         }
         crate::check_hold(amount)?;
         Ok(Reservation {
             id: 0,
-            account,
+            tenant,
             amount,
         })
     }
@@ -138,7 +136,7 @@ impl Ledger for WithTestTwins {
         reservation: Reservation,
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
-        if !reservation.account.is_test() {
+        if reservation.tenant.mode == Mode::Live {
             return self.0.settle(reservation, charge).await;
         }
         crate::check_charge(reservation.amount, &charge)?;
@@ -147,26 +145,26 @@ impl Ledger for WithTestTwins {
 
     async fn charge(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         required: Credits,
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
-        if !account.is_test() {
-            return self.0.charge(account, required, charge).await;
+        if tenant.mode == Mode::Live {
+            return self.0.charge(tenant, required, charge).await;
         }
         crate::check_charge(required, &charge)?;
         Ok(TEST_BALANCE)
     }
 
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError> {
-        if reservation.account.is_test() {
+        if reservation.tenant.mode == Mode::Test {
             return Ok(());
         }
         self.0.release(reservation).await
     }
 
     async fn renew(&self, reservation: &Reservation) -> Result<(), LedgerError> {
-        if reservation.account.is_test() {
+        if reservation.tenant.mode == Mode::Test {
             return Ok(());
         }
         self.0.renew(reservation).await
@@ -182,31 +180,31 @@ impl Ledger for WithTestTwins {
 
     async fn entries(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<LedgerEntry>, LedgerError> {
-        if account.is_test() {
+        if tenant.mode == Mode::Test {
             return Ok(Vec::new());
         }
-        self.0.entries(account, before, limit).await
+        self.0.entries(tenant, before, limit).await
     }
 
-    async fn held(&self, account: AccountId) -> Result<Credits, LedgerError> {
-        if account.is_test() {
+    async fn held(&self, tenant: Tenant) -> Result<Credits, LedgerError> {
+        if tenant.mode == Mode::Test {
             return Ok(Credits::ZERO);
         }
-        self.0.held(account).await
+        self.0.held(tenant).await
     }
 
     async fn daily_usage(
         &self,
-        account: AccountId,
+        tenant: Tenant,
         since: jiff::Timestamp,
     ) -> Result<Vec<DailyUsage>, LedgerError> {
-        if account.is_test() {
+        if tenant.mode == Mode::Test {
             return Ok(Vec::new());
         }
-        self.0.daily_usage(account, since).await
+        self.0.daily_usage(tenant, since).await
     }
 }
