@@ -15,7 +15,7 @@ test-quick:
 
 # Each crate on its own, as an embedder builds it.
 test-each:
-    for crate in page-url company-model api-contract store-base sqlite-pool pg-pool test-support shared-limits snapshot-cache credit-ledger api-keys dashboard-auth job-store watch-store idempotency page-scraper company-lookup bulk-jobs company-watch accounts http-serve http-api dashboard server-assembly company-data e2e-harness; do cargo test -p $crate || exit 1; done
+    for crate in page-url company-model api-contract store-base sqlite-pool pg-pool test-support shared-limits snapshot-cache credit-ledger api-keys dashboard-auth job-store watch-store idempotency page-scraper company-lookup bulk-jobs account-webhooks company-watch accounts http-serve http-api dashboard server-assembly company-data e2e-harness; do cargo test -p $crate || exit 1; done
     cargo test -p page-scraper --no-default-features
 
 # Formatting, lints and docs, all warnings fatal (.ci/run runs these after the tests).

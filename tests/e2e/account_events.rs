@@ -133,7 +133,7 @@ async fn a_finished_job_reaches_the_endpoint_signed_once_through_failures() {
     assert_eq!(last.header("company-data-event-id"), event["id"].as_str());
     let signature = last.header("company-data-signature").expect("signed");
     let now = jiff::Timestamp::now().as_second();
-    assert!(company_watch::signature::verify(
+    assert!(account_webhooks::signature::verify(
         secret.trim(),
         signature,
         last.body.as_bytes(),

@@ -189,11 +189,11 @@ fn assert_says(path: &str, stated: &[String]) {
     assert!(missing.is_empty(), "{path} no longer says: {missing:#?}");
 }
 
-/// docs/api.md states the webhook endpoints' bound and first retry as `api-contract` and `company-watch` have
+/// docs/api.md states the webhook endpoints' bound and first retry as `api-contract` and `account-webhooks` have
 /// them.
 #[test]
 fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
-    let first_retry = company_watch::WatchSettings::default()
+    let first_retry = account_webhooks::WebhookSettings::default()
         .first_retry
         .as_secs();
     assert_says(
@@ -231,6 +231,7 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
     let connections = http_serve::ConnectionLimits::default();
     let quotas = credit_ledger::Quotas::default();
     let watches = company_watch::WatchSettings::default();
+    let webhooks = account_webhooks::WebhookSettings::default();
     let per_form = forms.per_address_window.as_secs() / u64::from(forms.per_address_burst);
     let per_failure = failures.window.as_secs() / u64::from(failures.max_failures);
     assert_says(
@@ -287,17 +288,17 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
             ),
             format!(
                 "{} at once per server, at most {} of one account",
-                watches.deliveries_at_once, watches.deliveries_per_account
+                webhooks.deliveries_at_once, webhooks.deliveries_per_account
             ),
             format!(
                 "its {} s time-out; connecting gets {} s",
-                watches.delivery_timeout.as_secs(),
-                watches.connect_timeout.as_secs()
+                webhooks.delivery_timeout.as_secs(),
+                webhooks.connect_timeout.as_secs()
             ),
             format!(
                 "{} per endpoint at once, then one per {} s",
-                company_watch::PING_BURST,
-                company_watch::PING_REFILL.as_secs()
+                account_webhooks::PING_BURST,
+                account_webhooks::PING_REFILL.as_secs()
             ),
             format!("({} at once per server)", watches.refreshes_at_once),
             {

@@ -344,7 +344,7 @@ async fn one_tenants_dead_endpoints_do_not_delay_another_tenants_ping() {
     }
     assert_eq!(
         queued,
-        api_contract::MAX_ENDPOINTS * company_watch::PING_BURST as usize
+        api_contract::MAX_ENDPOINTS * account_webhooks::PING_BURST as usize
     );
 
     // Tenant B's ping, queued after all of A's, arrives within 5 s.

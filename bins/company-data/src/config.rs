@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use account_webhooks::WebhookSettings;
 use api_keys::FailureLimit;
 use bulk_jobs::BulkSettings;
 use clap::Args;
@@ -187,7 +188,7 @@ pub struct ServeArgs {
     /// Seconds before a webhook delivery that failed is tried again; each next retry waits twice as long, up
     /// to an hour apart, for 24 h from the event.
     #[arg(long, env = "COMPANY_DATA_WEBHOOK_FIRST_RETRY",
-          default_value_t = WatchSettings::default().first_retry.as_secs(),
+          default_value_t = WebhookSettings::default().first_retry.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     webhook_first_retry: u64,
     /// Log filter (tracing's EnvFilter syntax), e.g. `info` or `company_data=debug`.
@@ -350,10 +351,11 @@ impl ServeArgs {
                 max_failures: self.failed_auth_limit,
                 ..FailureLimit::default()
             },
-            watches: WatchSettings {
+            watches: WatchSettings::default(),
+            webhooks: WebhookSettings {
                 allow_private: self.webhook_allow_private,
                 first_retry: Duration::from_secs(self.webhook_first_retry),
-                ..WatchSettings::default()
+                ..WebhookSettings::default()
             },
             jobs: BulkSettings {
                 workers: self.job_workers as usize,

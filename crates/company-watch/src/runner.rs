@@ -1,5 +1,5 @@
 //! The watches' runner: refreshes claimed when due (accounts taking turns), each a live lookup charged once,
-//! compared with the baseline into a change event; and the loops that run refreshes and deliveries until stopped.
+//! compared with the baseline into a change event; and the loop that runs them until stopped.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +11,6 @@ use credit_ledger::LedgerError;
 use tracing::warn;
 use watch_store::{DueRefresh, Refreshed};
 
-use crate::delivery::Claimed;
 use crate::{WatchError, Watches, WorkDone};
 
 /// How long a failed refresh waits before it is tried again (at most its period).
@@ -19,29 +18,19 @@ const FAILED_REFRESH_RETRY: Duration = Duration::from_hours(1);
 
 impl Watches {
     /// Runs what is due now: the due refreshes (up to [`WatchSettings::refreshes_at_once`]), then the due
-    /// deliveries (up to [`WatchSettings::deliveries_at_once`] of each queue, claimed fairly), and waits for them.
-    /// The running service does the same in two loops of its own ([`Watches::start`]); this is for a caller that
-    /// drives the clock, such as a test.
+    /// deliveries ([`account_webhooks::Webhooks::deliver_once`]), and waits for them. The running service does
+    /// the same in loops of their own ([`Watches::start`], [`account_webhooks::Webhooks::start`]); this is for a
+    /// caller that drives the clock, such as a test.
     ///
     /// # Errors
     /// [`WatchError::Store`] when claiming fails (what was claimed before still finishes).
     ///
     /// [`WatchSettings::refreshes_at_once`]: crate::WatchSettings::refreshes_at_once
-    /// [`WatchSettings::deliveries_at_once`]: crate::WatchSettings::deliveries_at_once
     pub async fn work_once(&self) -> Result<WorkDone, WatchError> {
         let mut done = self.refresh_due().await?;
-        let claimed = self
-            .claim_deliveries(self.settings.deliveries_at_once)
-            .await?;
-        let attempts =
-            futures::future::join_all(claimed.into_iter().map(|c| self.deliver(c))).await;
-        for delivered in attempts {
-            if delivered {
-                done.delivered += 1;
-            } else {
-                done.failed += 1;
-            }
-        }
+        let sent = self.webhooks.deliver_once().await?;
+        done.delivered = sent.delivered;
+        done.failed = sent.failed;
         Ok(done)
     }
 
@@ -51,7 +40,7 @@ impl Watches {
         let lease = self.lookup.longest_request() + Duration::from_secs(30);
         let due = self
             .store
-            .claim_due(self.clock.now(), lease, self.settings.refreshes_at_once)
+            .claim_due(self.clock().now(), lease, self.settings.refreshes_at_once)
             .await?;
         for queued in futures::future::join_all(due.into_iter().map(|due| self.refresh(due))).await
         {
@@ -61,50 +50,15 @@ impl Watches {
         Ok(done)
     }
 
-    /// Claims up to `room` due deliveries of both queues together, fairly between accounts and one per receiver
-    /// at a time ([`WatchStore::claim_endpoint_deliveries`]).
-    async fn claim_deliveries(&self, room: u32) -> Result<Vec<Claimed>, WatchError> {
-        if room == 0 {
-            return Ok(Vec::new());
-        }
-        let lease = self.settings.delivery_timeout + Duration::from_secs(20);
-        let per_account = self.settings.deliveries_per_account.max(1);
-        let now = self.clock.now();
-        let deliveries = self
-            .store
-            .claim_deliveries(now, lease, room, per_account)
-            .await?;
-        // The two queues share the room: together they never pass it.
-        let left = room.saturating_sub(u32::try_from(deliveries.len()).unwrap_or(room));
-        let to_endpoints = if left == 0 {
-            Vec::new()
-        } else {
-            self.store
-                .claim_endpoint_deliveries(now, lease, left, per_account)
-                .await?
-        };
-        Ok(deliveries
-            .into_iter()
-            .map(Claimed::Watch)
-            .chain(to_endpoints.into_iter().map(Claimed::Endpoint))
-            .collect())
-    }
-
-    /// Runs the watches in two loops until stopped: refreshes, claimed every [`WatchSettings::poll`] (sooner
-    /// while work remains), and deliveries, claimed as places free up, so a slow refresh never holds an event
-    /// back and a receiver that never answers holds one place ([`WatchSettings::deliveries_per_account`] at
-    /// most for its account), not a whole batch.
+    /// Runs the refreshes in a loop until stopped, claimed every [`WatchSettings::poll`] (sooner while work
+    /// remains). Their events are sent by the webhooks' own loop ([`account_webhooks::Webhooks::start`]), so a
+    /// slow refresh never holds an event back.
     ///
     /// [`WatchSettings::poll`]: crate::WatchSettings::poll
-    /// [`WatchSettings::deliveries_per_account`]: crate::WatchSettings::deliveries_per_account
     pub fn start(self: &Arc<Self>) -> Runner {
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let refreshes = tokio::spawn(Arc::clone(self).refresh_loop(stopped.clone()));
-        let deliveries = tokio::spawn(Arc::clone(self).delivery_loop(stopped));
-        Runner {
-            stop,
-            tasks: vec![refreshes, deliveries],
-        }
+        let task = tokio::spawn(Arc::clone(self).refresh_loop(stopped));
+        Runner { stop, task }
     }
 
     async fn refresh_loop(self: Arc<Self>, mut stopped: tokio::sync::watch::Receiver<bool>) {
@@ -126,31 +80,6 @@ impl Watches {
                 _ = stopped.changed() => return,
             }
         }
-    }
-
-    async fn delivery_loop(self: Arc<Self>, mut stopped: tokio::sync::watch::Receiver<bool>) {
-        let places = self.settings.deliveries_at_once.max(1);
-        let mut in_flight = tokio::task::JoinSet::new();
-        loop {
-            let room = places.saturating_sub(u32::try_from(in_flight.len()).unwrap_or(u32::MAX));
-            match self.claim_deliveries(room).await {
-                Ok(claimed) => {
-                    for claimed in claimed {
-                        let this = Arc::clone(&self);
-                        in_flight.spawn(async move { this.deliver(claimed).await });
-                    }
-                }
-                Err(error) => warn!(%error, "the watch runner could not claim deliveries"),
-            }
-            // Claim again when a delivery ends (its place is free), or at the next poll.
-            tokio::select! {
-                Some(_) = in_flight.join_next(), if !in_flight.is_empty() => {}
-                () = tokio::time::sleep(self.settings.poll) => {}
-                _ = stopped.changed() => break,
-            }
-        }
-        // Deliveries in flight end and record what they did; the rest stay queued for the next start.
-        while in_flight.join_next().await.is_some() {}
     }
 
     /// One claimed refresh; true when it queued an event.
@@ -202,7 +131,7 @@ impl Watches {
                 }
             }
         };
-        let now = self.clock.now();
+        let now = self.clock().now();
         let period = Duration::from_hours(u64::from(watch.every_hours));
         let wait = match refreshed {
             Refreshed::Fetched { .. } => period,
@@ -249,7 +178,7 @@ impl Watches {
         let event = api_contract::WebhookEvent {
             id: id.clone(),
             kind: api_contract::WebhookEventType::CompanyChanged,
-            created_at: self.clock.now(),
+            created_at: self.clock().now(),
             watch_id: due.watch.id.to_string(),
             final_li_url,
             changes,
@@ -259,19 +188,17 @@ impl Watches {
     }
 }
 
-/// The running watch loops ([`Watches::start`]).
+/// The running refresh loop ([`Watches::start`]).
 #[derive(Debug)]
 pub struct Runner {
     stop: tokio::sync::watch::Sender<bool>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl Runner {
-    /// Stops the loops after the work in hand finishes.
+    /// Stops the loop after the refreshes in hand finish.
     pub async fn stop(self) {
         let _ = self.stop.send(true);
-        for task in self.tasks {
-            let _ = task.await;
-        }
+        let _ = self.task.await;
     }
 }

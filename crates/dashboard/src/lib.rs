@@ -79,6 +79,8 @@ pub(crate) struct Parts {
     pub(crate) jobs: Option<Arc<BulkJobs>>,
     /// Watches for the Watches page; without them the page is 404.
     pub(crate) watches: Option<Arc<company_watch::Watches>>,
+    /// The accounts' webhooks for the Webhooks page and the webhook secret; without them those are 404.
+    pub(crate) webhooks: Option<Arc<account_webhooks::Webhooks>>,
     /// The resolver Try it sends domains and names to; without it Try it takes page URLs only.
     pub(crate) resolver: Option<Arc<company_resolve::Resolver>>,
 }
@@ -109,6 +111,7 @@ impl Dashboard {
             settings,
             jobs: None,
             watches: None,
+            webhooks: None,
             resolver: None,
         }))
     }
@@ -134,6 +137,15 @@ impl Dashboard {
     pub fn with_watches(self, watches: Arc<company_watch::Watches>) -> Self {
         let mut parts = Arc::unwrap_or_clone(self.0);
         parts.watches = Some(watches);
+        Self(Arc::new(parts))
+    }
+
+    /// Shows the Webhooks page over `webhooks` (the account's endpoints, pings, deliveries) and the webhook
+    /// secret on the Watches page.
+    #[must_use]
+    pub fn with_webhooks(self, webhooks: Arc<account_webhooks::Webhooks>) -> Self {
+        let mut parts = Arc::unwrap_or_clone(self.0);
+        parts.webhooks = Some(webhooks);
         Self(Arc::new(parts))
     }
 

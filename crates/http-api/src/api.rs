@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use account_webhooks::Webhooks;
 use api_contract::headers::{RATELIMIT_LIMIT, RATELIMIT_REMAINING, RATELIMIT_RESET};
 use api_keys::{ApiKey, VerifiedKey};
 use bulk_jobs::BulkJobs;
@@ -74,6 +75,8 @@ struct Inner {
     jobs: Option<Arc<BulkJobs>>,
     /// The watches behind `/v1/network/company-data/watches`.
     watches: Option<Arc<Watches>>,
+    /// The accounts' webhooks behind `/v1/webhook-endpoints`.
+    webhooks: Option<Arc<Webhooks>>,
     /// The resolver behind `/v1/network/company-data/resolve`.
     resolver: Option<Arc<Resolver>>,
     /// Where `Idempotency-Key` answers are kept.
@@ -115,6 +118,7 @@ impl Api {
             health: None,
             jobs: None,
             watches: None,
+            webhooks: None,
             resolver: None,
             idempotency: None,
             mcp: None,
@@ -177,6 +181,13 @@ impl Api {
         self.changed(|inner| inner.watches = Some(watches))
     }
 
+    /// The same API serving the accounts' webhook endpoints from `webhooks` under `/v1/webhook-endpoints`.
+    /// Without them those paths are 404.
+    #[must_use]
+    pub fn with_webhooks(self, webhooks: Arc<Webhooks>) -> Self {
+        self.changed(|inner| inner.webhooks = Some(webhooks))
+    }
+
     /// The same API answering `POST /mcp` with `endpoint` (the MCP tools over Streamable HTTP), once the
     /// request's key is verified. Without it `/mcp` is 404.
     #[must_use]
@@ -220,6 +231,11 @@ impl Api {
     /// The watches, when added.
     pub(crate) fn watches(&self) -> Option<&Arc<Watches>> {
         self.0.watches.as_ref()
+    }
+
+    /// The accounts' webhooks, when added.
+    pub(crate) fn webhooks(&self) -> Option<&Arc<Webhooks>> {
+        self.0.webhooks.as_ref()
     }
 
     /// Where `/llms.txt` is kept once written.

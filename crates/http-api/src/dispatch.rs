@@ -61,6 +61,7 @@ impl Api {
             Part::Core => true,
             Part::Jobs => self.jobs().is_some(),
             Part::Watches => self.watches().is_some(),
+            Part::Webhooks => self.webhooks().is_some(),
             Part::Resolve => self.resolver().is_some(),
             Part::Mcp => self.mcp_endpoint().is_some(),
         }

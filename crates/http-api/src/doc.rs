@@ -78,7 +78,7 @@ pub(crate) fn json_content(name: &str) -> Value {
 /// How long webhook deliveries are retried, in hours, and how long each may take, in seconds (what the
 /// watches' and endpoints' texts state).
 pub(crate) fn delivery_terms() -> (u64, u64) {
-    let delivery = company_watch::WatchSettings::default();
+    let delivery = account_webhooks::WebhookSettings::default();
     (
         delivery.retry_window.as_secs() / 3600,
         delivery.delivery_timeout.as_secs(),

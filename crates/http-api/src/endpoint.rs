@@ -19,16 +19,18 @@ use crate::auth::CredentialsError;
 use crate::doc::Context;
 use crate::error::ApiError;
 
-/// Which of the API's parts serves an endpoint: the jobs, watches, resolver and MCP endpoints answer 404 until
-/// the host adds them ([`crate::Api::with_jobs`], [`crate::Api::with_watches`], …).
+/// Which of the API's parts serves an endpoint: the jobs, watches, webhook endpoints, resolver and MCP endpoints
+/// answer 404 until the host adds them ([`crate::Api::with_jobs`], [`crate::Api::with_watches`], …).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Part {
     /// Always served.
     Core,
     /// Served once bulk jobs are set.
     Jobs,
-    /// Served once watches (and with them the account's webhook endpoints) are set.
+    /// Served once watches are set.
     Watches,
+    /// Served once the accounts' webhooks (their endpoints) are set.
+    Webhooks,
     /// Served once the resolver is set.
     Resolve,
     /// Served once the MCP endpoint is set; not an operation of the OpenAPI document.

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use account_webhooks::{Webhooks, delivery_info, endpoint_info};
 use api_contract::paths::{self, WEBHOOK_ENDPOINTS};
 use api_contract::{EndpointRequest, MAX_BODY_BYTES, MAX_ENDPOINTS};
 use company_lookup::Caller;
-use company_watch::{Watches, delivery_info, endpoint_info};
 use http::{Method, StatusCode};
 use http_serve::Response;
 use serde_json::{Value, json};
@@ -25,7 +25,7 @@ pub(crate) const LIST_WEBHOOK_ENDPOINTS: Endpoint = Endpoint {
     method: Method::GET,
     path: paths::WEBHOOK_ENDPOINTS,
     operation_id: "listWebhookEndpoints",
-    part: Part::Watches,
+    part: Part::Webhooks,
     access: Access::Key,
     reads: Reads::Nothing,
     idempotent: false,
@@ -38,7 +38,7 @@ pub(crate) const CREATE_WEBHOOK_ENDPOINT: Endpoint = Endpoint {
     method: Method::POST,
     path: paths::WEBHOOK_ENDPOINTS,
     operation_id: "createWebhookEndpoint",
-    part: Part::Watches,
+    part: Part::Webhooks,
     access: Access::Key,
     reads: Reads::Json(MAX_BODY_BYTES),
     idempotent: true,
@@ -51,7 +51,7 @@ pub(crate) const DELETE_WEBHOOK_ENDPOINT: Endpoint = Endpoint {
     method: Method::DELETE,
     path: paths::WEBHOOK_ENDPOINT,
     operation_id: "deleteWebhookEndpoint",
-    part: Part::Watches,
+    part: Part::Webhooks,
     access: Access::Key,
     reads: Reads::Nothing,
     idempotent: false,
@@ -64,7 +64,7 @@ pub(crate) const PING_WEBHOOK_ENDPOINT: Endpoint = Endpoint {
     method: Method::POST,
     path: paths::WEBHOOK_ENDPOINT_PING,
     operation_id: "pingWebhookEndpoint",
-    part: Part::Watches,
+    part: Part::Webhooks,
     access: Access::Key,
     reads: Reads::Nothing,
     idempotent: false,
@@ -77,7 +77,7 @@ pub(crate) const LIST_WEBHOOK_DELIVERIES: Endpoint = Endpoint {
     method: Method::GET,
     path: paths::WEBHOOK_ENDPOINT_DELIVERIES,
     operation_id: "listWebhookDeliveries",
-    part: Part::Watches,
+    part: Part::Webhooks,
     access: Access::Key,
     reads: Reads::Nothing,
     idempotent: false,
@@ -93,16 +93,16 @@ struct DeliveriesQuery {
 }
 
 impl Api {
-    /// The endpoints' service (the watches'); its routes are 404 when it is not set.
-    fn endpoint_service(&self) -> Result<&Arc<Watches>, ApiError> {
-        self.watches().ok_or(ApiError::NotFound)
+    /// The endpoints' service (the accounts' webhooks); its routes are 404 when it is not set.
+    fn endpoint_service(&self) -> Result<&Arc<Webhooks>, ApiError> {
+        self.webhooks().ok_or(ApiError::NotFound)
     }
 
     /// The service, the caller and the endpoint the path names.
-    fn one_endpoint(&self, call: &Call) -> Result<(&Arc<Watches>, Caller, EndpointId), ApiError> {
-        let watches = self.endpoint_service()?;
+    fn one_endpoint(&self, call: &Call) -> Result<(&Arc<Webhooks>, Caller, EndpointId), ApiError> {
+        let webhooks = self.endpoint_service()?;
         Ok((
-            watches,
+            webhooks,
             call.caller()?,
             EndpointId(path_id(call.id.as_deref(), "webhook endpoint")?),
         ))
@@ -110,9 +110,9 @@ impl Api {
 
     /// `GET /webhook-endpoints`: `{endpoints: [...]}`, by id.
     async fn list_endpoints(&self, call: Call) -> Result<Response, ApiError> {
-        let watches = self.endpoint_service()?;
+        let webhooks = self.endpoint_service()?;
         let caller = call.caller()?;
-        let endpoints = watches.endpoints(caller.tenant).await?;
+        let endpoints = webhooks.endpoints(caller.tenant).await?;
         Ok(json_response(
             StatusCode::OK,
             &api_contract::EndpointList {
@@ -123,15 +123,15 @@ impl Api {
 
     /// `POST /webhook-endpoints`: 201 with the endpoint and its `Location`.
     async fn create_endpoint(&self, call: Call) -> Result<Response, ApiError> {
-        let watches = Arc::clone(self.endpoint_service()?);
-        let parsed = EndpointRequest::from_json(&call.body, watches.settings().allow_private)?;
+        let webhooks = Arc::clone(self.endpoint_service()?);
+        let parsed = EndpointRequest::from_json(&call.body, webhooks.settings().allow_private)?;
         let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent(
             caller.tenant,
             call.idempotency_key,
             fingerprint,
             move |_| async move {
-                let created = watches.create_endpoint(caller.tenant, &parsed).await?;
+                let created = webhooks.create_endpoint(caller.tenant, &parsed).await?;
                 let mut response = json_response(StatusCode::CREATED, &endpoint_info(&created));
                 if let Ok(location) =
                     http::HeaderValue::from_str(&format!("{WEBHOOK_ENDPOINTS}/{}", created.id))
@@ -148,8 +148,8 @@ impl Api {
 
     /// `DELETE /webhook-endpoints/{id}`: 204.
     async fn delete_endpoint(&self, call: Call) -> Result<Response, ApiError> {
-        let (watches, caller, id) = self.one_endpoint(&call)?;
-        if watches.delete_endpoint(caller.tenant, id).await? {
+        let (webhooks, caller, id) = self.one_endpoint(&call)?;
+        if webhooks.delete_endpoint(caller.tenant, id).await? {
             Ok(no_content())
         } else {
             Err(ApiError::EndpointNotFound)
@@ -158,8 +158,8 @@ impl Api {
 
     /// `POST /webhook-endpoints/{id}/ping`: 202 `{event_id}`, a signed `ping` queued for the endpoint.
     async fn ping_endpoint(&self, call: Call) -> Result<Response, ApiError> {
-        let (watches, caller, id) = self.one_endpoint(&call)?;
-        let event_id = watches
+        let (webhooks, caller, id) = self.one_endpoint(&call)?;
+        let event_id = webhooks
             .ping(caller.tenant, id)
             .await?
             .ok_or(ApiError::EndpointNotFound)?;
@@ -171,7 +171,7 @@ impl Api {
 
     /// `GET /webhook-endpoints/{id}/deliveries?limit=<n>`: `{deliveries: [...]}`, newest first.
     async fn list_deliveries(&self, call: Call) -> Result<Response, ApiError> {
-        let (watches, caller, id) = self.one_endpoint(&call)?;
+        let (webhooks, caller, id) = self.one_endpoint(&call)?;
         let asked: DeliveriesQuery = query(call.query())?;
         let limit = number(
             "limit",
@@ -179,7 +179,7 @@ impl Api {
             1..=u64::from(MOST_DELIVERIES_PER_PAGE),
         )?
         .map_or(DEFAULT_DELIVERIES_PER_PAGE, |n| n as u32);
-        let owned = watches
+        let owned = webhooks
             .endpoints(caller.tenant)
             .await?
             .iter()
@@ -187,7 +187,7 @@ impl Api {
         if !owned {
             return Err(ApiError::EndpointNotFound);
         }
-        let deliveries = watches
+        let deliveries = webhooks
             .endpoint_events(caller.tenant, Some(id), limit)
             .await?;
         Ok(json_response(

@@ -60,9 +60,14 @@ pub enum ApiError {
     /// No webhook endpoint of the caller's account has that id (404).
     #[error("no such webhook endpoint")]
     EndpointNotFound,
-    /// The watch service failed (503), or refused a twelfth endpoint (409, `too_many_endpoints`).
+    /// The watch service failed (503), or refused watches past the account's quota (409,
+    /// `too_many_watches`).
     #[error(transparent)]
     Watches(#[from] company_watch::WatchError),
+    /// The accounts' webhooks failed (503), refused an endpoint past the account's quota (409,
+    /// `too_many_endpoints`) or a ping too soon (429, `too_many_pings`).
+    #[error(transparent)]
+    Webhooks(#[from] account_webhooks::WebhookError),
     /// The page of a history request has no stored snapshot (404 `not_found`).
     #[error("no history of this page")]
     NoHistory,
@@ -293,7 +298,7 @@ impl ApiError {
                  `GET /v1/webhook-endpoints`."
                     .to_owned(),
             ),
-            Self::Watches(company_watch::WatchError::TooManyEndpoints { max }) => (
+            Self::Webhooks(account_webhooks::WebhookError::TooManyEndpoints { max }) => (
                 S::CONFLICT,
                 "too_many_endpoints",
                 format!(
@@ -336,13 +341,13 @@ impl ApiError {
                     quota.saturating_sub(*queued)
                 ),
             ),
-            Self::Watches(company_watch::WatchError::TooManyPings { retry_after }) => (
+            Self::Webhooks(account_webhooks::WebhookError::TooManyPings { retry_after }) => (
                 S::TOO_MANY_REQUESTS,
                 "too_many_pings",
                 format!(
                     "This endpoint was pinged {} times in quick succession. Ping it again in {} s, or read \
                      what the last pings did with `GET /v1/webhook-endpoints/{{id}}/deliveries`.",
-                    company_watch::PING_BURST,
+                    account_webhooks::PING_BURST,
                     retry_after_seconds(*retry_after)
                 ),
             ),
@@ -395,7 +400,12 @@ impl ApiError {
                 "internal_error",
                 "The service failed to answer. Nothing was charged. Retry.".to_owned(),
             ),
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_)
+            Self::Key(_)
+            | Self::Lookup(_)
+            | Self::Jobs(_)
+            | Self::Watches(_)
+            | Self::Webhooks(_)
+            | Self::Idempotency(_)
                 if self.database_unavailable() =>
             {
                 (
@@ -406,7 +416,12 @@ impl ApiError {
                         .to_owned(),
                 )
             }
-            Self::Key(_) | Self::Lookup(_) | Self::Jobs(_) | Self::Watches(_) | Self::Idempotency(_) => (
+            Self::Key(_)
+            | Self::Lookup(_)
+            | Self::Jobs(_)
+            | Self::Watches(_)
+            | Self::Webhooks(_)
+            | Self::Idempotency(_) => (
                 S::SERVICE_UNAVAILABLE,
                 "service_unavailable",
                 "The service could not complete the request because a store is unavailable. Nothing was \
@@ -427,7 +442,7 @@ impl ApiError {
         match self {
             Self::RateLimited { retry_after }
             | Self::Key(KeyError::TooManyFailures { retry_after })
-            | Self::Watches(company_watch::WatchError::TooManyPings { retry_after })
+            | Self::Webhooks(account_webhooks::WebhookError::TooManyPings { retry_after })
             | Self::Lookup(LookupError::TooManyLiveLookups { retry_after, .. }) => {
                 Some(retry_after_seconds(*retry_after))
             }

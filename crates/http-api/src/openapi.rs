@@ -29,8 +29,8 @@ impl Api {
         self.openapi_cache()
             .get_or_init(|| {
                 let http_webhooks = self
-                    .watches()
-                    .is_some_and(|watches| watches.settings().allow_private);
+                    .webhooks()
+                    .is_some_and(|webhooks| webhooks.settings().allow_private);
                 let document = openapi_document(
                     self.domain(),
                     self.lookup().settings().live_timeout,
@@ -181,7 +181,7 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
 
 /// OpenAPI 3.1's `webhooks`: the request this service sends to a watch's `webhookUrl`.
 fn webhooks() -> Value {
-    let delivery = company_watch::WatchSettings::default();
+    let delivery = account_webhooks::WebhookSettings::default();
     let (window_hours, timeout_seconds) = (
         delivery.retry_window.as_secs() / 3600,
         delivery.delivery_timeout.as_secs(),

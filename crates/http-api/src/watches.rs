@@ -111,8 +111,7 @@ impl Api {
     /// `POST /watches`: 201 `{"watches": [...]}`, one per distinct page.
     async fn create_watches(&self, call: Call) -> Result<Response, ApiError> {
         let watches = Arc::clone(self.watch_service()?);
-        let parsed =
-            WatchRequest::from_json(&call.body, self.domain(), watches.settings().allow_private)?;
+        let parsed = WatchRequest::from_json(&call.body, self.domain(), watches.allow_private())?;
         let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent(
             caller.tenant,

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use account_webhooks::{SystemClock, WebhookSettings, Webhooks};
 use accounts::{Accounts, CreatedKey};
 use anyhow::Context;
 use api_contract::AccountEventType;
@@ -21,7 +22,7 @@ use api_keys::{ApiKeys, KeyStore, PgKeyStore, SqliteKeyStore};
 use bulk_jobs::{BulkJobs, BulkSettings, Runner};
 use company_lookup::{LookupService, LookupSettings};
 use company_resolve::{Resolver, ResolverSettings};
-use company_watch::{SystemClock, WatchSettings, Watches};
+use company_watch::{WatchSettings, Watches};
 use credit_ledger::{Ledger, PgLedger, SqliteLedger, Tenant, WithTestMode};
 use dashboard::{Dashboard, DashboardSettings};
 use dashboard_auth::{PgUserStore, SqliteUserStore, UserStore, Users};
@@ -101,10 +102,12 @@ pub struct Settings {
     pub server_name: String,
     /// The bulk job runner's knobs.
     pub jobs: BulkSettings,
-    /// The watch runner's knobs (whether webhooks may go to private addresses).
+    /// The watch runner's knobs.
     pub watches: WatchSettings,
+    /// Webhook delivery's knobs (whether webhooks may go to private addresses, retries, time-outs).
+    pub webhooks: WebhookSettings,
     /// The deployment's quotas (an account's own replace them): what jobs, watches, endpoints and keys one
-    /// account may hold. They replace the quotas of `jobs` and `watches`.
+    /// account may hold. They replace the quotas of `jobs`, `watches` and `webhooks`.
     pub quotas: credit_ledger::Quotas,
 }
 
@@ -210,6 +213,9 @@ pub struct App {
     pub jobs: Arc<BulkJobs>,
     /// Watches; [`Server::start`] starts their runner.
     pub watches: Arc<Watches>,
+    /// The accounts' webhooks: endpoints, secrets, and the delivery of every event; [`Server::start`] starts
+    /// their runner.
+    pub webhooks: Arc<Webhooks>,
     /// The answers of requests sent with an `Idempotency-Key`; the upkeep sweeps old ones.
     pub idempotency: Arc<dyn IdempotencyStore>,
     api: Api,
@@ -255,6 +261,15 @@ impl App {
             settings.fetcher.domain.clone(),
             settings.resolver.clone(),
         )?);
+        let webhooks = Arc::new(Webhooks::new(
+            Arc::clone(&stores.watches),
+            Arc::clone(stores.accounts.ledger()),
+            WebhookSettings {
+                quotas: settings.quotas,
+                ..settings.webhooks
+            },
+            Arc::new(SystemClock),
+        )?);
         let watches = Arc::new(Watches::new(
             stores.watches,
             Arc::clone(&lookup),
@@ -262,8 +277,8 @@ impl App {
                 quotas: settings.quotas,
                 ..settings.watches
             },
-            Arc::new(SystemClock),
-        )?);
+            Arc::clone(&webhooks),
+        ));
         let jobs = BulkJobs::new(
             stores.jobs,
             Arc::clone(&lookup),
@@ -292,6 +307,7 @@ impl App {
         ))))
         .with_jobs(Arc::clone(&jobs))
         .with_watches(Arc::clone(&watches))
+        .with_webhooks(Arc::clone(&webhooks))
         .with_resolver(Arc::clone(&resolver))
         .with_idempotency(Arc::clone(&stores.idempotency))
         .with_mcp(Arc::new(mcp::McpOverHttp::new()));
@@ -307,6 +323,7 @@ impl App {
         )
         .with_jobs(Arc::clone(&jobs))
         .with_watches(Arc::clone(&watches))
+        .with_webhooks(Arc::clone(&webhooks))
         .with_resolver(Arc::clone(&resolver));
         Ok(Self {
             accounts: stores.accounts,
@@ -314,6 +331,7 @@ impl App {
             resolver,
             jobs,
             watches,
+            webhooks,
             idempotency: stores.idempotency,
             api,
             dashboard,
@@ -342,7 +360,7 @@ impl App {
     /// Hands what happened to accounts to their events until the process ends: every second, each job that
     /// became `done`, `paused` or `cancelled` since ([`BulkJobs::endings`]) and each balance that went below its
     /// threshold ([`credit_ledger::Ledger::balance_alerts`]) is announced to its account's endpoints that want
-    /// the event ([`Watches::announce`]), then recorded as announced. A sweep, not a hook, so that what happened
+    /// the event ([`Webhooks::announce`]), then recorded as announced. A sweep, not a hook, so that what happened
     /// survives a crash before it was told; on a shared database every server does it, and an event's id names
     /// what happened, so each endpoint gets it once.
     pub fn spawn_announcer(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
@@ -369,7 +387,7 @@ impl App {
         let endings = self.jobs.endings(EVENTS_AT_ONCE).await?;
         for ending in &endings {
             if let Some(kind) = ending.kind {
-                self.watches
+                self.webhooks
                     .announce(
                         ending.tenant,
                         kind,
@@ -391,7 +409,7 @@ impl App {
         let ledger = self.lookup.ledger();
         let alerts = ledger.balance_alerts(EVENTS_AT_ONCE).await?;
         for alert in &alerts {
-            self.watches
+            self.webhooks
                 .announce(
                     Tenant::live(alert.account),
                     AccountEventType::AccountBalanceLow,
@@ -433,7 +451,7 @@ impl App {
                     tracing::warn!(%error, "idempotency record sweep failed");
                 }
                 if tick % 360 == 0
-                    && let Err(error) = app.watches.forget_done_events().await
+                    && let Err(error) = app.webhooks.forget_done_events().await
                 {
                     tracing::warn!(%error, "delivered-event sweep failed");
                 }
@@ -490,6 +508,7 @@ pub struct Server {
     app: Arc<App>,
     runner: Runner,
     watch_runner: company_watch::Runner,
+    delivery_runner: account_webhooks::DeliveryRunner,
     first_key: Option<CreatedKey>,
     /// On SQLite, held while the server lives: no other process serves its file.
     _lock: Option<ServerLock>,
@@ -498,7 +517,7 @@ pub struct Server {
 impl Server {
     /// Opens the parts, makes the first account and key on an empty database, frees the credit holds this server
     /// left if it stopped mid-request, and starts the upkeep, the bulk job runner (which first takes back the
-    /// job leases this server left) and the watch runner. On SQLite it first claims the file ([`ServerLock`]),
+    /// job leases this server left), the watch runner and the webhooks' delivery runner. On SQLite it first claims the file ([`ServerLock`]),
     /// so every hold is its own; on PostgreSQL its own are those tagged with [`Settings::server_name`], and the
     /// upkeep frees those of servers that do not come back once they are older than any request can run.
     ///
@@ -525,10 +544,12 @@ impl Server {
         let _proxy_file = app.lookup.follow_proxy_file();
         let runner = app.jobs.start();
         let watch_runner = app.watches.start();
+        let delivery_runner = app.webhooks.start();
         Ok(Self {
             app,
             runner,
             watch_runner,
+            delivery_runner,
             first_key,
             _lock: lock,
         })
@@ -539,6 +560,7 @@ impl Server {
     pub async fn stop(self) {
         self.runner.stop().await;
         self.watch_runner.stop().await;
+        self.delivery_runner.stop().await;
     }
 
     /// The key made on a first start (to show once), if this start made one.
@@ -564,6 +586,7 @@ impl Server {
         // Leases in flight end and record their answers; the rest stay for the next start.
         self.runner.stop().await;
         self.watch_runner.stop().await;
+        self.delivery_runner.stop().await;
         served
     }
 }

@@ -14,6 +14,8 @@
 //! [`Engine`] and [`engine_tests!`] give a store's shared test suite one named test per engine
 //! (`sqlite::holds_are_exclusive`, `postgres::holds_are_exclusive`), so a failure names its engine.
 //!
+//! [`Receiver`] is a webhook receiver on loopback that keeps what it got.
+//!
 //! [`eventually`] and [`stays`] are how tests wait: on a condition, polled within a bound, never for a fixed
 //! time that only usually suffices.
 #![deny(missing_docs)]
@@ -27,6 +29,10 @@ use std::future::Future;
 use std::io::Write;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+mod receiver;
+
+pub use receiver::{Received, Receiver};
 pub use tokio_postgres;
 
 use rand::Rng;

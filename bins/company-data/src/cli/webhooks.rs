@@ -39,7 +39,7 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<()> {
                         "no account `{account}`; create it with `company-data keys create --account {account}`"
                     )
                 })?;
-            let secret = company_watch::account_secret(
+            let secret = account_webhooks::account_secret(
                 stores.watches.as_ref(),
                 credit_ledger::Tenant::live(found.id),
                 rotate,

@@ -2,111 +2,21 @@
 //! a SQLite file for every store, a webhook receiver on loopback, and a clock moved by hand.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use account_webhooks::{ManualClock, WebhookSettings, Webhooks};
 use api_contract::WatchRequest;
 use company_lookup::{LookupService, LookupSettings};
-use company_model::{AccountId, Tenant};
-use company_watch::{ManualClock, WatchSettings, Watches, WorkDone};
+use company_model::Tenant;
+use company_watch::{WatchSettings, Watches, WorkDone};
 use credit_ledger::{Credits, Ledger, SqliteLedger};
 use hmac::Mac;
 use page_scraper::{Fetcher, FetcherSettings, Origin};
 use page_url::NetworkDomain;
 use snapshot_cache::SqliteSnapshotStore;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use test_support::Receiver;
 use watch_store::SqliteWatchStore;
-
-/// A request the receiver got: its headers (names in lower case) and body.
-#[derive(Clone, Debug)]
-struct Received {
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// A webhook receiver on loopback answering every request with `status`.
-struct Receiver {
-    port: u16,
-    got: Arc<Mutex<Vec<Received>>>,
-    status: Arc<Mutex<u16>>,
-}
-
-impl Receiver {
-    async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let port = listener.local_addr().expect("address").port();
-        let (got, status) = (
-            Arc::new(Mutex::new(Vec::new())),
-            Arc::new(Mutex::new(200u16)),
-        );
-        let (seen, answer) = (Arc::clone(&got), Arc::clone(&status));
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let mut data = Vec::new();
-                let mut buffer = [0u8; 8192];
-                // Read the head, then the body its Content-Length announces.
-                let received = loop {
-                    let Ok(n) = stream.read(&mut buffer).await else {
-                        break None;
-                    };
-                    if n == 0 {
-                        break None;
-                    }
-                    data.extend_from_slice(&buffer[..n]);
-                    let text = String::from_utf8_lossy(&data).into_owned();
-                    let Some((head, body)) = text.split_once("\r\n\r\n") else {
-                        continue;
-                    };
-                    let headers: Vec<(String, String)> = head
-                        .lines()
-                        .skip(1)
-                        .filter_map(|l| l.split_once(':'))
-                        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-                        .collect();
-                    let length: usize = headers
-                        .iter()
-                        .find(|(n, _)| n == "content-length")
-                        .and_then(|(_, v)| v.parse().ok())
-                        .unwrap_or(0);
-                    if body.len() >= length {
-                        break Some(Received {
-                            headers,
-                            body: body.to_owned(),
-                        });
-                    }
-                };
-                let status = *answer.lock().expect("lock");
-                if let Some(received) = received {
-                    seen.lock().expect("lock").push(received);
-                }
-                let reply = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                );
-                let _ = stream.write_all(reply.as_bytes()).await;
-            }
-        });
-        Self { port, got, status }
-    }
-
-    fn received(&self) -> Vec<Received> {
-        self.got.lock().expect("lock").clone()
-    }
-
-    fn answer_with(&self, status: u16) {
-        *self.status.lock().expect("lock") = status;
-    }
-}
 
 struct World {
     _dir: tempfile::TempDir,
@@ -114,6 +24,7 @@ struct World {
     ledger: Arc<SqliteLedger>,
     tenant: Tenant,
     clock: Arc<ManualClock>,
+    webhooks: Arc<Webhooks>,
     watches: Watches,
 }
 
@@ -146,22 +57,32 @@ async fn world(allow_private: bool) -> World {
             .round(jiff::Unit::Millisecond)
             .expect("rounds"),
     ));
+    let store = Arc::new(SqliteWatchStore::open(&db).await.expect("watch store"));
+    let webhooks = Arc::new(
+        Webhooks::new(
+            store.clone(),
+            ledger.clone(),
+            WebhookSettings {
+                allow_private,
+                ..WebhookSettings::default()
+            },
+            clock.clone(),
+        )
+        .expect("webhooks"),
+    );
     let watches = Watches::new(
-        Arc::new(SqliteWatchStore::open(&db).await.expect("watch store")),
+        store,
         lookup,
-        WatchSettings {
-            allow_private,
-            ..WatchSettings::default()
-        },
-        clock.clone(),
-    )
-    .expect("watches");
+        WatchSettings::default(),
+        Arc::clone(&webhooks),
+    );
     World {
         _dir: dir,
         origin,
         ledger,
         tenant: Tenant::live(account),
         clock,
+        webhooks,
         watches,
     }
 }
@@ -221,7 +142,7 @@ async fn a_change_delivers_one_signed_event_and_no_change_delivers_nothing() {
     let id = world
         .watch(&format!("http://127.0.0.1:{}/hooks/company", receiver.port))
         .await;
-    let secret = world.watches.secret(world.tenant).await.expect("secret");
+    let secret = world.webhooks.secret(world.tenant).await.expect("secret");
 
     // Nothing is due before the period; the first refresh has no earlier record to compare with.
     assert_eq!(world.after(Duration::ZERO).await, WorkDone::default());
@@ -412,201 +333,7 @@ async fn private_addresses_are_refused_without_the_flag() {
 
 impl World {
     fn clock_seconds(&self) -> i64 {
-        use company_watch::Clock;
+        use account_webhooks::Clock;
         self.clock.now().as_second()
     }
-}
-
-/// An endpoint request for `events` at the receiver on `port`.
-fn endpoint_request(port: u16, events: &[&str]) -> api_contract::EndpointRequest {
-    let body = serde_json::json!({
-        "url": format!("http://127.0.0.1:{port}/hooks/account"),
-        "events": events,
-    });
-    api_contract::EndpointRequest::from_json(body.to_string().as_bytes(), true).expect("valid")
-}
-
-#[tokio::test]
-async fn account_events_reach_the_endpoints_that_want_them_signed_and_once() {
-    let world = world(true).await;
-    let (jobs, everything) = (Receiver::start().await, Receiver::start().await);
-    let for_jobs = world
-        .watches
-        .create_endpoint(
-            world.tenant,
-            &endpoint_request(jobs.port, &["job.finished"]),
-        )
-        .await
-        .expect("registered");
-    world
-        .watches
-        .create_endpoint(
-            world.tenant,
-            &endpoint_request(everything.port, &["job.finished", "account.balance_low"]),
-        )
-        .await
-        .expect("registered");
-    let secret = world.watches.secret(world.tenant).await.expect("secret");
-
-    // job.finished goes to both; the same job finishing announced again (another server) goes nowhere again.
-    let data = serde_json::json!({ "job_id": "job_1", "status": "done" });
-    let announce = |kind, id: &str| {
-        world
-            .watches
-            .announce(world.tenant, kind, id.to_owned(), data.clone())
-    };
-    assert_eq!(
-        announce(
-            api_contract::AccountEventType::JobFinished,
-            "evt_job_1_done"
-        )
-        .await
-        .expect("queued"),
-        2
-    );
-    assert_eq!(
-        announce(
-            api_contract::AccountEventType::JobFinished,
-            "evt_job_1_done"
-        )
-        .await
-        .expect("queued"),
-        0
-    );
-    assert_eq!(
-        announce(
-            api_contract::AccountEventType::JobPaused,
-            "evt_job_1_paused"
-        )
-        .await
-        .expect("queued"),
-        0,
-        "no endpoint wants job.paused"
-    );
-    let done = world.after(Duration::ZERO).await;
-    assert_eq!((done.delivered, done.failed), (2, 0));
-    for receiver in [&jobs, &everything] {
-        let received = receiver.received();
-        assert_eq!(received.len(), 1);
-        let event: serde_json::Value = serde_json::from_str(&received[0].body).expect("JSON body");
-        assert_eq!(event["id"], "evt_job_1_done");
-        assert_eq!(event["type"], "job.finished");
-        assert_eq!(event["data"], data);
-        assert_eq!(
-            received[0].header("company-data-event-id"),
-            Some("evt_job_1_done")
-        );
-        let signature = received[0]
-            .header("company-data-signature")
-            .expect("signed");
-        assert!(company_watch::signature::verify(
-            &secret,
-            signature,
-            received[0].body.as_bytes(),
-            world.clock_seconds(),
-            300
-        ));
-    }
-
-    // A receiver that fails three times, then answers: the event arrives again with the same id each time,
-    // and is delivered once (not again after its 2xx).
-    jobs.answer_with(503);
-    let ping = world
-        .watches
-        .ping(world.tenant, for_jobs.id)
-        .await
-        .expect("queued")
-        .expect("the endpoint is the account's");
-    assert_eq!(world.after(Duration::ZERO).await.failed, 1);
-    assert_eq!(world.after(Duration::from_secs(30)).await.failed, 1);
-    assert_eq!(world.after(Duration::from_mins(1)).await.failed, 1);
-    jobs.answer_with(200);
-    assert_eq!(world.after(Duration::from_mins(2)).await.delivered, 1);
-    assert_eq!(
-        world.after(Duration::from_hours(2)).await,
-        WorkDone::default()
-    );
-    let pings: Vec<_> = jobs
-        .received()
-        .into_iter()
-        .filter(|r| r.body.contains(r#""type":"ping""#))
-        .collect();
-    assert_eq!(pings.len(), 4, "three failures and the success");
-    assert!(
-        pings
-            .iter()
-            .all(|r| r.header("company-data-event-id") == Some(ping.as_str()))
-    );
-    assert!(
-        everything.received().len() == 1,
-        "a ping goes to the endpoint named only"
-    );
-
-    // Its deliveries, newest first, with their status.
-    let deliveries = world
-        .watches
-        .endpoint_events(world.tenant, Some(for_jobs.id), 10)
-        .await
-        .expect("listed");
-    assert_eq!(deliveries.len(), 2);
-    assert_eq!(deliveries[0].event_id, ping);
-    assert_eq!(
-        (deliveries[0].attempts, deliveries[0].last_status),
-        (4, Some(200))
-    );
-    assert!(deliveries[0].delivered_at.is_some());
-
-    // Another account cannot ping or delete it, nor can the same account's test mode; the bound on endpoints
-    // holds.
-    let sandbox = Tenant::test(world.tenant.account);
-    assert_eq!(
-        world
-            .watches
-            .ping(sandbox, for_jobs.id)
-            .await
-            .expect("answers"),
-        None
-    );
-    assert!(
-        world
-            .watches
-            .endpoints(sandbox)
-            .await
-            .expect("answers")
-            .is_empty()
-    );
-    let other = Tenant::live(AccountId(world.tenant.account.0 + 1));
-    assert_eq!(
-        world
-            .watches
-            .ping(other, for_jobs.id)
-            .await
-            .expect("answers"),
-        None
-    );
-    assert!(
-        !world
-            .watches
-            .delete_endpoint(other, for_jobs.id)
-            .await
-            .expect("answers")
-    );
-    for _ in 2..api_contract::MAX_ENDPOINTS {
-        world
-            .watches
-            .create_endpoint(world.tenant, &endpoint_request(jobs.port, &["job.paused"]))
-            .await
-            .expect("under the bound");
-    }
-    let over = world
-        .watches
-        .create_endpoint(world.tenant, &endpoint_request(jobs.port, &["job.paused"]))
-        .await;
-    assert!(
-        matches!(
-            over,
-            Err(company_watch::WatchError::TooManyEndpoints { .. })
-        ),
-        "{over:?}"
-    );
 }

@@ -84,7 +84,7 @@ where
     let parsed = match WatchRequest::from_json(
         body.to_string().as_bytes(),
         &parts.domain,
-        watches.settings().allow_private,
+        watches.allow_private(),
     ) {
         Ok(parsed) => parsed,
         Err(invalid) => {
@@ -140,12 +140,12 @@ pub(crate) async fn secret<B>(
 where
     B: hyper::body::Body + Unpin,
 {
-    let watches = watches(parts)?;
+    let webhooks = parts.webhooks.as_ref().ok_or(PageError::NotFound)?;
     read_session_form_up_to(parts, visitor, request, 4096).await?;
     let secret = if rotate {
-        watches.rotate_secret(visitor.live()).await
+        webhooks.rotate_secret(visitor.live()).await
     } else {
-        watches.secret(visitor.live()).await
+        webhooks.secret(visitor.live()).await
     }
     .map_err(crate::error::internal)?;
     render(parts, visitor, StatusCode::OK, Some(Notice::Secret(secret))).await

@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
+use account_webhooks::{WebhookError, Webhooks, delivery_info, endpoint_info};
 use api_contract::{
     AccountEventType, DeliveryState, EndpointDeliveryInfo, EndpointInfo, EndpointRequest,
     EndpointStatus, MAX_ENDPOINTS,
 };
-use company_watch::{WatchError, Watches, delivery_info, endpoint_info};
 use credit_ledger::AccountSettings;
 use http::{Request, StatusCode};
 use maud::{Markup, html};
@@ -30,8 +30,8 @@ const DELIVERIES_LISTED: u32 = 100;
 /// The largest form these pages take: a URL and a few boxes.
 const FORM_BYTES: usize = 8 * 1024;
 
-fn watches(parts: &Parts) -> Result<&Arc<Watches>, PageError> {
-    parts.watches.as_ref().ok_or(PageError::NotFound)
+fn webhooks(parts: &Parts) -> Result<&Arc<Webhooks>, PageError> {
+    parts.webhooks.as_ref().ok_or(PageError::NotFound)
 }
 
 /// `GET /dashboard/webhooks`.
@@ -45,7 +45,7 @@ async fn render(
     status: StatusCode,
     refused: Option<String>,
 ) -> Page {
-    let endpoints: Vec<EndpointInfo> = watches(parts)?
+    let endpoints: Vec<EndpointInfo> = webhooks(parts)?
         .endpoints(visitor.live())
         .await
         .map_err(internal)?
@@ -63,7 +63,7 @@ pub(crate) async fn add<B>(parts: &Parts, visitor: &Visitor, request: Request<B>
 where
     B: hyper::body::Body + Unpin,
 {
-    let watches = watches(parts)?;
+    let webhooks = webhooks(parts)?;
     let form = read_session_form_up_to(parts, visitor, request, FORM_BYTES).await?;
     let events: Vec<&str> = AccountEventType::ALL
         .into_iter()
@@ -78,14 +78,14 @@ where
     // The same validation, and so the same messages, as an endpoint sent to the API.
     let parsed = match EndpointRequest::from_json(
         body.to_string().as_bytes(),
-        watches.settings().allow_private,
+        webhooks.settings().allow_private,
     ) {
         Ok(parsed) => parsed,
         Err(invalid) => return refused(invalid.to_string()).await,
     };
-    match watches.create_endpoint(visitor.live(), &parsed).await {
+    match webhooks.create_endpoint(visitor.live(), &parsed).await {
         Ok(_) => Ok(redirect(&visitor.link("/dashboard/webhooks"))),
-        Err(too_many @ WatchError::TooManyEndpoints { .. }) => {
+        Err(too_many @ WebhookError::TooManyEndpoints { .. }) => {
             let message = format!("{too_many}: delete one first.");
             render(parts, visitor, StatusCode::CONFLICT, Some(message)).await
         }
@@ -103,9 +103,9 @@ pub(crate) async fn delete<B>(
 where
     B: hyper::body::Body + Unpin,
 {
-    let watches = watches(parts)?;
+    let webhooks = webhooks(parts)?;
     read_session_form_up_to(parts, visitor, request, FORM_BYTES).await?;
-    let deleted = watches
+    let deleted = webhooks
         .delete_endpoint(visitor.live(), endpoint_id(id)?)
         .await
         .map_err(internal)?;
@@ -120,14 +120,14 @@ pub(crate) async fn ping<B>(parts: &Parts, visitor: &Visitor, request: Request<B
 where
     B: hyper::body::Body + Unpin,
 {
-    let watches = watches(parts)?;
+    let webhooks = webhooks(parts)?;
     read_session_form_up_to(parts, visitor, request, FORM_BYTES).await?;
     let endpoint = endpoint_id(id)?;
-    watches
+    webhooks
         .ping(visitor.live(), endpoint)
         .await
         .map_err(|error| match error {
-            company_watch::WatchError::TooManyPings { retry_after } => PageError::TooMany {
+            WebhookError::TooManyPings { retry_after } => PageError::TooMany {
                 message: crate::error::capitalized(&error.to_string()),
                 retry_after,
             },
@@ -141,9 +141,9 @@ where
 
 /// `GET /dashboard/webhooks/{id}`: the endpoint and its deliveries, newest first.
 pub(crate) async fn deliveries(parts: &Parts, visitor: &Visitor, id: &str) -> Page {
-    let watches = watches(parts)?;
+    let webhooks = webhooks(parts)?;
     let id = endpoint_id(id)?;
-    let endpoint = watches
+    let endpoint = webhooks
         .endpoints(visitor.live())
         .await
         .map_err(internal)?
@@ -151,7 +151,7 @@ pub(crate) async fn deliveries(parts: &Parts, visitor: &Visitor, id: &str) -> Pa
         .find(|e| e.id == id)
         .map(endpoint_info)
         .ok_or(PageError::NotFound)?;
-    let deliveries: Vec<EndpointDeliveryInfo> = watches
+    let deliveries: Vec<EndpointDeliveryInfo> = webhooks
         .endpoint_events(visitor.live(), Some(id), DELIVERIES_LISTED)
         .await
         .map_err(internal)?
@@ -169,7 +169,7 @@ pub(crate) async fn threshold<B>(parts: &Parts, visitor: &Visitor, request: Requ
 where
     B: hyper::body::Body + Unpin,
 {
-    watches(parts)?;
+    webhooks(parts)?;
     let form = read_session_form_up_to(parts, visitor, request, FORM_BYTES).await?;
     let typed = form.get("threshold").map_or("", |t| t.trim());
     // The field's text as the JSON value the API would be sent: blank is null, a number is itself.
@@ -222,7 +222,7 @@ fn webhooks_markup(visitor: &Visitor, endpoints: &[EndpointInfo], refused: Optio
     let body = html! {
         h1 { "Webhooks" }
         p { "Endpoints receive the account's events, POSTed as JSON and signed with the account's webhook secret "
-            "(the watches' secret: show or rotate it on the Watches page) in " code { "Company-Data-Signature" }
+            "(the webhooks' secret: show or rotate it on the Watches page) in " code { "Company-Data-Signature" }
             ". A delivery that fails is retried with backoff for a day; then the endpoint is disabled. "
             "See the README, \"Webhooks\", to verify the signature." }
         @if let Some(message) = refused {

@@ -1,14 +1,14 @@
 //! An account's own webhook endpoints: registering, listing and deleting them, a test `ping`, and queuing the
 //! account's events (a job finished, the balance ran low) for the endpoints that want them. They are sent by
 //! the same runner, with the same signature, time-out, address guard, retries and 24 h give-up as a watch's
-//! events ([`crate::Watches::work_once`]).
+//! events ([`crate::Webhooks::start`]).
 
 use api_contract::{AccountEventBody, AccountEventType, EndpointRequest, PING_EVENT};
 use company_model::Tenant;
 use rand::RngCore;
 use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint};
 
-use crate::{WatchError, Watches, delivery_info_of};
+use crate::{WebhookError, Webhooks, delivery_info_of};
 
 /// Pings one endpoint may be sent at once.
 pub const PING_BURST: u32 = 5;
@@ -26,20 +26,23 @@ pub(crate) fn ping_gate() -> Option<shared_limits::RateGate> {
     )
 }
 
-impl Watches {
+impl Webhooks {
     /// Registers an endpoint for `tenant`'s events; makes the account's webhook secret (the one its watches
     /// sign with) if it has none. Nothing is sent now.
     ///
     /// # Errors
-    /// [`WatchError::TooManyEndpoints`] when the account has as many as its quota allows
+    /// [`WebhookError::TooManyEndpoints`] when the account has as many as its quota allows
     /// ([`credit_ledger::Quotas::endpoints`], [`api_contract::MAX_ENDPOINTS`] by default);
-    /// [`WatchError::Store`].
+    /// [`WebhookError::Store`].
     pub async fn create_endpoint(
         &self,
         tenant: Tenant,
         request: &EndpointRequest,
-    ) -> Result<Endpoint, WatchError> {
-        let quota = self.quotas(tenant).await?.endpoints as usize;
+    ) -> Result<Endpoint, WebhookError> {
+        let quota =
+            credit_ledger::quotas_of(self.ledger.as_ref(), tenant.account, &self.settings.quotas)
+                .await?
+                .endpoints as usize;
         self.secret(tenant).await?;
         let endpoint = NewEndpoint {
             tenant,
@@ -53,26 +56,26 @@ impl Watches {
         self.store
             .create_endpoint(&endpoint, quota, self.clock.now())
             .await?
-            .ok_or(WatchError::TooManyEndpoints { max: quota })
+            .ok_or(WebhookError::TooManyEndpoints { max: quota })
     }
 
     /// The account's endpoints, by id.
     ///
     /// # Errors
-    /// [`WatchError::Store`].
-    pub async fn endpoints(&self, tenant: Tenant) -> Result<Vec<Endpoint>, WatchError> {
+    /// [`WebhookError::Store`].
+    pub async fn endpoints(&self, tenant: Tenant) -> Result<Vec<Endpoint>, WebhookError> {
         Ok(self.store.endpoints(tenant).await?)
     }
 
     /// Deletes the account's endpoint `id` and its events; false when the account has no such endpoint.
     ///
     /// # Errors
-    /// [`WatchError::Store`].
+    /// [`WebhookError::Store`].
     pub async fn delete_endpoint(
         &self,
         tenant: Tenant,
         id: EndpointId,
-    ) -> Result<bool, WatchError> {
+    ) -> Result<bool, WebhookError> {
         Ok(self.store.delete_endpoint(tenant, id).await?)
     }
 
@@ -82,14 +85,18 @@ impl Watches {
     /// [`PING_REFILL`] (counted in this server's memory).
     ///
     /// # Errors
-    /// [`WatchError::TooManyPings`] past that (nothing queued);
-    /// [`WatchError::Store`].
-    pub async fn ping(&self, tenant: Tenant, id: EndpointId) -> Result<Option<String>, WatchError> {
+    /// [`WebhookError::TooManyPings`] past that (nothing queued);
+    /// [`WebhookError::Store`].
+    pub async fn ping(
+        &self,
+        tenant: Tenant,
+        id: EndpointId,
+    ) -> Result<Option<String>, WebhookError> {
         if let Some(gate) = &self.pings
             // Counted per account and endpoint: another tenant pinging this id (its 404) uses its own count.
             && let Err(refused) = gate.check(&format!("ping:{tenant}:{id}")).await
         {
-            return Err(WatchError::TooManyPings {
+            return Err(WebhookError::TooManyPings {
                 retry_after: refused.retry_after,
             });
         }
@@ -109,14 +116,14 @@ impl Watches {
     /// many endpoints it was queued for.
     ///
     /// # Errors
-    /// [`WatchError::Store`].
+    /// [`WebhookError::Store`].
     pub async fn announce(
         &self,
         tenant: Tenant,
         kind: AccountEventType,
         event_id: String,
         data: serde_json::Value,
-    ) -> Result<u64, WatchError> {
+    ) -> Result<u64, WebhookError> {
         self.queue(tenant, kind.as_str(), event_id, data, None)
             .await
     }
@@ -125,13 +132,13 @@ impl Watches {
     /// `of` only when given.
     ///
     /// # Errors
-    /// [`WatchError::Store`].
+    /// [`WebhookError::Store`].
     pub async fn endpoint_events(
         &self,
         tenant: Tenant,
         of: Option<EndpointId>,
         limit: u32,
-    ) -> Result<Vec<EndpointEvent>, WatchError> {
+    ) -> Result<Vec<EndpointEvent>, WebhookError> {
         Ok(self.store.endpoint_events(tenant, of, limit).await?)
     }
 
@@ -142,7 +149,7 @@ impl Watches {
         event_id: String,
         data: serde_json::Value,
         to: Option<EndpointId>,
-    ) -> Result<u64, WatchError> {
+    ) -> Result<u64, WebhookError> {
         let now = self.clock.now();
         let body = AccountEventBody {
             id: event_id.clone(),
@@ -154,7 +161,7 @@ impl Watches {
             id: event_id,
             tenant,
             kind: kind.to_owned(),
-            body: serde_json::to_string(&body).map_err(|e| WatchError::Body(e.to_string()))?,
+            body: serde_json::to_string(&body).map_err(|e| WebhookError::Body(e.to_string()))?,
         };
         Ok(self.store.queue_event(&event, to, now).await?)
     }

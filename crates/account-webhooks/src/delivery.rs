@@ -7,7 +7,7 @@ use company_model::Tenant;
 use tracing::{debug, warn};
 use watch_store::{Delivered, Delivery, EndpointDelivery};
 
-use crate::{Watches, signature};
+use crate::{Webhooks, signature};
 
 /// A delivery claimed from one of the two queues.
 pub(crate) enum Claimed {
@@ -29,7 +29,7 @@ struct Outgoing<'a> {
     attempts: u32,
 }
 
-impl Watches {
+impl Webhooks {
     /// One claimed delivery, of a watch's event or of an account event to an endpoint; true when the receiver
     /// answered 2xx.
     pub(crate) async fn deliver(&self, claimed: Claimed) -> bool {
