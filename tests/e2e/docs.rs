@@ -209,6 +209,24 @@ fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
     );
 }
 
+/// docs/api.md states the bounds of a 400's problem list and of a field selection as `api-contract` has them.
+#[test]
+fn the_api_page_states_the_validation_bounds_as_the_contract_has_them() {
+    assert_says(
+        "docs/api.md",
+        &[
+            format!(
+                "(at most {}, then one that says there are more)",
+                thousands(api_contract::MAX_PROBLEMS as u64)
+            ),
+            format!(
+                "a list holds at most {} names (`MAX_FIELD_NAMES`",
+                api_contract::MAX_FIELD_NAMES
+            ),
+        ],
+    );
+}
+
 /// `n` with thousands separated by commas, as the pages write numbers.
 fn thousands(n: u64) -> String {
     let digits = n.to_string();

@@ -82,9 +82,7 @@ impl EndpointRequest {
     /// # Errors
     /// [`InvalidRequest`] naming every problem found.
     pub fn from_json(body: &[u8], allow_http: bool) -> Result<Self, InvalidRequest> {
-        // An endpoint names no page: the network's domain is never asked for.
-        let domain = page_url::NetworkDomain::default();
-        let mut checks = ServerChecks::new(&domain, allow_http);
+        let mut checks = ServerChecks::without_pages(allow_http);
         let sent: EndpointBody =
             validation::read(body, &mut |mark, at, text| checks.check(mark, at, text))?;
         Ok(Self {

@@ -217,16 +217,12 @@ impl CompanyRequest {
                 metadata: None,
             })
             .collect();
-        Ok(CompanyRequest {
+        Self::finish(
             urls,
-            window: FreshnessWindow::sent(
-                sent.max_age_seconds,
-                sent.max_age_hours,
-                FreshnessWindow::LIVE,
-            ),
-            stale_if_error: sent.stale_if_error.unwrap_or(false),
-            fields: RecordFields::checked(sent.fields.as_deref())?,
-        })
+            (sent.max_age_seconds, sent.max_age_hours),
+            sent.stale_if_error.unwrap_or(false),
+            sent.fields.as_deref(),
+        )
     }
 
     /// Checks a bulk job's body against `JobBody`'s schema: the rules of [`CompanyRequest::from_json`] with up
@@ -270,15 +266,27 @@ impl CompanyRequest {
                 metadata,
             });
         }
+        Self::finish(
+            urls,
+            (sent.max_age_seconds, sent.max_age_hours),
+            false,
+            sent.fields.as_deref(),
+        )
+    }
+
+    /// The request of a body read: its window from `maxAgeSeconds` and `maxAgeHours` (live when neither is
+    /// sent) and its field selection checked, as both bodies that carry them read them.
+    fn finish(
+        urls: Vec<SubmittedUrl>,
+        (max_age_seconds, max_age_hours): (Option<f64>, Option<f64>),
+        stale_if_error: bool,
+        fields: Option<&[String]>,
+    ) -> Result<Self, InvalidRequest> {
         Ok(CompanyRequest {
             urls,
-            window: FreshnessWindow::sent(
-                sent.max_age_seconds,
-                sent.max_age_hours,
-                FreshnessWindow::LIVE,
-            ),
-            stale_if_error: false,
-            fields: RecordFields::checked(sent.fields.as_deref())?,
+            window: FreshnessWindow::sent(max_age_seconds, max_age_hours, FreshnessWindow::LIVE),
+            stale_if_error,
+            fields: RecordFields::checked(fields)?,
         })
     }
 }

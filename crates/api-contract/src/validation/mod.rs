@@ -71,7 +71,8 @@ pub(crate) type Refusal = (String, String);
 /// The checks only the server can make on marked strings: page URLs of its network (each one kept, normalized,
 /// in the body's order) and the webhook URLs it takes.
 pub(crate) struct ServerChecks<'a> {
-    domain: &'a NetworkDomain,
+    /// The network's domain, for a body that names pages; `None` for one whose schema marks no page URL.
+    domain: Option<&'a NetworkDomain>,
     allow_http: bool,
     pages: Vec<PageUrl>,
 }
@@ -80,7 +81,16 @@ impl<'a> ServerChecks<'a> {
     /// The checks of a server on `domain`'s network that sends webhooks over `http` too when `allow_http`.
     pub(crate) fn new(domain: &'a NetworkDomain, allow_http: bool) -> Self {
         Self {
-            domain,
+            domain: Some(domain),
+            allow_http,
+            pages: Vec::new(),
+        }
+    }
+
+    /// The checks of a body that names no page (its schema marks no `x-page-url`): webhook URLs only.
+    pub(crate) fn without_pages(allow_http: bool) -> Self {
+        Self {
+            domain: None,
             allow_http,
             pages: Vec::new(),
         }
@@ -89,13 +99,22 @@ impl<'a> ServerChecks<'a> {
     /// Checks one marked string, at `pointer` in the body.
     pub(crate) fn check(&mut self, mark: Mark, pointer: &str, text: &str) -> Result<(), Refusal> {
         match mark {
-            Mark::PageUrl => match PageUrl::parse_submitted(text, self.domain) {
-                Ok(page) => {
-                    self.pages.push(page);
-                    Ok(())
+            Mark::PageUrl => {
+                let Some(domain) = self.domain else {
+                    // Only a schema that marks a page URL in a body read without pages gets here.
+                    return Err((
+                        "this body takes no page URL".to_owned(),
+                        "remove it".to_owned(),
+                    ));
+                };
+                match PageUrl::parse_submitted(text, domain) {
+                    Ok(page) => {
+                        self.pages.push(page);
+                        Ok(())
+                    }
+                    Err(error) => Err((error.to_string(), error.fix())),
                 }
-                Err(error) => Err((error.to_string(), error.fix())),
-            },
+            }
             Mark::WebhookUrl => {
                 let member = pointer.rsplit('/').next().unwrap_or_default();
                 crate::webhook_url::webhook_refusal(member, text, self.allow_http)
