@@ -14,8 +14,8 @@
 //! the default), `PgWatchStore` the backend for several servers on one PostgreSQL database (feature `postgres`;
 //! claims are taken with `FOR UPDATE SKIP LOCKED`).
 //!
-//! Not here: fetching, comparing, signing, sending, the retry schedule (the company-watch service decides;
-//! this crate records).
+//! Not here: fetching, comparing (company-watch), signing, sending, the retry schedule (account-webhooks
+//! decides; this crate records).
 #![deny(missing_docs)]
 
 #[cfg(feature = "postgres")]

@@ -337,7 +337,11 @@ impl WatchStore for SqliteWatchStore {
                     "DELETE FROM watches WHERE account_id = ?1 AND id = ?2",
                     params![tenant.key(), id.0],
                 )?;
-                tx.execute("DELETE FROM watch_events WHERE watch_id = ?1", [id.0])?;
+                // Only the tenant's own watch takes its events with it: another tenant naming this id deletes
+                // nothing.
+                if deleted > 0 {
+                    tx.execute("DELETE FROM watch_events WHERE watch_id = ?1", [id.0])?;
+                }
                 tx.commit()?;
                 Ok(deleted > 0)
             })
@@ -518,7 +522,11 @@ impl WatchStore for SqliteWatchStore {
                     "DELETE FROM webhook_endpoints WHERE account_id = ?1 AND id = ?2",
                     params![tenant.key(), id.0],
                 )?;
-                tx.execute("DELETE FROM endpoint_events WHERE endpoint_id = ?1", [id.0])?;
+                // Only the tenant's own endpoint takes its events with it: another tenant naming this id
+                // deletes nothing.
+                if deleted > 0 {
+                    tx.execute("DELETE FROM endpoint_events WHERE endpoint_id = ?1", [id.0])?;
+                }
                 tx.commit()?;
                 Ok(deleted > 0)
             })

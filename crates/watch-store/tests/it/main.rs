@@ -633,6 +633,26 @@ async fn endpoints_get_each_event_they_want_once(engine: &Engine) {
             .is_empty()
     );
 
+    // Another tenant naming an endpoint deletes nothing of it, not even its copies: not the account's own test
+    // mode, not another account.
+    for stranger in [Tenant::test(AccountId(1)), Tenant::live(AccountId(2))] {
+        assert!(
+            !first
+                .delete_endpoint(stranger, all.id)
+                .await
+                .expect("answers")
+        );
+    }
+    assert_eq!(
+        first
+            .endpoint_events(Tenant::live(AccountId(1)), Some(all.id), 10)
+            .await
+            .expect("lists")
+            .len(),
+        2,
+        "the copies are the owner's to delete"
+    );
+
     // Deleting takes the endpoint and its copies; another account's endpoint is not its to delete.
     assert!(
         !first
