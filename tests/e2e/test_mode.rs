@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use e2e_harness::receiver::WebhookReceiver;
 use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -18,9 +19,14 @@ const ACME_SANDBOX: &str = "https://www.linkedin.com/company/acme-sandbox";
 /// A service on a counting origin, without a per-key rate (200 requests go at once); a live key and a test key
 /// of the account `acme`.
 fn service(origin: &TestOrigin) -> (Service, String, String) {
+    service_with(origin, vec!["--key-rate", "0"])
+}
+
+/// [`service`] started with `args`.
+fn service_with(origin: &TestOrigin, args: Vec<&'static str>) -> (Service, String, String) {
     let service = Service::start(ServiceOptions {
         origin: origin.base.clone(),
-        args: vec!["--key-rate", "0"],
+        args,
         ..ServiceOptions::default()
     });
     let live = service.key("acme", "5");
@@ -214,4 +220,52 @@ async fn test_and_live_data_never_mix() {
         resolve.json
     );
     assert_eq!(origin.hits_total(), 1);
+}
+
+/// A test key's events are signed with its test mode's own secret (`webhooks secret --test`), so a receiver of
+/// test events can verify them and never holds the live secret.
+#[tokio::test]
+async fn a_test_keys_events_are_signed_with_test_modes_own_secret() {
+    let origin = TestOrigin::start().await;
+    let (service, _live, test) =
+        service_with(&origin, vec!["--key-rate", "0", "--webhook-allow-private"]);
+    let receiver = WebhookReceiver::start(0).await;
+    let (created, _) = service
+        .send(
+            Method::POST,
+            "/v1/webhook-endpoints",
+            &test,
+            Some(&json!({"url": receiver.url, "events": ["job.finished"]})),
+            None,
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.json);
+    let id = created.json["id"].as_str().expect("id");
+    let (pinged, _) = service
+        .send(
+            Method::POST,
+            &format!("/v1/webhook-endpoints/{id}/ping"),
+            &test,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(pinged.status, 202, "{}", pinged.json);
+    let got = e2e_harness::eventually(
+        Duration::from_secs(30),
+        "the ping never arrived",
+        || async { receiver.received().pop() },
+    )
+    .await;
+
+    let signature = got.header("company-data-signature").expect("signed");
+    let now = jiff::Timestamp::now().as_second();
+    let verifies = |secret: &str| {
+        account_webhooks::signature::verify(secret.trim(), signature, got.body.as_bytes(), now, 300)
+    };
+    let test_secret = service.cli(&["webhooks", "secret", "--account", "acme", "--test"]);
+    let live_secret = service.cli(&["webhooks", "secret", "--account", "acme"]);
+    assert_ne!(test_secret, live_secret);
+    assert!(verifies(&test_secret), "signed with test mode's secret");
+    assert!(!verifies(&live_secret), "not with the live one");
 }

@@ -435,6 +435,7 @@ impl Ledger for PgLedger {
         charge: Charge,
     ) -> Result<Credits, LedgerError> {
         crate::check_charge(reservation.amount, &charge)?;
+        crate::live_only(reservation.tenant)?;
         let row = self
             .pool
             .query_opt(
@@ -496,6 +497,7 @@ impl Ledger for PgLedger {
     }
 
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError> {
+        crate::live_only(reservation.tenant)?;
         let freed = self.free_holds("id = $1", &reservation.id).await?;
         if freed == 0 {
             return Err(LedgerError::ReservationGone(reservation.id));
@@ -504,6 +506,7 @@ impl Ledger for PgLedger {
     }
 
     async fn renew(&self, reservation: &Reservation) -> Result<(), LedgerError> {
+        crate::live_only(reservation.tenant)?;
         let client = self.pool.client().await.map_err(backend)?;
         let renewed = client
             .execute(

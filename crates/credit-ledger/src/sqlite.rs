@@ -414,6 +414,7 @@ impl Ledger for SqliteLedger {
     }
 
     async fn release(&self, reservation: Reservation) -> Result<(), LedgerError> {
+        crate::live_only(reservation.tenant)?;
         if lock(&self.holds).remove(reservation.id) {
             Ok(())
         } else {
@@ -422,6 +423,7 @@ impl Ledger for SqliteLedger {
     }
 
     async fn renew(&self, reservation: &Reservation) -> Result<(), LedgerError> {
+        crate::live_only(reservation.tenant)?;
         match lock(&self.holds).holds.get_mut(&reservation.id) {
             Some((_, _, made)) => {
                 *made = jiff::Timestamp::now();

@@ -132,7 +132,8 @@ impl Dashboard {
         Self(Arc::new(parts))
     }
 
-    /// Shows the Watches page over `watches` (add, remove, follow watches; the webhook secret).
+    /// Shows the Watches page over `watches` (add, remove, follow watches; its webhook secret needs
+    /// [`Dashboard::with_webhooks`]).
     #[must_use]
     pub fn with_watches(self, watches: Arc<company_watch::Watches>) -> Self {
         let mut parts = Arc::unwrap_or_clone(self.0);

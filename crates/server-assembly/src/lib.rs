@@ -1,5 +1,5 @@
 //! The company-data service assembled from its parts: the stores on one database, the fetcher, the lookup, the
-//! bulk job and watch runners, the API and the dashboard, put together from [`Settings`]; [`Server`] starts them
+//! bulk job, watch and webhook delivery runners, the API and the dashboard, put together from [`Settings`]; [`Server`] starts them
 //! as `company-data serve` does, so tests and embedders can run the same server in their own process, and
 //! [`metrics`] serves Prometheus' `/metrics`.
 //!

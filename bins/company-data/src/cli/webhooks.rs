@@ -8,7 +8,8 @@ use super::DbArg;
 #[derive(Subcommand)]
 pub(crate) enum WebhooksCommand {
     /// Print the account's webhook secret (made now if it has none); with --rotate, replace it first. Receivers
-    /// verify the `Company-Data-Signature` header of change events with it.
+    /// verify the `Company-Data-Signature` header of events with it. Its test mode has a secret of its own
+    /// (--test), so a receiver of test events never holds the live one.
     Secret {
         #[command(flatten)]
         db: DbArg,
@@ -18,6 +19,10 @@ pub(crate) enum WebhooksCommand {
         /// Make a new secret; events sent from now on are signed with it.
         #[arg(long)]
         rotate: bool,
+        /// The secret of the account's test mode, which signs the events of its `cdk_test_…` keys' watches
+        /// and endpoints.
+        #[arg(long)]
+        test: bool,
     },
 }
 
@@ -27,6 +32,7 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<()> {
             db,
             account,
             rotate,
+            test,
         } => {
             let stores = db.open().await?;
             let found = stores
@@ -39,12 +45,13 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<()> {
                         "no account `{account}`; create it with `company-data keys create --account {account}`"
                     )
                 })?;
-            let secret = account_webhooks::account_secret(
-                stores.watches.as_ref(),
-                credit_ledger::Tenant::live(found.id),
-                rotate,
-            )
-            .await?;
+            let tenant = if test {
+                credit_ledger::Tenant::test(found.id)
+            } else {
+                credit_ledger::Tenant::live(found.id)
+            };
+            let secret =
+                account_webhooks::account_secret(stores.watches.as_ref(), tenant, rotate).await?;
             println!("{secret}");
         }
     }

@@ -222,7 +222,7 @@ fn webhooks_markup(visitor: &Visitor, endpoints: &[EndpointInfo], refused: Optio
     let body = html! {
         h1 { "Webhooks" }
         p { "Endpoints receive the account's events, POSTed as JSON and signed with the account's webhook secret "
-            "(the webhooks' secret: show or rotate it on the Watches page) in " code { "Company-Data-Signature" }
+            "(the one its watches' events are signed with: show or rotate it on the Watches page) in " code { "Company-Data-Signature" }
             ". A delivery that fails is retried with backoff for a day; then the endpoint is disabled. "
             "See the README, \"Webhooks\", to verify the signature." }
         @if let Some(message) = refused {
