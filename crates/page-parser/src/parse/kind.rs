@@ -1,6 +1,6 @@
 //! What the page is: a company, school or showcase page, or what the network serves instead (its sign-in wall,
 //! a block, a "page not found" page, another kind of page, the signed-in app), read from the canonical link, the
-//! page key and the title.
+//! page key (`<meta name="pageKey">`, [`KeyFamily`]) and the title.
 
 use page_url::PageUrl;
 
@@ -25,6 +25,41 @@ selectors! {
     PAGE_KEY = r#"meta[name="pageKey"]"#;
 }
 
+/// What a page's key (`<meta name="pageKey" content="…">`) says the page is, by the family its name starts
+/// with. The key names the page the network chose to serve, whatever the URL asked for and however large the
+/// page is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeyFamily {
+    /// A guest organization page: `d_org_guest…` (desktop; company, school and showcase pages share only this
+    /// prefix) or `p_org_guest…` (mobile, e.g. `p_org_guest_company_overview`).
+    OrgGuest,
+    /// A wall instead of the page: the sign-in wall (`auth_wall…`, `authwall…`), the sign-up wall
+    /// (`d_registration…`, e.g. 2026's `d_registration-cold-join`, about 68,000 characters with a canonical link
+    /// to the home page) or a security checkpoint (`d_checkpoint…`).
+    Wall,
+    /// The guest home page scrapers are bounced to (`d_homepage-guest-home`).
+    GuestHome,
+    /// No key, or one of another family.
+    Other,
+}
+
+impl KeyFamily {
+    /// The family of `key`.
+    pub(crate) fn of(key: &str) -> Self {
+        let key = key.trim().to_ascii_lowercase();
+        let starts = |prefixes: &[&str]| prefixes.iter().any(|p| key.starts_with(p));
+        if starts(&["auth_wall", "authwall", "d_registration", "d_checkpoint"]) {
+            Self::Wall
+        } else if starts(&["d_org_guest", "p_org_guest"]) {
+            Self::OrgGuest
+        } else if key.contains("homepage-guest") {
+            Self::GuestHome
+        } else {
+            Self::Other
+        }
+    }
+}
+
 impl Page<'_> {
     /// Recognises the pages the network serves instead of a company page.
     pub(super) fn refuse_non_company_pages(&self) -> Result<(), ScrapeError> {
@@ -34,7 +69,10 @@ impl Page<'_> {
             return Err(ScrapeError::Authwall);
         }
         let page_key = self.attr(&PAGE_KEY, "content").unwrap_or_default();
-        if page_key.starts_with("auth_wall") {
+        // Before the canonical link is read for the home page: the sign-up wall points its canonical there, and
+        // is a wall (a lighter answer for the route that met it), not the bounce that means a ban.
+        let family = KeyFamily::of(&page_key);
+        if family == KeyFamily::Wall {
             return Err(ScrapeError::Authwall);
         }
         let looks_like_company = self.organization.is_some() || self.first(&TOP_TITLE).is_some();
@@ -45,7 +83,7 @@ impl Page<'_> {
         if self.signed_in() {
             return Err(ScrapeError::SignedIn);
         }
-        if page_key.contains("homepage-guest") || canonical_path == "/" {
+        if family == KeyFamily::GuestHome || canonical_path == "/" {
             return Err(ScrapeError::Blocked {
                 by: Block::GuestHomePage,
             });
@@ -104,6 +142,30 @@ fn path_of(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn page_keys_by_family() {
+        for wall in [
+            "auth_wall_desktop_profile",
+            "authwall",
+            "d_registration-cold-join",
+            "d_checkpoint_lg_consumerLogin",
+        ] {
+            assert_eq!(KeyFamily::of(wall), KeyFamily::Wall, "{wall}");
+        }
+        for page in [
+            "d_org_guest_company_overview",
+            "p_org_guest_company_overview",
+        ] {
+            assert_eq!(KeyFamily::of(page), KeyFamily::OrgGuest, "{page}");
+        }
+        assert_eq!(KeyFamily::of("d_homepage-guest-home"), KeyFamily::GuestHome);
+        assert_eq!(KeyFamily::of(""), KeyFamily::Other);
+        assert_eq!(
+            KeyFamily::of("d_flagship3_profile_view_base"),
+            KeyFamily::Other
+        );
+    }
 
     #[test]
     fn paths() {

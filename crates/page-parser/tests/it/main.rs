@@ -170,6 +170,40 @@ fn without_json_ld_the_visible_page_gives_the_same_core_fields() {
     assert!(record.logo.is_some_and(|l| l.contains("audiense_logo")));
 }
 
+/// The sign-up wall of 2026: public parsers of that year report a page keyed `d_registration-cold-join`, about
+/// 68,000 characters, whose canonical link points at the home page. Made from the real 2026 sign-in wall capture
+/// (a wall page of that year, 77 KB) with those two facts put in: it is a wall, at its full size, not the guest
+/// home page's bounce (a block, which would send its route into quarantine).
+#[test]
+fn the_2026_sign_up_wall_is_a_wall_at_its_real_size() {
+    let captured = read("pages/authwall-profile-2026.html");
+    let wall = captured
+        .replace("auth_wall_desktop_profile", "d_registration-cold-join")
+        .replace(
+            r#"<link rel="canonical" href="/authwall">"#,
+            r#"<link rel="canonical" href="https://www.linkedin.com/">"#,
+        );
+    assert!(wall.contains(r#"content="d_registration-cold-join""#));
+    assert!(
+        !wall.contains(r#"href="/authwall""#),
+        "no canonical to the sign-in wall is left"
+    );
+    assert!(wall.len() > 60_000, "{} bytes", wall.len());
+    let domain = NetworkDomain::default();
+    let page = PageUrl::parse_submitted("https://www.linkedin.com/company/google", &domain)
+        .expect("valid");
+    assert_eq!(
+        parse_page(&wall, &page, &domain),
+        Err(ScrapeError::Authwall)
+    );
+    // The same page keyed as the guest home page is the bounce: the key decides.
+    let home = wall.replace("d_registration-cold-join", "d_homepage-guest-home");
+    assert!(matches!(
+        parse_page(&home, &page, &domain),
+        Err(ScrapeError::Blocked { .. })
+    ));
+}
+
 #[test]
 fn pages_that_are_not_company_pages_say_what_they_are() {
     let url = "https://www.linkedin.com/company/google";
