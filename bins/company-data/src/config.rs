@@ -105,6 +105,13 @@ pub struct ServeArgs {
         value_delimiter = '|'
     )]
     user_agents: Vec<String>,
+    /// The page each route says it comes from (`Referer`); empty for none (a typed address, `Sec-Fetch-Site:
+    /// none`). By default a search engine's results, the arrival the network walls least.
+    #[arg(long, env = "COMPANY_DATA_REFERER", default_value_t = page_scraper::Arrival::default().referer.unwrap_or_default())]
+    referer: String,
+    /// `Accept-Language` of every route's requests.
+    #[arg(long, env = "COMPANY_DATA_ACCEPT_LANGUAGE", default_value_t = page_scraper::Arrival::default().accept_language)]
+    accept_language: String,
     /// An outbound proxy (http://, https:// or socks5:// URL); repeat for several, each a route with its own learned
     /// pace and cool-down (docs/operations.md, "Proxies") (environment: `,`-separated).
     #[arg(long = "proxy", env = "COMPANY_DATA_PROXIES", value_delimiter = ',')]
@@ -301,6 +308,10 @@ impl ServeArgs {
         if !user_agents.is_empty() {
             fetcher.user_agents = user_agents;
         }
+        fetcher.arrival = page_scraper::Arrival {
+            referer: Some(self.referer.trim().to_owned()).filter(|r| !r.is_empty()),
+            accept_language: self.accept_language.trim().to_owned(),
+        };
         fetcher.proxies = non_empty(&self.proxies);
         fetcher.proxy_file.clone_from(&self.proxy_file);
         Ok(Settings {

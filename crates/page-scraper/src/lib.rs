@@ -22,7 +22,7 @@ mod resolve;
 mod routes;
 
 pub use coverage::{CoverageReport, CoverageRules, FieldCoverage, FieldShare, FilledFields};
-pub use fetch::{Fetcher, FetcherSettings, Origin, OriginError, Priority, ScrapedPage};
+pub use fetch::{Arrival, Fetcher, FetcherSettings, Origin, OriginError, Priority, ScrapedPage};
 pub use page_parser::{
     Block, CompanyRecord, FetchFailure, FieldSource, ParsedPage, ScrapeError, URL_SHORTENERS,
     is_url_shortener, parse_count, parse_page, parse_page_explained, registrable_domain,

@@ -143,7 +143,8 @@ pub(crate) struct Route {
     /// Through a proxy (else direct).
     pub(crate) via_proxy: bool,
     pub(crate) client: reqwest::Client,
-    pub(crate) user_agent: String,
+    /// The headers of its page requests: one browser's ([`crate::Arrival`]), its `User-Agent` among them.
+    pub(crate) headers: reqwest::header::HeaderMap,
 }
 
 /// A route, what it has learned, and its schedule on this server.
@@ -635,7 +636,7 @@ mod tests {
                     via_proxy: true,
                     identity: 0,
                     client: reqwest::Client::new(),
-                    user_agent: "test".into(),
+                    headers: reqwest::header::HeaderMap::new(),
                 })
                 .collect(),
         ))
@@ -784,7 +785,7 @@ mod tests {
                 via_proxy: true,
                 identity: 0,
                 client: reqwest::Client::new(),
-                user_agent: "test".into(),
+                headers: reqwest::header::HeaderMap::new(),
             })
             .collect()
     }

@@ -1,5 +1,6 @@
 //! The origin's redirects (issue 40): followed on the origin's own host and to the network's hosts, never to
-//! another host, which must not see a single request from a route.
+//! another host, which must not see a single request from a route. And what a route's requests look like
+//! (issue 42): one browser arriving from a search engine, its client hints agreeing with its user agent.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -11,10 +12,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
 /// A loopback server that answers a path by the first rule whose prefix matches it (a redirect to the
-/// location, or the captured Google page), keeping each request's `host path`.
+/// location, or the captured Google page), keeping each request's path and head.
 struct Server {
     address: SocketAddr,
     seen: Arc<Mutex<Vec<String>>>,
+    heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -24,7 +26,8 @@ impl Server {
             .expect("a port");
         let address = listener.local_addr().expect("an address");
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&seen);
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let (log, head_log) = (Arc::clone(&seen), Arc::clone(&heads));
         let page = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/origin/company/google.html"
@@ -37,6 +40,12 @@ impl Server {
                 let request = String::from_utf8_lossy(&buffer[..read]).into_owned();
                 let path = request.split_whitespace().nth(1).unwrap_or("/").to_owned();
                 log.lock().expect("log").push(path.clone());
+                let head = request
+                    .split("\r\n\r\n")
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                head_log.lock().expect("log").push(head);
                 let mut answer = match rules.iter().find(|(prefix, _)| path.starts_with(prefix)) {
                     Some((_, location)) => format!(
                         "HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
@@ -54,11 +63,32 @@ impl Server {
                 let _ = stream.write_all(&answer).await;
             }
         });
-        Self { address, seen }
+        Self {
+            address,
+            seen,
+            heads,
+        }
     }
 
     fn requests(&self) -> Vec<String> {
         self.seen.lock().expect("log").clone()
+    }
+
+    /// The value of header `name` (lower case) in each request's head, in order.
+    fn header(&self, name: &str) -> Vec<Option<String>> {
+        self.heads
+            .lock()
+            .expect("log")
+            .iter()
+            .map(|head| {
+                head.lines().skip(1).find_map(|line| {
+                    let (n, v) = line.split_once(':')?;
+                    n.trim()
+                        .eq_ignore_ascii_case(name)
+                        .then(|| v.trim().to_owned())
+                })
+            })
+            .collect()
     }
 }
 
@@ -129,6 +159,38 @@ async fn a_redirect_to_another_host_is_not_followed() {
         origin.requests(),
         ["/company/moved", "/company/old-name", "/company/google"]
     );
+}
+
+/// The default route is a Chromium browser on Windows arriving from a search result: its `Sec-CH-UA` names the
+/// version its `User-Agent` does, its platform hint the same platform, and it says where it came from.
+#[tokio::test]
+async fn a_route_looks_like_one_browser_arriving_from_a_search_engine() {
+    let origin = Server::start(Vec::new()).await;
+    fetcher(&origin)
+        .scrape(
+            &page("/company/google"),
+            Instant::now() + Duration::from_secs(10),
+        )
+        .await
+        .expect("the page");
+    let one = |name: &str| origin.header(name).pop().flatten();
+    let user_agent = one("user-agent").expect("a user agent");
+    let version = user_agent
+        .split("Chrome/")
+        .nth(1)
+        .and_then(|rest| rest.split('.').next())
+        .expect("a Chrome user agent by default");
+    let hints = one("sec-ch-ua").expect("client hints");
+    assert!(
+        hints.contains(&format!(r#""Google Chrome";v="{version}""#)),
+        "{hints} against {user_agent}"
+    );
+    assert!(user_agent.contains("Windows"), "{user_agent}");
+    assert_eq!(one("sec-ch-ua-platform").as_deref(), Some(r#""Windows""#));
+    assert_eq!(one("referer").as_deref(), Some("https://www.google.com/"));
+    assert_eq!(one("sec-fetch-site").as_deref(), Some("cross-site"));
+    assert_eq!(one("sec-fetch-mode").as_deref(), Some("navigate"));
+    assert!(one("accept").is_some_and(|a| a.starts_with("text/html")));
 }
 
 #[test]

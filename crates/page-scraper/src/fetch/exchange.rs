@@ -51,7 +51,7 @@ async fn fetch_http(
     let mut response = route
         .client
         .get(&target)
-        .header("user-agent", &route.user_agent)
+        .headers(route.headers.clone())
         .send()
         .await
         .map_err(|e| {
@@ -181,7 +181,12 @@ pub(crate) fn build_routes(
             // A route keeps the cookies the site sets, as one browser would.
             .cookie_store(true)
     };
-    let user_agent = |n: usize| settings.user_agents[n % settings.user_agents.len()].clone();
+    let headers = |n: usize| {
+        super::browser::navigation_headers(
+            &settings.user_agents[n % settings.user_agents.len()],
+            &settings.arrival,
+        )
+    };
     if proxies.is_empty() {
         Ok(vec![Route {
             name: "direct".to_owned(),
@@ -191,7 +196,7 @@ pub(crate) fn build_routes(
                 .no_proxy()
                 .build()
                 .map_err(|e| OriginError::Client(e.to_string()))?,
-            user_agent: user_agent(0),
+            headers: headers(0),
         }])
     } else {
         proxies
@@ -213,7 +218,7 @@ pub(crate) fn build_routes(
                         .proxy(proxy)
                         .build()
                         .map_err(|e| OriginError::Client(e.to_string()))?,
-                    user_agent: user_agent(n),
+                    headers: headers(n),
                 })
             })
             .collect()

@@ -1,9 +1,10 @@
 //! Getting pages from the configured origin reliably: a limit on requests in flight and on request starts per
 //! second, the route pool (`routes.rs`: a paced, cooled-down route per proxy), retries inside the caller's
 //! deadline, and one upstream fetch per page at a time. What one request does is `exchange.rs`'s, what a failed
-//! one tells `failure.rs`'s, and turning the bytes into a record on the parser threads `parsers.rs`'s; the
-//! settings are `settings.rs`'s.
+//! one tells `failure.rs`'s, what its headers say `browser.rs`'s, and turning the bytes into a record on the
+//! parser threads `parsers.rs`'s; the settings are `settings.rs`'s.
 
+mod browser;
 mod exchange;
 mod failure;
 mod parsers;
@@ -22,6 +23,7 @@ use shared_limits::{LimitStore, MemoryLimits, Pacer};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+pub use browser::Arrival;
 pub(crate) use exchange::build_routes;
 use exchange::fetch_once;
 use failure::{Failure, outcome_label, record_fetch};

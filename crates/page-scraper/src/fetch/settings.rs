@@ -85,8 +85,11 @@ pub struct FetcherSettings {
     pub origin: Origin,
     /// The network whose canonical URLs records carry, whatever the origin.
     pub domain: NetworkDomain,
-    /// `User-Agent` values: route `n` sends the `n`-th (in turn), always the same one. Never empty.
+    /// `User-Agent` values: route `n` sends the `n`-th (in turn), always the same one, with the headers that
+    /// browser sends ([`Arrival`](crate::Arrival): client hints that agree with it). Never empty.
     pub user_agents: Vec<String>,
+    /// How every route arrives at a page: by default from a search engine's results.
+    pub arrival: crate::Arrival,
     /// Outbound proxies (`http://`, `https://`, `socks5://` URLs), one route each; empty (and no
     /// [`FetcherSettings::proxy_file`]) for one direct route.
     pub proxies: Vec<String>,
@@ -131,6 +134,7 @@ impl FetcherSettings {
             origin,
             domain,
             user_agents: user_agents.iter().map(|ua| (*ua).to_owned()).collect(),
+            arrival: crate::Arrival::default(),
             proxies: Vec::new(),
             proxy_file: None,
             routes: RouteSettings::default(),
