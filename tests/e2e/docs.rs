@@ -59,12 +59,13 @@ fn links_are_read_as_markdown_writes_them() {
     assert_eq!(links, ["docs/a.md", "img/c.png"]);
 }
 
-/// docs/operations.md states the route pool's numbers as `page-scraper` has them (a number written twice
+/// docs/operations.md states the route pool's numbers and the routes' arrival as `page-scraper` has them (a number written twice
 /// drifts: this fails when the code changes and the page does not).
 #[test]
 fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() {
-    use page_scraper::{CALM, PROXY_FILE_POLL, RESTART_PER_SECOND, RouteSettings};
+    use page_scraper::{Arrival, CALM, PROXY_FILE_POLL, RESTART_PER_SECOND, RouteSettings};
     let defaults = RouteSettings::default();
+    let arrival = Arrival::default();
     assert!(
         (RESTART_PER_SECOND - 1.0).abs() < f64::EPSILON,
         "the page says \"one page a second\""
@@ -86,6 +87,14 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
         format!(
             "| `--route-cool-down SECONDS` | `COMPANY_DATA_ROUTE_COOL_DOWN` | `{}` |",
             defaults.cool_down.as_secs()
+        ),
+        format!(
+            "| `--referer URL` | `COMPANY_DATA_REFERER` | `{}` |",
+            arrival.referer.as_deref().unwrap_or_default()
+        ),
+        format!(
+            "| `--accept-language LANGS` | `COMPANY_DATA_ACCEPT_LANGUAGE` | `{}` |",
+            arrival.accept_language
         ),
     ];
     assert_says("docs/operations.md", &stated);

@@ -142,9 +142,8 @@ pub(crate) struct Route {
     pub(crate) identity: u64,
     /// Through a proxy (else direct).
     pub(crate) via_proxy: bool,
+    /// Its client: its connection pool, its cookie jar, and one browser's headers ([`crate::Arrival`]).
     pub(crate) client: reqwest::Client,
-    /// The headers of its page requests: one browser's ([`crate::Arrival`]), its `User-Agent` among them.
-    pub(crate) headers: reqwest::header::HeaderMap,
 }
 
 /// A route, what it has learned, and its schedule on this server.
@@ -636,7 +635,6 @@ mod tests {
                     via_proxy: true,
                     identity: 0,
                     client: reqwest::Client::new(),
-                    headers: reqwest::header::HeaderMap::new(),
                 })
                 .collect(),
         ))
@@ -785,7 +783,6 @@ mod tests {
                 via_proxy: true,
                 identity: 0,
                 client: reqwest::Client::new(),
-                headers: reqwest::header::HeaderMap::new(),
             })
             .collect()
     }

@@ -48,34 +48,28 @@ async fn fetch_http(
     route: &Route,
 ) -> Result<(PageUrl, Body), Failure> {
     let target = format!("{}{}", base.as_str().trim_end_matches('/'), url.path());
-    let mut response = route
-        .client
-        .get(&target)
-        .headers(route.headers.clone())
-        .send()
-        .await
-        .map_err(|e| {
-            let through_proxy = route.via_proxy;
-            // Only a connection that could not be opened says the proxy is down: a kept-alive one the proxy
-            // closed fails a request too, and the next opens a new one.
-            let unreachable = e.is_connect();
-            let failure = if unreachable && through_proxy {
-                FetchFailure::ProxyUnreachable {
-                    proxy: route.name.clone(),
-                }
-            } else if unreachable {
-                FetchFailure::Unreachable
-            } else if e.is_timeout() {
-                FetchFailure::TimedOut
-            } else {
-                FetchFailure::Request(e.to_string())
-            };
-            Failure {
-                unreachable,
-                proxy_failed: through_proxy && (unreachable || (e.is_request() && !e.is_timeout())),
-                ..ScrapeError::Fetch(failure).into()
+    let mut response = route.client.get(&target).send().await.map_err(|e| {
+        let through_proxy = route.via_proxy;
+        // Only a connection that could not be opened says the proxy is down: a kept-alive one the proxy
+        // closed fails a request too, and the next opens a new one.
+        let unreachable = e.is_connect();
+        let failure = if unreachable && through_proxy {
+            FetchFailure::ProxyUnreachable {
+                proxy: route.name.clone(),
             }
-        })?;
+        } else if unreachable {
+            FetchFailure::Unreachable
+        } else if e.is_timeout() {
+            FetchFailure::TimedOut
+        } else {
+            FetchFailure::Request(e.to_string())
+        };
+        Failure {
+            unreachable,
+            proxy_failed: through_proxy && (unreachable || (e.is_request() && !e.is_timeout())),
+            ..ScrapeError::Fetch(failure).into()
+        }
+    })?;
     let final_path = response.url().path().to_owned();
     if AUTHWALL_PATHS.iter().any(|p| final_path.starts_with(p)) {
         return Err(ScrapeError::Authwall.into());
@@ -148,27 +142,25 @@ async fn fetch_http(
 }
 
 /// One route per proxy in `proxies`, or one direct route when there is none: each its own client (connection
-/// pool, cookie jar) and user agent (the `n`-th of the settings' for the `n`-th proxy).
+/// pool, cookie jar) sending one browser's headers (`browser.rs`: the `n`-th of the settings' user agents for
+/// the `n`-th proxy, arriving as [`FetcherSettings::arrival`] says).
 pub(crate) fn build_routes(
     settings: &FetcherSettings,
     proxies: &[String],
 ) -> Result<Vec<Route>, OriginError> {
-    let mut headers = reqwest::header::HeaderMap::new();
-    for (name, value) in [
-        (
-            "accept",
-            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-        ),
-        ("accept-language", "en-US,en;q=0.9"),
+    let builder = |n: usize| {
+        let mut headers = super::browser::navigation_headers(
+            &settings.user_agents[n % settings.user_agents.len()],
+            &settings.arrival,
+        );
         // Asked for and decoded here (not by reqwest), so a page waits for a parser compressed and its
         // compressed bytes are what the snapshot store keeps.
-        ("accept-encoding", "gzip"),
-    ] {
-        headers.insert(name, reqwest::header::HeaderValue::from_static(value));
-    }
-    let builder = || {
+        headers.insert(
+            reqwest::header::ACCEPT_ENCODING,
+            reqwest::header::HeaderValue::from_static("gzip"),
+        );
         reqwest::Client::builder()
-            .default_headers(headers.clone())
+            .default_headers(headers)
             // The workspace builds reqwest without its decoders; these keep the client from decoding even
             // when another crate in an embedder's build turns them on (Cargo unifies features).
             .no_gzip()
@@ -181,22 +173,15 @@ pub(crate) fn build_routes(
             // A route keeps the cookies the site sets, as one browser would.
             .cookie_store(true)
     };
-    let headers = |n: usize| {
-        super::browser::navigation_headers(
-            &settings.user_agents[n % settings.user_agents.len()],
-            &settings.arrival,
-        )
-    };
     if proxies.is_empty() {
         Ok(vec![Route {
             name: "direct".to_owned(),
             via_proxy: false,
             identity: 0,
-            client: builder()
+            client: builder(0)
                 .no_proxy()
                 .build()
                 .map_err(|e| OriginError::Client(e.to_string()))?,
-            headers: headers(0),
         }])
     } else {
         proxies
@@ -214,11 +199,10 @@ pub(crate) fn build_routes(
                     name,
                     via_proxy: true,
                     identity: digest.finish(),
-                    client: builder()
+                    client: builder(n)
                         .proxy(proxy)
                         .build()
                         .map_err(|e| OriginError::Client(e.to_string()))?,
-                    headers: headers(n),
                 })
             })
             .collect()
