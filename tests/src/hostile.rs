@@ -1,17 +1,22 @@
 //! An origin that judges each source address the way the network does, and real forward proxies in front of it.
 //!
 //! [`HostileOrigin`] serves the captured Google page for every `/company/<slug>` (compressed when asked, as the
-//! network sends pages) and keeps, per source address, a budget of pages a minute (GCRA: `per_minute` on
-//! average, `burst` at once). Over the budget an address gets 429 with `Retry-After` (the seconds until its next
-//! page); an address told to wait more than [`HostileSettings::warnings`] times in a minute (one that ignores
-//! `Retry-After` soon is) is banned: 999 or a redirect to the guest home page for [`HostileSettings::first_ban`],
-//! doubled at each ban. Beside that, a share of pages is the sign-in wall, a share
-//! answers slowly and a share resets the connection, whatever the address did.
+//! network sends pages) and judges each source address in one of two ways:
+//! - **it warns** (the default): a budget of pages a minute (GCRA: `per_minute` on average, `burst` at once).
+//!   Over the budget an address gets 429 with `Retry-After` (the seconds until its next page); an address told
+//!   to wait more than [`HostileSettings::warnings`] times in a minute (one that ignores `Retry-After` soon is)
+//!   is banned;
+//! - **it bans without warning** ([`HostileSettings::bans_only`], as the network mostly does): a budget of pages
+//!   per sliding window, and the first request over it is banned; never a 429.
+//!
+//! A ban is 999 or a redirect to the guest home page for [`HostileSettings::first_ban`], doubled at each ban.
+//! Beside that, a share of pages is the sign-in wall, a share answers slowly and a share resets the connection,
+//! whatever the address did.
 //!
 //! [`ForwardProxies`] starts Debian's `tinyproxy`, one process per proxy, each sending from its own loopback
 //! address (`127.0.0.<10 + n>`), so the origin sees one address per proxy.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -38,6 +43,24 @@ pub struct HostileSettings {
     pub reset_share: f64,
     /// How long every page takes to answer.
     pub latency: Duration,
+    /// `Some`: the origin never warns; this budget replaces `per_minute`, `burst` and `warnings`.
+    pub bans_only: Option<SlidingBudget>,
+}
+
+/// A budget of pages per sliding window per address, the first request over it banned.
+#[derive(Clone, Copy, Debug)]
+pub struct SlidingBudget {
+    /// Pages an address may have in any `window`.
+    pub pages: u32,
+    /// The window.
+    pub window: Duration,
+}
+
+impl SlidingBudget {
+    /// The most pages a second one address gets, paced evenly.
+    pub fn per_second(&self) -> f64 {
+        f64::from(self.pages) / self.window.as_secs_f64()
+    }
 }
 
 impl Default for HostileSettings {
@@ -54,6 +77,7 @@ impl Default for HostileSettings {
             slow: Duration::from_secs(2),
             reset_share: 0.005,
             latency: Duration::from_millis(20),
+            bans_only: None,
         }
     }
 }
@@ -91,6 +115,8 @@ struct Address {
     tat: Instant,
     /// When it was told to wait lately (the last minute).
     warnings: Vec<Instant>,
+    /// When it was served pages lately (the last sliding window, banning without warning).
+    served: VecDeque<Instant>,
     bans: u32,
     banned_until: Option<Instant>,
     answered: Answered,
@@ -123,6 +149,7 @@ impl Judge {
         let address = self.addresses.entry(from).or_insert(Address {
             tat: now,
             warnings: Vec::new(),
+            served: VecDeque::new(),
             bans: 0,
             banned_until: None,
             answered: Answered::default(),
@@ -135,17 +162,35 @@ impl Judge {
                 home_page: n.is_multiple_of(2),
             };
         }
+        // Whether the address may have a page now, and what serving it books against its budget.
         let interval = Duration::from_secs_f64(60.0 / settings.per_minute.max(1e-3));
         let tat = address.tat.max(now);
         let allowed_at = tat
             .checked_sub(interval * settings.burst.saturating_sub(1))
             .unwrap_or(now);
-        if allowed_at <= now {
+        let within = match settings.bans_only {
+            Some(budget) => {
+                while address
+                    .served
+                    .front()
+                    .is_some_and(|at| now.duration_since(*at) >= budget.window)
+                {
+                    address.served.pop_front();
+                }
+                address.served.len() < budget.pages as usize
+            }
+            None => allowed_at <= now,
+        };
+        if within {
             if every(settings.reset_share) {
                 address.answered.reset += 1;
                 return Verdict::Reset;
             }
-            address.tat = tat + interval;
+            if settings.bans_only.is_some() {
+                address.served.push_back(now);
+            } else {
+                address.tat = tat + interval;
+            }
             if every(settings.authwall_share) {
                 address.answered.authwall += 1;
                 return Verdict::Authwall;
@@ -155,11 +200,11 @@ impl Judge {
                 slow: every(settings.slow_share),
             };
         }
-        // Over the budget.
+        // Over the budget: banned at once without warnings, else after too many of them.
         address
             .warnings
             .retain(|at| now.duration_since(*at) < Duration::from_mins(1));
-        if address.warnings.len() >= settings.warnings as usize {
+        if settings.bans_only.is_some() || address.warnings.len() >= settings.warnings as usize {
             address.bans += 1;
             let ban = settings
                 .first_ban
@@ -234,6 +279,7 @@ impl HostileOrigin {
         let entry = judge.addresses.entry(address).or_insert(Address {
             tat,
             warnings: Vec::new(),
+            served: VecDeque::new(),
             bans: 0,
             banned_until: None,
             answered: Answered::default(),

@@ -29,4 +29,4 @@ pub use page_parser::{
 };
 pub use proxy_file::{PROXY_FILE_POLL, RouteChange};
 pub use resolve::{LinkResolver, LinkResolverSettings, ResolveError};
-pub use routes::{CALM, RESTART_PER_SECOND, RouteSettings, RouteState, RouteStatus};
+pub use routes::{BAN_MARGIN, CALM, RESTART_PER_SECOND, RouteSettings, RouteState, RouteStatus};

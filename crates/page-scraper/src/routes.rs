@@ -2,14 +2,25 @@
 //! from its address.
 //!
 //! A route looks like one browser: its own connection pool and cookie jar, one user agent. Each route has:
-//! - a **pace**: unpaced until the origin first pushes back, then a rate found by halving the gap between what
-//!   worked and what was pushed back (multiplicative decrease on 429, 999, the guest home page, the sign-in
-//!   wall, steeper when push-back comes again within [`CALM`] pages; a step up after every [`CALM`] pages
-//!   without push-back, creeping past the last ceiling so that a raised budget is found again, more rarely
-//!   each time the same ceiling is confirmed);
+//! - a **pace**: unpaced until the origin first pushes back, then a rate found between the fastest pace that
+//!   held (the *floor*) and the one last pushed back at (the *ceiling*), and how it climbs depends on how the
+//!   origin pushes back:
+//!   - an origin that **warns** (429 with `Retry-After`) costs little to overstep: a cut on each 429 (steeper
+//!     when it comes again within [`CALM`] pages), a step up after every [`CALM`] calm pages, halfway to the
+//!     ceiling, then creeping past it so that a raised budget is found again, more rarely each time the same
+//!     ceiling is confirmed;
+//!   - an origin that **bans without warning** (999, the guest home page, a 429 without `Retry-After`) costs a
+//!     quarantine and a longer ban each time: after a ban the route goes back to its floor (or half its pace,
+//!     with none), climbs by a tenth at a time until the first ban gives it a ceiling, then to
+//!     [`BAN_MARGIN`] of that ceiling and no further, and probes past it only after long calm (80 pages,
+//!     doubling to 640 as the same ceiling is confirmed). With pages paced evenly, a budget of *n* pages per
+//!     sliding window of *w* seconds is the rate *n*/*w*, so the floor and ceiling close on it whatever the
+//!     window; what an unpaced burst got through before its ban is what the origin allows at once;
 //! - a **cool-down**: a 429's `Retry-After` is obeyed; a block without one (999, the home page) quarantines the
-//!   route for [`RouteSettings::cool_down`], doubled at each block in a row, and the first page after it is a
-//!   lone probe; a proxy that cannot be connected to is marked down the same way, with one log line;
+//!   route, doubled at each block in a row, and the first page after it is a lone probe; the first quarantine
+//!   starts at [`RouteSettings::cool_down`] and follows the origin's bans (halved, down to a quarter of it,
+//!   each time the probe after one got an answer; back to it when a probe was banned too); a proxy that cannot
+//!   be connected to is marked down the same way, with one log line;
 //! - a **score**: the next page takes the route free soonest, a route that failed lately counted later.
 //!
 //! With a shared [`LimitStore`] (several servers on one database) every start books its route's slot in the
@@ -32,6 +43,19 @@ pub const CALM: u32 = 10;
 /// Most confirmations of a route's ceiling: a step past it then waits for `CALM << 3` = 80 calm pages.
 const MAX_CONFIRMED: u32 = 3;
 
+/// Where a route that was banned without warning settles below its ceiling: a ban costs far more than the pages
+/// a slightly slower pace gives up, and arrival times jitter by the proxy's latency.
+pub const BAN_MARGIN: f64 = 0.95;
+
+/// Extra doublings of the calm a route banned without warning waits before it probes past its ceiling: `CALM << 3`
+/// = 80 pages, up to `CALM << 6` = 640 as the ceiling is confirmed.
+const BAN_PROBE_DOUBLINGS: u32 = 3;
+
+/// A careful route probes past its ceiling after at least this many times the pages its last ban cost: a probe
+/// that is banned again then costs at most a thirtieth of the pages between probes, about what a step past the
+/// ceiling gains when it holds.
+const BAN_PROBE_PAYBACK: f64 = 30.0;
+
 /// The pace an unpaced route starts over at when the origin first pushes back, in starts per second; from there it
 /// steps up by half after every [`CALM`] pages until pushed back again.
 pub const RESTART_PER_SECOND: f64 = 1.0;
@@ -46,7 +70,9 @@ pub struct RouteSettings {
     pub max_per_second: f64,
     /// The slowest a route is paced. Default one a minute.
     pub min_per_second: f64,
-    /// The first quarantine after a block without `Retry-After`; doubled at each block in a row. Default 30 s.
+    /// The first quarantine after a block without `Retry-After`; doubled at each block in a row. A route halves its
+    /// own first quarantine (down to a quarter of this) each time the probe after one gets an answer, and comes
+    /// back to this when a probe is refused. Default 30 s.
     pub cool_down: Duration,
     /// The longest quarantine. Default 15 minutes.
     pub cool_down_max: Duration,
@@ -157,6 +183,17 @@ struct Learning {
     pace: Option<f64>,
     /// The pace last pushed back at.
     ceiling: Option<f64>,
+    /// The fastest pace that got [`CALM`] pages through since it was last pushed back at or below.
+    floor: Option<f64>,
+    /// The last push-back was a ban without warning: the route climbs back carefully.
+    careful: bool,
+    /// The first quarantine after a ban, following how long the origin's bans last.
+    first_quarantine: Duration,
+    /// When the route was last banned (the first block of a quarantine).
+    banned_at: Option<Instant>,
+    /// Pages the last ban cost: its quarantine, from the ban to the probe that got an answer, at the pace after
+    /// it. A careful route probes past its ceiling only after [`BAN_PROBE_PAYBACK`] times as many calm pages.
+    ban_cost: f64,
     /// Pages without push-back since the pace last changed.
     calm: u32,
     /// Pages answered since the last 429 or block (saturating; `u32::MAX` before the first).
@@ -244,6 +281,11 @@ impl RoutePool {
                 .start_per_second
                 .filter(|p| p.is_finite() && *p > 0.0),
             ceiling: None,
+            floor: None,
+            careful: false,
+            first_quarantine: self.settings.cool_down,
+            banned_at: None,
+            ban_cost: 0.0,
             calm: 0,
             since_push_back: u32::MAX,
             confirmed: 0,
@@ -389,7 +431,7 @@ impl RoutePool {
         let now = Instant::now();
         let mut learning = self.lock();
         let route = &mut learning[index];
-        route.probing = false;
+        let probe = std::mem::replace(&mut route.probing, false);
         // Push-back to a request sent before the route last slowed down is the event it already slowed for.
         let new_event = generation == route.generation;
         let was = route.state;
@@ -397,6 +439,18 @@ impl RoutePool {
         match met {
             Met::Answer => {
                 route.health = 0.9 * route.health + 0.1;
+                if new_event && route.strikes > 0 && route.state == RouteState::CoolingDown {
+                    // The probe after a quarantine got an answer: the ban was shorter than the quarantine when
+                    // it was the first, longer than the first when it was not.
+                    route.first_quarantine = if route.strikes == 1 {
+                        (route.first_quarantine / 2).max(settings.cool_down / 4)
+                    } else {
+                        settings.cool_down
+                    };
+                    if let (Some(at), Some(pace)) = (route.banned_at.take(), route.pace) {
+                        route.ban_cost = now.duration_since(at).as_secs_f64() * pace;
+                    }
+                }
                 route.strikes = 0;
                 route.state = RouteState::Ready;
                 route.until = None;
@@ -404,6 +458,9 @@ impl RoutePool {
                 route.since_push_back = route.since_push_back.saturating_add(1);
                 if route.calm >= route.calm_needed() {
                     route.calm = 0;
+                    if let Some(pace) = route.pace {
+                        route.floor = Some(route.floor.map_or(pace, |floor| floor.max(pace)));
+                    }
                     route.step_up(settings);
                 }
             }
@@ -418,6 +475,7 @@ impl RoutePool {
                         0.8
                     };
                     route.since_push_back = 0;
+                    route.careful = false;
                     route.slow_down(factor, settings);
                 }
                 route.state = RouteState::CoolingDown;
@@ -428,10 +486,19 @@ impl RoutePool {
                 route.blocks += 1;
                 if new_event {
                     route.since_push_back = 0;
-                    route.slow_down(0.5, settings);
+                    if !probe {
+                        // A lone probe refused after a quarantine finds the ban still on, which says nothing
+                        // of the pace: only the quarantine grows.
+                        route.banned(settings);
+                        route.banned_at = Some(now);
+                    }
                     route.strikes += 1;
                 }
-                let wait = growing(settings.cool_down, route.strikes, settings.cool_down_max);
+                let wait = growing(
+                    route.first_quarantine,
+                    route.strikes,
+                    settings.cool_down_max,
+                );
                 route.state = RouteState::CoolingDown;
                 route.until = Some(now + wait);
                 quarantine = Some(wait);
@@ -574,6 +641,10 @@ impl Learning {
     /// ceiling (a step past a limit found again and again is made rarely).
     fn calm_needed(&self) -> u32 {
         match (self.pace, self.ceiling) {
+            (Some(pace), Some(ceiling)) if self.careful && pace >= ceiling * BAN_MARGIN * 0.99 => {
+                let payback = (self.ban_cost * BAN_PROBE_PAYBACK).min(f64::from(u32::MAX)) as u32;
+                (CALM << (self.confirmed + BAN_PROBE_DOUBLINGS)).max(payback)
+            }
             (Some(pace), Some(ceiling)) if pace >= ceiling * 0.97 => CALM << self.confirmed,
             _ => CALM,
         }
@@ -597,6 +668,24 @@ impl Learning {
         };
         self.ceiling = Some(pace);
         self.pace = Some((pace * factor).max(settings.min_per_second));
+        if self.floor.is_some_and(|floor| floor >= pace) {
+            self.floor = None;
+        }
+    }
+
+    /// A ban without warning at the current pace: the pace is the new ceiling (confirmed when within 5% of the
+    /// last one), and the route goes back to its floor, the fastest pace that held below it; with none (or a
+    /// floor at the pace banned at: the origin's budget fell), to half the pace. An unpaced route starts over
+    /// at [`RESTART_PER_SECOND`], as on any push-back.
+    fn banned(&mut self, settings: &RouteSettings) {
+        self.careful = true;
+        match self.floor {
+            Some(floor) if self.pace.is_some_and(|pace| floor < pace * 0.97) => {
+                self.slow_down(1.0, settings);
+                self.pace = Some(floor);
+            }
+            _ => self.slow_down(0.5, settings),
+        }
     }
 
     /// After [`CALM`] pages without push-back: halfway to the ceiling, or a little past it when close (the
@@ -604,6 +693,16 @@ impl Learning {
     fn step_up(&mut self, settings: &RouteSettings) {
         let Some(pace) = self.pace else { return };
         let next = match self.ceiling {
+            // Banned without warning: up to the margin below the ceiling, then a small step past it (after the
+            // long calm `calm_needed` asks for).
+            Some(ceiling) if self.careful && pace < ceiling * BAN_MARGIN * 0.99 => {
+                f64::midpoint(pace, ceiling).min(ceiling * BAN_MARGIN)
+            }
+            Some(_) if self.careful => {
+                self.confirmed = self.confirmed.saturating_sub(1);
+                pace * 1.05
+            }
+            None if self.careful => pace * 1.1,
             Some(ceiling) if pace < ceiling * 0.97 => f64::midpoint(pace, ceiling),
             Some(_) => {
                 // Past the ceiling without push-back: the limit may have risen; probe it sooner next time.
@@ -956,6 +1055,124 @@ mod tests {
         route.pace = Some(0.5);
         route.slow_down(0.8, &settings);
         assert_eq!(route.confirmed, 0, "pushed back far below: a new limit");
+    }
+
+    /// An origin that allows each route `budget` pages per sliding `window` and bans the moment a route goes
+    /// over (999: no 429, no `Retry-After`), for `first_ban` doubled at each ban, as the network does.
+    struct BanOnlyOrigin {
+        budget: usize,
+        window: Duration,
+        first_ban: Duration,
+        /// Per route: the pages served in the last window, the bans so far, banned until.
+        routes: Vec<(std::collections::VecDeque<Instant>, u32, Option<Instant>)>,
+    }
+
+    impl BanOnlyOrigin {
+        fn judge(&mut self, route: usize, now: Instant) -> Met {
+            let (served, bans, until) = &mut self.routes[route];
+            if until.is_some_and(|until| until > now) {
+                return Met::Blocked;
+            }
+            while served.front().is_some_and(|at| *at + self.window <= now) {
+                served.pop_front();
+            }
+            if served.len() >= self.budget {
+                *bans += 1;
+                *until = Some(now + self.first_ban * 2u32.pow(*bans - 1));
+                return Met::Blocked;
+            }
+            served.push_back(now);
+            Met::Answer
+        }
+    }
+
+    /// A job of `pages` through `routes` routes, eight pages in flight, against a [`BanOnlyOrigin`] of 6 pages
+    /// per 5 s and 10 s bans: (seconds to the last page, requests, refused, seconds of the last half).
+    async fn ban_only_job(routes: usize, pages: usize) -> (f64, u64, u64, f64) {
+        let pool = pool(routes, RouteSettings::default());
+        let origin = Arc::new(Mutex::new(BanOnlyOrigin {
+            budget: 6,
+            window: Duration::from_secs(5),
+            first_ban: Duration::from_secs(10),
+            routes: (0..routes)
+                .map(|_| (std::collections::VecDeque::new(), 0, None))
+                .collect(),
+        }));
+        let tally = Arc::new(Mutex::new((0usize, 0u64, 0u64, None::<Instant>)));
+        let start = Instant::now();
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let (pool, origin, tally) = (pool.clone(), origin.clone(), tally.clone());
+                tokio::spawn(async move {
+                    loop {
+                        if tally.lock().expect("tally").0 >= pages {
+                            return;
+                        }
+                        let ticket = pool.take(far(), None).await.expect("route");
+                        let met = origin
+                            .lock()
+                            .expect("origin")
+                            .judge(ticket.index, Instant::now());
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        ticket.report(met, None).await;
+                        let mut tally = tally.lock().expect("tally");
+                        tally.1 += 1;
+                        if met == Met::Answer {
+                            tally.0 += 1;
+                            if tally.0 == pages / 2 {
+                                tally.3 = Some(Instant::now());
+                            }
+                        } else {
+                            tally.2 += 1;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.await.expect("worker");
+        }
+        let (_, requests, refused, half) = *tally.lock().expect("tally");
+        let half = half.expect("half way");
+        (
+            start.elapsed().as_secs_f64(),
+            requests,
+            refused,
+            half.elapsed().as_secs_f64(),
+        )
+    }
+
+    /// Each route is banned twice while it learns (its first burst; its first climb past the budget) and then
+    /// holds [`BAN_MARGIN`] of the budget without a ban: the figures docs/operations.md gives for 600, 2,000 and
+    /// 4,000 pages (run with `--nocapture` to see them).
+    #[tokio::test(start_paused = true)]
+    #[allow(clippy::print_stderr)] // the figures docs/operations.md quotes
+    async fn a_route_only_ever_banned_learns_the_budget_of_a_sliding_window() {
+        let routes = 4;
+        let most = routes as f64 * 6.0 / 5.0;
+        for pages in [600, 2_000, 4_000] {
+            let (seconds, requests, refused, last_half) = ban_only_job(routes, pages).await;
+            let share = pages as f64 / seconds / most;
+            let learned = (pages / 2) as f64 / last_half / most;
+            let refused_share = refused as f64 / requests as f64;
+            let per_page = requests as f64 / pages as f64;
+            eprintln!(
+                "{pages} pages: {share:.2} of the most over the job, {learned:.2} over its last half, {:.1}% of \
+                 requests refused, {per_page:.2} requests a page",
+                refused_share * 100.0,
+            );
+            assert!(learned >= 0.9, "{pages} pages: {learned:.2} once learned");
+            assert!(
+                per_page <= 1.1,
+                "{pages} pages: {per_page:.2} requests a page"
+            );
+            if pages >= 2_000 {
+                assert!(refused_share <= 0.03, "{refused} of {requests} refused");
+            }
+            if pages >= 4_000 {
+                assert!(share >= 0.85, "{share:.2} of the most over the job");
+            }
+        }
     }
 
     #[test]

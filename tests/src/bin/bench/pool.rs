@@ -2,14 +2,19 @@
 //! origin that judges each proxy's address as the network does ([`e2e_harness::hostile`]), run by the fetcher before the
 //! route pool (the release binary of the commit `tests/ci bench` builds, `$PREVIOUS_COMPANY_DATA`) and by today's,
 //! one after the other in one run. Then today's again with one proxy banned mid-run and the origin's budget halved
-//! later in the same run, timed until the pool holds the new pace.
+//! later in the same run, timed until the pool holds the new pace. Then both fetchers again against an origin that
+//! bans without warning (a budget per sliding window per address, 999 or the home page the moment an address goes
+//! over, never a 429), as the network mostly does.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use e2e_harness::Service;
-use e2e_harness::hostile::{Answered, ForwardProxies, HostileOrigin, HostileSettings};
+use e2e_harness::hostile::{
+    Answered, ForwardProxies, HostileOrigin, HostileSettings, SlidingBudget,
+};
 use serde_json::{Value, json};
 
 use crate::jobs::{status, submit};
@@ -32,6 +37,12 @@ struct Scenario {
     halve_at: Duration,
     /// The window the settling time is judged over: delivery ≥ 85% of the origin's new most, ≤ 3% refused.
     window: Duration,
+    /// The ban-only origin's budget per address.
+    ban_only: SlidingBudget,
+    /// Its first ban (doubled at each later one).
+    ban_only_first_ban: Duration,
+    /// Pages of each fetcher's job against it.
+    ban_only_pages: usize,
 }
 
 impl Scenario {
@@ -45,6 +56,12 @@ impl Scenario {
                 ban_at: Duration::from_secs(2),
                 halve_at: Duration::from_secs(4),
                 window: Duration::from_secs(3),
+                ban_only: SlidingBudget {
+                    pages: 5,
+                    window: Duration::from_secs(1),
+                },
+                ban_only_first_ban: Duration::from_secs(1),
+                ban_only_pages: 60,
             }
         } else {
             Self {
@@ -55,6 +72,12 @@ impl Scenario {
                 ban_at: Duration::from_mins(1),
                 halve_at: Duration::from_mins(2),
                 window: Duration::from_secs(20),
+                ban_only: SlidingBudget {
+                    pages: 6,
+                    window: Duration::from_secs(5),
+                },
+                ban_only_first_ban: Duration::from_secs(10),
+                ban_only_pages: 2_000,
             }
         }
     }
@@ -251,6 +274,60 @@ async fn origin(scenario: Scenario) -> Arc<HostileOrigin> {
     )
 }
 
+/// The share of `most` delivered from when half of the job's pages had been served to its end: the pace the
+/// routes hold once they have learned it.
+fn last_half(samples: &[(f64, Answered)], pages: usize, end: f64, most: f64) -> Value {
+    let base = samples.first().map_or(0, |(_, a)| a.pages);
+    let half = samples
+        .iter()
+        .find(|(_, a)| a.pages - base >= (pages / 2) as u64)
+        .map(|(t, _)| *t);
+    half.filter(|t| *t < end).map_or(Value::Null, |t| {
+        between(samples, t, end, most)["share_of_most"].clone()
+    })
+}
+
+/// Both fetchers against an origin that bans without warning: `per_window` pages per sliding window per address,
+/// the first over it banned (999 or the home page) for `first_ban`, doubled at each ban; no 429 ever.
+async fn ban_only(
+    scenario: Scenario,
+    release: &Path,
+    proxies: &ForwardProxies,
+) -> Result<Value, Error> {
+    let most = proxies.urls.len() as f64 * scenario.ban_only.per_second();
+    let mut report = json!({
+        "pages_per_window": scenario.ban_only.pages,
+        "window_seconds": scenario.ban_only.window.as_secs_f64(),
+        "first_ban_seconds": scenario.ban_only_first_ban.as_secs_f64(),
+        "most_pages_per_second": most,
+    });
+    let fetchers = [
+        ("previous", previous_fetcher()),
+        ("pool", Some(release.to_path_buf())),
+    ];
+    for (name, binary) in fetchers {
+        let Some(binary) = binary else {
+            report[name] = json!({ "skipped": "not built: `tests/ci bench` builds it ($PREVIOUS_COMPANY_DATA)" });
+            continue;
+        };
+        eprintln!("12: {name}, an origin that bans without warning");
+        let origin = Arc::new(
+            HostileOrigin::start(HostileSettings {
+                bans_only: Some(scenario.ban_only),
+                first_ban: scenario.ban_only_first_ban,
+                ..HostileSettings::default()
+            })
+            .await,
+        );
+        let (mut run, samples) =
+            run_job(&binary, &origin, proxies, scenario.ban_only_pages, None).await?;
+        let end = run["seconds"].as_f64().unwrap_or(0.0);
+        run["last_half_share_of_most"] = last_half(&samples, scenario.ban_only_pages, end, most);
+        report[name] = run;
+    }
+    Ok(report)
+}
+
 /// Section 12's figures; `{"skipped": why}` without `tinyproxy`.
 pub(crate) async fn pool(plan: Plan, release: &Path) -> Result<Value, Error> {
     eprintln!("12: live fetching against a hostile origin");
@@ -318,6 +395,7 @@ pub(crate) async fn pool(plan: Plan, release: &Path) -> Result<Value, Error> {
     disturbed["ban_at"] = json!(ban);
     disturbed["halve_at"] = json!(halve);
     report["disturbed"] = disturbed;
+    report["ban_only"] = ban_only(scenario, release, &proxies).await?;
     Ok(report)
 }
 
@@ -390,20 +468,7 @@ pub(crate) fn markdown(pool: &Value) -> String {
         ),
         ("credits charged", "= delivered", "credits_charged", 0, 1.0),
     ];
-    for (label, target, key, digits, scale) in rows {
-        let cell = |run: &Value| {
-            if run.get("skipped").is_some() {
-                "not run".to_owned()
-            } else {
-                figure(&json!(run[key].as_f64().map(|v| v * scale)), digits)
-            }
-        };
-        out += &format!(
-            "| {label} | {target} | {} | {} |\n",
-            cell(before),
-            cell(now)
-        );
-    }
+    out += &table_rows(&rows, before, now);
     out += &format!(
         "\nOf the route pool's refusals, {} came in the first {} s, while each route learned its pace from \
          unpaced (each address's ten pages at once spent, then push-back).\n",
@@ -470,5 +535,88 @@ pub(crate) fn markdown(pool: &Value) -> String {
         disturbed["origin_requests"],
         disturbed["credits_charged"],
     );
+    out += &ban_only_markdown(&pool["ban_only"]);
+    out
+}
+
+/// The ban-only part of section 12.
+#[allow(clippy::format_push_string)] // a report, built once
+fn ban_only_markdown(ban_only: &Value) -> String {
+    let most = ban_only["most_pages_per_second"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
+    let mut out = format!(
+        "\n### An origin that bans without warning\n\n\
+         The same proxies, a fresh origin for each fetcher that never answers 429: each address may have {} pages \
+         in any {} s (sliding), and the first request over that is banned (999 or the guest home page) for {} s, \
+         doubled at each ban. The most it serves is {most:.1} pages/s. The route pool learns the budget from bans \
+         alone (docs/operations.md, \"Proxies\"): each route is banned by its first burst and its first climb \
+         past the budget, then holds 95% of it. \"Last half\" is the rate from when half the pages were served \
+         to the end, once the routes have learned.\n\n\
+         | figure | target | before the pool | route pool |\n|---|---|---|---|\n",
+        ban_only["pages_per_window"],
+        figure(&ban_only["window_seconds"], 0),
+        figure(&ban_only["first_ban_seconds"], 0),
+    );
+    let rows = [
+        ("pages delivered", "all", "resolved", 0, 1.0),
+        ("pages ending unresolved", "0", "unresolved", 0, 1.0),
+        ("seconds to `done`", "", "seconds", 0, 1.0),
+        (
+            "pages/s ÷ the origin's most, whole job",
+            "",
+            "pages_per_second",
+            2,
+            1.0 / most,
+        ),
+        (
+            "pages/s ÷ the origin's most, last half",
+            "≥ 0.85",
+            "last_half_share_of_most",
+            2,
+            1.0,
+        ),
+        (
+            "requests refused, share of all sent",
+            "≤ 3%",
+            "refused_share",
+            1,
+            100.0,
+        ),
+        ("… of which banned (999, home page)", "", "banned", 0, 1.0),
+        (
+            "origin requests per page delivered",
+            "≤ 1.1",
+            "requests_per_page",
+            2,
+            1.0,
+        ),
+        ("credits charged", "= delivered", "credits_charged", 0, 1.0),
+    ];
+    out += &table_rows(&rows, &ban_only["previous"], &ban_only["pool"]);
+    out
+}
+
+/// A row of the table: label, target, the run's member, digits, scale.
+type Row = (&'static str, &'static str, &'static str, usize, f64);
+
+/// The rows of a table comparing the fetcher before the pool with the pool.
+fn table_rows(rows: &[Row], before: &Value, now: &Value) -> String {
+    let cell = |run: &Value, key: &str, digits: usize, scale: f64| {
+        if run.get("skipped").is_some() || run.is_null() {
+            "not run".to_owned()
+        } else {
+            figure(&json!(run[key].as_f64().map(|v| v * scale)), digits)
+        }
+    };
+    let mut out = String::new();
+    for (label, target, key, digits, scale) in rows {
+        let _ = writeln!(
+            out,
+            "| {label} | {target} | {} | {} |",
+            cell(before, key, *digits, *scale),
+            cell(now, key, *digits, *scale)
+        );
+    }
     out
 }
