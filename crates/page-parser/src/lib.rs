@@ -49,4 +49,7 @@ pub use company_model::CompanyRecord;
 pub use error::{Block, FetchFailure, ScrapeError};
 pub use links::{URL_SHORTENERS, is_url_shortener, registrable_domain};
 pub use numbers::parse_count;
-pub use parse::{AUTHWALL_PATHS, FieldSource, ParsedPage, parse_page, parse_page_explained};
+pub use parse::{
+    AUTHWALL_PATHS, FieldSource, JobCount, ParsedPage, parse_job_search, parse_page,
+    parse_page_explained,
+};

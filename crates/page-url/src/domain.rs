@@ -57,6 +57,16 @@ impl NetworkDomain {
     pub fn canonical_host(&self) -> String {
         format!("www.{}", self.0)
     }
+
+    /// The guest job search filtered by one company, whose header counts the company's open jobs (`job_count`):
+    /// `https://www.<domain>/jobs/search?f_C=<company_id>` (`f_C` is the network's company filter; the id is
+    /// the company page's numeric id, `company_id`).
+    pub fn guest_job_search(&self, company_id: u64) -> String {
+        format!(
+            "https://{}/jobs/search?f_C={company_id}",
+            self.canonical_host()
+        )
+    }
 }
 
 impl Default for NetworkDomain {
@@ -75,6 +85,14 @@ impl fmt::Display for NetworkDomain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_job_search_of_a_company_is_filtered_by_its_id() {
+        assert_eq!(
+            NetworkDomain::default().guest_job_search(1441),
+            "https://www.linkedin.com/jobs/search?f_C=1441"
+        );
+    }
 
     #[test]
     fn domains() {

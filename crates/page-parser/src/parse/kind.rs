@@ -22,7 +22,7 @@ selectors! {
     CODE = "code";
     // The signed-in app's data blobs and top card, which no guest page carries.
     SIGNED_IN = r#"code[id^="bpr-guid-"], [class*="org-top-card"]"#;
-    PAGE_KEY = r#"meta[name="pageKey"]"#;
+    pub(super) PAGE_KEY = r#"meta[name="pageKey"]"#;
 }
 
 /// What a page's key (`<meta name="pageKey" content="…">`) says the page is, by the family its name starts
@@ -39,6 +39,8 @@ pub(crate) enum KeyFamily {
     Wall,
     /// The guest home page scrapers are bounced to (`d_homepage-guest-home`).
     GuestHome,
+    /// The guest job search (`d_jobs_guest_search`), where a company's open jobs are counted.
+    JobSearch,
     /// No key, or one of another family.
     Other,
 }
@@ -54,6 +56,8 @@ impl KeyFamily {
             Self::OrgGuest
         } else if key.contains("homepage-guest") {
             Self::GuestHome
+        } else if key.starts_with("d_jobs_guest_search") {
+            Self::JobSearch
         } else {
             Self::Other
         }
@@ -124,7 +128,7 @@ impl Page<'_> {
 }
 
 /// The path of an absolute or root-relative URL, without query or fragment.
-fn path_of(url: &str) -> String {
+pub(super) fn path_of(url: &str) -> String {
     let without_origin = match url.find("://") {
         Some(scheme_end) => {
             let after = &url[scheme_end + 3..];

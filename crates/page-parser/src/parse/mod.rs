@@ -4,6 +4,7 @@
 
 mod about;
 mod addresses;
+mod job_search;
 mod kind;
 mod lists;
 mod page;
@@ -13,6 +14,7 @@ use company_model::CompanyRecord;
 use page_url::{NetworkDomain, PageKind, PageUrl};
 use scraper::Html;
 
+pub use job_search::{JobCount, parse_job_search};
 pub use kind::AUTHWALL_PATHS;
 pub use page::FieldSource;
 use page::{Page, SECTIONS, Trail};

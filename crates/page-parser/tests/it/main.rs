@@ -296,3 +296,27 @@ fn raw_browser_saved_and_minified_forms_give_the_same_record() {
         Some(10)
     );
 }
+
+/// The real guest job search (`d_jobs_guest_search`, app version 2.0.2949, June 2026; tests/fixtures/SOURCES.md):
+/// its header prints "2000+", a floor, not the count.
+#[test]
+fn the_job_search_counts_open_jobs_and_says_when_the_count_is_a_floor() {
+    let html = read("pages/jobs-guest-search-2026.html");
+    assert_eq!(
+        page_parser::parse_job_search(&html),
+        Ok(page_parser::JobCount {
+            count: 2000,
+            lower_bound: true
+        })
+    );
+    // The same page served for a company page is not a company page.
+    let domain = NetworkDomain::default();
+    let url =
+        PageUrl::parse_submitted("https://www.linkedin.com/company/acme", &domain).expect("URL");
+    assert!(parse_page(&html, &url, &domain).is_err());
+    // A company page is not a job search.
+    assert!(matches!(
+        page_parser::parse_job_search(&read("origin/company/google.html")),
+        Err(ScrapeError::WrongPageKind { .. })
+    ));
+}
