@@ -13,7 +13,20 @@ use super::layouts::{edit_elements, edit_json_ld, edit_texts};
 const SCHOOL: &str = "https://www.linkedin.com/school/audiense-university";
 const SHOWCASE: &str = "https://www.linkedin.com/showcase/google-cloud";
 
-/// The page's canonical link, `og:url` and JSON-LD `url` set to `url`.
+/// The page key a guest page of `url`'s kind carries. School and showcase pages do not carry the company page's
+/// `d_org_guest_company_overview`: they share only the `d_org_guest` prefix (issue 42). No capture shows their
+/// full keys, so these are the prefix and the kind, which is all the parser may rely on.
+fn page_key(url: &str) -> &'static str {
+    if url.contains("/school/") {
+        "d_org_guest_school"
+    } else if url.contains("/showcase/") {
+        "d_org_guest_showcase"
+    } else {
+        "d_org_guest_company_overview"
+    }
+}
+
+/// The page's canonical link, `og:url` and JSON-LD `url` set to `url`, and its page key to its kind's.
 fn claim(html: &str, url: &str) -> String {
     let html = edit_json_ld(html, |organization| {
         organization.insert("url".into(), Value::from(url));
@@ -30,7 +43,55 @@ fn claim(html: &str, url: &str) -> String {
                 }
             },
         );
+        edit_elements(document, r#"meta[name="pageKey"]"#, |element| {
+            for (name, value) in &mut element.attrs {
+                if &*name.local == "content" {
+                    *value = page_key(url).into();
+                }
+            }
+        });
     })
+}
+
+/// The page key the page carries.
+fn key_of(html: &str) -> Option<String> {
+    let document = scraper::Html::parse_document(html);
+    let selector = scraper::Selector::parse(r#"meta[name="pageKey"]"#).expect("selector");
+    document
+        .select(&selector)
+        .next()
+        .and_then(|meta| meta.value().attr("content"))
+        .map(str::to_owned)
+}
+
+#[test]
+fn school_and_showcase_pages_carry_their_own_keys_and_the_mobile_key_is_a_guest_page() {
+    let school = school_page(SCHOOL);
+    assert_eq!(key_of(&school).as_deref(), Some("d_org_guest_school"));
+    assert_eq!(
+        parse(&school, SCHOOL).record.final_li_url.as_deref(),
+        Some(SCHOOL)
+    );
+    let showcase = claim(&super::read("origin/company/google.html"), SHOWCASE);
+    assert_eq!(key_of(&showcase).as_deref(), Some("d_org_guest_showcase"));
+    assert_eq!(
+        parse(&showcase, SHOWCASE).record.final_li_url.as_deref(),
+        Some(SHOWCASE)
+    );
+    // The mobile page's key (`p_org_guest_company_overview`) names a guest company page too.
+    let company = "https://www.linkedin.com/company/google";
+    let mobile = super::read("origin/company/google.html").replace(
+        r#"content="d_org_guest_company_overview""#,
+        r#"content="p_org_guest_company_overview""#,
+    );
+    assert_eq!(
+        key_of(&mobile).as_deref(),
+        Some("p_org_guest_company_overview")
+    );
+    assert_eq!(
+        parse(&mobile, company).record.company_name.as_deref(),
+        Some("Google")
+    );
 }
 
 /// The captured Audiense page as a school's page shows the same things: JSON-LD `CollegeOrUniversity` without

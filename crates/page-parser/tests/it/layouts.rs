@@ -19,6 +19,10 @@ use super::drift::{
     Drift, PAGES, apply, field_differences, ids, record, retree, selector, signal_of,
 };
 
+/// The guest frontend's version the 2026 rewrite carries (`<meta id="config" data-app-version>`): a build after
+/// 2.0.4565, the one 2026's parsers name.
+const APP_VERSION_2026: &str = "2.0.4566";
+
 /// A layout of the network's guest company page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Layout {
@@ -267,6 +271,14 @@ fn rewrite(layout: Layout, html: &str) -> String {
             });
             let html = apply(Drift::Reordered, &apply(Drift::GeneratedClasses, &html));
             retree(&html, |document| {
+                // A build of the guest frontend after 2.0.4565 (the captures are 2.0.2046 and 2.0.2434).
+                edit_elements(document, "meta#config", |element| {
+                    for (name, value) in &mut element.attrs {
+                        if &*name.local == "data-app-version" {
+                            *value = APP_VERSION_2026.into();
+                        }
+                    }
+                });
                 edit_texts(document, "dt", |text| {
                     text.replace("Industry", "Industries")
                 });
@@ -591,6 +603,10 @@ fn the_layout_rewrites_change_what_they_say() {
     assert!(!y2021.contains("numberOfEmployees"));
     let y2026 = rewrite(Layout::Y2026, &html);
     assert!(y2026.contains("5.8K followers"), "rounded count");
+    assert!(
+        y2026.contains(&format!(r#"data-app-version="{APP_VERSION_2026}""#)),
+        "a 2026 build"
+    );
     let german = rewrite(Layout::German, &html);
     assert!(german.contains("Branche") && german.contains("5.750 Follower"));
     assert!(german.contains("Alle 69 Mitarbeiter anzeigen"));
