@@ -24,8 +24,9 @@ mod routes;
 pub use coverage::{CoverageReport, CoverageRules, FieldCoverage, FieldShare, FilledFields};
 pub use fetch::{Arrival, Fetcher, FetcherSettings, Origin, OriginError, Priority, ScrapedPage};
 pub use page_parser::{
-    Block, CompanyRecord, FetchFailure, FieldSource, ParsedPage, ScrapeError, URL_SHORTENERS,
-    is_url_shortener, parse_count, parse_page, parse_page_explained, registrable_domain,
+    Block, CompanyRecord, FetchFailure, FieldSource, JobCount, ParsedPage, ScrapeError,
+    URL_SHORTENERS, is_url_shortener, parse_count, parse_job_search, parse_page,
+    parse_page_explained, registrable_domain,
 };
 pub use proxy_file::{PROXY_FILE_POLL, RouteChange};
 pub use resolve::{LinkResolver, LinkResolverSettings, ResolveError};

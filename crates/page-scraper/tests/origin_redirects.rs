@@ -1,6 +1,7 @@
 //! The origin's redirects (issue 40): followed on the origin's own host and to the network's hosts, never to
 //! another host, which must not see a single request from a route. And what a route's requests look like
-//! (issue 42): one browser arriving from a search engine, its client hints agreeing with its user agent.
+//! (issue 42): one browser arriving from a search engine, its client hints agreeing with its user agent. And the
+//! company's guest job search, fetched through the same routes for its open-jobs count (issue 42).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
 /// A loopback server that answers a path by the first rule whose prefix matches it (a redirect to the
-/// location, or the captured Google page), keeping each request's path and head.
+/// location), else the captured guest job search for `/jobs/search` and the captured Google page for anything
+/// else, keeping each request's path and head.
 struct Server {
     address: SocketAddr,
     seen: Arc<Mutex<Vec<String>>>,
@@ -33,6 +35,11 @@ impl Server {
             "/../../tests/fixtures/origin/company/google.html"
         ))
         .expect("the captured Google page");
+        let job_search = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/pages/jobs-guest-search-2026.html"
+        ))
+        .expect("the captured job search");
         tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
                 let mut buffer = vec![0u8; 8192];
@@ -46,6 +53,11 @@ impl Server {
                     .unwrap_or_default()
                     .to_owned();
                 head_log.lock().expect("log").push(head);
+                let body = if path.starts_with("/jobs/search") {
+                    &job_search
+                } else {
+                    &page
+                };
                 let mut answer = match rules.iter().find(|(prefix, _)| path.starts_with(prefix)) {
                     Some((_, location)) => format!(
                         "HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
@@ -53,12 +65,12 @@ impl Server {
                     .into_bytes(),
                     None => format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                        page.len()
+                        body.len()
                     )
                     .into_bytes(),
                 };
                 if answer.starts_with(b"HTTP/1.1 200") {
-                    answer.extend_from_slice(&page);
+                    answer.extend_from_slice(body);
                 }
                 let _ = stream.write_all(&answer).await;
             }
@@ -217,4 +229,67 @@ fn a_refused_proxy_never_shows_its_password() {
         assert!(!message.contains("hunter2"), "{message}");
         assert!(message.contains(shown), "{message}");
     }
+}
+
+#[tokio::test]
+async fn the_open_jobs_count_comes_from_the_companys_guest_job_search_through_the_routes() {
+    use page_scraper::{JobCount, Priority};
+    let origin = Server::start(vec![(
+        "/jobs/search?f_C=7",
+        "/authwall?trk=guest".to_owned(),
+    )])
+    .await;
+    let fetcher = fetcher(&origin);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let count = fetcher
+        .job_count(1441, deadline, Priority::Interactive)
+        .await
+        .expect("a count");
+    assert_eq!(
+        count,
+        JobCount {
+            count: 2000,
+            lower_bound: true
+        },
+        "the capture's header prints 2000+"
+    );
+    assert_eq!(origin.requests(), ["/jobs/search?f_C=1441"]);
+    assert_eq!(
+        fetcher.routes()[0].attempts,
+        1,
+        "through the route pool, paced and counted like a page"
+    );
+    // A search the network walls is the wall, not a count.
+    assert_eq!(
+        fetcher.job_count(7, deadline, Priority::Interactive).await,
+        Err(ScrapeError::Authwall)
+    );
+
+    // A folder origin keeps a company's search at `jobs/<id>.html`.
+    let dir = tempfile::tempdir().expect("a folder");
+    std::fs::create_dir(dir.path().join("jobs")).expect("jobs/");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/pages/jobs-guest-search-2026.html"
+        ),
+        dir.path().join("jobs/1441.html"),
+    )
+    .expect("copied");
+    let folder = Fetcher::new(FetcherSettings::new(
+        Origin::Directory(dir.path().to_path_buf()),
+        NetworkDomain::default(),
+    ))
+    .expect("a fetcher");
+    assert_eq!(
+        folder
+            .job_count(1441, deadline, Priority::Background)
+            .await
+            .map(|c| c.count),
+        Ok(2000)
+    );
+    assert_eq!(
+        folder.job_count(1, deadline, Priority::Background).await,
+        Err(ScrapeError::NotFound)
+    );
 }

@@ -11,24 +11,54 @@ use super::parsers::Body;
 use super::settings::{FetcherSettings, Origin, OriginError};
 use crate::routes::Route;
 
-/// One request for `url`: through `route` to an HTTP origin, or a file of a folder origin.
+/// What a request asks the origin for.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Target<'a> {
+    /// A company, school or showcase page.
+    Page(&'a PageUrl),
+    /// The guest job search filtered by one company (`/jobs/search?f_C=<id>`): its open-jobs count.
+    JobSearch {
+        /// The company page's numeric id.
+        company_id: u64,
+    },
+}
+
+/// Where a request ended.
+#[derive(Clone, Debug)]
+pub(super) enum Landed {
+    /// A company, school or showcase page (after redirects).
+    Page(PageUrl),
+    /// The guest job search.
+    JobSearch,
+}
+
+/// One request for `target`: through `route` to an HTTP origin, or a file of a folder origin (a page at
+/// `<kind>/<slug>.html`, a company's job search at `jobs/<company id>.html`).
 pub(super) async fn fetch_once(
     settings: &FetcherSettings,
-    url: &PageUrl,
+    target: Target<'_>,
     route: Option<&Route>,
-) -> Result<(PageUrl, Body), Failure> {
+) -> Result<(Landed, Body), Failure> {
     match (&settings.origin, route) {
-        (Origin::Http(base), Some(route)) => fetch_http(settings, base, url, route).await,
+        (Origin::Http(base), Some(route)) => fetch_http(settings, base, target, route).await,
         (Origin::Http(_), None) => Err(ScrapeError::Fetch(FetchFailure::Internal(
             "no route to the origin was taken".into(),
         ))
         .into()),
         (Origin::Directory(dir), _) => {
-            let path = dir
-                .join(url.kind().as_str())
-                .join(format!("{}.html", url.slug()));
+            let (path, landed) = match target {
+                Target::Page(url) => (
+                    dir.join(url.kind().as_str())
+                        .join(format!("{}.html", url.slug())),
+                    Landed::Page(url.clone()),
+                ),
+                Target::JobSearch { company_id } => (
+                    dir.join("jobs").join(format!("{company_id}.html")),
+                    Landed::JobSearch,
+                ),
+            };
             match tokio::fs::read(&path).await {
-                Ok(bytes) => Ok((url.clone(), Body { bytes, gzip: false })),
+                Ok(bytes) => Ok((landed, Body { bytes, gzip: false })),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     Err(ScrapeError::NotFound.into())
                 }
@@ -44,11 +74,15 @@ pub(super) async fn fetch_once(
 async fn fetch_http(
     settings: &FetcherSettings,
     base: &Url,
-    url: &PageUrl,
+    target: Target<'_>,
     route: &Route,
-) -> Result<(PageUrl, Body), Failure> {
-    let target = format!("{}{}", base.as_str().trim_end_matches('/'), url.path());
-    let mut response = route.client.get(&target).send().await.map_err(|e| {
+) -> Result<(Landed, Body), Failure> {
+    let path = match target {
+        Target::Page(url) => url.path().to_owned(),
+        Target::JobSearch { company_id } => format!("/jobs/search?f_C={company_id}"),
+    };
+    let address = format!("{}{path}", base.as_str().trim_end_matches('/'));
+    let mut response = route.client.get(&address).send().await.map_err(|e| {
         let through_proxy = route.via_proxy;
         // Only a connection that could not be opened says the proxy is down: a kept-alive one the proxy
         // closed fails a request too, and the next opens a new one.
@@ -99,15 +133,21 @@ async fn fetch_http(
             return Err(refused(ScrapeError::Fetch(FetchFailure::Status(code))));
         }
     }
-    let final_url = match PageUrl::from_path(&final_path, &settings.domain) {
-        Ok(final_url) => final_url,
-        Err(_) if final_path == "/" => {
+    let landed = match target {
+        _ if final_path == "/" => {
             return Err(ScrapeError::Blocked {
                 by: Block::RedirectedHome,
             }
             .into());
         }
-        Err(_) => return Err(ScrapeError::WrongPageKind { found: final_path }.into()),
+        Target::Page(_) => match PageUrl::from_path(&final_path, &settings.domain) {
+            Ok(final_url) => Landed::Page(final_url),
+            Err(_) => return Err(ScrapeError::WrongPageKind { found: final_path }.into()),
+        },
+        Target::JobSearch { .. } if final_path.starts_with("/jobs/search") => Landed::JobSearch,
+        Target::JobSearch { .. } => {
+            return Err(ScrapeError::WrongPageKind { found: final_path }.into());
+        }
     };
     let gzip = match response
         .headers()
@@ -138,7 +178,7 @@ async fn fetch_http(
         }
         body.extend_from_slice(&chunk);
     }
-    Ok((final_url, Body { bytes: body, gzip }))
+    Ok((landed, Body { bytes: body, gzip }))
 }
 
 /// One route per proxy in `proxies`, or one direct route when there is none: each its own client (connection

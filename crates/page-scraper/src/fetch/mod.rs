@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared, WeakShared};
-use page_parser::{CompanyRecord, FetchFailure, ScrapeError};
+use page_parser::{CompanyRecord, FetchFailure, JobCount, ScrapeError};
 use page_url::PageUrl;
 use rand::Rng;
 use shared_limits::{LimitStore, MemoryLimits, Pacer};
@@ -25,9 +25,9 @@ use tokio::time::Instant;
 
 pub use browser::Arrival;
 pub(crate) use exchange::build_routes;
-use exchange::fetch_once;
+use exchange::{Landed, Target, fetch_once};
 use failure::{Failure, outcome_label, record_fetch};
-use parsers::{Parsers, parse_body};
+use parsers::{Body, Parsers, parse_body, read_job_search};
 pub use settings::{FetcherSettings, Origin, OriginError};
 
 use crate::routes::{Met, RoutePool, RouteStatus, RouteTicket};
@@ -255,6 +255,31 @@ impl Fetcher {
     }
 }
 
+impl Fetcher {
+    /// How many open jobs the network's guest job search counts for the company whose numeric id (the company
+    /// page's `company_id`) is `company_id`: one request to `/jobs/search?f_C=<company_id>` on the origin (a
+    /// folder origin's `jobs/<company_id>.html`) through the same routes, pace and retries as pages, read by
+    /// [`page_parser::parse_job_search`]. Not shared with other callers, not cached: the caller stores it.
+    ///
+    /// # Errors
+    /// The [`ScrapeError`] of the last attempt: [`ScrapeError::Authwall`] or [`ScrapeError::Blocked`] when the
+    /// search was walled or refused, [`ScrapeError::NotFound`], [`ScrapeError::WrongPageKind`] or
+    /// [`ScrapeError::Unparseable`] when it did not show a count, [`ScrapeError::Fetch`] when it failed.
+    pub async fn job_count(
+        &self,
+        company_id: u64,
+        deadline: Instant,
+        priority: Priority,
+    ) -> Result<JobCount, ScrapeError> {
+        let what = self.inner.settings.domain.guest_job_search(company_id);
+        self.inner
+            .with_retries(&what, deadline, || {
+                self.inner.job_count_attempt(company_id, deadline, priority)
+            })
+            .await
+    }
+}
+
 impl Inner {
     async fn scrape_with_retries(
         &self,
@@ -262,6 +287,23 @@ impl Inner {
         deadline: Instant,
         priority: Priority,
     ) -> Result<ScrapedPage, ScrapeError> {
+        self.with_retries(url.as_str(), deadline, || {
+            self.attempt(url, deadline, priority)
+        })
+        .await
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or `deadline` leaves no time for another (`what` names
+    /// the request in the log).
+    async fn with_retries<T, Attempt>(
+        &self,
+        what: &str,
+        deadline: Instant,
+        mut attempt_once: impl FnMut() -> Attempt,
+    ) -> Result<T, ScrapeError>
+    where
+        Attempt: Future<Output = Result<T, Failure>>,
+    {
         let attempts = match self.settings.origin {
             Origin::Http(_) => self.settings.max_attempts,
             Origin::Directory(_) => 1,
@@ -273,8 +315,8 @@ impl Inner {
         let mut previous: Option<ScrapeError> = None;
         loop {
             attempt += 1;
-            let failure = match self.attempt(url, deadline, priority).await {
-                Ok(page) => return Ok(page),
+            let failure = match attempt_once().await {
+                Ok(done) => return Ok(done),
                 Err(failure) => failure,
             };
             if failure.final_ {
@@ -304,7 +346,7 @@ impl Inner {
             if Instant::now() + wait >= deadline {
                 return Err(failure.error);
             }
-            tracing::debug!(%url, attempt, wait_ms = wait.as_millis() as u64, error = %failure.error, "retrying");
+            tracing::debug!(url = %what, attempt, wait_ms = wait.as_millis() as u64, error = %failure.error, "retrying");
             tokio::time::sleep(wait).await;
             previous = Some(failure.error);
         }
@@ -320,74 +362,86 @@ impl Inner {
         ceiling.mul_f64(rand::thread_rng().gen_range(0.0..=1.0))
     }
 
-    /// One fetch and parse (the parse on a parser thread: a page is a few hundred KB of HTML). Bodies wait for a
-    /// parser as they arrived (compressed, when the origin compressed them).
+    /// One request for `target`: a connection permit, the pace, a route's slot, the request, and what it met
+    /// reported to the route.
+    async fn exchange(
+        &self,
+        target: Target<'_>,
+        deadline: Instant,
+        priority: Priority,
+    ) -> Result<(Landed, Body), Failure> {
+        let shut_down =
+            |_| ScrapeError::Fetch(FetchFailure::Internal("the fetcher is shut down".into()));
+        // A start in the last quarter of the time left would leave the fetch too little of it: the waits for
+        // a connection permit and for a route's slot end there.
+        let latest_start = {
+            let now = Instant::now();
+            now + deadline.saturating_duration_since(now).mul_f64(0.75)
+        };
+        let permits = async {
+            let background = match priority {
+                Priority::Interactive => None,
+                Priority::Background => Some(self.background_permits.acquire().await),
+            };
+            (background, self.permits.acquire().await)
+        };
+        let (_background, _permit) = match tokio::time::timeout_at(latest_start, permits).await {
+            Ok((Some(Err(closed)), _) | (_, Err(closed))) => {
+                return Err(shut_down(closed).into());
+            }
+            Ok((background, Ok(permit))) => (background, permit),
+            Err(_) => return Err(Failure::no_route(self.routes.ready_in())),
+        };
+        let pacer = self
+            .pacer
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        // A background fetch books its start (the pace, then a route's slot) holding the booking lock: at most
+        // one background start is ever booked ahead of an interactive one, on the pace or on a route.
+        let booking = match priority {
+            Priority::Interactive => None,
+            Priority::Background => Some(
+                tokio::time::timeout_at(latest_start, self.background_booking.lock())
+                    .await
+                    .map_err(|_| Failure::no_route(self.routes.ready_in()))?,
+            ),
+        };
+        if let Some(pacer) = pacer {
+            pacer.wait().await;
+        }
+        let route = match &self.settings.origin {
+            Origin::Http(_) => Some(self.take_route(latest_start).await?),
+            Origin::Directory(_) => None,
+        };
+        drop(booking);
+        let started = Instant::now();
+        let fetched = fetch_once(
+            &self.settings,
+            target,
+            route.as_ref().map(|(ticket, _)| ticket.route()),
+        )
+        .await;
+        record_fetch(fetched.as_ref().err().map(|f| &f.error), started.elapsed());
+        if let Some((ticket, shared)) = route {
+            let met = fetched.as_ref().map_or_else(Failure::met, |_| Met::Answer);
+            ticket.report(met, shared.as_ref()).await;
+        }
+        fetched
+    }
+
+    /// One fetch and parse of a page (the parse on a parser thread: a page is a few hundred KB of HTML). Bodies
+    /// wait for a parser as they arrived (compressed, when the origin compressed them).
     async fn attempt(
         &self,
         url: &PageUrl,
         deadline: Instant,
         priority: Priority,
     ) -> Result<ScrapedPage, Failure> {
-        let shut_down =
-            |_| ScrapeError::Fetch(FetchFailure::Internal("the fetcher is shut down".into()));
-        let (fetched_url, body) = {
-            // A start in the last quarter of the time left would leave the fetch too little of it: the waits for
-            // a connection permit and for a route's slot end there.
-            let latest_start = {
-                let now = Instant::now();
-                now + deadline.saturating_duration_since(now).mul_f64(0.75)
-            };
-            let permits = async {
-                let background = match priority {
-                    Priority::Interactive => None,
-                    Priority::Background => Some(self.background_permits.acquire().await),
-                };
-                (background, self.permits.acquire().await)
-            };
-            let (_background, _permit) = match tokio::time::timeout_at(latest_start, permits).await
-            {
-                Ok((Some(Err(closed)), _) | (_, Err(closed))) => {
-                    return Err(shut_down(closed).into());
-                }
-                Ok((background, Ok(permit))) => (background, permit),
-                Err(_) => return Err(Failure::no_route(self.routes.ready_in())),
-            };
-            let pacer = self
-                .pacer
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone();
-            // A background fetch books its start (the pace, then a route's slot) holding the booking lock: at most
-            // one background start is ever booked ahead of an interactive one, on the pace or on a route.
-            let booking = match priority {
-                Priority::Interactive => None,
-                Priority::Background => Some(
-                    tokio::time::timeout_at(latest_start, self.background_booking.lock())
-                        .await
-                        .map_err(|_| Failure::no_route(self.routes.ready_in()))?,
-                ),
-            };
-            if let Some(pacer) = pacer {
-                pacer.wait().await;
-            }
-            let route = match &self.settings.origin {
-                Origin::Http(_) => Some(self.take_route(latest_start).await?),
-                Origin::Directory(_) => None,
-            };
-            drop(booking);
-            let started = Instant::now();
-            let fetched = fetch_once(
-                &self.settings,
-                url,
-                route.as_ref().map(|(ticket, _)| ticket.route()),
-            )
-            .await;
-            record_fetch(fetched.as_ref().err().map(|f| &f.error), started.elapsed());
-            if let Some((ticket, shared)) = route {
-                let met = fetched.as_ref().map_or_else(Failure::met, |_| Met::Answer);
-                ticket.report(met, shared.as_ref()).await;
-            }
-            fetched?
+        let (landed, body) = self.exchange(Target::Page(url), deadline, priority).await?;
+        let fetched_url = match landed {
+            Landed::Page(fetched_url) => fetched_url,
+            Landed::JobSearch => url.clone(),
         };
         let domain = self.settings.domain.clone();
         let max_bytes = self.settings.max_page_bytes;
@@ -419,6 +473,24 @@ impl Inner {
             final_url,
             page_gzip,
         })
+    }
+
+    /// One request for a company's guest job search and the read of its count (on a parser thread).
+    async fn job_count_attempt(
+        &self,
+        company_id: u64,
+        deadline: Instant,
+        priority: Priority,
+    ) -> Result<JobCount, Failure> {
+        let (_, body) = self
+            .exchange(Target::JobSearch { company_id }, deadline, priority)
+            .await?;
+        let max_bytes = self.settings.max_page_bytes;
+        let count = self
+            .parsers
+            .run(move || read_job_search(body, max_bytes))
+            .await??;
+        Ok(count)
     }
 
     /// The route free soonest, once its slot comes, with the shared store it books in.

@@ -3,7 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use page_parser::{CompanyRecord, FetchFailure, ScrapeError, parse_page};
+use page_parser::{
+    CompanyRecord, FetchFailure, JobCount, ScrapeError, parse_job_search, parse_page,
+};
 use page_url::{NetworkDomain, PageUrl};
 
 /// A page body as it arrived, before decoding.
@@ -138,4 +140,10 @@ pub(super) fn parse_body(
             })?
     };
     Ok((record, page_gzip.into()))
+}
+
+/// Decodes a guest job search's body and reads its open-jobs count.
+pub(super) fn read_job_search(body: Body, max_bytes: usize) -> Result<JobCount, ScrapeError> {
+    let (html, _) = decode_body(body, max_bytes)?;
+    parse_job_search(&html)
 }
