@@ -63,7 +63,9 @@ fn links_are_read_as_markdown_writes_them() {
 /// drifts: this fails when the code changes and the page does not).
 #[test]
 fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() {
-    use page_scraper::{Arrival, CALM, PROXY_FILE_POLL, RESTART_PER_SECOND, RouteSettings};
+    use page_scraper::{
+        Arrival, BAN_MARGIN, CALM, PROXY_FILE_POLL, RESTART_PER_SECOND, RouteSettings,
+    };
     let defaults = RouteSettings::default();
     let arrival = Arrival::default();
     assert!(
@@ -75,9 +77,16 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
         format!("after every {CALM} pages without push-back"),
         format!("({CALM}, {}, {}, up to {})", CALM * 2, CALM * 4, CALM * 8),
         format!(
-            "`--route-cool-down` ({} s), doubled at each block in a row up to {} minutes",
-            defaults.cool_down.as_secs(),
+            "quarantines the route, doubled at each block in a row up to {} minutes",
             defaults.cool_down_max.as_secs() / 60
+        ),
+        format!(
+            "The first quarantine starts at `--route-cool-down` ({} s)",
+            defaults.cool_down.as_secs()
+        ),
+        format!(
+            "then to {:.0}% of the ceiling and no further",
+            BAN_MARGIN * 100.0
         ),
         format!(
             "marked `down` ({} s, doubling)",

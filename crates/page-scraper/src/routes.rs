@@ -50,6 +50,8 @@ pub const BAN_MARGIN: f64 = 0.95;
 /// Extra doublings of the calm a route banned without warning waits before it probes past its ceiling: `CALM << 3`
 /// = 80 pages, up to `CALM << 6` = 640 as the ceiling is confirmed.
 const BAN_PROBE_DOUBLINGS: u32 = 3;
+// `CALM << (MAX_CONFIRMED + BAN_PROBE_DOUBLINGS)` fits a u32.
+const _: () = assert!(MAX_CONFIRMED + BAN_PROBE_DOUBLINGS < 28);
 
 /// A careful route probes past its ceiling after at least this many times the pages its last ban cost: a probe
 /// that is banned again then costs at most a thirtieth of the pages between probes, about what a step past the
@@ -183,7 +185,8 @@ struct Learning {
     pace: Option<f64>,
     /// The pace last pushed back at.
     ceiling: Option<f64>,
-    /// The fastest pace that got [`CALM`] pages through since it was last pushed back at or below.
+    /// The fastest pace that held through a calm stretch ([`Learning::calm_needed`] pages without push-back:
+    /// [`CALM`], more near a ceiling) and has not been banned at since.
     floor: Option<f64>,
     /// The last push-back was a ban without warning: the route climbs back carefully.
     careful: bool,
@@ -211,8 +214,11 @@ struct Learning {
     last_taken: Option<Instant>,
     /// Until when it cools down or is down.
     until: Option<Instant>,
-    /// The probe after a cool-down is out: no other page takes the route until it reports.
+    /// The probe after a cool-down is booked or out: no other page takes the route until a second after its
+    /// start (by then it has reported, or its answer is a page that takes long).
     probing: bool,
+    /// When the probe starts.
+    probe_at: Instant,
     /// Counts push-backs: a start booked before one is chosen again after its wait.
     generation: u64,
     /// Share of recent requests that got an answer (exponentially weighted), for the score.
@@ -231,6 +237,8 @@ pub(crate) struct RouteTicket {
     /// The route's generation when this request was sent: push-back met by a request sent before the route last
     /// slowed down is the same event, and slows it no further.
     generation: u64,
+    /// This request is the lone probe after a quarantine.
+    probe: bool,
     reported: bool,
 }
 
@@ -242,7 +250,9 @@ impl RouteTicket {
     /// Learns from what the request met; `shared` is told of a quarantine.
     pub(crate) async fn report(mut self, met: Met, shared: Option<&Arc<dyn LimitStore>>) {
         self.reported = true;
-        if let Some(defer) = self.pool.learn(self.index, met, self.generation)
+        if let Some(defer) = self
+            .pool
+            .learn(self.index, met, self.generation, self.probe)
             && let Some(store) = shared
             && let Err(error) = store.defer(&self.pool.key(self.index), defer).await
         {
@@ -253,7 +263,7 @@ impl RouteTicket {
 
 impl Drop for RouteTicket {
     fn drop(&mut self) {
-        if !self.reported {
+        if !self.reported && self.probe {
             let mut learning = self.pool.lock();
             learning[self.index].probing = false;
         }
@@ -294,6 +304,7 @@ impl RoutePool {
             last_taken: None,
             until: None,
             probing: false,
+            probe_at: Instant::now(),
             generation: 0,
             health: 1.0,
             attempts: 0,
@@ -358,7 +369,7 @@ impl RoutePool {
     ) -> Result<RouteTicket, Duration> {
         loop {
             let now = Instant::now();
-            let (index, at, interval, generation) = {
+            let (index, at, interval, generation, probe) = {
                 let mut learning = self.lock();
                 let chosen = learning
                     .iter()
@@ -373,15 +384,17 @@ impl RoutePool {
                     return Err(at - now);
                 }
                 let route = &mut learning[index];
-                if route.strikes > 0 && route.until.is_some_and(|until| until <= at) {
-                    // The first page after a quarantine goes alone (after a 429's Retry-After the site said
-                    // when to come back: the pace applies).
+                // The first page after a quarantine goes alone (after a 429's Retry-After the site said when to
+                // come back: the pace applies).
+                let probe = route.strikes > 0 && route.until.is_some_and(|until| until <= at);
+                if probe {
                     route.probing = true;
+                    route.probe_at = at;
                 }
                 let interval = route.interval(&self.settings);
                 route.next_start = at.max(now) + interval.unwrap_or(Duration::ZERO);
                 route.last_taken = Some(at.max(now));
-                (index, at, interval, route.generation)
+                (index, at, interval, route.generation, probe)
             };
             tokio::time::sleep_until(at).await;
             {
@@ -390,7 +403,7 @@ impl RoutePool {
                 if route.generation != generation || route.retired {
                     // The origin pushed back on this route meanwhile: its slot was booked at the old pace, and
                     // going now could ignore a `Retry-After`.
-                    route.probing = false;
+                    route.probing &= !probe;
                     continue;
                 }
             }
@@ -402,7 +415,7 @@ impl RoutePool {
                         let mut learning = self.lock();
                         let route = &mut learning[index];
                         route.next_start = route.next_start.max(free);
-                        route.probing = false;
+                        route.probing &= !probe;
                         continue;
                     }
                     Ok(wait) => tokio::time::sleep(wait).await,
@@ -419,27 +432,35 @@ impl RoutePool {
                 route: Arc::clone(&route.route),
                 index,
                 generation,
+                probe,
                 reported: false,
             });
         }
     }
 
-    /// Learns from what a request through route `index`, sent at `generation`, met; returns the quarantine to
-    /// share, if any.
-    fn learn(&self, index: usize, met: Met, generation: u64) -> Option<Duration> {
+    /// Learns from what a request through route `index`, sent at `generation` (as the lone `probe` after a
+    /// quarantine, or not), met; returns the quarantine to share, if any.
+    fn learn(&self, index: usize, met: Met, generation: u64, probe: bool) -> Option<Duration> {
         let settings = &self.settings;
         let now = Instant::now();
         let mut learning = self.lock();
         let route = &mut learning[index];
-        let probe = std::mem::replace(&mut route.probing, false);
+        if probe {
+            route.probing = false;
+        }
         // Push-back to a request sent before the route last slowed down is the event it already slowed for.
         let new_event = generation == route.generation;
         let was = route.state;
         let mut quarantine = None;
         match met {
+            // A page sent before the route was pushed back, arriving after (a large page still downloading when
+            // a short 999 came back): the route is still cooling down.
+            Met::Answer if !new_event && route.state == RouteState::CoolingDown => {
+                route.health = 0.9 * route.health + 0.1;
+            }
             Met::Answer => {
                 route.health = 0.9 * route.health + 0.1;
-                if new_event && route.strikes > 0 && route.state == RouteState::CoolingDown {
+                if route.strikes > 0 && route.state == RouteState::CoolingDown {
                     // The probe after a quarantine got an answer: the ban was shorter than the quarantine when
                     // it was the first, longer than the first when it was not.
                     route.first_quarantine = if route.strikes == 1 {
@@ -447,10 +468,12 @@ impl RoutePool {
                     } else {
                         settings.cool_down
                     };
-                    if let (Some(at), Some(pace)) = (route.banned_at.take(), route.pace) {
-                        route.ban_cost = now.duration_since(at).as_secs_f64() * pace;
+                    if let (Some(at), Some(pace)) = (route.banned_at, route.pace) {
+                        let quarantined = now.duration_since(at).min(settings.cool_down_max);
+                        route.ban_cost = quarantined.as_secs_f64() * pace;
                     }
                 }
+                route.banned_at = None;
                 route.strikes = 0;
                 route.state = RouteState::Ready;
                 route.until = None;
@@ -486,9 +509,12 @@ impl RoutePool {
                 route.blocks += 1;
                 if new_event {
                     route.since_push_back = 0;
-                    if !probe {
+                    if probe {
                         // A lone probe refused after a quarantine finds the ban still on, which says nothing
-                        // of the pace: only the quarantine grows.
+                        // of the pace: only the quarantine grows (and pages booked behind the probe wait for
+                        // it).
+                        route.generation += 1;
+                    } else {
                         route.banned(settings);
                         route.banned_at = Some(now);
                     }
@@ -512,6 +538,7 @@ impl RoutePool {
             }
             Met::Unreachable => {
                 route.health *= 0.5;
+                route.banned_at = None;
                 if new_event {
                     route.strikes += 1;
                     route.generation += 1;
@@ -594,13 +621,7 @@ impl RoutePool {
         self.lock()
             .iter()
             .filter(|l| !l.retired)
-            .map(|l| {
-                if l.probing {
-                    Duration::from_secs(1)
-                } else {
-                    l.free_at(now).saturating_duration_since(now)
-                }
-            })
+            .map(|l| l.free_at(now).saturating_duration_since(now))
             .min()
             .unwrap_or(Duration::ZERO)
     }
@@ -617,7 +638,7 @@ impl Learning {
     /// When the route can take its next page.
     fn free_at(&self, now: Instant) -> Instant {
         if self.probing {
-            return now + Duration::from_hours(24);
+            return self.probe_at.max(now) + Duration::from_secs(1);
         }
         self.next_start.max(self.until.unwrap_or(now)).max(now)
     }
@@ -638,7 +659,9 @@ impl Learning {
     }
 
     /// Calm pages before the next step up: [`CALM`], doubled for each confirmation once the pace is at the
-    /// ceiling (a step past a limit found again and again is made rarely).
+    /// ceiling (a step past a limit found again and again is made rarely). A route banned without warning, at
+    /// [`BAN_MARGIN`] of its ceiling, waits `CALM << (confirmations + 3)` pages and at least
+    /// [`BAN_PROBE_PAYBACK`] times what its last ban cost.
     fn calm_needed(&self) -> u32 {
         match (self.pace, self.ceiling) {
             (Some(pace), Some(ceiling)) if self.careful && pace >= ceiling * BAN_MARGIN * 0.99 => {
@@ -684,12 +707,17 @@ impl Learning {
                 self.slow_down(1.0, settings);
                 self.pace = Some(floor);
             }
-            _ => self.slow_down(0.5, settings),
+            _ => {
+                self.slow_down(0.5, settings);
+                self.floor = None;
+            }
         }
     }
 
-    /// After [`CALM`] pages without push-back: halfway to the ceiling, or a little past it when close (the
-    /// ceiling then moves: the origin may allow more now), or half as fast again with no ceiling.
+    /// After a calm stretch: halfway to the ceiling, or a little past it when close (the ceiling then moves: the
+    /// origin may allow more now), or half as fast again with no ceiling. A route banned without warning climbs
+    /// a tenth with no ceiling, halfway to the ceiling but no further than [`BAN_MARGIN`] of it, and 5% past
+    /// that when its long calm has passed.
     fn step_up(&mut self, settings: &RouteSettings) {
         let Some(pace) = self.pace else { return };
         let next = match self.ceiling {
@@ -1173,6 +1201,30 @@ mod tests {
                 assert!(share >= 0.85, "{share:.2} of the most over the job");
             }
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_late_answer_does_not_end_a_ban_and_a_refused_probe_keeps_the_pace() {
+        let pool = pool(
+            1,
+            RouteSettings {
+                start_per_second: Some(2.0),
+                ..RouteSettings::default()
+            },
+        );
+        // A large page still downloading when a short 999 comes back.
+        let large = pool.take(far(), None).await.expect("route");
+        let banned = pool.take(far(), None).await.expect("route");
+        banned.report(Met::Blocked, None).await;
+        large.report(Met::Answer, None).await;
+        let status = &pool.statuses()[0];
+        assert_eq!(status.state, RouteState::CoolingDown, "still quarantined");
+        assert!(status.ready_in >= Duration::from_secs(29), "{status:?}");
+        assert_pace(&pool, 1.0, "halved once");
+        // The probe after the quarantine is refused: the ban is still on, the pace was not the cause.
+        send(&pool, Met::Blocked).await;
+        assert_pace(&pool, 1.0, "a refused probe does not cut the pace");
+        assert!(pool.statuses()[0].ready_in > Duration::from_secs(59));
     }
 
     #[test]

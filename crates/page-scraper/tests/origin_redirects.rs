@@ -234,10 +234,13 @@ fn a_refused_proxy_never_shows_its_password() {
 #[tokio::test]
 async fn the_open_jobs_count_comes_from_the_companys_guest_job_search_through_the_routes() {
     use page_scraper::{JobCount, Priority};
-    let origin = Server::start(vec![(
-        "/jobs/search?f_C=7",
-        "/authwall?trk=guest".to_owned(),
-    )])
+    let origin = Server::start(vec![
+        ("/jobs/search?f_C=7", "/authwall?trk=guest".to_owned()),
+        (
+            "/jobs/search?f_C=8",
+            "/jobs/search?keywords=python".to_owned(),
+        ),
+    ])
     .await;
     let fetcher = fetcher(&origin);
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -264,6 +267,12 @@ async fn the_open_jobs_count_comes_from_the_companys_guest_job_search_through_th
         fetcher.job_count(7, deadline, Priority::Interactive).await,
         Err(ScrapeError::Authwall)
     );
+
+    // A search that lost the company's filter on the way would count every company's jobs.
+    assert!(matches!(
+        fetcher.job_count(8, deadline, Priority::Interactive).await,
+        Err(ScrapeError::WrongPageKind { .. })
+    ));
 
     // A folder origin keeps a company's search at `jobs/<id>.html`.
     let dir = tempfile::tempdir().expect("a folder");

@@ -144,9 +144,25 @@ async fn fetch_http(
             Ok(final_url) => Landed::Page(final_url),
             Err(_) => return Err(ScrapeError::WrongPageKind { found: final_path }.into()),
         },
-        Target::JobSearch { .. } if final_path.starts_with("/jobs/search") => Landed::JobSearch,
+        // Still the search filtered by this company: a redirect to a broader search would count other
+        // companies' jobs as this one's.
+        Target::JobSearch { company_id }
+            if matches!(final_path.as_str(), "/jobs/search" | "/jobs/search/")
+                && response
+                    .url()
+                    .query_pairs()
+                    .any(|(name, value)| name == "f_C" && value == company_id.to_string()) =>
+        {
+            Landed::JobSearch
+        }
         Target::JobSearch { .. } => {
-            return Err(ScrapeError::WrongPageKind { found: final_path }.into());
+            let found = match response.url().query() {
+                Some(query) if final_path.starts_with("/jobs/search") => {
+                    format!("{final_path} without the company's filter ({query})")
+                }
+                _ => final_path,
+            };
+            return Err(ScrapeError::WrongPageKind { found }.into());
         }
     };
     let gzip = match response
