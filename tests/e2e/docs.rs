@@ -77,12 +77,9 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
         format!("after every {CALM} pages without push-back"),
         format!("({CALM}, {}, {}, up to {})", CALM * 2, CALM * 4, CALM * 8),
         format!(
-            "quarantines the route, doubled at each block in a row up to {} minutes",
+            "`--route-cool-down` ({} s), doubled at each block in a row up to {} minutes",
+            defaults.cool_down.as_secs(),
             defaults.cool_down_max.as_secs() / 60
-        ),
-        format!(
-            "The first quarantine starts at `--route-cool-down` ({} s)",
-            defaults.cool_down.as_secs()
         ),
         format!(
             "then to {:.0}% of the ceiling and no further",

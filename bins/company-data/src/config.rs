@@ -122,7 +122,7 @@ pub struct ServeArgs {
     /// Starts per second each route begins at (0: unpaced until the site first pushes back; fractions allowed).
     #[arg(long, env = "COMPANY_DATA_ROUTE_RATE", default_value = "0", value_parser = parse_rate)]
     route_rate: f64,
-    /// Seconds a route first rests after a block without Retry-After, doubled at each block in a row (default: the fetcher's).
+    /// Seconds a route rests after a block without Retry-After, doubled at each block in a row (default: the fetcher's).
     #[arg(long, env = "COMPANY_DATA_ROUTE_COOL_DOWN", value_parser = parse_seconds)]
     route_cool_down: Option<Duration>,
     /// Requests per second each API key may make, on average (0 for no limit; fractions allowed).

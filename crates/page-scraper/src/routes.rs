@@ -9,7 +9,8 @@
 //!     when it comes again within [`CALM`] pages), a step up after every [`CALM`] calm pages, halfway to the
 //!     ceiling, then creeping past it so that a raised budget is found again, more rarely each time the same
 //!     ceiling is confirmed;
-//!   - an origin that **bans without warning** (999, the guest home page, a 429 without `Retry-After`) costs a
+//!   - an origin that **bans without warning** (999, the guest home page, a 429 without `Retry-After`, at a
+//!     route it has never sent a 429 with `Retry-After`; one that has is cut by half, as above) costs a
 //!     quarantine and a longer ban each time: after a ban the route goes back to its floor (or half its pace,
 //!     with none), climbs by a tenth at a time until the first ban gives it a ceiling, then to
 //!     [`BAN_MARGIN`] of that ceiling and no further, and probes past it only after long calm (80 pages,
@@ -17,10 +18,10 @@
 //!     sliding window of *w* seconds is the rate *n*/*w*, so the floor and ceiling close on it whatever the
 //!     window; what an unpaced burst got through before its ban is what the origin allows at once;
 //! - a **cool-down**: a 429's `Retry-After` is obeyed; a block without one (999, the home page) quarantines the
-//!   route, doubled at each block in a row, and the first page after it is a lone probe; the first quarantine
-//!   starts at [`RouteSettings::cool_down`] and follows the origin's bans (halved, down to a quarter of it,
-//!   each time the probe after one got an answer; back to it when a probe was banned too); a proxy that cannot
-//!   be connected to is marked down the same way, with one log line;
+//!   route for [`RouteSettings::cool_down`], doubled at each block in a row (origins double their bans too:
+//!   a quarantine that shrank after a short ban would meet the next, longer one with refused probes), and the
+//!   first page after it is a lone probe; a proxy that cannot be connected to is marked down the same way,
+//!   with one log line;
 //! - a **score**: the next page takes the route free soonest, a route that failed lately counted later.
 //!
 //! With a shared [`LimitStore`] (several servers on one database) every start books its route's slot in the
@@ -72,9 +73,7 @@ pub struct RouteSettings {
     pub max_per_second: f64,
     /// The slowest a route is paced. Default one a minute.
     pub min_per_second: f64,
-    /// The first quarantine after a block without `Retry-After`; doubled at each block in a row. A route halves its
-    /// own first quarantine (down to a quarter of this) each time the probe after one gets an answer, and comes
-    /// back to this when a probe is refused. Default 30 s.
+    /// The first quarantine after a block without `Retry-After`; doubled at each block in a row. Default 30 s.
     pub cool_down: Duration,
     /// The longest quarantine. Default 15 minutes.
     pub cool_down_max: Duration,
@@ -174,6 +173,19 @@ pub(crate) struct Route {
     pub(crate) client: reqwest::Client,
 }
 
+/// How the origin pushes back on a route, which decides how the route climbs back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Manner {
+    /// No push-back yet.
+    Unknown,
+    /// It warns (429 with `Retry-After`) before it bans: overstepping costs a 429, and a ban after warnings is
+    /// one more cut.
+    Warns,
+    /// It has only ever banned (999, the guest home page, a 429 without `Retry-After`): the route climbs back
+    /// carefully.
+    BansWithoutWarning,
+}
+
 /// A route, what it has learned, and its schedule on this server.
 #[derive(Clone, Debug)]
 struct Learning {
@@ -188,10 +200,8 @@ struct Learning {
     /// The fastest pace that held through a calm stretch ([`Learning::calm_needed`] pages without push-back:
     /// [`CALM`], more near a ceiling) and has not been banned at since.
     floor: Option<f64>,
-    /// The last push-back was a ban without warning: the route climbs back carefully.
-    careful: bool,
-    /// The first quarantine after a ban, following how long the origin's bans last.
-    first_quarantine: Duration,
+    /// How the origin has pushed back on this route.
+    manner: Manner,
     /// When the route was last banned (the first block of a quarantine).
     banned_at: Option<Instant>,
     /// Pages the last ban cost: its quarantine, from the ban to the probe that got an answer, at the pace after
@@ -292,8 +302,7 @@ impl RoutePool {
                 .filter(|p| p.is_finite() && *p > 0.0),
             ceiling: None,
             floor: None,
-            careful: false,
-            first_quarantine: self.settings.cool_down,
+            manner: Manner::Unknown,
             banned_at: None,
             ban_cost: 0.0,
             calm: 0,
@@ -461,13 +470,7 @@ impl RoutePool {
             Met::Answer => {
                 route.health = 0.9 * route.health + 0.1;
                 if route.strikes > 0 && route.state == RouteState::CoolingDown {
-                    // The probe after a quarantine got an answer: the ban was shorter than the quarantine when
-                    // it was the first, longer than the first when it was not.
-                    route.first_quarantine = if route.strikes == 1 {
-                        (route.first_quarantine / 2).max(settings.cool_down / 4)
-                    } else {
-                        settings.cool_down
-                    };
+                    // The probe after a quarantine got an answer: what the ban cost.
                     if let (Some(at), Some(pace)) = (route.banned_at, route.pace) {
                         let quarantined = now.duration_since(at).min(settings.cool_down_max);
                         route.ban_cost = quarantined.as_secs_f64() * pace;
@@ -498,7 +501,7 @@ impl RoutePool {
                         0.8
                     };
                     route.since_push_back = 0;
-                    route.careful = false;
+                    route.manner = Manner::Warns;
                     route.slow_down(factor, settings);
                 }
                 route.state = RouteState::CoolingDown;
@@ -514,17 +517,17 @@ impl RoutePool {
                         // of the pace: only the quarantine grows (and pages booked behind the probe wait for
                         // it).
                         route.generation += 1;
+                    } else if route.manner == Manner::Warns {
+                        // An origin that warns bans a route that ignored its warnings: one more cut.
+                        route.slow_down(0.5, settings);
+                        route.banned_at = Some(now);
                     } else {
                         route.banned(settings);
                         route.banned_at = Some(now);
                     }
                     route.strikes += 1;
                 }
-                let wait = growing(
-                    route.first_quarantine,
-                    route.strikes,
-                    settings.cool_down_max,
-                );
+                let wait = growing(settings.cool_down, route.strikes, settings.cool_down_max);
                 route.state = RouteState::CoolingDown;
                 route.until = Some(now + wait);
                 quarantine = Some(wait);
@@ -635,6 +638,11 @@ fn growing(first: Duration, strikes: u32, most: Duration) -> Duration {
 }
 
 impl Learning {
+    /// The origin bans this route without warning: it climbs carefully and probes past its ceiling rarely.
+    fn careful(&self) -> bool {
+        self.manner == Manner::BansWithoutWarning
+    }
+
     /// When the route can take its next page.
     fn free_at(&self, now: Instant) -> Instant {
         if self.probing {
@@ -664,7 +672,9 @@ impl Learning {
     /// [`BAN_PROBE_PAYBACK`] times what its last ban cost.
     fn calm_needed(&self) -> u32 {
         match (self.pace, self.ceiling) {
-            (Some(pace), Some(ceiling)) if self.careful && pace >= ceiling * BAN_MARGIN * 0.99 => {
+            (Some(pace), Some(ceiling))
+                if self.careful() && pace >= ceiling * BAN_MARGIN * 0.99 =>
+            {
                 let payback = (self.ban_cost * BAN_PROBE_PAYBACK).min(f64::from(u32::MAX)) as u32;
                 (CALM << (self.confirmed + BAN_PROBE_DOUBLINGS)).max(payback)
             }
@@ -701,7 +711,7 @@ impl Learning {
     /// floor at the pace banned at: the origin's budget fell), to half the pace. An unpaced route starts over
     /// at [`RESTART_PER_SECOND`], as on any push-back.
     fn banned(&mut self, settings: &RouteSettings) {
-        self.careful = true;
+        self.manner = Manner::BansWithoutWarning;
         match self.floor {
             Some(floor) if self.pace.is_some_and(|pace| floor < pace * 0.97) => {
                 self.slow_down(1.0, settings);
@@ -723,14 +733,14 @@ impl Learning {
         let next = match self.ceiling {
             // Banned without warning: up to the margin below the ceiling, then a small step past it (after the
             // long calm `calm_needed` asks for).
-            Some(ceiling) if self.careful && pace < ceiling * BAN_MARGIN * 0.99 => {
+            Some(ceiling) if self.careful() && pace < ceiling * BAN_MARGIN * 0.99 => {
                 f64::midpoint(pace, ceiling).min(ceiling * BAN_MARGIN)
             }
-            Some(_) if self.careful => {
+            Some(_) if self.careful() => {
                 self.confirmed = self.confirmed.saturating_sub(1);
                 pace * 1.05
             }
-            None if self.careful => pace * 1.1,
+            None if self.careful() => pace * 1.1,
             Some(ceiling) if pace < ceiling * 0.97 => f64::midpoint(pace, ceiling),
             Some(_) => {
                 // Past the ceiling without push-back: the limit may have risen; probe it sooner next time.
