@@ -59,14 +59,26 @@ impl NetworkDomain {
     }
 
     /// The guest job search filtered by one company, whose header counts the company's open jobs (`job_count`):
-    /// `https://www.<domain>/jobs/search?f_C=<company_id>` (`f_C` is the network's company filter; the id is
-    /// the company page's numeric id, `company_id`).
+    /// `https://www.<domain>` and [`job_search_path`].
     pub fn guest_job_search(&self, company_id: u64) -> String {
         format!(
-            "https://{}/jobs/search?f_C={company_id}",
-            self.canonical_host()
+            "https://{}{}",
+            self.canonical_host(),
+            job_search_path(company_id)
         )
     }
+}
+
+/// The path of the network's guest job search ([`JOB_SEARCH_PATH`]).
+pub const JOB_SEARCH_PATH: &str = "/jobs/search";
+
+/// The job search's query parameter that filters it by one company's numeric id (the company page's
+/// `company_id`).
+pub const JOB_SEARCH_COMPANY_FILTER: &str = "f_C";
+
+/// The path and query of the guest job search filtered by one company: `/jobs/search?f_C=<company_id>`.
+pub fn job_search_path(company_id: u64) -> String {
+    format!("{JOB_SEARCH_PATH}?{JOB_SEARCH_COMPANY_FILTER}={company_id}")
 }
 
 impl Default for NetworkDomain {

@@ -23,6 +23,8 @@ mod domain;
 mod page;
 mod rule;
 
-pub use domain::{DomainError, NetworkDomain};
+pub use domain::{
+    DomainError, JOB_SEARCH_COMPANY_FILTER, JOB_SEARCH_PATH, NetworkDomain, job_search_path,
+};
 pub use page::{MAX_URL_LEN, PageKind, PageUrl, UrlError, other_page_kind};
 pub use rule::submitted_pattern;

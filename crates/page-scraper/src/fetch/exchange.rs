@@ -79,7 +79,7 @@ async fn fetch_http(
 ) -> Result<(Landed, Body), Failure> {
     let path = match target {
         Target::Page(url) => url.path().to_owned(),
-        Target::JobSearch { company_id } => format!("/jobs/search?f_C={company_id}"),
+        Target::JobSearch { company_id } => page_url::job_search_path(company_id),
     };
     let address = format!("{}{path}", base.as_str().trim_end_matches('/'));
     let mut response = route.client.get(&address).send().await.map_err(|e| {
@@ -147,17 +147,16 @@ async fn fetch_http(
         // Still the search filtered by this company: a redirect to a broader search would count other
         // companies' jobs as this one's.
         Target::JobSearch { company_id }
-            if matches!(final_path.as_str(), "/jobs/search" | "/jobs/search/")
-                && response
-                    .url()
-                    .query_pairs()
-                    .any(|(name, value)| name == "f_C" && value == company_id.to_string()) =>
+            if final_path.trim_end_matches('/') == page_url::JOB_SEARCH_PATH
+                && response.url().query_pairs().any(|(name, value)| {
+                    name == page_url::JOB_SEARCH_COMPANY_FILTER && value == company_id.to_string()
+                }) =>
         {
             Landed::JobSearch
         }
         Target::JobSearch { .. } => {
             let found = match response.url().query() {
-                Some(query) if final_path.starts_with("/jobs/search") => {
+                Some(query) if final_path.starts_with(page_url::JOB_SEARCH_PATH) => {
                     format!("{final_path} without the company's filter ({query})")
                 }
                 _ => final_path,
