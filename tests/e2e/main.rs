@@ -15,6 +15,7 @@ mod freshness;
 mod history;
 mod hostile;
 mod idempotency;
+mod job_count;
 mod jobs;
 mod limits;
 mod links;

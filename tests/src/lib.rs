@@ -647,7 +647,8 @@ impl TestOrigin {
     /// (3 s), `/company/walled` (redirect to the sign-in wall), `/company/blocked` (999), `/company/limited`
     /// (429 with `Retry-After: 1`), `/company/flaky` (one 503, then Google), `/company/reset`,
     /// `/company/truncated`, `/company/endless`, `/company/brotli` (a coding not asked for), `/company/bomb` (a gzip
-    /// bomb), `/company/p<N>` (Google after 300 ms ± 50 ms); anything else a 404. Pages are sent gzip-compressed
+    /// bomb), `/company/p<N>` (Google after 300 ms ± 50 ms), `/jobs/search` (a real guest job search that counts
+    /// "2000+", for any company); anything else a 404. Pages are sent gzip-compressed
     /// when the request accepts gzip, as the network sends them, except Audiense, which is always sent
     /// uncompressed.
     pub async fn start() -> Self {
@@ -680,6 +681,10 @@ impl TestOrigin {
             (
                 "/authwall".to_owned(),
                 Behaviour::Status(200, Some("pages/authwall-profile-2026.html"), None),
+            ),
+            (
+                page_url::JOB_SEARCH_PATH.to_owned(),
+                page("pages/jobs-guest-search-2026.html", Duration::ZERO),
             ),
             (
                 "/company/blocked".to_owned(),

@@ -38,6 +38,10 @@ pub struct JobBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::request::fields_schema")]
     pub fields: Option<Vec<String>>,
+    /// Parts of the record fetched beyond the page, as on `POST /v1/network/company-data` (`job_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::include::include_schema")]
+    pub include: Option<Vec<crate::Include>>,
 }
 
 impl Body for JobBody {

@@ -23,6 +23,7 @@ mod account_events;
 mod api;
 mod fields;
 mod history;
+mod include;
 mod job_request;
 mod jobs;
 pub mod paging;
@@ -50,6 +51,7 @@ pub use fields::{
     MAX_METADATA_NAME_CHARS, MAX_METADATA_TEXT_CHARS, RESULT_MEMBERS, RecordFields, UnknownField,
 };
 pub use history::HistoryResponse;
+pub use include::{Include, Includes};
 pub use job_request::{JobBody, JobInput};
 pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus, job_results_path};
 pub use problems::{InvalidRequest, MAX_PROBLEMS, json_object};

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use page_url::{NetworkDomain, PageUrl};
 
+use crate::include::{Include, Includes};
 use crate::job_request::{JobBody, JobInput};
 use crate::validation::{self, Body, ServerChecks};
 use crate::{InputMetadata, InvalidRequest, Problem, RecordFields};
@@ -62,6 +63,12 @@ pub struct RequestBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "fields_schema")]
     pub fields: Option<Vec<String>>,
+    /// Parts of the record fetched only when asked for (an extension, optional), each one more origin request per
+    /// company fetched live and no extra credits: `job_count`, the company's open jobs as the network's guest job
+    /// search counts them. A stored snapshot answers only when it carries every part asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::include::include_schema")]
+    pub include: Option<Vec<Include>>,
 }
 
 impl Body for RequestBody {
@@ -101,6 +108,8 @@ pub struct CompanyRequest {
     pub stale_if_error: bool,
     /// `fields`: the record members each answer keeps; `None` for whole records.
     pub fields: Option<RecordFields>,
+    /// `include`: the parts of the record fetched beyond the page ([`Includes::NONE`] when none was sent).
+    pub include: Includes,
 }
 
 /// One `liUrls` item: as sent, and normalized.
@@ -196,10 +205,10 @@ impl FreshnessWindow {
 impl CompanyRequest {
     /// Checks a JSON request body against [`RequestBody`]'s schema (spec 2.1) and normalizes its URLs.
     ///
-    /// Rules: a JSON object; only `liUrls`, `maxAgeHours`, `maxAgeSeconds`, `staleIfError`, `fields`; `liUrls`
+    /// Rules: a JSON object; only `liUrls`, `maxAgeHours`, `maxAgeSeconds`, `staleIfError`, `fields`, `include`; `liUrls`
     /// an array of 1 to [`MAX_URLS`] strings, each a page URL of `domain`'s network; `maxAgeHours` a number in
     /// 0..=24; `maxAgeSeconds` a number in 0..=86400, which wins over `maxAgeHours` when both are sent;
-    /// `staleIfError` a boolean; `fields` record member names.
+    /// `staleIfError` a boolean; `fields` record member names; `include` distinct [`Include`] names.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found, not just the first.
@@ -222,6 +231,7 @@ impl CompanyRequest {
             (sent.max_age_seconds, sent.max_age_hours),
             sent.stale_if_error.unwrap_or(false),
             sent.fields.as_deref(),
+            sent.include.as_deref(),
         )
     }
 
@@ -271,6 +281,7 @@ impl CompanyRequest {
             (sent.max_age_seconds, sent.max_age_hours),
             false,
             sent.fields.as_deref(),
+            sent.include.as_deref(),
         )
     }
 
@@ -281,12 +292,14 @@ impl CompanyRequest {
         (max_age_seconds, max_age_hours): (Option<f64>, Option<f64>),
         stale_if_error: bool,
         fields: Option<&[String]>,
+        include: Option<&[Include]>,
     ) -> Result<Self, InvalidRequest> {
         Ok(CompanyRequest {
             urls,
             window: FreshnessWindow::sent(max_age_seconds, max_age_hours, FreshnessWindow::LIVE),
             stale_if_error,
             fields: RecordFields::checked(fields)?,
+            include: Includes::of(include.unwrap_or_default()),
         })
     }
 }

@@ -47,6 +47,11 @@ pub struct ResolveBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::request::fields_schema")]
     pub fields: Option<Vec<String>>,
+    /// With `enrich`: parts of the record fetched beyond the page, as on `POST /v1/network/company-data`
+    /// (`job_count`; no extra charge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::include::include_schema")]
+    pub include: Option<Vec<crate::Include>>,
 }
 
 /// One query: a website `domain`, or a company `name` with optional `location` and `domain` hints. Echoed back
@@ -87,6 +92,8 @@ pub struct ResolveRequest {
     pub window: FreshnessWindow,
     /// `fields`: the record members each returned record keeps; `None` for whole records.
     pub fields: Option<RecordFields>,
+    /// `include`: the parts of each returned record fetched beyond the page (with `enrich`).
+    pub include: crate::Includes,
 }
 
 impl Body for ResolveBody {
@@ -112,7 +119,8 @@ impl ResolveRequest {
     /// Checks a resolve body against [`ResolveBody`]'s schema: a JSON object with `queries` (1 to
     /// [`MAX_QUERIES`] objects, each with a non-blank `domain` or `name` string, `location` only beside `name`,
     /// no other member), and optionally `enrich` (boolean), `maxAgeHours` (0 to 24), `maxAgeSeconds` (0 to
-    /// 86400, winning over `maxAgeHours`) and `fields` (record member names, as on the company-data request).
+    /// 86400, winning over `maxAgeHours`), `fields` (record member names, as on the company-data request) and
+    /// `include` (distinct `Include` names).
     /// Each query's strings are trimmed.
     ///
     /// # Errors
@@ -137,6 +145,7 @@ impl ResolveRequest {
                 DEFAULT_RESOLVE_WINDOW,
             ),
             fields: RecordFields::checked(sent.fields.as_deref())?,
+            include: crate::Includes::of(sent.include.as_deref().unwrap_or_default()),
         })
     }
 }

@@ -285,6 +285,7 @@ impl BulkJobs {
                         .collect(),
                     metadata: request.urls.iter().map(|u| u.metadata.clone()).collect(),
                     fields: request.fields.clone(),
+                    include: request.include,
                 },
                 bound,
             )
@@ -514,6 +515,7 @@ impl BulkJobs {
             stale_if_error: false,
             // The answers are recorded as the job's selection keeps them (billing is the same).
             fields: lease.fields.clone(),
+            include: lease.include,
         };
         let reference = format!("job:{}:lease:{}", lease.job, lease.id);
         match self.lookup.run_bulk(caller, &request, reference).await {

@@ -10,7 +10,9 @@
 //!    page live (if the account's cap on live lookups in flight admits them, else
 //!    [`LookupError::TooManyLiveLookups`]), concurrently, each bounded by the live time-out, storing each as a new
 //!    snapshot under the requested and the resolved URL; a page another server is fetching already is awaited
-//!    instead of fetched twice;
+//!    instead of fetched twice. The parts the request includes (`include`: the job count) are fetched after
+//!    their page, under its deadline, and stored with it; a stored snapshot answers a request that includes a
+//!    part only when it carries that part;
 //! 4. answers every input position in order: a record (`source` `live` or `stored`, `fetched_at`) or an
 //!    `unresolved` entry with a code;
 //! 5. charges only the distinct pages that resolved, in one ledger step. If the caller goes away first, the
@@ -32,6 +34,7 @@ mod history;
 mod holds;
 mod live;
 mod outcome;
+mod parts;
 mod reparse;
 mod service;
 mod settings;

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use api_contract::Includes;
 use company_model::{Mode, RecordJson, RecordSource, Tenant, UnresolvedCode};
 use page_scraper::{Priority, ScrapeError, is_url_shortener, registrable_domain};
 use page_url::PageUrl;
@@ -37,12 +38,14 @@ fn live_cap_key(tenant: Tenant) -> String {
 }
 
 impl LookupService {
-    /// Looks up `missing` live, concurrently, once the account's live-lookup cap admits them.
+    /// Looks up `missing` live with the parts of `include`, concurrently, once the account's live-lookup cap
+    /// admits them.
     pub(crate) async fn live(
         &self,
         tenant: Tenant,
         missing: Vec<&PageUrl>,
         priority: Priority,
+        include: Includes,
     ) -> Result<Vec<(PageUrl, PageOutcome)>, LookupError> {
         let needed = missing.len();
         // Every live lookup of this request ends by the live time-out: the admission lasts no longer.
@@ -65,7 +68,8 @@ impl LookupService {
         };
         let outcomes = futures::future::join_all(missing.into_iter().map(|url| {
             let span = tracing::debug_span!("live_lookup", url = %url);
-            async move { (url.clone(), self.fetch_live(url, priority).await) }.instrument(span)
+            async move { (url.clone(), self.fetch_live(url, priority, include).await) }
+                .instrument(span)
         }))
         .await;
         if let Some(permit) = permit {
@@ -74,22 +78,28 @@ impl LookupService {
         Ok(outcomes)
     }
 
-    async fn fetch_live(&self, url: &PageUrl, priority: Priority) -> PageOutcome {
+    async fn fetch_live(
+        &self,
+        url: &PageUrl,
+        priority: Priority,
+        include: Includes,
+    ) -> PageOutcome {
         let timeout = self.settings.live_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
         let started = jiff::Timestamp::now();
         // Another server on the same database may be fetching this page: then its snapshot is the answer.
         let claimed = match self.claim_or_wait(url, started, deadline).await {
             Claim::Fetch => true,
-            Claim::Unshared => false,
-            Claim::Fetched(snapshot) => {
+            Claim::Fetched(snapshot) if crate::parts::carries(&snapshot.record, include) => {
                 return PageOutcome::Found {
                     snapshot,
                     source: RecordSource::Live,
                 };
             }
+            // No claim; or fetched by another server without a part this request includes: fetched again, with it.
+            Claim::Unshared | Claim::Fetched(_) => false,
         };
-        let outcome = self.fetch_and_store(url, deadline, priority).await;
+        let outcome = self.fetch_and_store(url, deadline, priority, include).await;
         if claimed && let Err(error) = self.snapshots.release_fetch(url).await {
             // The claim lapses by itself at the live time-out.
             warn!(%error, "could not release a fetch claim");
@@ -137,6 +147,7 @@ impl LookupService {
         url: &PageUrl,
         deadline: tokio::time::Instant,
         priority: Priority,
+        include: Includes,
     ) -> PageOutcome {
         let timeout = self.settings.live_timeout;
         let scraped = match tokio::time::timeout_at(
@@ -170,9 +181,7 @@ impl LookupService {
                 };
             }
         };
-        let fetched_at = jiff::Timestamp::now()
-            .round(jiff::Unit::Millisecond)
-            .unwrap_or_else(|_| jiff::Timestamp::now());
+        let fetched_at = crate::parts::now_to_the_millisecond();
         let page_gzip = scraped.page_gzip;
         let mut record = scraped.record;
         if let Some(domain) = self
@@ -181,6 +190,8 @@ impl LookupService {
         {
             record.domain = Some(domain);
         }
+        self.fetch_parts(&mut record, include, deadline, priority)
+            .await;
         let snapshot = Snapshot {
             url: scraped.final_url,
             record: RecordJson::from_record(&record),

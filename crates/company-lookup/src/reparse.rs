@@ -21,8 +21,8 @@ pub struct ReparseSummary {
 /// Parses every page kept in `store` again with the current parser ([`parse_page`], on tokio's blocking
 /// pool) and replaces each snapshot's record unless a newer fetch replaced it meanwhile. Each page is parsed on
 /// the network its URL names ([`PageUrl::domain`]). A `domain` found by following a shortened website link
-/// (see [`crate::LookupService::with_link_resolver`]) is kept while the website is the same link: nothing is
-/// fetched. `on_failure` hears of each page the parser refused.
+/// (see [`crate::LookupService::with_link_resolver`]) is kept while the website is the same link, and so are the
+/// parts fetched apart from the page (`job_count`, with its `provenance`): nothing is fetched. `on_failure` hears of each page the parser refused.
 ///
 /// # Errors
 /// [`CacheError`] when the store fails; what was replaced before stays replaced.
@@ -47,7 +47,7 @@ pub async fn reparse_stored(
             .map_err(|error| CacheError(Box::new(error)))?;
             match parsed {
                 (page, Ok(mut record)) => {
-                    keep_followed_domain(store, &page.url, &mut record).await?;
+                    keep_what_parsing_cannot_give(store, &page.url, &mut record).await?;
                     summary.reparsed += 1;
                     if store
                         .replace_record(&page.url, page.fetched_at, &record)
@@ -65,22 +65,28 @@ pub async fn reparse_stored(
     }
 }
 
-/// Keeps the stored record's `domain` when the website is the same shortened link (that domain came from
-/// following it, which parsing cannot do).
-async fn keep_followed_domain(
+/// Keeps what the stored record has from elsewhere than its page, which parsing the page cannot give: the parts
+/// fetched apart from it (`job_count`, `job_count_is_lower_bound`, `provenance`), and its `domain` when the
+/// website is the same shortened link (that domain came from following it).
+async fn keep_what_parsing_cannot_give(
     store: &dyn SnapshotStore,
     url: &PageUrl,
     record: &mut company_model::CompanyRecord,
 ) -> Result<(), CacheError> {
-    let Some(website) = record.website.as_deref().filter(|w| is_url_shortener(w)) else {
-        return Ok(());
-    };
     let stored = store
         .fresh_many(std::slice::from_ref(url), jiff::Timestamp::MIN)
         .await?
         .remove(url)
         .and_then(|snapshot| snapshot.record.to_record().ok());
-    if let Some(stored) = stored.filter(|s| s.website.as_deref() == Some(website)) {
+    let Some(stored) = stored else {
+        return Ok(());
+    };
+    record.job_count = stored.job_count;
+    record.job_count_is_lower_bound = stored.job_count_is_lower_bound;
+    record.provenance = stored.provenance;
+    if let Some(website) = record.website.as_deref().filter(|w| is_url_shortener(w))
+        && stored.website.as_deref() == Some(website)
+    {
         record.domain = stored.domain;
     }
     Ok(())

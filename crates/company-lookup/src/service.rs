@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_contract::{CompanyRequest, FreshnessWindow};
+use api_contract::{CompanyRequest, FreshnessWindow, Includes};
 use company_model::{Mode, Tenant, UnresolvedCode};
 use credit_ledger::{Ledger, LedgerError, Reservation, price_per_company};
 use page_scraper::{Fetcher, LinkResolver, Priority};
@@ -242,7 +242,9 @@ impl LookupService {
             .collect();
         let price = price_per_company(request.window);
         let required = price.times(distinct.len() as u32);
-        let mut outcomes = self.stored_in(&distinct, request.window).await;
+        let mut outcomes = self
+            .stored_in(&distinct, request.window, request.include)
+            .await;
         if outcomes.len() == distinct.len() {
             // Every answer is known before billing: check and charge in one step, no hold.
             let (response, charge) = answer(caller, request, &outcomes, reference);
@@ -268,7 +270,10 @@ impl LookupService {
             .iter()
             .filter(|u| !outcomes.contains_key(*u))
             .collect();
-        match self.live(caller.tenant, missing, priority).await {
+        match self
+            .live(caller.tenant, missing, priority, request.include)
+            .await
+        {
             Ok(live) => outcomes.extend(live),
             Err(refused) => {
                 // Free the hold now rather than from the guard's background task, so that a retry sees the credits.
@@ -324,8 +329,8 @@ impl LookupService {
         })
     }
 
-    /// Each of `urls` (distinct) as a request with `window` would find it: its snapshot stored inside the window,
-    /// else fetched live (under the account's cap on live lookups, stored as any live fetch is), without billing:
+    /// Each of `urls` (distinct) as a request with `window` and `include` would find it: its snapshot stored
+    /// inside the window (carrying the parts of `include`), else fetched live (under the account's cap on live lookups, stored as any live fetch is), without billing:
     /// for a caller that bills by a rule of its own, such as the resolver, which pays for the page it returns and
     /// not for the candidates it rejected.
     ///
@@ -337,12 +342,16 @@ impl LookupService {
         tenant: Tenant,
         urls: &[PageUrl],
         window: FreshnessWindow,
+        include: Includes,
     ) -> Result<HashMap<PageUrl, PageOutcome>, LookupError> {
         let this = self.serving(tenant)?;
-        let mut outcomes = this.stored_in(urls, window).await;
+        let mut outcomes = this.stored_in(urls, window, include).await;
         let missing: Vec<&PageUrl> = urls.iter().filter(|u| !outcomes.contains_key(*u)).collect();
         if !missing.is_empty() {
-            outcomes.extend(this.live(tenant, missing, Priority::Interactive).await?);
+            outcomes.extend(
+                this.live(tenant, missing, Priority::Interactive, include)
+                    .await?,
+            );
         }
         Ok(outcomes)
     }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use api_contract::FreshnessWindow;
+use api_contract::{FreshnessWindow, Includes};
 use company_model::{RecordSource, UnresolvedCode};
 use page_url::PageUrl;
 use tracing::warn;
@@ -12,11 +12,13 @@ use crate::outcome::PageOutcome;
 use crate::service::LookupService;
 
 impl LookupService {
-    /// The pages of `distinct` that have a stored snapshot inside `window` (none for a live window).
+    /// The pages of `distinct` that have a stored snapshot inside `window` (none for a live window) carrying
+    /// every part of `include`.
     pub(crate) async fn stored_in(
         &self,
         distinct: &[PageUrl],
         window: FreshnessWindow,
+        include: Includes,
     ) -> HashMap<PageUrl, PageOutcome> {
         let mut outcomes = HashMap::with_capacity(distinct.len());
         if window.is_live() {
@@ -32,6 +34,11 @@ impl LookupService {
         {
             warn!(%error, "snapshot lookup failed; fetching live");
         }
+        // A snapshot without a part the request includes is fetched again, with it.
+        outcomes.retain(|_, outcome| match outcome {
+            PageOutcome::Found { snapshot, .. } => crate::parts::carries(&snapshot.record, include),
+            PageOutcome::Failed { .. } => true,
+        });
         outcomes
     }
 

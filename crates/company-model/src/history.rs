@@ -53,6 +53,12 @@ pub struct HistoryPoint {
     /// The size band as shown (record `company_size`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub company_size: Option<String>,
+    /// Open jobs (record `job_count`): only for fetches that included it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_count: Option<u64>,
+    /// With `job_count`: whether it is a floor the job search showed (record `job_count_is_lower_bound`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_count_is_lower_bound: Option<bool>,
 }
 
 impl HistoryPoint {
@@ -63,6 +69,8 @@ impl HistoryPoint {
             follower_count: record.follower_count,
             employee_count_on_li: record.employee_count_on_li,
             company_size: record.company_size.clone(),
+            job_count: record.job_count,
+            job_count_is_lower_bound: record.job_count_is_lower_bound,
         }
     }
 }

@@ -35,7 +35,7 @@ pub use names::{LEGAL_SUFFIXES, name_key, name_slugs};
 pub use outcome::{RecordSource, UnresolvedCode};
 pub use record::{
     Address, CompanyRecord, Employee, FundingInfo, FundingRound, Location, OpenMembers, PageCard,
-    PostAuthor, Product, Update,
+    PartProvenance, PostAuthor, Product, Provenance, Update,
 };
 pub use record_json::{Members, NotARecord, RECORD_FORMAT, RecordJson};
 pub use tenant::{AccountId, Mode, Tenant};

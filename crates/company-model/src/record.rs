@@ -73,9 +73,15 @@ pub struct CompanyRecord {
     /// pages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_company: Option<PageCard>,
-    /// Open jobs, when the page shows a count.
+    /// Open jobs: the count in the header of the network's guest job search filtered by the company's id
+    /// (`/jobs/search?f_C=<company_id>`, `span.results-context-header__job-count`), fetched only for a request
+    /// that includes `job_count` (the company page itself shows no count). See `provenance.job_count`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_count: Option<u64>,
+    /// Set with `job_count`: true when the search shows a floor rather than the count ("2,000+" is
+    /// `job_count: 2000` and `true`), false when it is the count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_count_is_lower_bound: Option<bool>,
     /// Specialties, split the way the page lists them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub specialties: Vec<String>,
@@ -103,6 +109,46 @@ pub struct CompanyRecord {
     /// The "Employees at" sample of member profiles.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub employees_on_li: Vec<Employee>,
+    /// Where the parts fetched apart from the page come from, when and how each fetch went; absent when none
+    /// was fetched (a request without `include`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// The record's `provenance`: one entry per part of the record fetched apart from the page.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Provenance {
+    /// `job_count` and `job_count_is_lower_bound`: the guest job search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_count: Option<PartProvenance>,
+    /// Entries of parts this version does not know.
+    #[serde(flatten)]
+    pub other: OpenMembers,
+}
+
+/// How one part of the record was fetched: from where, when, and, when it could not be read, why. A part that
+/// could not be read is absent from the record (never `null`); its entry says why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PartProvenance {
+    /// The page the part was read from, e.g. `https://www.linkedin.com/jobs/search?f_C=1441`; absent when
+    /// nothing was fetched (the record has no `company_id` to search by).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
+    /// When the part was fetched (RFC 3339, UTC): its own time, a little after the page's `fetched_at`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub fetched_at: Option<jiff::Timestamp>,
+    /// Why the part is absent, as an unresolved URL's `error` names it (`blocked`, `authwall`, `timed_out`,
+    /// `fetch_failed`, `not_found` when the page shows no `company_id` to search by, …); absent when it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::UnresolvedCode>,
+    /// With `error`: what happened and what to do, in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A postal address (spec 2.3 `headquarters`); all members are strings as the page shows them.
@@ -311,7 +357,7 @@ impl CompanyRecord {
     /// `specialties` joined, the headquarters' parts as `headquarters_<part>`, and a showcase's parent company as
     /// `parent_company_title` and `parent_company_link`. A CSV of records (bulk job
     /// results, `company-data enrich`) uses these as its header.
-    pub const FLAT_COLUMNS: [&'static str; 27] = [
+    pub const FLAT_COLUMNS: [&'static str; 28] = [
         "company_name",
         "company_id",
         "final_li_url",
@@ -328,6 +374,7 @@ impl CompanyRecord {
         "employee_count_on_li",
         "follower_count",
         "job_count",
+        "job_count_is_lower_bound",
         "specialties",
         "headquarters_full_address",
         "headquarters_street",
@@ -355,10 +402,10 @@ impl CompanyRecord {
             .unwrap_or(column)
     }
 
-    /// The record as one row of [`CompanyRecord::FLAT_COLUMNS`]: numbers in decimal, `specialties` joined with
-    /// `"; "`, an absent value as an empty string. Lists of objects (locations, updates, employees, ...) are left
+    /// The record as one row of [`CompanyRecord::FLAT_COLUMNS`]: numbers in decimal, booleans as `true` or
+    /// `false`, `specialties` joined with `"; "`, an absent value as an empty string. Lists of objects (locations, updates, employees, ...) are left
     /// out: a row has no place for them.
-    pub fn flat(&self) -> [String; 27] {
+    pub fn flat(&self) -> [String; 28] {
         let text = |value: &Option<String>| value.clone().unwrap_or_default();
         let number = |value: Option<u64>| value.map(|n| n.to_string()).unwrap_or_default();
         let hq = self.headquarters.clone().unwrap_or_default();
@@ -380,6 +427,9 @@ impl CompanyRecord {
             number(self.employee_count_on_li),
             number(self.follower_count),
             number(self.job_count),
+            self.job_count_is_lower_bound
+                .map(|floor| floor.to_string())
+                .unwrap_or_default(),
             self.specialties.join("; "),
             text(&hq.full_address),
             text(&hq.street),

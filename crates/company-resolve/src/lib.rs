@@ -35,7 +35,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_contract::{CompanyResult, RecordFields, ResolveQuery, ResolveRequest, ResolveResponse};
+use api_contract::{
+    CompanyResult, Includes, RecordFields, ResolveQuery, ResolveRequest, ResolveResponse,
+};
 use company_lookup::{Caller, LookupError, LookupService};
 use company_model::AccountId;
 use credit_ledger::{Charge, Credits, price_per_company, price_per_resolution};
@@ -256,8 +258,14 @@ impl Resolver {
             .collect();
         // Owned queries: a stream of borrowed ones makes the future's lifetimes too general to be `Send`.
         let window = request.window;
+        // Only an enriched answer shows the record, so only it fetches the parts the request includes.
+        let include = if request.enrich {
+            request.include
+        } else {
+            Includes::NONE
+        };
         let answers: Vec<QueryAnswer> = futures::stream::iter(distinct)
-            .map(|query| async move { self.resolve_query(account, &query, window).await })
+            .map(|query| async move { self.resolve_query(account, &query, window, include).await })
             .buffered(self.settings.queries_at_once.max(1))
             .collect()
             .await;

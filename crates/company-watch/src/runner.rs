@@ -94,6 +94,7 @@ impl Watches {
             window: FreshnessWindow::LIVE,
             stale_if_error: false,
             fields: None,
+            include: api_contract::Includes::NONE,
         };
         let caller = Caller {
             tenant: watch.tenant,

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 /// A job's status, an answer and an input row are the API's wire types (`company-model`), stored as they are.
 pub use api_contract::{Answer, InputRow, JobStatus};
-use api_contract::{FreshnessWindow, InputMetadata, RecordFields};
+use api_contract::{FreshnessWindow, Includes, InputMetadata, RecordFields};
 use company_model::{RecordJson, RecordSource, Tenant, UnresolvedCode};
 use page_url::PageUrl;
 
@@ -59,6 +59,8 @@ pub struct NewJob {
     pub metadata: Vec<Option<InputMetadata>>,
     /// `fields`: the record members the job's answers keep; `None` for whole records.
     pub fields: Option<RecordFields>,
+    /// `include`: the parts of each record fetched beyond its page.
+    pub include: Includes,
 }
 
 /// The most of the job queue one account may hold when it adds a job ([`JobStore::create`]): its jobs not yet
@@ -153,6 +155,8 @@ pub struct Job {
     pub finished_at: Option<jiff::Timestamp>,
     /// The record members its answers keep; `None` for whole records.
     pub fields: Option<RecordFields>,
+    /// The parts of each record fetched beyond its page (`include`).
+    pub include: Includes,
     /// The member names of its inputs' metadata, each once, in the order first sent: a CSV of its results has a
     /// `metadata.<name>` column for each.
     pub metadata_columns: Vec<String>,
@@ -175,6 +179,8 @@ pub struct Lease {
     pub pages: Vec<PageUrl>,
     /// The job's field selection, which the answers recorded for the pages keep.
     pub fields: Option<RecordFields>,
+    /// The parts of each record the job includes, fetched beyond its page.
+    pub include: Includes,
 }
 
 /// Why a job store operation failed: the backend's error.
@@ -368,6 +374,11 @@ pub(crate) const FIELDS_AND_METADATA: &str =
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) const ENDINGS: &str =
     include_str!("../migrations/both/0003_alter_table_jobs_endings.sql");
+
+/// A job's `include` (both engines): the parts' names as [`Includes::to_names`] writes them.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) const INCLUDE_PARTS: &str =
+    include_str!("../migrations/both/0004_alter_table_jobs_include_parts.sql");
 
 /// The member names of `metadata`, each once, in the order first sent; as stored, a JSON array (`None` when there
 /// are none).

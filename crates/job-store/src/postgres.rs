@@ -1,7 +1,7 @@
 use std::time::{Duration, SystemTime};
 use store_base::time;
 
-use api_contract::{InputMetadata, RecordFields};
+use api_contract::{Includes, InputMetadata, RecordFields};
 use company_model::Tenant;
 use page_url::PageUrl;
 use pg_pool::PgPool;
@@ -17,13 +17,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0001_create_table_jobs.sql"),
     crate::FIELDS_AND_METADATA,
     crate::ENDINGS,
+    crate::INCLUDE_PARTS,
 ];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
                            unresolved, pages, pages_done, charged_millis, created_at, started_at, finished_at, \
-                           fields, metadata_columns";
+                           fields, metadata_columns, include_parts";
 /// How many columns [`JOB_COLUMNS`] names: the index of a column read after them.
-const JOB_COLUMN_COUNT: usize = 18;
+const JOB_COLUMN_COUNT: usize = 19;
 
 /// Statuses whose pages may be leased.
 const RUNNABLE: &str = "('queued', 'running')";
@@ -69,6 +70,7 @@ fn job_row(row: &Row) -> Job {
             .get::<_, Option<&str>>(16)
             .map(RecordFields::from_stored),
         metadata_columns: metadata_columns_from(row.get(17)),
+        include: Includes::from_names(row.get::<_, Option<&str>>(18).unwrap_or_default()),
     }
 }
 
@@ -123,8 +125,9 @@ impl JobStore for PgJobStore {
         let (pages, page_of) = distinct_pages(&job.urls);
         let id: i64 = tx
             .query_one(
-                "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, fields, metadata_columns)
-                 VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7) RETURNING id",
+                "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, fields, metadata_columns,
+                                   include_parts)
+                 VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8) RETURNING id",
                 &[
                     &job.tenant.key(),
                     &job.key_id,
@@ -133,6 +136,7 @@ impl JobStore for PgJobStore {
                     &(crate::int(pages.len())),
                     &job.fields.as_ref().map(RecordFields::to_stored),
                     &metadata_columns(&job.metadata),
+                    &job.include.to_names(),
                 ],
             )
             .await
@@ -352,6 +356,7 @@ impl JobStore for PgJobStore {
                 .filter_map(|page| PageUrl::from_canonical(page).ok())
                 .collect(),
             fields: job.fields.clone(),
+            include: job.include,
         }))
     }
 

@@ -2,7 +2,7 @@ use std::path::Path;
 use std::time::Duration;
 use store_base::time;
 
-use api_contract::{InputMetadata, RecordFields};
+use api_contract::{Includes, InputMetadata, RecordFields};
 use company_model::Tenant;
 use page_url::PageUrl;
 use sqlite_pool::SqlitePool;
@@ -18,13 +18,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0001_create_table_jobs.sql"),
     crate::FIELDS_AND_METADATA,
     crate::ENDINGS,
+    crate::INCLUDE_PARTS,
 ];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
                            unresolved, pages, pages_done, charged_millis, created_at_ms, started_at_ms, \
-                           finished_at_ms, fields, metadata_columns";
+                           finished_at_ms, fields, metadata_columns, include_parts";
 /// How many columns [`JOB_COLUMNS`] names: the index of a column read after them.
-const JOB_COLUMN_COUNT: usize = 18;
+const JOB_COLUMN_COUNT: usize = 19;
 
 /// Statuses whose pages may be leased.
 const RUNNABLE: &str = "('queued', 'running')";
@@ -65,6 +66,11 @@ fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
             .get::<_, Option<String>>(16)?
             .map(|text| RecordFields::from_stored(&text)),
         metadata_columns: metadata_columns_from(row.get::<_, Option<String>>(17)?.as_deref()),
+        include: Includes::from_names(
+            row.get::<_, Option<String>>(18)?
+                .as_deref()
+                .unwrap_or_default(),
+        ),
     })
 }
 
@@ -116,6 +122,7 @@ fn lease_of(id: i64, job: &Job, pages: &[String]) -> Lease {
             .filter_map(|page| PageUrl::from_canonical(page).ok())
             .collect(),
         fields: job.fields.clone(),
+        include: job.include,
     }
 }
 
@@ -134,8 +141,8 @@ impl JobStore for SqliteJobStore {
                 let (pages, page_of) = distinct_pages(&job.urls);
                 let id: i64 = tx.query_row(
                     "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, created_at_ms, fields,
-                                       metadata_columns)
-                     VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                                       metadata_columns, include_parts)
+                     VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
                     params![
                         job.tenant.key(),
                         job.key_id,
@@ -145,6 +152,7 @@ impl JobStore for SqliteJobStore {
                         time::now_millis(),
                         job.fields.as_ref().map(RecordFields::to_stored),
                         metadata_columns(&job.metadata),
+                        job.include.to_names(),
                     ],
                     |r| r.get(0),
                 )?;

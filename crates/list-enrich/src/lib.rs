@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api_contract::{
-    Answer, CompanyRequest, InputRow, InvalidRequest, JobInfo, RecordFields, RequestBody,
+    Answer, CompanyRequest, Includes, InputRow, InvalidRequest, JobInfo, RecordFields, RequestBody,
 };
 pub use bulk_jobs::output::CsvCells;
 use bulk_jobs::{BulkError, BulkJobs, JobId};
@@ -199,6 +199,8 @@ pub struct Enrichment<'a> {
     pub poll: Duration,
     /// The record members to keep (`fields` of the job); `None` for whole records.
     pub fields: Option<RecordFields>,
+    /// The parts of each record fetched beyond its page (`include` of the job).
+    pub include: Includes,
     /// How the CSV output's answer cells are written (spreadsheet-safe by default); the list's own columns are
     /// written back as they were read.
     pub csv_cells: CsvCells,
@@ -313,6 +315,7 @@ async fn start(
                     .fields
                     .as_ref()
                     .map(|fields| fields.kept().iter().map(|&name| name.to_owned()).collect()),
+                include: (!what.include.is_empty()).then(|| what.include.parts()),
             };
             let job = target.submit(&body).await?.id;
             let saved = Saved {

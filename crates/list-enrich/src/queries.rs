@@ -206,6 +206,7 @@ pub async fn enrich_queries(
             max_age_hours: Some(max_age_hours),
             max_age_seconds: None,
             fields: None,
+            include: None,
         };
         let (response, credits) = match target.resolve(&body).await {
             Ok(answer) => answer,

@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0003_create_table_history_points.sql"),
     include_str!("../migrations/postgres/0004_alter_table_snapshots.sql"),
     include_str!("../migrations/postgres/0005_create_index_snapshots_unkeyed.sql"),
+    include_str!("../migrations/postgres/0006_alter_table_history_points.sql"),
 ];
 
 /// Snapshots in a PostgreSQL database (tables `snapshots` and `snapshot_aliases`), shared by every server on
@@ -145,8 +146,8 @@ impl SnapshotStore for PgSnapshotStore {
                      WHERE excluded.fetched_at >= snapshots.fetched_at
                  ), point AS (
                      INSERT INTO history_points (url, fetched_at, follower_count, employee_count_on_li,
-                                                 company_size)
-                     VALUES ($1, $4, $7, $8, $9) ON CONFLICT DO NOTHING
+                                                 company_size, job_count, job_count_is_lower_bound)
+                     VALUES ($1, $4, $7, $8, $9, $14, $15) ON CONFLICT DO NOTHING
                  ), state AS (
                      INSERT INTO history_states (url, fetched_at, digest, record_gzip, record_format)
                      SELECT $1, $4, $10, $11, $3
@@ -170,6 +171,8 @@ impl SnapshotStore for PgSnapshotStore {
                     &gzip_record(&snapshot.record),
                     &domain_key,
                     &name_key,
+                    &count(point.job_count),
+                    &point.job_count_is_lower_bound,
                 ],
             )
             .await
@@ -228,7 +231,8 @@ impl SnapshotStore for PgSnapshotStore {
         let points = self
             .pool
             .query(
-                "SELECT fetched_at, follower_count, employee_count_on_li, company_size FROM history_points
+                "SELECT fetched_at, follower_count, employee_count_on_li, company_size, job_count,
+                        job_count_is_lower_bound FROM history_points
                  WHERE url = $1 AND fetched_at BETWEEN $2 AND $3 ORDER BY fetched_at",
                 &[&page, &from, &to],
             )
@@ -256,6 +260,8 @@ impl SnapshotStore for PgSnapshotStore {
                     follower_count: count(row.get(1)),
                     employee_count_on_li: count(row.get(2)),
                     company_size: row.get(3),
+                    job_count: count(row.get(4)),
+                    job_count_is_lower_bound: row.get(5),
                 })
                 .collect(),
             states: states

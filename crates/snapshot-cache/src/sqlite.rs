@@ -13,7 +13,14 @@ use crate::stored::{
 use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
 
 /// A history point as read: milliseconds, follower count, employee count, size band.
-type PointRow = (i64, Option<i64>, Option<i64>, Option<String>);
+type PointRow = (
+    i64,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+    Option<i64>,
+    Option<bool>,
+);
 /// A page's history as read: its URL, its points, its states (milliseconds, record, record format).
 type HistoryRows = (
     String,
@@ -28,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0004_create_table_history_points.sql"),
     include_str!("../migrations/sqlite/0005_alter_table_snapshots.sql"),
     include_str!("../migrations/sqlite/0006_create_index_snapshots_unkeyed.sql"),
+    include_str!("../migrations/sqlite/0007_alter_table_history_points.sql"),
 ];
 
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).
@@ -177,14 +185,16 @@ impl SnapshotStore for SqliteSnapshotStore {
                 }
                 tx.execute(
                     "INSERT INTO history_points (url, fetched_at_ms, follower_count, employee_count_on_li,
-                                                 company_size)
-                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+                                                 company_size, job_count, job_count_is_lower_bound)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
                     rusqlite::params![
                         url,
                         fetched_at_ms,
                         point.follower_count.and_then(|n| i64::try_from(n).ok()),
                         point.employee_count_on_li.and_then(|n| i64::try_from(n).ok()),
-                        point.company_size
+                        point.company_size,
+                        point.job_count.and_then(|n| i64::try_from(n).ok()),
+                        point.job_count_is_lower_bound
                     ],
                 )?;
                 // The record only when its change fields differ from the one fetched before it.
@@ -266,12 +276,20 @@ impl SnapshotStore for SqliteSnapshotStore {
                 let Some(url) = url else { return Ok(None) };
                 let points = conn
                     .prepare_cached(
-                        "SELECT fetched_at_ms, follower_count, employee_count_on_li, company_size
+                        "SELECT fetched_at_ms, follower_count, employee_count_on_li, company_size, job_count,
+                                job_count_is_lower_bound
                          FROM history_points WHERE url = ?1 AND fetched_at_ms BETWEEN ?2 AND ?3
                          ORDER BY fetched_at_ms",
                     )?
                     .query_map(rusqlite::params![url, from_ms, to_ms], |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                        Ok((
+                            row.get(0)?,
+                            row.get(1)?,
+                            row.get(2)?,
+                            row.get(3)?,
+                            row.get(4)?,
+                            row.get(5)?,
+                        ))
                     })?
                     .collect::<rusqlite::Result<Vec<PointRow>>>()?;
                 let states = conn
@@ -300,14 +318,18 @@ impl SnapshotStore for SqliteSnapshotStore {
             url: PageUrl::from_canonical(&url).map_err(backend)?,
             points: points
                 .into_iter()
-                .map(|(ms, follower_count, employee_count_on_li, company_size)| {
-                    Ok(company_model::HistoryPoint {
-                        fetched_at: at(ms)?,
-                        follower_count: follower_count.and_then(|n| u64::try_from(n).ok()),
-                        employee_count_on_li: employee_count_on_li.and_then(|n| u64::try_from(n).ok()),
-                        company_size,
-                    })
-                })
+                .map(
+                    |(ms, follower_count, employee_count_on_li, company_size, jobs, lower_bound)| {
+                        Ok(company_model::HistoryPoint {
+                            fetched_at: at(ms)?,
+                            follower_count: follower_count.and_then(|n| u64::try_from(n).ok()),
+                            employee_count_on_li: employee_count_on_li.and_then(|n| u64::try_from(n).ok()),
+                            company_size,
+                            job_count: jobs.and_then(|n| u64::try_from(n).ok()),
+                            job_count_is_lower_bound: lower_bound,
+                        })
+                    },
+                )
                 .collect::<Result<_, CacheError>>()?,
             states: states
                 .into_iter()

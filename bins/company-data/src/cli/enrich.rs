@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use api_contract::RecordFields;
+use api_contract::{Include, Includes, RecordFields};
 use clap::{Args, ValueEnum};
 use company_data::config::ServeArgs;
 use company_lookup::Caller;
@@ -58,6 +58,10 @@ pub(crate) struct EnrichArgs {
     /// `original_li_url` and `final_li_url` are always kept). Billing is the same. URL lists only.
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["domain_column", "name_column"])]
     fields: Option<Vec<String>>,
+    /// Fetch these parts of each record beyond its page, comma-separated (`job_count`: one more request to the
+    /// network per company fetched live; billing is the same). URL lists only.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["domain_column", "name_column"])]
+    include: Option<Vec<String>>,
     /// Write the CSV output's cells exactly as the data has them. By default a cell of the answer (a page's
     /// text is someone else's) that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, and is not a
     /// number, gets a leading `'` so that a spreadsheet opens it as text instead of running it as a formula.
@@ -117,6 +121,7 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         .map(RecordFields::new)
         .transpose()
         .context("--fields")?;
+    let include = included(args.include.as_deref().unwrap_or_default())?;
     let mut what = Enrichment {
         list: &list,
         out: &args.out,
@@ -126,6 +131,7 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         resume: args.resume,
         poll: Duration::from_millis(500),
         fields,
+        include,
         csv_cells: csv_cells(&args),
     };
     let mut embedded = None;
@@ -306,4 +312,21 @@ async fn resolve_list(
     })?;
     eprintln!("wrote {}: {summary}", args.out.display());
     Ok(())
+}
+
+/// `--include`'s parts, each a name of [`Include`].
+fn included(names: &[String]) -> anyhow::Result<Includes> {
+    let parts = names
+        .iter()
+        .map(|name| {
+            Include::from_name(name.trim()).with_context(|| {
+                let known: Vec<&str> = Include::ALL.iter().map(|part| part.as_str()).collect();
+                format!(
+                    "--include: no part `{name}`; the parts are {}",
+                    known.join(", ")
+                )
+            })
+        })
+        .collect::<anyhow::Result<Vec<Include>>>()?;
+    Ok(Includes::of(&parts))
 }

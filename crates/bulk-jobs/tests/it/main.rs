@@ -207,6 +207,7 @@ async fn a_lease_run_again_after_a_crash_pays_nothing_more() {
         window: lease.window,
         stale_if_error: false,
         fields: None,
+        include: lease.include,
     };
     let lookup = LookupService::new(
         Fetcher::new(FetcherSettings::new(

@@ -69,7 +69,7 @@ impl Run<'_> {
         let mut pages = match self
             .resolver
             .lookup
-            .pages(Tenant::live(self.account), &urls, self.window)
+            .pages(Tenant::live(self.account), &urls, self.window, self.include)
             .await
         {
             Ok(pages) => pages,

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_contract::{FreshnessWindow, InputMetadata, RecordFields};
+use api_contract::{FreshnessWindow, Include, Includes, InputMetadata, RecordFields};
 use company_model::{AccountId, RecordJson, RecordSource, Tenant, UnresolvedCode};
 use job_store::{
     Answer, Created, Job, JobStatus, JobStore, JobStoreError, NewJob, PgJobStore, QueueBound,
@@ -71,6 +71,7 @@ fn new_job(account: i64, urls: &[&str]) -> NewJob {
         urls: urls.iter().map(|u| submitted(u)).collect(),
         metadata: Vec::new(),
         fields: None,
+        include: Includes::NONE,
     }
 }
 
@@ -526,7 +527,7 @@ async fn a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing(en
     );
 }
 
-/// A job's field selection reaches its leases, and each input's metadata comes back with its row; the CSV's
+/// A job's field selection and `include` reach its leases, and each input's metadata comes back with its row; the CSV's
 /// metadata columns are the names sent, each once, in the order first sent.
 async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
     let store = open_store(engine).await;
@@ -545,8 +546,10 @@ async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
         metadata(r#"{"rank":3,"crmId":"0099"}"#),
     ];
     job.fields = Some(RecordFields::new(&["website", "company_name"]).expect("fields"));
+    job.include = Includes::of(&[Include::JobCount]);
     let created = store.create_unbounded(job.clone()).await.expect("created");
     assert_eq!(created.fields, job.fields);
+    assert_eq!(created.include, job.include);
     assert_eq!(created.metadata_columns, ["crmId", "owner", "rank"]);
     let lease = store
         .lease("web-1", 10, MINUTE)
@@ -554,6 +557,7 @@ async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
         .expect("lease")
         .expect("work");
     assert_eq!(lease.fields, job.fields);
+    assert!(lease.include.contains(Include::JobCount));
     let rows = store.inputs(created.id, 0, 10).await.expect("rows");
     let sent: Vec<Option<&str>> = rows
         .iter()
@@ -573,6 +577,7 @@ async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
         .await
         .expect("created");
     assert_eq!((plain.fields, plain.metadata_columns.len()), (None, 0));
+    assert!(plain.include.is_empty());
 }
 
 async fn each_ending_is_listed_until_it_is_announced(engine: &Engine) {

@@ -158,7 +158,10 @@ impl Page<'_> {
             similar_pages,
             affiliated_pages,
             employees_on_li,
+            // Fetched apart from the page (the guest job search), only when a request includes it.
             job_count: None,
+            job_count_is_lower_bound: None,
+            provenance: None,
         }
     }
 }
