@@ -20,6 +20,9 @@ pub struct WatchRequest {
     pub webhook_url: String,
     /// The record members whose change is an event: as sent, else [`CHANGE_FIELDS`].
     pub fields: Vec<String>,
+    /// The parts of the record each refresh fetches beyond the page: `include` as sent, and `job_count` when
+    /// `fields` names it (a watch cannot follow a count it does not fetch).
+    pub include: crate::Includes,
 }
 
 impl WatchRequest {
@@ -27,7 +30,8 @@ impl WatchRequest {
     /// against [`WatchBody`]'s schema: 1 to [`MAX_URLS`] page URLs as the company-data endpoint takes them;
     /// `everyHours` a whole number in [`WATCH_EVERY_HOURS`]; `webhookUrl` an absolute `https` URL with a host
     /// and no user name or password, at most [`MAX_WEBHOOK_URL_LEN`] bytes (`http` too when `allow_http`, for
-    /// local receivers); `fields`, when sent, a non-empty list of distinct [`WATCH_FIELDS`].
+    /// local receivers); `fields`, when sent, a non-empty list of distinct [`WATCH_FIELDS`]; `include` distinct
+    /// `Include` names.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found.
@@ -59,6 +63,19 @@ impl WatchRequest {
                 .strip_suffix('\n')
                 .unwrap_or(&sent.webhook_url)
                 .to_owned(),
+            include: crate::Includes::of(
+                &sent
+                    .include
+                    .unwrap_or_default()
+                    .into_iter()
+                    .chain(
+                        sent.fields
+                            .iter()
+                            .flatten()
+                            .filter_map(|field| crate::Include::from_name(field)),
+                    )
+                    .collect::<Vec<_>>(),
+            ),
             fields: sent
                 .fields
                 .unwrap_or_else(|| CHANGE_FIELDS.iter().map(|f| (*f).to_owned()).collect()),
@@ -100,6 +117,31 @@ mod tests {
         )
         .expect("valid where http is allowed");
         assert_eq!(with_fields.fields, ["website", "follower_count"]);
+    }
+
+    #[test]
+    fn a_watch_fetches_the_parts_it_includes_or_follows() {
+        let body = |extra: &str| {
+            format!(
+                r#"{{"liUrls": ["https://www.linkedin.com/company/google"], "everyHours": 24,
+                    "webhookUrl": "https://example.com/h"{extra}}}"#
+            )
+        };
+        let jobs = crate::Includes::of(&[crate::Include::JobCount]);
+        assert!(parse(&body(""), false).expect("valid").include.is_empty());
+        for extra in [
+            r#", "include": ["job_count"]"#,
+            r#", "fields": ["job_count", "website"]"#,
+            r#", "fields": ["job_count"], "include": ["job_count"]"#,
+        ] {
+            assert_eq!(
+                parse(&body(extra), false).expect("valid").include,
+                jobs,
+                "{extra}"
+            );
+        }
+        let refused = parse(&body(r#", "include": ["jobs"]"#), false).expect_err("unknown");
+        assert_eq!(refused.problems[0].pointer, "/include/0");
     }
 
     #[test]
@@ -175,6 +217,11 @@ pub struct WatchBody {
         transform = watch_fields_schema
     )]
     pub fields: Option<Vec<String>>,
+    /// Parts of the record each refresh fetches beyond the page, as on `POST /v1/network/company-data`
+    /// (`job_count`: its history as a time series; implied when `fields` names `job_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::include::include_schema")]
+    pub include: Option<Vec<crate::Include>>,
 }
 
 impl Body for WatchBody {
@@ -215,6 +262,9 @@ pub struct WatchInfo {
     pub webhook_url: String,
     /// The record members whose change is an event.
     pub fields: Vec<String>,
+    /// The parts of the record each refresh fetches beyond the page; absent for none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<crate::Include>,
     /// Whether it still runs.
     pub status: WatchStatus,
     /// When it was created.

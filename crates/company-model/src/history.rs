@@ -7,9 +7,9 @@ use serde_json::{Map, Value};
 use crate::{CompanyRecord, RecordJson};
 
 /// Every top-level record member a watch may name in its `fields`: first the [`CHANGE_FIELDS`], then the counts
-/// that move on most fetches (`follower_count`, `employee_count_on_li`). Names as in the record's
-/// JSON.
-pub const WATCH_FIELDS: [&str; 21] = [
+/// that move on most fetches (`follower_count`, `employee_count_on_li`), then `job_count`, which is not on the page
+/// (a watch that names it fetches it with each refresh: `include`). Names as in the record's JSON.
+pub const WATCH_FIELDS: [&str; 22] = [
     "company_name",
     "company_id",
     "final_li_url",
@@ -31,7 +31,12 @@ pub const WATCH_FIELDS: [&str; 21] = [
     "affiliated_pages",
     "follower_count",
     "employee_count_on_li",
+    "job_count",
 ];
+
+/// The [`WATCH_FIELDS`] read from the page itself: all but `job_count` (what a parse can fill, which the
+/// parser's field coverage counts).
+pub const PAGE_FIELDS: &[&str] = WATCH_FIELDS.split_at(21).0;
 
 /// The members whose difference between two snapshots is a change: history's `changes`, and what a watch
 /// compares when it names no `fields`. Not the counts (they are history's `points`), nor the sections that differ

@@ -28,8 +28,8 @@ mod record_json;
 mod tenant;
 
 pub use history::{
-    CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, WATCH_FIELDS, change_fields_text,
-    changed_members,
+    CHANGE_FIELDS, CompanyHistory, FieldChange, HistoryPoint, PAGE_FIELDS, WATCH_FIELDS,
+    change_fields_text, changed_members,
 };
 pub use names::{LEGAL_SUFFIXES, name_key, name_slugs};
 pub use outcome::{RecordSource, UnresolvedCode};

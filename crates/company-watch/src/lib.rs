@@ -163,6 +163,7 @@ impl Watches {
                 every_hours: request.every_hours,
                 webhook_url: request.webhook_url.clone(),
                 fields: request.fields.clone(),
+                include: request.include.to_names(),
             })
             .collect();
         let quota = self.quotas(tenant).await?.watches;
@@ -229,6 +230,7 @@ pub fn watch_info(watch: &Watch) -> api_contract::WatchInfo {
         every_hours: watch.every_hours,
         webhook_url: watch.webhook_url.clone(),
         fields: watch.fields.clone(),
+        include: api_contract::Includes::from_names(&watch.include).parts(),
         status: if watch.disabled_at.is_some() {
             api_contract::WatchStatus::Disabled
         } else {

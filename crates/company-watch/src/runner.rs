@@ -94,7 +94,7 @@ impl Watches {
             window: FreshnessWindow::LIVE,
             stale_if_error: false,
             fields: None,
-            include: api_contract::Includes::NONE,
+            include: api_contract::Includes::from_names(&watch.include),
         };
         let caller = Caller {
             tenant: watch.tenant,

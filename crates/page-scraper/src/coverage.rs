@@ -15,13 +15,13 @@
 //! `company_data_layout_alarm{field}` through the `metrics` facade.
 //!
 //! Counted in this process's memory: a restart starts over, and each server of a deployment judges its own
-//! parses (each sees the same layout). Fields are [`company_model::WATCH_FIELDS`].
+//! parses (each sees the same layout). Fields are [`company_model::PAGE_FIELDS`].
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use company_model::WATCH_FIELDS;
+use company_model::PAGE_FIELDS;
 use page_url::PageUrl;
 
 use page_parser::CompanyRecord;
@@ -75,7 +75,7 @@ pub struct CoverageReport {
     pub recent_parses: usize,
     /// Parses in the baseline.
     pub baseline_parses: u64,
-    /// One entry per field of [`company_model::WATCH_FIELDS`], in that order.
+    /// One entry per field of [`company_model::PAGE_FIELDS`], in that order.
     pub fields: Vec<FieldShare>,
 }
 
@@ -86,7 +86,7 @@ impl CoverageReport {
     }
 }
 
-/// Which fields one parse filled: bit `i` for `WATCH_FIELDS[i]`.
+/// Which fields one parse filled: bit `i` for `PAGE_FIELDS[i]`.
 type Filled = u32;
 
 /// One hour of the baseline.
@@ -94,7 +94,7 @@ type Filled = u32;
 struct Bucket {
     hour: u64,
     parses: u64,
-    filled: [u64; WATCH_FIELDS.len()],
+    filled: [u64; PAGE_FIELDS.len()],
 }
 
 #[derive(Default)]
@@ -129,7 +129,7 @@ fn is_filled(value: Option<&serde_json::Value>) -> bool {
     }
 }
 
-/// Which of [`company_model::WATCH_FIELDS`] one record filled (not absent, null, empty text, list or object).
+/// Which of [`company_model::PAGE_FIELDS`] one record filled (not absent, null, empty text, list or object).
 /// Made where the record is parsed (the fetcher does it on its parser thread: it serializes the record), and
 /// counted by [`FieldCoverage::observe`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,7 +142,7 @@ impl FilledFields {
             return Self(0);
         };
         Self(
-            WATCH_FIELDS
+            PAGE_FIELDS
                 .iter()
                 .enumerate()
                 .filter(|(_, field)| is_filled(members.get(**field)))
@@ -231,7 +231,7 @@ impl FieldCoverage {
     fn report_of(&self, state: &State) -> CoverageReport {
         let recent_parses = state.recent.len();
         let baseline_parses: u64 = state.baseline.iter().map(|b| b.parses).sum();
-        let fields = WATCH_FIELDS
+        let fields = PAGE_FIELDS
             .iter()
             .enumerate()
             .map(|(i, field)| {
@@ -281,7 +281,7 @@ fn add_to_baseline(baseline: &mut VecDeque<Bucket>, filled: Filled, hour: u64) {
         baseline.push_back(Bucket {
             hour,
             parses: 0,
-            filled: [0; WATCH_FIELDS.len()],
+            filled: [0; PAGE_FIELDS.len()],
         });
     }
     if let Some(bucket) = baseline.back_mut() {
@@ -312,10 +312,10 @@ fn export(share: &FieldShare) {
 mod tests {
     use super::*;
 
-    const ALL: Filled = (1 << WATCH_FIELDS.len()) - 1;
+    const ALL: Filled = (1 << PAGE_FIELDS.len()) - 1;
 
     fn bit(field: &str) -> Filled {
-        1 << WATCH_FIELDS
+        1 << PAGE_FIELDS
             .iter()
             .position(|f| *f == field)
             .expect("a field")

@@ -56,6 +56,9 @@ pub struct NewWatch {
     pub webhook_url: String,
     /// The record members whose change is an event.
     pub fields: Vec<String>,
+    /// The parts of the record each refresh fetches beyond the page: their names joined with `,` as
+    /// `api_contract::Includes::to_names` writes them (`job_count`), `""` for none. Kept as the caller wrote it.
+    pub include: String,
     /// What the first refresh compares with: the page's newest stored record, if any.
     pub baseline: Option<RecordJson>,
 }
@@ -75,6 +78,8 @@ pub struct Watch {
     pub webhook_url: String,
     /// The record members whose change is an event.
     pub fields: Vec<String>,
+    /// The parts of the record each refresh fetches beyond the page, as [`NewWatch::include`] gave them.
+    pub include: String,
     /// When it was created.
     pub created_at: jiff::Timestamp,
     /// When its next refresh is due.

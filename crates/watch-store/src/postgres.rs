@@ -6,8 +6,8 @@ use pg_pool::tokio_postgres::Row;
 
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
-    EndpointRow, Queue, WATCH_COLUMNS, WATCH_EVENTS, WatchRow, fair_due_watches, fields_column,
-    millis,
+    EndpointRow, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS, WATCH_EVENTS, WatchRow,
+    fair_due_watches, fields_column, millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0001_create_table_watches.sql"),
     include_str!("../migrations/postgres/0002_create_table_webhook_endpoints.sql"),
     include_str!("../migrations/postgres/0003_create_index_watch_events_claimed.sql"),
+    include_str!("../migrations/postgres/0004_alter_table_watches_include_parts.sql"),
 ];
 
 /// Watches in a PostgreSQL database (tables `watches`, `watch_events`, `webhook_secrets`, `webhook_endpoints`,
@@ -54,6 +55,7 @@ fn watch_row(row: &Row) -> WatchRow {
         last_delivery_error: row.get(13),
         disabled_ms: row.get(14),
         disabled_reason: row.get(15),
+        include: row.get(16),
     }
 }
 
@@ -248,8 +250,8 @@ impl WatchStore for PgWatchStore {
         let statement = tx
             .prepare_cached(&format!(
                 "INSERT INTO watches (account_id, url, every_hours, webhook_url, fields, baseline, created_at_ms,
-                                      next_check_ms)
-                 VALUES ($1, $2, $3::BIGINT, $4, $5, $6, $7::BIGINT, $7::BIGINT + $3::BIGINT * 3600000)
+                                      next_check_ms, include_parts)
+                 VALUES ($1, $2, $3::BIGINT, $4, $5, $6, $7::BIGINT, $7::BIGINT + $3::BIGINT * 3600000, $8)
                  RETURNING {WATCH_COLUMNS}"
             ))
             .await
@@ -267,6 +269,7 @@ impl WatchStore for PgWatchStore {
                         &fields_column(&watch.fields),
                         &watch.baseline.as_ref().map(RecordJson::as_str),
                         &now_ms,
+                        &watch.include,
                     ],
                 )
                 .await
@@ -349,7 +352,7 @@ impl WatchStore for PgWatchStore {
             .map_err(backend)?;
         rows.iter()
             .map(|row| {
-                let baseline: Option<String> = row.get(16);
+                let baseline: Option<String> = row.get(WATCH_COLUMN_COUNT);
                 let watch = watch_row(row);
                 let claim = watch.next_check_ms;
                 Ok(DueRefresh {

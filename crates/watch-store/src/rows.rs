@@ -25,7 +25,9 @@ pub(crate) fn fields_from_column(text: &str) -> Vec<String> {
 /// The watch columns every read selects, in this order (both backends).
 pub(crate) const WATCH_COLUMNS: &str = "id, account_id, url, every_hours, webhook_url, fields, created_at_ms, \
      next_check_ms, last_checked_ms, last_check_error, last_change_ms, last_delivery_ms, last_delivery_status, \
-     last_delivery_error, disabled_ms, disabled_reason";
+     last_delivery_error, disabled_ms, disabled_reason, include_parts";
+/// How many columns [`WATCH_COLUMNS`] names: the index of a column read after them.
+pub(crate) const WATCH_COLUMN_COUNT: usize = 17;
 
 /// A watch's columns as read, in [`WATCH_COLUMNS`] order.
 pub(crate) struct WatchRow {
@@ -45,6 +47,7 @@ pub(crate) struct WatchRow {
     pub(crate) last_delivery_error: Option<String>,
     pub(crate) disabled_ms: Option<i64>,
     pub(crate) disabled_reason: Option<String>,
+    pub(crate) include: String,
 }
 
 impl WatchRow {
@@ -56,6 +59,7 @@ impl WatchRow {
             every_hours: u32::try_from(self.every_hours).unwrap_or(u32::MAX),
             webhook_url: self.webhook_url,
             fields: fields_from_column(&self.fields),
+            include: self.include,
             created_at: at(self.created_ms),
             next_check_at: at(self.next_check_ms),
             last_checked_at: self.last_checked_ms.map(at),

@@ -7,8 +7,8 @@ use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params
 
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
-    EndpointRow, Queue, WATCH_COLUMNS, WATCH_EVENTS, WatchRow, fair_due_watches, fields_column,
-    millis,
+    EndpointRow, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS, WATCH_EVENTS, WatchRow,
+    fair_due_watches, fields_column, millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0001_create_table_watches.sql"),
     include_str!("../migrations/sqlite/0002_create_table_webhook_endpoints.sql"),
     include_str!("../migrations/sqlite/0003_create_index_watch_events_claimed.sql"),
+    include_str!("../migrations/sqlite/0004_alter_table_watches_include_parts.sql"),
 ];
 
 /// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`,
@@ -54,6 +55,7 @@ fn watch_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<WatchRow> {
         last_delivery_error: row.get(13)?,
         disabled_ms: row.get(14)?,
         disabled_reason: row.get(15)?,
+        include: row.get(16)?,
     })
 }
 
@@ -262,6 +264,7 @@ impl WatchStore for SqliteWatchStore {
                     w.webhook_url.clone(),
                     fields_column(&w.fields),
                     w.baseline.as_ref().map(|r| r.as_str().to_owned()),
+                    w.include.clone(),
                 )
             })
             .collect();
@@ -278,12 +281,12 @@ impl WatchStore for SqliteWatchStore {
                     return Ok(None);
                 }
                 let mut ids = Vec::with_capacity(rows.len());
-                for (account, url, every, webhook, fields, baseline) in rows {
+                for (account, url, every, webhook, fields, baseline, include) in rows {
                     tx.execute(
                         "INSERT INTO watches (account_id, url, every_hours, webhook_url, fields, baseline,
-                                              created_at_ms, next_check_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 + ?3 * 3600000)",
-                        params![account, url, every, webhook, fields, baseline, now_ms],
+                                              created_at_ms, next_check_ms, include_parts)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7 + ?3 * 3600000, ?8)",
+                        params![account, url, every, webhook, fields, baseline, now_ms, include],
                     )?;
                     ids.push(tx.last_insert_rowid());
                 }
@@ -368,7 +371,10 @@ impl WatchStore for SqliteWatchStore {
                 );
                 conn.prepare_cached(&sql)?
                     .query_map(params![now_ms, until_ms, limit], |row| {
-                        Ok((watch_row(row)?, row.get::<_, Option<String>>(16)?))
+                        Ok((
+                            watch_row(row)?,
+                            row.get::<_, Option<String>>(WATCH_COLUMN_COUNT)?,
+                        ))
                     })?
                     .collect::<rusqlite::Result<Vec<_>>>()
             })

@@ -99,13 +99,33 @@ fn serve_google(origin: &Path, edits: &[(&str, &str)]) {
     std::fs::write(origin.join("company/google.html"), html).expect("written");
 }
 
+/// The real guest job search as the origin's answer to Google's (`jobs/1441.html`), its count `count` as printed.
+fn serve_job_search(origin: &Path, count: &str) {
+    let captured = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/pages/jobs-guest-search-2026.html");
+    let html = std::fs::read_to_string(captured).expect("captured page");
+    let printed = r#"results-context-header__job-count">2000+<"#;
+    assert!(html.contains(printed), "the search prints 2000+");
+    let html = html.replace(
+        printed,
+        &format!(r#"results-context-header__job-count">{count}<"#),
+    );
+    std::fs::create_dir_all(origin.join("jobs")).expect("jobs folder");
+    std::fs::write(origin.join("jobs/1441.html"), html).expect("written");
+}
+
 const WEBSITE: (&str, &str) = ("goo%2Egle%2F3DLEokh", "about%2Egoogle%2F");
 const SIZE: (&str, &str) = ("10,001+ employees", "5,001-10,000 employees");
 
 impl World {
     async fn watch(&self, webhook: &str) -> watch_store::WatchId {
+        self.watch_with(webhook, "").await
+    }
+
+    /// A daily watch of Google with `extra` members in its body (`, "fields": [...]`).
+    async fn watch_with(&self, webhook: &str, extra: &str) -> watch_store::WatchId {
         let body = format!(
-            r#"{{"liUrls": ["https://www.linkedin.com/company/google"], "everyHours": 24, "webhookUrl": "{webhook}"}}"#
+            r#"{{"liUrls": ["https://www.linkedin.com/company/google"], "everyHours": 24, "webhookUrl": "{webhook}"{extra}}}"#
         );
         let request = WatchRequest::from_json(body.as_bytes(), &NetworkDomain::default(), true)
             .expect("valid");
@@ -233,6 +253,50 @@ async fn a_change_delivers_one_signed_event_and_no_change_delivers_nothing() {
         Some(200)
     );
     assert!(watch.last_change_at.is_some());
+}
+
+/// A watch that follows `job_count` fetches the job search with each refresh (at the page's price) and announces
+/// the count's change like any other.
+#[tokio::test]
+async fn a_watch_that_follows_the_job_count_fetches_it_and_announces_its_change() {
+    let world = world(true).await;
+    let receiver = Receiver::start().await;
+    serve_job_search(&world.origin, "1,213");
+    let id = world
+        .watch_with(
+            &format!("http://127.0.0.1:{}/hooks/company", receiver.port),
+            r#", "fields": ["job_count"]"#,
+        )
+        .await;
+    let watch = world
+        .watches
+        .get(world.tenant, id)
+        .await
+        .expect("read")
+        .expect("exists");
+    assert_eq!(
+        company_watch::watch_info(&watch).include,
+        [api_contract::Include::JobCount],
+        "following a count fetches it"
+    );
+    world.after(DAY).await;
+    world.after(DAY).await;
+    assert!(receiver.received().is_empty(), "the same count: no event");
+    assert_eq!(world.balance().await, "8", "one company per refresh");
+
+    serve_job_search(&world.origin, "1,250");
+    let done = world.after(DAY).await;
+    assert_eq!((done.events, done.delivered), (1, 1), "{done:?}");
+    let event: serde_json::Value =
+        serde_json::from_str(&receiver.received()[0].body).expect("JSON body");
+    assert_eq!(event["changes"][0]["field"], "job_count", "{event}");
+    assert_eq!(
+        (
+            &event["changes"][0]["before"],
+            &event["changes"][0]["after"]
+        ),
+        (&serde_json::json!(1213), &serde_json::json!(1250))
+    );
 }
 
 #[tokio::test]

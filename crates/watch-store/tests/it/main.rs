@@ -39,6 +39,7 @@ fn watch(account: i64, page: &str) -> NewWatch {
         every_hours: 24,
         webhook_url: "https://hooks.example/company".to_owned(),
         fields: vec!["website".to_owned()],
+        include: String::new(),
         baseline: None,
     }
 }
@@ -65,18 +66,26 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
         .await
         .expect("created")
         .expect("under the bound");
+    // What a watch includes is kept as written, and read back by another server.
+    let including = NewWatch {
+        include: "job_count".to_owned(),
+        ..watch(2, "https://www.linkedin.com/company/google")
+    };
     created.extend(
         first
-            .create(
-                &[watch(2, "https://www.linkedin.com/company/google")],
-                10,
-                now,
-            )
+            .create(&[including], 10, now)
             .await
             .expect("created")
             .expect("under the bound"),
     );
     assert_eq!(created.len(), 3);
+    let kept: Vec<&str> = created.iter().map(|w| w.include.as_str()).collect();
+    assert_eq!(kept, ["", "", "job_count"]);
+    let read = second
+        .get(created[2].tenant, created[2].id)
+        .await
+        .expect("read");
+    assert_eq!(read.map(|w| w.include), Some("job_count".to_owned()));
     // An account's watches are bounded where they are added: account 1 has two, so three more pass a bound of
     // four, and nothing of the request is created.
     let over: Vec<NewWatch> = (0..3)
