@@ -192,8 +192,15 @@ mod tests {
     #[test]
     fn change_fields_are_the_watch_fields_without_the_counts() {
         assert!(CHANGE_FIELDS.contains(&"affiliated_pages"));
-        assert!(!CHANGE_FIELDS.contains(&"follower_count"));
-        assert_eq!(WATCH_FIELDS.len(), CHANGE_FIELDS.len() + 2);
+        let counts = ["follower_count", "employee_count_on_li", "job_count"];
+        assert!(counts.iter().all(|count| !CHANGE_FIELDS.contains(count)));
+        assert_eq!(WATCH_FIELDS.len(), CHANGE_FIELDS.len() + counts.len());
+        assert_eq!(WATCH_FIELDS[CHANGE_FIELDS.len()..], counts);
+        assert_eq!(
+            PAGE_FIELDS,
+            &WATCH_FIELDS[..WATCH_FIELDS.len() - 1],
+            "all but job_count, which no page shows"
+        );
     }
 
     #[test]
