@@ -109,6 +109,24 @@ async fn a_test_keys_200_requests_never_reach_the_origin_and_charge_nothing() {
     assert_eq!(acme.json["results"][0]["domain"], "acme-sandbox.example");
     assert_eq!(nobody.json["unresolved"][0]["error"], "not_found");
 
+    // `include` is answered from the sandbox too: its job search, not the origin's.
+    let included = service
+        .post(
+            &test,
+            &json!({ "liUrls": [GOOGLE, ACME_SANDBOX], "include": ["job_count"] }),
+        )
+        .await;
+    assert_eq!(included.status, 200, "{}", included.json);
+    for result in included.json["results"].as_array().expect("results") {
+        assert_eq!(result["job_count"], 2000, "{result}");
+        assert_eq!(result["provenance"]["job_count"]["error"], Value::Null);
+    }
+    assert_eq!(
+        origin.hits_total(),
+        0,
+        "a test key's job search reached the origin"
+    );
+
     // Nothing spent: the live account's balance and usage are as they were; its test mode shows the test balance.
     let live_account = account(&service, &live).await;
     assert_eq!(live_account["balance"], 5);

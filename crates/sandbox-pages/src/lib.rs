@@ -1,6 +1,8 @@
 //! The pages test-mode keys (`cdk_test_…`) are answered from, so that they never reach the network: the company
 //! pages this repository captured (`tests/fixtures/origin`, embedded in the binary) and a few companies
-//! generated from one of them, laid out as a folder origin (`<dir>/company/<slug>.html`) for the fetcher.
+//! generated from one of them, laid out as a folder origin (`<dir>/company/<slug>.html`) for the fetcher, with
+//! the guest job search of each company's id (`<dir>/jobs/<company_id>.html`: the captured search, which counts
+//! "2000+"), so that a test key's `include: ["job_count"]` is answered as a live key's is.
 //!
 //! A generated company is the captured Audiense page with the company's name, page slug and website replaced, so
 //! the parser reads it as it reads any real page of that layout: its record has the generated name, URL and
@@ -26,6 +28,11 @@ use std::path::Path;
 const GOOGLE: &str = include_str!("../../../tests/fixtures/origin/company/google.html");
 /// The captured Audiense page (2024 layout): also the template of the generated companies.
 const AUDIENSE: &str = include_str!("../../../tests/fixtures/origin/company/audiense.html");
+/// A captured guest job search (`d_jobs_guest_search`, "2000+" open jobs).
+const JOB_SEARCH: &str = include_str!("../../../tests/fixtures/pages/jobs-guest-search-2026.html");
+/// The company ids the sandbox's pages show (`urn:li:organization:<id>`): Google's, and Audiense's, which the
+/// generated companies keep (they are copies of its page).
+pub const COMPANY_IDS: [u64; 2] = [1441, 10_529_043];
 
 /// The generated companies: (page slug, company name). Their websites are `https://<slug>.example` (RFC 2606:
 /// a domain that never resolves to anyone's site).
@@ -86,7 +93,8 @@ fn generate(slug: &str, name: &str) -> String {
         .replace("audiense", slug)
 }
 
-/// Writes every page under `dir` as a folder origin: `<dir>/<kind>/<slug>.html`.
+/// Writes every page under `dir` as a folder origin: `<dir>/<kind>/<slug>.html`, and the job search of each of
+/// [`COMPANY_IDS`] as `<dir>/jobs/<id>.html`.
 ///
 /// # Errors
 /// When a folder or file cannot be written.
@@ -98,6 +106,11 @@ pub fn write_origin(dir: &Path) -> std::io::Result<()> {
             folder.join(format!("{}.html", page.slug)),
             page.html.as_bytes(),
         )?;
+    }
+    let jobs = dir.join("jobs");
+    std::fs::create_dir_all(&jobs)?;
+    for id in COMPANY_IDS {
+        std::fs::write(jobs.join(format!("{id}.html")), JOB_SEARCH)?;
     }
     Ok(())
 }
