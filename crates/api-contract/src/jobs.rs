@@ -94,6 +94,9 @@ pub struct JobInfo {
     /// records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fields: Option<Vec<String>>,
+    /// The parts of each record it fetches beyond the page (`include` as submitted); absent for none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<crate::Include>,
 }
 
 /// A page of the account's jobs, as `GET /v1/network/company-data/jobs` answers it: newest first.

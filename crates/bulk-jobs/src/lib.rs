@@ -198,6 +198,7 @@ impl JobView {
                 .fields
                 .as_ref()
                 .map(|fields| fields.kept().iter().map(|&name| name.to_owned()).collect()),
+            include: job.include.parts(),
         }
     }
 }

@@ -37,8 +37,8 @@
 use std::time::Duration;
 
 pub use api_contract::{
-    Answer, CompanyDataResponse, ErrorBody, InputRow, JobInfo, JobStatus, RequestBody, ResolveBody,
-    ResolveQuery, ResolveResponse, headers, paths,
+    Answer, CompanyDataResponse, ErrorBody, Include, InputRow, JobInfo, JobStatus, RequestBody,
+    ResolveBody, ResolveQuery, ResolveResponse, headers, paths,
 };
 use reqwest::{Method, StatusCode, header};
 

@@ -86,8 +86,9 @@ impl LookupService {
 }
 
 /// Whether a stored record carries every part of `include`: for each, a `provenance` entry that read it, or
-/// that found nothing to fetch (a page with no `company_id`). A part that failed for a reason that may pass is
-/// not carried: the page is fetched again with it.
+/// whose failure will not pass by asking again (no `company_id` to search by, a search the parser does not
+/// read). A part never asked for, or that failed for a reason that may pass (the network refused or walled it,
+/// it timed out, it could not be fetched), is not carried: the page is fetched again with it.
 pub(crate) fn carries(record: &RecordJson, include: Includes) -> bool {
     if include.is_empty() {
         return true;
@@ -100,8 +101,41 @@ pub(crate) fn carries(record: &RecordJson, include: Includes) -> bool {
         Include::JobCount => provenance
             .job_count
             .as_ref()
-            .is_some_and(|entry| entry.error.is_none() || entry.source_url.is_none()),
+            .is_some_and(|entry| !entry.error.is_some_and(may_pass)),
     })
+}
+
+/// Whether a part that failed with `error` may be read by asking again: the failures of the network's push-back
+/// and of the way there, as `staleIfError` counts them.
+pub(crate) fn may_pass(error: UnresolvedCode) -> bool {
+    matches!(
+        error,
+        UnresolvedCode::Blocked
+            | UnresolvedCode::Authwall
+            | UnresolvedCode::TimedOut
+            | UnresolvedCode::FetchFailed
+    )
+}
+
+/// The `provenance.job_count` entry of a record answered from its stored snapshot because fetching it again
+/// with the count failed (`error`, as the page's fetch met it).
+pub(crate) fn not_fetched_again(record: &RecordJson, error: UnresolvedCode) -> RecordJson {
+    let Ok(mut parsed) = record.to_record() else {
+        return record.clone();
+    };
+    parsed
+        .provenance
+        .get_or_insert_with(Provenance::default)
+        .job_count = Some(PartProvenance {
+        error: Some(error),
+        message: Some(
+            "The stored snapshot has no job count, and fetching the page again with it failed; the stored record \
+             is answered without `job_count`. Ask again later to fetch it."
+                .to_owned(),
+        ),
+        ..PartProvenance::default()
+    });
+    RecordJson::from_record(&parsed)
 }
 
 /// The `provenance.job_count.message` of a job search that failed: what happened and what to do.
@@ -145,10 +179,14 @@ mod tests {
         let banned = record(
             r#","provenance":{"job_count":{"source_url":"https://www.linkedin.com/jobs/search?f_C=1441","error":"blocked"}}"#,
         );
+        let unread = record(
+            r#","provenance":{"job_count":{"source_url":"https://www.linkedin.com/jobs/search?f_C=1441","error":"unparseable"}}"#,
+        );
         let no_id = record(r#","provenance":{"job_count":{"error":"not_found"}}"#);
         let never_asked = record("");
         assert!(carries(&read, jobs));
         assert!(!carries(&banned, jobs), "a ban may pass: fetched again");
+        assert!(carries(&unread, jobs), "asking again reads it no better");
         assert!(
             carries(&no_id, jobs),
             "nothing to search by: not fetched again"

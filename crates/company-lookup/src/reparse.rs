@@ -47,7 +47,8 @@ pub async fn reparse_stored(
             .map_err(|error| CacheError(Box::new(error)))?;
             match parsed {
                 (page, Ok(mut record)) => {
-                    keep_what_parsing_cannot_give(store, &page.url, &mut record).await?;
+                    keep_what_parsing_cannot_give(store, &page.url, page.fetched_at, &mut record)
+                        .await?;
                     summary.reparsed += 1;
                     if store
                         .replace_record(&page.url, page.fetched_at, &record)
@@ -66,24 +67,31 @@ pub async fn reparse_stored(
 }
 
 /// Keeps what the stored record has from elsewhere than its page, which parsing the page cannot give: the parts
-/// fetched apart from it (`job_count`, `job_count_is_lower_bound`, `provenance`), and its `domain` when the
-/// website is the same shortened link (that domain came from following it).
+/// fetched apart from it (`job_count`, `job_count_is_lower_bound`, `provenance`) when it is the record of the
+/// same fetch as the page (`fetched_at`), and its `domain` when the website is the same shortened link (that
+/// domain came from following it).
 async fn keep_what_parsing_cannot_give(
     store: &dyn SnapshotStore,
     url: &PageUrl,
+    fetched_at: jiff::Timestamp,
     record: &mut company_model::CompanyRecord,
 ) -> Result<(), CacheError> {
-    let stored = store
+    let Some(snapshot) = store
         .fresh_many(std::slice::from_ref(url), jiff::Timestamp::MIN)
         .await?
         .remove(url)
-        .and_then(|snapshot| snapshot.record.to_record().ok());
-    let Some(stored) = stored else {
+    else {
         return Ok(());
     };
-    record.job_count = stored.job_count;
-    record.job_count_is_lower_bound = stored.job_count_is_lower_bound;
-    record.provenance = stored.provenance;
+    let same_fetch = snapshot.fetched_at == fetched_at;
+    let Ok(stored) = snapshot.record.to_record() else {
+        return Ok(());
+    };
+    if same_fetch {
+        record.job_count = stored.job_count;
+        record.job_count_is_lower_bound = stored.job_count_is_lower_bound;
+        record.provenance = stored.provenance;
+    }
     if let Some(website) = record.website.as_deref().filter(|w| is_url_shortener(w))
         && stored.website.as_deref() == Some(website)
     {

@@ -242,8 +242,9 @@ impl LookupService {
             .collect();
         let price = price_per_company(request.window);
         let required = price.times(distinct.len() as u32);
+        let mut lacking = HashMap::new();
         let mut outcomes = self
-            .stored_in(&distinct, request.window, request.include)
+            .stored_in(&distinct, request.window, request.include, &mut lacking)
             .await;
         if outcomes.len() == distinct.len() {
             // Every answer is known before billing: check and charge in one step, no hold.
@@ -274,7 +275,10 @@ impl LookupService {
             .live(caller.tenant, missing, priority, request.include)
             .await
         {
-            Ok(live) => outcomes.extend(live),
+            Ok(live) => {
+                outcomes.extend(live);
+                Self::fall_back_to_lacking(&mut outcomes, lacking);
+            }
             Err(refused) => {
                 // Free the hold now rather than from the guard's background task, so that a retry sees the credits.
                 if let Some(hold) = guard.take()
@@ -345,13 +349,15 @@ impl LookupService {
         include: Includes,
     ) -> Result<HashMap<PageUrl, PageOutcome>, LookupError> {
         let this = self.serving(tenant)?;
-        let mut outcomes = this.stored_in(urls, window, include).await;
+        let mut lacking = HashMap::new();
+        let mut outcomes = this.stored_in(urls, window, include, &mut lacking).await;
         let missing: Vec<&PageUrl> = urls.iter().filter(|u| !outcomes.contains_key(*u)).collect();
         if !missing.is_empty() {
             outcomes.extend(
                 this.live(tenant, missing, Priority::Interactive, include)
                     .await?,
             );
+            Self::fall_back_to_lacking(&mut outcomes, lacking);
         }
         Ok(outcomes)
     }

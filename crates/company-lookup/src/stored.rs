@@ -13,12 +13,14 @@ use crate::service::LookupService;
 
 impl LookupService {
     /// The pages of `distinct` that have a stored snapshot inside `window` (none for a live window) carrying
-    /// every part of `include`.
+    /// every part of `include`; the snapshots inside it that lack a part go to `lacking` instead (the page is
+    /// fetched again with it, and they answer if that fails: [`LookupService::fall_back_to_lacking`]).
     pub(crate) async fn stored_in(
         &self,
         distinct: &[PageUrl],
         window: FreshnessWindow,
         include: Includes,
+        lacking: &mut HashMap<PageUrl, PageOutcome>,
     ) -> HashMap<PageUrl, PageOutcome> {
         let mut outcomes = HashMap::with_capacity(distinct.len());
         if window.is_live() {
@@ -35,10 +37,23 @@ impl LookupService {
             warn!(%error, "snapshot lookup failed; fetching live");
         }
         // A snapshot without a part the request includes is fetched again, with it.
-        outcomes.retain(|_, outcome| match outcome {
-            PageOutcome::Found { snapshot, .. } => crate::parts::carries(&snapshot.record, include),
-            PageOutcome::Failed { .. } => true,
-        });
+        if !include.is_empty() {
+            let without: Vec<PageUrl> = outcomes
+                .iter()
+                .filter(|(_, outcome)| match outcome {
+                    PageOutcome::Found { snapshot, .. } => {
+                        !crate::parts::carries(&snapshot.record, include)
+                    }
+                    PageOutcome::Failed { .. } => false,
+                })
+                .map(|(url, _)| url.clone())
+                .collect();
+            for url in without {
+                if let Some(outcome) = outcomes.remove(&url) {
+                    lacking.insert(url, outcome);
+                }
+            }
+        }
         outcomes
     }
 
@@ -60,6 +75,36 @@ impl LookupService {
             );
         }
         Ok(())
+    }
+
+    /// Each page of `lacking` (stored inside the window without a part the request includes) whose fetch with the
+    /// part failed for a reason that may pass is answered from that snapshot after all, as it would have been
+    /// without `include`, its `provenance` saying why the part is missing: asking for more never turns a record
+    /// into an unresolved URL.
+    pub(crate) fn fall_back_to_lacking(
+        outcomes: &mut HashMap<PageUrl, PageOutcome>,
+        lacking: HashMap<PageUrl, PageOutcome>,
+    ) {
+        for (url, stored) in lacking {
+            let PageOutcome::Found { snapshot, source } = stored else {
+                continue;
+            };
+            let failed = match outcomes.get(&url) {
+                Some(PageOutcome::Failed { code, .. }) if crate::parts::may_pass(*code) => *code,
+                _ => continue,
+            };
+            let record = crate::parts::not_fetched_again(&snapshot.record, failed);
+            outcomes.insert(
+                url,
+                PageOutcome::Found {
+                    snapshot: Box::new(snapshot_cache::Snapshot {
+                        record,
+                        ..*snapshot
+                    }),
+                    source,
+                },
+            );
+        }
     }
 
     /// `staleIfError`: each page whose live fetch failed for a reason that may pass (push-back, time-out, no

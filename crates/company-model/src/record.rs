@@ -74,8 +74,9 @@ pub struct CompanyRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_company: Option<PageCard>,
     /// Open jobs: the count in the header of the network's guest job search filtered by the company's id
-    /// (`/jobs/search?f_C=<company_id>`, `span.results-context-header__job-count`), fetched only for a request
-    /// that includes `job_count` (the company page itself shows no count). See `provenance.job_count`.
+    /// (`/jobs/search?f_C=<company_id>`, `span.results-context-header__job-count`), fetched only when a request
+    /// includes `job_count` (the company page itself shows no count), then kept with the snapshot, so a later
+    /// stored answer has it whether that request includes it or not. See `provenance.job_count`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_count: Option<u64>,
     /// Set with `job_count`: true when the search shows a floor rather than the count ("2,000+" is
@@ -109,8 +110,8 @@ pub struct CompanyRecord {
     /// The "Employees at" sample of member profiles.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub employees_on_li: Vec<Employee>,
-    /// Where the parts fetched apart from the page come from, when and how each fetch went; absent when none
-    /// was fetched (a request without `include`).
+    /// Where the parts fetched apart from the page come from, when and how each fetch went; absent when the
+    /// snapshot was fetched without any (by requests without `include`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
 }
@@ -142,8 +143,10 @@ pub struct PartProvenance {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub fetched_at: Option<jiff::Timestamp>,
-    /// Why the part is absent, as an unresolved URL's `error` names it (`blocked`, `authwall`, `timed_out`,
-    /// `fetch_failed`, `not_found` when the page shows no `company_id` to search by, …); absent when it was read.
+    /// Why the part is absent, as an unresolved URL's `error` names it: `blocked`, `authwall`, `timed_out` or
+    /// `fetch_failed` (asking again may read it), `unparseable` or `wrong_page_kind` (the search showed no count
+    /// the parser reads), `not_found` (with `source_url`: the search is gone; without: the page shows no
+    /// `company_id` to search by). Absent when it was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<crate::UnresolvedCode>,
     /// With `error`: what happened and what to do, in a sentence.
@@ -374,7 +377,6 @@ impl CompanyRecord {
         "employee_count_on_li",
         "follower_count",
         "job_count",
-        "job_count_is_lower_bound",
         "specialties",
         "headquarters_full_address",
         "headquarters_street",
@@ -386,6 +388,8 @@ impl CompanyRecord {
         "student_count_on_li",
         "parent_company_title",
         "parent_company_link",
+        // Last, so that the columns before it stay where CSVs written before it had them.
+        "job_count_is_lower_bound",
     ];
 
     /// The record member a column of [`CompanyRecord::FLAT_COLUMNS`] comes from: `headquarters` for the
@@ -427,9 +431,6 @@ impl CompanyRecord {
             number(self.employee_count_on_li),
             number(self.follower_count),
             number(self.job_count),
-            self.job_count_is_lower_bound
-                .map(|floor| floor.to_string())
-                .unwrap_or_default(),
             self.specialties.join("; "),
             text(&hq.full_address),
             text(&hq.street),
@@ -441,6 +442,9 @@ impl CompanyRecord {
             number(self.student_count_on_li),
             text(&parent.title),
             text(&parent.link),
+            self.job_count_is_lower_bound
+                .map(|floor| floor.to_string())
+                .unwrap_or_default(),
         ]
     }
 }

@@ -258,17 +258,16 @@ impl Resolver {
             .collect();
         // Owned queries: a stream of borrowed ones makes the future's lifetimes too general to be `Send`.
         let window = request.window;
-        // Only an enriched answer shows the record, so only it fetches the parts the request includes.
-        let include = if request.enrich {
-            request.include
-        } else {
-            Includes::NONE
-        };
-        let answers: Vec<QueryAnswer> = futures::stream::iter(distinct)
-            .map(|query| async move { self.resolve_query(account, &query, window, include).await })
+        let mut answers: Vec<QueryAnswer> = futures::stream::iter(distinct)
+            .map(|query| async move { self.resolve_query(account, &query, window).await })
             .buffered(self.settings.queries_at_once.max(1))
             .collect()
             .await;
+        // Only an enriched answer shows the record, so only it fetches the parts the request includes.
+        if request.enrich && !request.include.is_empty() {
+            self.with_parts(account, window, request.include, &mut answers)
+                .await;
+        }
         let mut response = ResolveResponse::default();
         let mut amount = Credits::ZERO;
         let mut billed = vec![false; answers.len()];
@@ -299,6 +298,54 @@ impl Resolver {
             }
         }
         (response, amount)
+    }
+}
+
+impl Resolver {
+    /// The resolved pages of `answers` with the parts of `include`: candidates are verified without them (a
+    /// rejected candidate would cost a search for nothing), then each resolved page whose snapshot lacks a part is
+    /// looked up again with it ([`LookupService::pages`]: when that fails, the snapshot answers as it was, its
+    /// `provenance` saying why). The resolution's price is unchanged.
+    async fn with_parts(
+        &self,
+        account: AccountId,
+        window: api_contract::FreshnessWindow,
+        include: Includes,
+        answers: &mut [QueryAnswer],
+    ) {
+        let mut pages: Vec<page_url::PageUrl> = answers
+            .iter()
+            .filter_map(|answer| match answer {
+                QueryAnswer::Resolved(_, snapshot) => Some(snapshot.url.clone()),
+                QueryAnswer::Unresolved(_) => None,
+            })
+            .collect();
+        pages.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        pages.dedup();
+        let found = match self
+            .lookup
+            .pages(
+                company_model::Tenant::live(account),
+                &pages,
+                window,
+                include,
+            )
+            .await
+        {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::warn!(%error, "the resolved pages' parts were not fetched; answered without them");
+                return;
+            }
+        };
+        for answer in answers {
+            if let QueryAnswer::Resolved(_, snapshot) = answer
+                && let Some(company_lookup::PageOutcome::Found { snapshot: with, .. }) =
+                    found.get(&snapshot.url)
+            {
+                snapshot.clone_from(with);
+            }
+        }
     }
 }
 

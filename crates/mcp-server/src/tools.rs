@@ -59,7 +59,9 @@ pub static TOOLS: [ToolSpec; 7] = [
                  nothing. Costs {LIVE_PRICE} credit per record fetched live (no `maxAgeHours`, or 0), \
                  {STORED_PRICE} credit per record with a freshness window (`maxAgeHours` up to {MAX_AGE_HOURS}: a stored snapshot \
                  that recent is served without fetching). Send `fields` (e.g. [\"company_name\", \"website\"]) to \
-                 get only those record members: smaller answers, the same price."
+                 get only those record members: smaller answers, the same price. Send `include: [\"job_count\"]` to \
+                 add each company's open-jobs count (one more page fetched per company, the same price; a stored \
+                 snapshot without it is fetched again)."
             )
         },
         input: schema::<RequestBody>,
@@ -85,7 +87,7 @@ pub static TOOLS: [ToolSpec; 7] = [
                 "The LinkedIn page of each of 1 to {MAX_QUERIES} queries — a website `domain` (`stripe.com`) or a company \
                  `name` with optional `location` and `domain` hints — verified by the page itself, with the \
                  evidence and a confidence; `\"enrich\": true` adds each page's record at no extra cost (`fields` keeps \
-                 only the named members). Costs \
+                 only the named members; `include: [\"job_count\"]` adds the open-jobs count). Costs \
                  {LIVE_PRICE} credit per query resolved live (`maxAgeHours: 0`), {STORED_PRICE} credit with a window \
                  (the default, {default_hours} hours); unresolved queries cost nothing."
             )

@@ -337,6 +337,45 @@ async fn a_blocked_page_says_when_to_retry_and_stale_if_error_serves_the_newest_
     );
 }
 
+/// A snapshot inside the window without the job count is fetched again with it; when the network refuses that,
+/// the snapshot answers after all (asking for more never turns a record into an unresolved URL), its
+/// `provenance` saying why the count is missing, at the window's price.
+#[tokio::test]
+async fn a_snapshot_without_the_count_answers_when_fetching_it_again_is_refused() {
+    let (_origin, company, world) = changing_world().await;
+    let google = "https://www.linkedin.com/company/google";
+    world
+        .service
+        .run(world.caller, &request(&[google], ""))
+        .await
+        .expect("live");
+    block_everything(&company);
+    let answered = world
+        .service
+        .run(
+            world.caller,
+            &request(&[google], r#","maxAgeHours":1,"include":["job_count"]"#),
+        )
+        .await
+        .expect("answered");
+    assert!(
+        answered.response.unresolved.is_empty(),
+        "{:?}",
+        answered.response.unresolved
+    );
+    let result = &answered.response.results[0];
+    assert_eq!(result.source, RecordSource::Stored);
+    let record = result.record.to_record().expect("a record");
+    assert_eq!(record.company_name.as_deref(), Some("Google"));
+    assert_eq!(record.job_count, None);
+    let entry = record
+        .provenance
+        .and_then(|provenance| provenance.job_count)
+        .expect("the reason");
+    assert_eq!(entry.error, Some(UnresolvedCode::Blocked));
+    assert_eq!(answered.charged, Credits::parse("0.5").expect("amount"));
+}
+
 #[tokio::test]
 async fn stale_if_error_does_not_hide_a_page_the_network_says_is_gone() {
     let (_origin, company, world) = changing_world().await;

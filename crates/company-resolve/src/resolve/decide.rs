@@ -69,7 +69,12 @@ impl Run<'_> {
         let mut pages = match self
             .resolver
             .lookup
-            .pages(Tenant::live(self.account), &urls, self.window, self.include)
+            .pages(
+                Tenant::live(self.account),
+                &urls,
+                self.window,
+                api_contract::Includes::NONE,
+            )
             .await
         {
             Ok(pages) => pages,

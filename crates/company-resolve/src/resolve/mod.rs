@@ -8,8 +8,8 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use api_contract::{
-    Candidate, Evidence, FreshnessWindow, Includes, Resolution, ResolveMethod, ResolveQuery,
-    UnresolvedQuery, UnresolvedReason,
+    Candidate, Evidence, FreshnessWindow, Resolution, ResolveMethod, ResolveQuery, UnresolvedQuery,
+    UnresolvedReason,
 };
 use company_model::{AccountId, name_key, name_slugs};
 use page_url::PageUrl;
@@ -59,13 +59,11 @@ impl Resolver {
         account: AccountId,
         query: &ResolveQuery,
         window: FreshnessWindow,
-        include: Includes,
     ) -> QueryAnswer {
         let mut run = Run {
             resolver: self,
             account,
             window,
-            include,
             query,
             evidence: Vec::new(),
             failures: Failures::default(),
@@ -87,8 +85,6 @@ struct Run<'a> {
     resolver: &'a Resolver,
     account: AccountId,
     window: FreshnessWindow,
-    /// The parts each checked page is looked up with: those of an `enrich` request's `include`.
-    include: Includes,
     query: &'a ResolveQuery,
     evidence: Vec<Evidence>,
     failures: Failures,
