@@ -390,6 +390,43 @@ async fn domains_resolve_by_their_sites_links_and_the_pages_websites() {
 
 /// A domain parked at a for-sale page is not the parking company's; a domain that redirects to its page on the
 /// network names that page.
+/// `include` with `enrich`: the resolved page's record comes with its job count, at the resolution's price.
+#[tokio::test]
+async fn an_enriched_resolution_includes_the_job_count_at_its_own_price() {
+    let (pages, sites) = world().await;
+    // Every derived page keeps the captured Audiense page's company id: one search answers them all.
+    let jobs = std::path::Path::new(&pages.origin()).join("jobs");
+    std::fs::create_dir_all(&jobs).expect("jobs folder");
+    std::fs::copy(
+        e2e_harness::fixtures().join("pages/jobs-guest-search-2026.html"),
+        jobs.join("10529043.html"),
+    )
+    .expect("search copied");
+    let service = start(&pages, &sites);
+    let key = service.key("counts", "10");
+    let body = |include: bool| {
+        let mut body =
+            json!({"queries": [{"domain": "acme.test"}], "enrich": true, "maxAgeHours": 0});
+        if include {
+            body["include"] = json!(["job_count"]);
+        }
+        body
+    };
+    let plain = resolve(&service, &key, &body(false)).await;
+    assert_eq!(plain.status, 200, "{}", plain.json);
+    assert!(
+        plain.json["results"][0]["record"]
+            .get("job_count")
+            .is_none()
+    );
+    let included = resolve(&service, &key, &body(true)).await;
+    assert_eq!(included.status, 200, "{}", included.json);
+    let record = &included.json["results"][0]["record"];
+    assert_eq!(record["company_name"], "Acme", "{record}");
+    assert_eq!(record["job_count"], 2000, "{record}");
+    assert_eq!(charged(&included), charged(&plain), "the same price");
+}
+
 #[tokio::test]
 async fn parked_domains_and_redirects_to_the_network() {
     let (pages, sites) = world().await;
