@@ -334,9 +334,9 @@ impl LookupService {
     }
 
     /// Each of `urls` (distinct) as a request with `window` and `include` would find it: its snapshot stored
-    /// inside the window (carrying the parts of `include`), else fetched live (under the account's cap on live lookups, stored as any live fetch is), without billing:
-    /// for a caller that bills by a rule of its own, such as the resolver, which pays for the page it returns and
-    /// not for the candidates it rejected.
+    /// inside the window (carrying the parts of `include`), else fetched live (under the account's cap on live
+    /// lookups, stored as any live fetch is), without billing: for a caller that bills by a rule of its own, such
+    /// as the resolver, which pays for the page it returns and not for the candidates it rejected.
     ///
     /// # Errors
     /// [`LookupError::TooManyLiveLookups`] when the account's cap does not admit the live fetches (nothing
