@@ -304,8 +304,9 @@ impl Resolver {
 impl Resolver {
     /// The resolved pages of `answers` with the parts of `include`: candidates are verified without them (a
     /// rejected candidate would cost a search for nothing), then each resolved page whose snapshot lacks a part is
-    /// looked up again with it ([`LookupService::pages`]: when that fails, the snapshot answers as it was, its
-    /// `provenance` saying why). The resolution's price is unchanged.
+    /// looked up again with it ([`LookupService::pages`]: when that fails, the snapshot answers as it was, and
+    /// inside a freshness window its `provenance` says why). The resolution's price is unchanged; the lookup adds
+    /// up to one live time-out to the request.
     async fn with_parts(
         &self,
         account: AccountId,
