@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::GOOGLE;
 use crate::jobs::{JOBS, submit, wait_until};
 
-const JOB_SEARCH: &str = "/jobs/search";
+const JOB_SEARCH: &str = page_url::JOB_SEARCH_PATH;
 
 fn first(reply: &Value) -> &Value {
     &reply["results"][0]
@@ -49,7 +49,7 @@ async fn job_count_is_fetched_only_when_included_kept_with_the_snapshot_and_neve
     assert!(
         entry["source_url"]
             .as_str()
-            .is_some_and(|url| url.ends_with("/jobs/search?f_C=1441")),
+            .is_some_and(|url| url.ends_with(&page_url::job_search_path(1441))),
         "{entry}"
     );
     let searched_at: jiff::Timestamp = entry["fetched_at"]

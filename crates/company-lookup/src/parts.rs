@@ -105,8 +105,9 @@ pub(crate) fn carries(record: &RecordJson, include: Includes) -> bool {
     })
 }
 
-/// Whether a part that failed with `error` may be read by asking again: the failures of the network's push-back
-/// and of the way there, as `staleIfError` counts them.
+/// Whether a fetch that failed with `error` may succeed if asked again: the network's push-back (`blocked`,
+/// `authwall`), a time-out, or no way there (`fetch_failed`). The one rule for a part fetched again, a snapshot
+/// kept as the answer when its re-fetch fails, and `staleIfError`.
 pub(crate) fn may_pass(error: UnresolvedCode) -> bool {
     matches!(
         error,

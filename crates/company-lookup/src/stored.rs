@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use api_contract::{FreshnessWindow, Includes};
-use company_model::{RecordSource, UnresolvedCode};
+use company_model::RecordSource;
 use page_url::PageUrl;
 use tracing::warn;
 
@@ -115,16 +115,7 @@ impl LookupService {
         let failed: Vec<PageUrl> = outcomes
             .iter()
             .filter(|(_, outcome)| {
-                matches!(
-                    outcome,
-                    PageOutcome::Failed {
-                        code: UnresolvedCode::Blocked
-                            | UnresolvedCode::Authwall
-                            | UnresolvedCode::TimedOut
-                            | UnresolvedCode::FetchFailed,
-                        ..
-                    }
-                )
+                matches!(outcome, PageOutcome::Failed { code, .. } if crate::parts::may_pass(*code))
             })
             .map(|(url, _)| url.clone())
             .collect();
