@@ -8,7 +8,8 @@
 //!   - an origin that **warns** (429 with `Retry-After`) costs little to overstep: a cut on each 429 (steeper
 //!     when it comes again within [`CALM`] pages), a step up after every [`CALM`] calm pages, halfway to the
 //!     ceiling, then creeping past it so that a raised budget is found again, more rarely each time the same
-//!     ceiling is confirmed;
+//!     ceiling is confirmed; a 429 after a calm stretch also measures the origin's rate (the pages it answered
+//!     since its last 429, per second) and the route goes under it (see `Learning::measured`);
 //!   - an origin that **bans without warning** (999, the guest home page, a 429 without `Retry-After`, at a
 //!     route it has never sent a 429 with `Retry-After`; one that has is cut by half, as above) costs a
 //!     quarantine and a longer ban each time: after a ban the route goes back to its floor (or half its pace,
@@ -211,6 +212,8 @@ struct Learning {
     calm: u32,
     /// Pages answered since the last 429 or block (saturating; `u32::MAX` before the first).
     since_push_back: u32,
+    /// When that 429 or block came.
+    pushed_back_at: Option<Instant>,
     /// Push-backs in a row at (nearly) the same ceiling, up to [`MAX_CONFIRMED`]: each doubles the calm pages
     /// a step past the ceiling waits for, so a route that has found the origin's limit probes it rarely.
     confirmed: u32,
@@ -307,6 +310,7 @@ impl RoutePool {
             ban_cost: 0.0,
             calm: 0,
             since_push_back: u32::MAX,
+            pushed_back_at: None,
             confirmed: 0,
             strikes: 0,
             next_start: Instant::now(),
@@ -495,14 +499,13 @@ impl RoutePool {
                 if new_event {
                     // Pushed back again before CALM pages got through: the origin's budget fell (or the
                     // first cut was not enough), so the cut is steeper to find it before the origin bans.
-                    let factor = if route.since_push_back < CALM {
-                        0.5
-                    } else {
-                        0.8
-                    };
+                    let again = route.since_push_back < CALM;
+                    let measured = route.rate_since_push_back(now).filter(|_| !again);
                     route.since_push_back = 0;
+                    route.pushed_back_at = Some(now);
                     route.manner = Manner::Warns;
-                    route.slow_down(factor, settings);
+                    route.slow_down(if again { 0.5 } else { 0.8 }, settings);
+                    route.measured(measured);
                 }
                 route.state = RouteState::CoolingDown;
                 route.until = Some(now + retry_after);
@@ -512,6 +515,7 @@ impl RoutePool {
                 route.blocks += 1;
                 if new_event {
                     route.since_push_back = 0;
+                    route.pushed_back_at = Some(now);
                     if probe {
                         // A lone probe refused after a quarantine finds the ban still on, which says nothing
                         // of the pace: only the quarantine grows (and pages booked behind the probe wait for
@@ -703,6 +707,32 @@ impl Learning {
         self.pace = Some((pace * factor).max(settings.min_per_second));
         if self.floor.is_some_and(|floor| floor >= pace) {
             self.floor = None;
+        }
+    }
+
+    /// Pages answered per second since the last push-back; `None` before the first.
+    fn rate_since_push_back(&self, now: Instant) -> Option<f64> {
+        let at = self.pushed_back_at?;
+        let seconds = now.duration_since(at).as_secs_f64();
+        (self.since_push_back != u32::MAX && seconds > 0.0)
+            .then(|| f64::from(self.since_push_back) / seconds)
+    }
+
+    /// After a 429 that followed a calm stretch: the origin's rate as measured between this 429 and the last. A
+    /// budget that refills at a steady rate (a token bucket, GCRA, which is how origins that warn are built) was
+    /// spent at both, so it let through no more than its rate in between: the pages answered per second are at
+    /// most the rate, and the rate itself when the route was busy all along. It is the ceiling, and the pace goes
+    /// under it, when it is below the pace pushed back at but not below half of it (a route that idled measured
+    /// its own demand, not the origin). Without it, a burst the origin allows hides a pace above its rate for
+    /// minutes, and each cut and climb found the ceiling only a tenth lower: the bench's halving took 97 s to
+    /// settle with 5.6% of requests refused.
+    fn measured(&mut self, rate: Option<f64>) {
+        let (Some(rate), Some(pushed_back_at)) = (rate, self.ceiling) else {
+            return;
+        };
+        if rate < pushed_back_at && rate >= pushed_back_at * 0.5 {
+            self.ceiling = Some(rate);
+            self.pace = self.pace.map(|pace| pace.min(rate * BAN_MARGIN));
         }
     }
 
@@ -1049,15 +1079,46 @@ mod tests {
         }
         send(&pool, limited()).await;
         assert_pace(&pool, 1.6, "halved: three pages were not enough to be calm");
+        let pushed_back = Instant::now();
         for _ in 0..CALM {
             send(&pool, Met::Answer).await;
         }
         send(&pool, limited()).await;
-        let pace = pool.statuses()[0].pace_per_second.expect("paced");
-        assert!(
-            (pace - 0.8 * 2.4).abs() < 1e-9,
-            "after calm pages, the usual cut: {pace}"
+        // After calm pages, the usual cut of the pace pushed back at (2.4, halfway back to 3.2), but no faster
+        // than what the origin answered since its last 429, under its margin: a budget that refills at a steady
+        // rate let no more through.
+        let answered = f64::from(CALM) / pushed_back.elapsed().as_secs_f64();
+        assert!(answered < 2.4, "{answered}");
+        assert_pace(
+            &pool,
+            (0.8 * 2.4f64).min(answered * BAN_MARGIN),
+            "the usual cut, under the rate measured",
         );
+        let ceiling = pool.lock()[0].ceiling;
+        assert_eq!(ceiling, Some(answered), "the measured rate is the ceiling");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_route_that_idled_between_429s_keeps_the_pace_pushed_back_at_as_its_ceiling() {
+        // Pushed back at 4, cut to 3.2, halfway back to 4 after calm pages, pushed back there.
+        let pool = pool(
+            1,
+            RouteSettings {
+                start_per_second: Some(4.0),
+                ..RouteSettings::default()
+            },
+        );
+        send(&pool, Met::RateLimited(Duration::from_millis(100))).await;
+        for _ in 0..CALM {
+            send(&pool, Met::Answer).await;
+            // Nothing to fetch for a while: the pages answered measure the route's demand, not the origin.
+            tokio::time::advance(Duration::from_secs(5)).await;
+        }
+        send(&pool, Met::RateLimited(Duration::from_millis(100))).await;
+        let route = pool.lock()[0].clone();
+        let pushed_back_at = f64::midpoint(0.8 * 4.0, 4.0);
+        assert_eq!(route.ceiling, Some(pushed_back_at));
+        assert_pace(&pool, 0.8 * pushed_back_at, "the usual cut");
     }
 
     #[test]
@@ -1215,9 +1276,14 @@ mod tests {
 
     /// The bench's warning origin (`e2e_harness::hostile`'s default): per route a budget of `per_minute` pages a
     /// minute, 10 at once (GCRA); over it a 429 with `Retry-After` (whole seconds until the next page); a sixth 429
-    /// within a minute is a ban (30 s, doubled at each).
+    /// within a minute is a ban (30 s, doubled at each). Every `wall_every`th page within the budget is the
+    /// sign-in wall instead (booked against the budget, as the bench's 1%), and route 0 is banned for good from
+    /// `ban_route_0_at`, as the bench's first proxy.
     struct WarningOrigin {
         per_minute: f64,
+        wall_every: Option<u64>,
+        ban_route_0_at: Option<Instant>,
+        served: u64,
         /// Per route: its theoretical arrival time, the 429s of the last minute, its bans, banned until.
         routes: Vec<(Instant, Vec<Instant>, u32, Option<Instant>)>,
     }
@@ -1225,6 +1291,9 @@ mod tests {
     impl WarningOrigin {
         fn judge(&mut self, route: usize, now: Instant) -> Met {
             let interval = Duration::from_secs_f64(60.0 / self.per_minute);
+            if route == 0 && self.ban_route_0_at.is_some_and(|at| at <= now) {
+                return Met::Blocked;
+            }
             let (tat, warnings, bans, until) = &mut self.routes[route];
             if until.is_some_and(|until| until > now) {
                 return Met::Blocked;
@@ -1233,6 +1302,13 @@ mod tests {
             let allowed_at = at.checked_sub(interval * 9).unwrap_or(now);
             if allowed_at <= now {
                 *tat = at + interval;
+                self.served += 1;
+                if self
+                    .wall_every
+                    .is_some_and(|every| self.served.is_multiple_of(every))
+                {
+                    return Met::Authwall;
+                }
                 return Met::Answer;
             }
             warnings.retain(|warned| now.duration_since(*warned) < Duration::from_mins(1));
@@ -1249,15 +1325,20 @@ mod tests {
         }
     }
 
-    /// The bench's halving run on [`WarningOrigin`]: 1500 pages through 8 routes, 16 in flight, the budget halved
-    /// at 120 s. Returns the seconds from the halving to the first 20-s window with at least 85% of the new most
-    /// delivered and at most 3% of requests refused.
-    async fn settle_after_halving() -> f64 {
+    /// The bench's halving run on [`WarningOrigin`]: 1500 pages through 8 routes, 16 in flight, each taking 50 ms,
+    /// the budget halved at 120 s; with `as_the_bench`, 1% walls and route 0 banned for good at 60 s. Returns the
+    /// seconds from the halving to the first 20-s window with at least 85% of the new most (of the routes not
+    /// banned) delivered and at most 3% of requests refused (429s, bans and walls), and the share refused from the
+    /// halving to the end.
+    async fn settle_after_halving(as_the_bench: bool) -> (f64, f64) {
         const ROUTES: usize = 8;
         let pool = pool(ROUTES, RouteSettings::default());
         let start = Instant::now();
         let origin = Arc::new(Mutex::new(WarningOrigin {
             per_minute: 60.0,
+            wall_every: as_the_bench.then_some(100),
+            ban_route_0_at: as_the_bench.then(|| start + Duration::from_mins(1)),
+            served: 0,
             routes: (0..ROUTES).map(|_| (start, Vec::new(), 0, None)).collect(),
         }));
         // Per request: when it was answered, and whether it was a page.
@@ -1297,8 +1378,9 @@ mod tests {
             worker.await.expect("worker");
         }
         let log = log.lock().expect("log");
-        let most = ROUTES as f64 * 30.0 / 60.0;
-        (0..600)
+        let working = if as_the_bench { ROUTES - 1 } else { ROUTES };
+        let most = working as f64 * 30.0 / 60.0;
+        let settled = (0..600)
             .map(|second| halving + Duration::from_secs(second))
             .find(|from| {
                 let within: Vec<bool> = log
@@ -1312,17 +1394,29 @@ mod tests {
             })
             .map_or(f64::INFINITY, |from| {
                 from.duration_since(halving).as_secs_f64()
-            })
+            });
+        let after: Vec<bool> = log
+            .iter()
+            .filter(|(at, _)| *at >= halving)
+            .map(|(_, page)| *page)
+            .collect();
+        let refused = after.iter().filter(|page| !**page).count() as f64 / after.len() as f64;
+        (settled, refused)
     }
 
     /// docs/benchmarks.md section 12's target: after the origin halves its budget, the routes settle within a
-    /// minute.
+    /// minute, alone and with the bench's walls and banned proxy.
     #[tokio::test(start_paused = true)]
     #[allow(clippy::print_stderr)] // the figure the benchmark measures for real
     async fn after_a_warning_origin_halves_its_budget_the_routes_settle_within_a_minute() {
-        let settled = settle_after_halving().await;
-        eprintln!("settled {settled:.0} s after the halving");
-        assert!(settled <= 60.0, "settled {settled:.0} s after the halving");
+        for as_the_bench in [false, true] {
+            let (settled, refused) = settle_after_halving(as_the_bench).await;
+            eprintln!(
+                "as the bench {as_the_bench}: settled {settled:.0} s after the halving, {:.1}% refused after it",
+                refused * 100.0
+            );
+            assert!(settled <= 60.0, "settled {settled:.0} s after the halving");
+        }
     }
 
     #[tokio::test(start_paused = true)]
