@@ -43,6 +43,10 @@ struct Scenario {
     ban_only_first_ban: Duration,
     /// Pages of each fetcher's job against it.
     ban_only_pages: usize,
+    /// The warning origin's first ban, and today's server's `--route-cool-down` (seconds; `None`: its default).
+    /// Shortened in the quick run, where a 30-s quarantine was most of its time.
+    first_ban: Duration,
+    route_cool_down: Option<&'static str>,
 }
 
 impl Scenario {
@@ -52,9 +56,9 @@ impl Scenario {
                 proxies: 4,
                 per_minute: 600.0,
                 pages: 60,
-                disturbed_pages: 120,
-                ban_at: Duration::from_secs(2),
-                halve_at: Duration::from_secs(4),
+                disturbed_pages: 80,
+                ban_at: Duration::from_secs(1),
+                halve_at: Duration::from_secs(2),
                 window: Duration::from_secs(3),
                 ban_only: SlidingBudget {
                     pages: 5,
@@ -62,6 +66,8 @@ impl Scenario {
                 },
                 ban_only_first_ban: Duration::from_secs(1),
                 ban_only_pages: 60,
+                first_ban: Duration::from_secs(1),
+                route_cool_down: Some("1"),
             }
         } else {
             Self {
@@ -78,6 +84,8 @@ impl Scenario {
                 },
                 ban_only_first_ban: Duration::from_secs(10),
                 ban_only_pages: 2_000,
+                first_ban: HostileSettings::default().first_ban,
+                route_cool_down: None,
             }
         }
     }
@@ -179,21 +187,38 @@ fn between(samples: &[(f64, Answered)], from: f64, until: f64, most: f64) -> Val
     })
 }
 
-/// One job of `pages` new pages through `proxies` to `origin` on a new server `binary` (its own database); with
+/// Which server a job runs on: today's, with the scenario's route cool-down, or the fetcher before the pool
+/// (which has no such flag).
+enum Fetcher<'a> {
+    Today(&'a Path, Scenario),
+    Previous(&'a Path),
+}
+
+/// One job of `pages` new pages through `proxies` to `origin` on a new server (its own database); with
 /// `disturb`, proxy 0's address is banned and the budget halved at the scenario's times. Returns the job's
 /// figures and the origin's samples.
 async fn run_job(
-    binary: &Path,
+    fetcher: Fetcher<'_>,
     origin: &Arc<HostileOrigin>,
     proxies: &ForwardProxies,
     pages: usize,
     disturb: Option<Scenario>,
 ) -> Result<(Value, Vec<(f64, Answered)>), Error> {
     let proxy_list = proxies.urls.join(",");
+    let mut args = vec!["--key-rate", "0", "--log", "warn", "--proxy", &proxy_list];
+    let binary = match fetcher {
+        Fetcher::Today(binary, scenario) => {
+            if let Some(seconds) = scenario.route_cool_down {
+                args.extend(["--route-cool-down", seconds]);
+            }
+            binary
+        }
+        Fetcher::Previous(binary) => binary,
+    };
     let service = Service::start(e2e_harness::ServiceOptions {
         binary: Some(binary.to_path_buf()),
         origin: origin.base.clone(),
-        args: vec!["--key-rate", "0", "--log", "warn", "--proxy", &proxy_list],
+        args,
         ..e2e_harness::ServiceOptions::default()
     });
     let key = service.key("bench", "1000000");
@@ -268,6 +293,7 @@ async fn origin(scenario: Scenario) -> Arc<HostileOrigin> {
     Arc::new(
         HostileOrigin::start(HostileSettings {
             per_minute: scenario.per_minute,
+            first_ban: scenario.first_ban,
             ..HostileSettings::default()
         })
         .await,
@@ -301,12 +327,13 @@ async fn ban_only(
         "first_ban_seconds": scenario.ban_only_first_ban.as_secs_f64(),
         "most_pages_per_second": most,
     });
+    let previous = previous_fetcher();
     let fetchers = [
-        ("previous", previous_fetcher()),
-        ("pool", Some(release.to_path_buf())),
+        ("previous", previous.as_deref().map(Fetcher::Previous)),
+        ("pool", Some(Fetcher::Today(release, scenario))),
     ];
-    for (name, binary) in fetchers {
-        let Some(binary) = binary else {
+    for (name, fetcher) in fetchers {
+        let Some(fetcher) = fetcher else {
             report[name] = json!({ "skipped": "not built: `tests/ci bench` builds it ($PREVIOUS_COMPANY_DATA)" });
             continue;
         };
@@ -320,7 +347,7 @@ async fn ban_only(
             .await,
         );
         let (mut run, samples) =
-            run_job(&binary, &origin, proxies, scenario.ban_only_pages, None).await?;
+            run_job(fetcher, &origin, proxies, scenario.ban_only_pages, None).await?;
         let end = run["seconds"].as_f64().unwrap_or(0.0);
         run["last_half_share_of_most"] = last_half(&samples, scenario.ban_only_pages, end, most);
         report[name] = run;
@@ -346,9 +373,15 @@ pub(crate) async fn pool(plan: Plan, release: &Path) -> Result<Value, Error> {
         Some(binary) => {
             eprintln!("12: the fetcher before the route pool");
             let origin = origin(scenario).await;
-            run_job(&binary, &origin, &proxies, scenario.pages, None)
-                .await?
-                .0
+            run_job(
+                Fetcher::Previous(&binary),
+                &origin,
+                &proxies,
+                scenario.pages,
+                None,
+            )
+            .await?
+            .0
         }
         None => {
             json!({ "skipped": "not built: `tests/ci bench` builds it ($PREVIOUS_COMPANY_DATA)" })
@@ -356,8 +389,14 @@ pub(crate) async fn pool(plan: Plan, release: &Path) -> Result<Value, Error> {
     };
     eprintln!("12: the route pool");
     let origin_now = origin(scenario).await;
-    let (mut clean, samples) =
-        run_job(release, &origin_now, &proxies, scenario.pages, None).await?;
+    let (mut clean, samples) = run_job(
+        Fetcher::Today(release, scenario),
+        &origin_now,
+        &proxies,
+        scenario.pages,
+        None,
+    )
+    .await?;
     // How many of its refusals came while the routes first learned their pace.
     let start_up = scenario.window.as_secs_f64() * 1.5;
     clean["refused_in_start_up"] = json!(at(&samples, start_up).refused());
@@ -367,7 +406,7 @@ pub(crate) async fn pool(plan: Plan, release: &Path) -> Result<Value, Error> {
     eprintln!("12: the route pool, one proxy banned and then the budget halved");
     let origin_disturbed = origin(scenario).await;
     let (mut disturbed, samples) = run_job(
-        release,
+        Fetcher::Today(release, scenario),
         &origin_disturbed,
         &proxies,
         scenario.disturbed_pages,
