@@ -69,12 +69,20 @@ impl RecordFields {
         }))
     }
 
-    /// The record members `named` says yes to, and the identity members, in the record's order.
+    /// The record members `named` says yes to, their qualifiers ([`CompanyRecord::QUALIFIERS`]) and the identity
+    /// members, in the record's order.
     fn keeping(named: impl Fn(&str) -> bool) -> Self {
+        let qualifies_named = |member: &str| {
+            CompanyRecord::QUALIFIERS
+                .iter()
+                .any(|(qualifier, of)| *qualifier == member && named(of))
+        };
         let kept = CompanyRecord::members()
             .iter()
             .copied()
-            .filter(|member| IDENTITY_MEMBERS.contains(member) || named(member))
+            .filter(|member| {
+                IDENTITY_MEMBERS.contains(member) || named(member) || qualifies_named(member)
+            })
             .collect();
         Self { kept }
     }
@@ -335,6 +343,42 @@ mod tests {
         let unknown = RecordFields::new(&["company_name", "employees"]).expect_err("unknown");
         assert_eq!(unknown.0, "employees");
         assert!(unknown.to_string().contains("follower_count"), "{unknown}");
+    }
+
+    #[test]
+    fn a_count_comes_with_whether_it_is_a_floor_and_where_it_was_read() {
+        let record = RecordJson::from_stored(
+            r#"{"company_name":"Google","final_li_url":"https://www.linkedin.com/company/google","job_count":2000,"job_count_is_lower_bound":true,"provenance":{"job_count":{"source_url":"https://www.linkedin.com/jobs/search?f_C=1441","fetched_at":"2026-11-28T10:00:00.000Z"}}}"#
+                .into(),
+        )
+        .expect("record");
+        let fields = RecordFields::new(&["job_count"]).expect("valid");
+        assert_eq!(
+            fields.kept(),
+            [
+                "final_li_url",
+                "job_count",
+                "job_count_is_lower_bound",
+                "provenance"
+            ]
+        );
+        let selected = fields.select(&record);
+        assert!(
+            selected
+                .as_str()
+                .contains(r#""job_count_is_lower_bound":true"#)
+                && selected.as_str().contains(r#""provenance":{"job_count""#),
+            "{}",
+            selected.as_str()
+        );
+        assert_eq!(RecordFields::from_stored(&fields.to_stored()), fields);
+        // A qualifier named alone keeps only itself.
+        assert_eq!(
+            RecordFields::new(&["job_count_is_lower_bound"])
+                .expect("valid")
+                .kept(),
+            ["final_li_url", "job_count_is_lower_bound"]
+        );
     }
 
     #[test]

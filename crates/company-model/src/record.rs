@@ -392,6 +392,15 @@ impl CompanyRecord {
         "job_count_is_lower_bound",
     ];
 
+    /// Members that say something about another member, as (qualifier, member): a field selection that keeps the
+    /// member keeps its qualifiers, so a count comes with whether it is a floor, and a missing count with why.
+    /// `job_count_is_lower_bound` and `provenance` (where and when the count was read, or why it could not be)
+    /// qualify `job_count`. Naming a qualifier alone keeps only it.
+    pub const QUALIFIERS: [(&'static str, &'static str); 2] = [
+        ("job_count_is_lower_bound", "job_count"),
+        ("provenance", "job_count"),
+    ];
+
     /// The record member a column of [`CompanyRecord::FLAT_COLUMNS`] comes from: `headquarters` for the
     /// `headquarters_<part>` columns, `parent_company` for `parent_company_title` and `_link`, else the column's
     /// own name. A field selection keeps the columns of the members it keeps.
