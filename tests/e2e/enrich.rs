@@ -37,6 +37,16 @@ async fn run(args: Vec<String>) -> String {
     .expect("the command ran")
 }
 
+/// Runs the command off the test's runtime, expecting it to fail, and returns its stderr.
+async fn run_refused(args: Vec<String>) -> String {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        e2e_harness::cli_fails(&args)
+    })
+    .await
+    .expect("the command ran")
+}
+
 fn read_rows(path: &Path) -> (csv::StringRecord, Vec<csv::StringRecord>) {
     let mut reader = csv::Reader::from_path(path).expect("output");
     let header = reader.headers().expect("header").clone();
@@ -200,13 +210,17 @@ async fn an_interrupted_run_resumes_without_paying_again() {
 
     // Run again without --resume: refused, pointing at it.
     let again = base.clone();
-    let refused = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = again.iter().map(String::as_str).collect();
-        e2e_harness::cli_fails(&args)
-    })
-    .await
-    .expect("ran");
+    let refused = run_refused(again).await;
     assert!(refused.contains("--resume"), "{refused}");
+    // Resuming with another --include: refused, since the job's answers are recorded without the count.
+    let mut other = base.clone();
+    other.extend(["--resume", "--include", "job_count"].map(str::to_owned));
+    let refused = run_refused(other).await;
+    assert!(
+        refused.contains("started with no --fields, no --include")
+            && refused.contains("with no --fields, --include job_count"),
+        "{refused}"
+    );
 
     let mut resumed = base;
     resumed.push("--resume".into());
@@ -356,12 +370,7 @@ async fn a_domain_list_turns_into_records_with_evidence_and_unresolved_rows_are_
     cli(&["credits", "grant", "--account", "short", "210", "--db", &db]);
     let out = dir.path().join("short.csv");
     let args = enrich(&db, &out, "short");
-    let stderr = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        e2e_harness::cli_fails(&args)
-    })
-    .await
-    .expect("the command ran");
+    let stderr = run_refused(args).await;
     assert!(
         stderr.contains("holds the rows resolved (and paid for) before it"),
         "{stderr}"

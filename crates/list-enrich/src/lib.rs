@@ -74,6 +74,20 @@ pub enum EnrichError {
         /// The file that keeps the job's id.
         saved: String,
     },
+    /// `resume` was asked with other `--fields` or `--include` than the job was started with: its answers
+    /// were recorded with those.
+    #[error(
+        "{saved} is a job started with {started}; run again with the same options to resume it, or delete \
+         {saved} to start afresh with {asked}"
+    )]
+    OtherOptions {
+        /// The file that keeps the job's id.
+        saved: String,
+        /// The options the job was started with, as on the command line (`no --fields, --include job_count`).
+        started: String,
+        /// The options of this run, in the same form.
+        asked: String,
+    },
     /// A file could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
@@ -243,6 +257,35 @@ struct Saved {
     job: String,
     target: String,
     urls_sha256: String,
+    /// The job's `--fields` and `--include` ([`Enrichment::options`]); absent in files written before they were
+    /// kept, which were started with neither.
+    #[serde(default = "no_options")]
+    options: String,
+}
+
+fn no_options() -> String {
+    Enrichment::describe_options(None, Includes::NONE)
+}
+
+impl Enrichment<'_> {
+    /// The options a job's answers depend on, as the command line names them: `--fields a,b` or `no --fields`,
+    /// then `--include job_count` or `no --include`.
+    fn options(&self) -> String {
+        Self::describe_options(self.fields.as_ref(), self.include)
+    }
+
+    fn describe_options(fields: Option<&RecordFields>, include: Includes) -> String {
+        let fields = fields.map_or_else(
+            || "no --fields".to_owned(),
+            |fields| format!("--fields {}", fields.to_stored()),
+        );
+        let include = if include.is_empty() {
+            "no --include".to_owned()
+        } else {
+            format!("--include {}", include.to_names())
+        };
+        format!("{fields}, {include}")
+    }
 }
 
 /// Enriches the list on `target`: submits (or with `resume` continues) the job, calls `progress` with each
@@ -298,6 +341,14 @@ async fn start(
             if saved.urls_sha256 != digest || saved.target != what.target_name {
                 return Err(EnrichError::NotThisList { saved: saved_name });
             }
+            let asked = what.options();
+            if saved.options != asked {
+                return Err(EnrichError::OtherOptions {
+                    saved: saved_name,
+                    started: saved.options,
+                    asked,
+                });
+            }
             Ok(saved.job)
         }
         Some(saved) => Err(EnrichError::Unfinished {
@@ -322,6 +373,7 @@ async fn start(
                 job: job.clone(),
                 target: what.target_name.clone(),
                 urls_sha256: digest,
+                options: what.options(),
             };
             let written = serde_json::to_vec(&saved)
                 .map_err(std::io::Error::other)
