@@ -123,6 +123,16 @@ for (const window of windows) {
 }
 await shot(admin, "try-it");
 
+step("try it: the open-jobs count, ticked, comes in the record at the same price");
+await admin.getByLabel("Freshness").selectOption(windows[0].value);
+await admin.getByLabel("Open-jobs count").check();
+await admin.getByRole("button", { name: "Run" }).click();
+await admin.getByTestId("try-json").filter({ hasText: '"job_count_is_lower_bound"' }).waitFor();
+assert.match(await admin.getByTestId("try-json").textContent(), /"job_count": \d+/);
+assert.match(await admin.getByTestId("try-cost").textContent(), new RegExp(`Charged ${windows[0].price} credits`));
+assert.ok(await admin.getByLabel("Open-jobs count").isChecked(), "the choice stays ticked");
+await admin.getByLabel("Open-jobs count").uncheck();
+
 step("try it: a website domain resolves to its page, with the evidence");
 await admin.getByLabel("Each line is").selectOption("domain");
 await admin.getByLabel("Page URLs").fill("audiense.com");

@@ -2,6 +2,7 @@
 //! and how times and keys are written. maud escapes every spliced value, so names, emails and notes typed by
 //! users cannot inject markup.
 
+use api_contract::{Include, Includes};
 use api_keys::KeyRecord;
 use maud::{DOCTYPE, Markup, html};
 
@@ -28,6 +29,39 @@ pub(crate) fn key_label(key: &KeyRecord) -> String {
 /// The hidden field every form of a session carries.
 pub(crate) fn csrf(visitor: &Visitor) -> Markup {
     html! { input type="hidden" name="csrf" value=(visitor.session.csrf_token); }
+}
+
+/// One checkbox per part a request may include ([`Include::ALL`]), named `include_<part>`, `chosen` ones ticked;
+/// `id` prefixes their element ids.
+pub(crate) fn include_choices(id: &str, chosen: Includes) -> Markup {
+    html! {
+        @for part in Include::ALL {
+            @let box_id = format!("{id}-include-{}", part.as_str());
+            div.check {
+                input #(box_id) type="checkbox" name=(format!("include_{}", part.as_str()))
+                    checked[chosen.contains(part)];
+                label for=(box_id) { (include_label(part)) }
+            }
+        }
+    }
+}
+
+/// The parts a form's [`include_choices`] ticked.
+pub(crate) fn chosen_includes(form: &std::collections::HashMap<String, String>) -> Includes {
+    let parts: Vec<Include> = Include::ALL
+        .into_iter()
+        .filter(|part| form.contains_key(&format!("include_{}", part.as_str())))
+        .collect();
+    Includes::of(&parts)
+}
+
+/// How the forms name a part, with what it costs.
+fn include_label(part: Include) -> &'static str {
+    match part {
+        Include::JobCount => {
+            "Open-jobs count (one more request to the network per company fetched live; no extra credits)"
+        }
+    }
 }
 
 /// The page frame: head, tabs (for a signed-in visitor), the admin's account picker, then `body`.

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use api_contract::{CompanyRequest, FreshnessWindow, MAX_JOB_BODY_BYTES, MAX_JOB_URLS};
+use api_contract::{CompanyRequest, FreshnessWindow, Includes, MAX_JOB_BODY_BYTES, MAX_JOB_URLS};
 use bulk_jobs::{JobId, JobView, output};
 use company_lookup::Caller;
 use credit_ledger::price_per_company;
@@ -17,7 +17,7 @@ use maud::{Markup, html};
 use crate::Parts;
 use crate::error::{Page, PageError};
 use crate::forms::read_session_form_up_to;
-use crate::layout::{csrf, layout, time};
+use crate::layout::{chosen_includes, csrf, include_choices, layout, time};
 use crate::respond::{html, redirect};
 use crate::routes::try_it::window_label;
 use crate::visitor::Visitor;
@@ -80,7 +80,11 @@ where
         .await;
     }
     // The same validation, and so the same messages, as a job sent to the API.
-    let body = serde_json::json!({ "liUrls": urls, "maxAgeSeconds": window_seconds });
+    let mut body = serde_json::json!({ "liUrls": urls, "maxAgeSeconds": window_seconds });
+    let include = chosen_includes(&form);
+    if !include.is_empty() {
+        body["include"] = serde_json::json!(include.parts());
+    }
     let parsed = match CompanyRequest::from_job_json(body.to_string().as_bytes(), &parts.domain) {
         Ok(parsed) => parsed,
         Err(invalid) => return refused(invalid.to_string()).await,
@@ -173,6 +177,7 @@ fn jobs_markup(
             textarea #job-urls name="urls" required placeholder="https://www.linkedin.com/company/google" {}
             label for="job-file" { "Or load a CSV or text file into the box" }
             input #job-file type="file" accept=".csv,.txt,text/csv,text/plain" data-fills="job-urls";
+            (include_choices("job", Includes::NONE))
             div.row {
                 div {
                     label for="job-window" { "Freshness" }

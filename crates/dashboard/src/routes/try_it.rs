@@ -4,7 +4,9 @@
 //! [`credit_ledger::price_per_company`]: the page asks the crates that own those rules, and hands the prices to
 //! its script in `data-price` attributes, so it cannot offer what the API refuses or quote another price.
 
-use api_contract::{CompanyRequest, FreshnessWindow, MAX_QUERIES, MAX_URLS, ResolveRequest};
+use api_contract::{
+    CompanyRequest, FreshnessWindow, Includes, MAX_QUERIES, MAX_URLS, ResolveRequest,
+};
 use api_keys::KeyRecord;
 use company_lookup::Caller;
 use credit_ledger::{Credits, LIVE_PRICE, STORED_PRICE, price_per_company};
@@ -14,7 +16,7 @@ use maud::{Markup, html};
 use crate::Parts;
 use crate::error::{Page, PageError, internal, lookup_refusal};
 use crate::forms::read_session_form;
-use crate::layout::{csrf, key_label, layout};
+use crate::layout::{chosen_includes, csrf, include_choices, key_label, layout};
 use crate::respond::html;
 use crate::visitor::Visitor;
 
@@ -60,6 +62,8 @@ struct TryInput<'a> {
     window: Option<FreshnessWindow>,
     /// The key picked, if it is one of the account's active keys.
     key: Option<i64>,
+    /// The parts ticked (`include`; page URLs only).
+    include: Includes,
 }
 
 /// What a request returned.
@@ -121,6 +125,7 @@ where
         window_seconds,
         window: FreshnessWindow::from_seconds(window_seconds),
         key: None,
+        include: chosen_includes(&form),
     };
     let Some(key) = key else {
         let refusal = Err("Pick an active key: create one on the Keys page first.".to_owned());
@@ -139,7 +144,7 @@ where
         (LineKind::Domain | LineKind::Name, Some(resolver)) => {
             resolve(resolver, caller, kind, &urls, input.window_seconds).await?
         }
-        _ => look_up(parts, caller, &urls, input.window_seconds).await?,
+        _ => look_up(parts, caller, &urls, input.window_seconds, input.include).await?,
     };
     let status = if outcome.is_ok() {
         StatusCode::OK
@@ -158,9 +163,13 @@ async fn look_up(
     caller: Caller,
     urls: &[String],
     window_seconds: f64,
+    include: Includes,
 ) -> Result<Result<TryResult, String>, PageError> {
     // The same validation, and so the same messages, as a request to the API.
-    let body = serde_json::json!({ "liUrls": urls, "maxAgeSeconds": window_seconds });
+    let mut body = serde_json::json!({ "liUrls": urls, "maxAgeSeconds": window_seconds });
+    if !include.is_empty() {
+        body["include"] = serde_json::json!(include.parts());
+    }
     let parsed = match CompanyRequest::from_json(body.to_string().as_bytes(), &parts.domain) {
         Err(invalid) => return Ok(Err(invalid.to_string())),
         Ok(parsed) => parsed,
@@ -249,6 +258,7 @@ fn try_markup(
                 " per company with a freshness window, whether from a page URL or a domain or name resolved to \
                  its page; nothing for lines that cannot be resolved."
             }
+            (include_choices("try", input.map_or(Includes::NONE, |i| i.include)))
             div.row {
                 div {
                     label for="try-key" { "Key" }
