@@ -18,11 +18,9 @@ test-each:
     for crate in page-url company-model api-contract store-base sqlite-pool pg-pool test-support shared-limits snapshot-cache credit-ledger api-keys dashboard-auth job-store watch-store idempotency page-scraper company-lookup bulk-jobs account-webhooks company-watch accounts http-serve http-api dashboard server-assembly company-data e2e-harness; do cargo test -p $crate || exit 1; done
     cargo test -p page-scraper --no-default-features
 
-# Formatting, lints and docs, all warnings fatal (.ci/run runs these after the tests).
+# Formatting, lints and docs, all warnings fatal (.ci/run runs these after the tests): tests/lint.
 lint:
-    cargo fmt --all --check
-    cargo clippy --workspace --all-targets -- -D warnings
-    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+    tests/lint
 
 # Benchmarks (docs/benchmarks.md, target/bench.json): the service beside this machine's limit and typical peers.
 # `tests/ci` runs `bench --quick` from its test build to check the harness; this builds in release and measures.

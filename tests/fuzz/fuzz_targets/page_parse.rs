@@ -1,6 +1,11 @@
 //! Page parsing: any bytes as a company page. Never panics, whatever the markup; an accepted page has a name.
 #![no_main]
 
+mod allocation_limit;
+
+#[global_allocator]
+static ALLOCATOR: allocation_limit::Limited = allocation_limit::Limited;
+
 use libfuzzer_sys::fuzz_target;
 use page_url::{NetworkDomain, PageUrl};
 

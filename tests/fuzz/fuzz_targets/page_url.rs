@@ -2,6 +2,11 @@
 //! form that parses back to itself.
 #![no_main]
 
+mod allocation_limit;
+
+#[global_allocator]
+static ALLOCATOR: allocation_limit::Limited = allocation_limit::Limited;
+
 use libfuzzer_sys::fuzz_target;
 use page_url::{NetworkDomain, PageUrl};
 

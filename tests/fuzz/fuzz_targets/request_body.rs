@@ -2,6 +2,11 @@
 //! the spec's range, and a refused one names at least one problem.
 #![no_main]
 
+mod allocation_limit;
+
+#[global_allocator]
+static ALLOCATOR: allocation_limit::Limited = allocation_limit::Limited;
+
 use api_contract::CompanyRequest;
 use libfuzzer_sys::fuzz_target;
 use page_url::NetworkDomain;
