@@ -264,7 +264,9 @@ impl PageUrl {
             &slug
         }
         .to_lowercase();
-        if slug.is_empty() {
+        // `.` and `..` are dot-segments: every URL parser resolves them away (`/company/.` is `/company/`), so
+        // they name no page, however they were written (`%2E`, ` .`).
+        if slug.is_empty() || slug == "." || slug == ".." {
             return Err(UrlError::MissingSlug {
                 kind: kind.as_str(),
             });
@@ -610,6 +612,31 @@ mod tests {
             let again = PageUrl::normalize(url.as_str(), &domain).expect(canonical);
             assert_eq!(again, url, "{canonical} normalizes to itself");
         }
+    }
+
+    #[test]
+    fn a_name_that_is_a_dot_segment_names_no_page() {
+        // Found by the fuzz target `page_url`: `/company/   .` normalized to `/company/.`, which every URL parser
+        // reads as `/company/`.
+        let domain = NetworkDomain::default();
+        for input in [
+            "https://www.linkedin.com/company/   .",
+            "https://www.linkedin.com/company/%2E",
+            "https://www.linkedin.com/company/..%20",
+            "https://www.linkedin.com/school/%20.",
+        ] {
+            assert!(
+                matches!(
+                    PageUrl::normalize(input, &domain),
+                    Err(UrlError::MissingSlug { .. })
+                ),
+                "{input}"
+            );
+            assert!(PageUrl::parse_submitted(input, &domain).is_err(), "{input}");
+        }
+        let dotted = PageUrl::normalize("https://www.linkedin.com/company/.net", &domain)
+            .expect("a name with a dot");
+        assert_eq!(dotted.as_str(), "https://www.linkedin.com/company/.net");
     }
 
     #[test]
