@@ -13,7 +13,8 @@ use crate::GOOGLE;
 use crate::jobs::{submit, wait_until};
 use crate::openapi::assert_valid;
 
-const ENDPOINTS: &str = "/v1/webhook-endpoints";
+const ENDPOINTS: &str = api_contract::paths::WEBHOOK_ENDPOINTS;
+const EVENTS: &str = api_contract::paths::EVENTS;
 const AUDIENSE: &str = "https://www.linkedin.com/company/audiense";
 
 /// A service on the captured pages that delivers to loopback and retries after 1 s, 2 s, 4 s …
@@ -180,6 +181,107 @@ async fn a_finished_job_reaches_the_endpoint_signed_once_through_failures() {
         .send(Method::GET, ENDPOINTS, &other, None, None)
         .await;
     assert_eq!(theirs.json["endpoints"], json!([]));
+
+    // The feed: two more jobs end; paged one at a time through `next`, the account's events come oldest first,
+    // each once, each the body its endpoint was sent; the ping is not among them.
+    let mut job_ids = vec![job_id.clone()];
+    for _ in 0..2 {
+        let more = submit(&service, &key, &json!({"liUrls": [GOOGLE]})).await;
+        let more_id = more.json["id"].as_str().expect("job id").to_owned();
+        wait_until(&service, &key, &more_id, "done", Duration::from_mins(1)).await;
+        job_ids.push(more_id);
+    }
+    let everything = e2e_harness::eventually(
+        Duration::from_secs(30),
+        "the jobs' endings never reached the feed",
+        || async {
+            let (listed, _) = service.send(Method::GET, EVENTS, &key, None, None).await;
+            (listed.json["events"].as_array().map(Vec::len) == Some(3)).then_some(listed.json)
+        },
+    )
+    .await;
+    assert_valid(&document, "AccountEventList", &everything);
+    assert_eq!(
+        everything["events"][0], event,
+        "the body the endpoint was sent"
+    );
+    let (mut next, mut paged) = (format!("{EVENTS}?limit=1"), Vec::new());
+    loop {
+        let (page, _) = service.send(Method::GET, &next, &key, None, None).await;
+        assert_eq!(page.status, 200, "{}", page.json);
+        let events = page.json["events"].as_array().expect("events").clone();
+        next = page.json["next"].as_str().expect("next").to_owned();
+        if events.is_empty() {
+            assert_eq!(page.json["has_more"], false);
+            break;
+        }
+        assert_eq!(page.json["has_more"], paged.len() < 2, "{}", page.json);
+        paged.extend(events);
+    }
+    assert_eq!(
+        paged
+            .iter()
+            .map(|e| (e["type"].as_str(), e["data"]["job"]["id"].as_str()))
+            .collect::<Vec<_>>(),
+        job_ids
+            .iter()
+            .map(|id| (Some("job.finished"), Some(id.as_str())))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        paged,
+        everything["events"].as_array().expect("events").clone()
+    );
+    let last_id = paged[2]["id"].as_str().expect("id");
+    assert!(next.contains(&format!("after={last_id}")), "{next}");
+    // The Rust client reads the same feed.
+    let client = company_data_client::Client::new(&service.base, &key).expect("client");
+    let from_client = client
+        .events(paged[0]["id"].as_str(), Some(5))
+        .await
+        .expect("the feed");
+    let ids: Vec<Value> = from_client
+        .events
+        .iter()
+        .map(|raw| serde_json::from_str::<Value>(raw.get()).expect("JSON")["id"].clone())
+        .collect();
+    assert_eq!(ids, [paged[1]["id"].clone(), paged[2]["id"].clone()]);
+    assert!(!from_client.has_more);
+
+    // Another account sees none of it, and cannot page after the account's events; a type there is none of is
+    // refused with the types there are.
+    let (theirs, _) = service.send(Method::GET, EVENTS, &other, None, None).await;
+    assert_eq!(theirs.json["events"], json!([]));
+    let (refused, _) = service
+        .send(
+            Method::GET,
+            &format!("{EVENTS}?after={last_id}"),
+            &other,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(
+        (refused.status, refused.json["error"].as_str()),
+        (404, Some("event_not_found"))
+    );
+    let (refused, _) = service
+        .send(
+            Method::GET,
+            &format!("{EVENTS}?type=ping"),
+            &key,
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.json);
+    assert!(
+        refused.json["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("company.changed")),
+        "{}",
+        refused.json
+    );
 
     // Deleted: gone from the list.
     let (deleted, _) = service

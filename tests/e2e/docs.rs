@@ -204,13 +204,13 @@ fn assert_says(path: &str, stated: &[String]) {
     assert!(missing.is_empty(), "{path} no longer says: {missing:#?}");
 }
 
-/// docs/api.md states the webhook endpoints' bound and first retry as `api-contract` and `account-webhooks` have
-/// them.
+/// docs/api.md states the webhook endpoints' bound and first retry, and the event feed's page and retention, as
+/// `api-contract` and `account-webhooks` have them.
 #[test]
 fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
-    let first_retry = account_webhooks::WebhookSettings::default()
-        .first_retry
-        .as_secs();
+    let settings = account_webhooks::WebhookSettings::default();
+    let first_retry = settings.first_retry.as_secs();
+    let kept_days = settings.done_event_retention.as_secs() / 86_400;
     assert_says(
         "docs/api.md",
         &[
@@ -220,6 +220,12 @@ fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
                 api_contract::MAX_ENDPOINTS
             ),
             format!("sets the first retry's wait (default {first_retry} s)"),
+            format!(
+                "same `limit` (1 to {}, default {})",
+                api_contract::paging::MOST_EVENTS_PER_PAGE,
+                api_contract::paging::DEFAULT_EVENTS_PER_PAGE
+            ),
+            format!("**Kept {kept_days} days**, as done deliveries are"),
         ],
     );
 }

@@ -1,12 +1,12 @@
-//! An account's own webhook endpoints: registering, listing and deleting them, a test `ping`, and queuing the
-//! account's events (a job finished, the balance ran low) for the endpoints that want them. They are sent by
-//! the same runner, with the same signature, time-out, address guard, retries and 24 h give-up as a watch's
-//! events ([`crate::Webhooks::start`]).
+//! An account's own webhook endpoints: registering, listing and deleting them, a test `ping`, queuing the
+//! account's events (a job finished, the balance ran low) for the endpoints that want them, and the account's
+//! feed of every event, for clients that poll. Endpoints' events are sent by the same runner, with the same
+//! signature, time-out, address guard, retries and 24 h give-up as a watch's events ([`crate::Webhooks::start`]).
 
 use api_contract::{AccountEventBody, AccountEventType, EndpointRequest, PING_EVENT};
 use company_model::Tenant;
 use rand::RngCore;
-use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, NewEndpoint};
+use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, FeedEvent, NewEndpoint};
 
 use crate::{WebhookError, Webhooks, delivery_info_of};
 
@@ -140,6 +140,27 @@ impl Webhooks {
         limit: u32,
     ) -> Result<Vec<EndpointEvent>, WebhookError> {
         Ok(self.store.endpoint_events(tenant, of, limit).await?)
+    }
+
+    /// Up to `limit` of the account's events, oldest first: those recorded after the event `after` (from the
+    /// oldest kept when `None`), of the types `kinds` only (any when empty); each with the id and body its
+    /// endpoints are sent. `None` when the account has no event `after` (never, or no longer: events are kept
+    /// for [`crate::WebhookSettings::done_event_retention`]). Pings are not in it.
+    ///
+    /// # Errors
+    /// [`WebhookError::Store`].
+    pub async fn events(
+        &self,
+        tenant: Tenant,
+        after: Option<&str>,
+        kinds: &[AccountEventType],
+        limit: u32,
+    ) -> Result<Option<Vec<FeedEvent>>, WebhookError> {
+        let kinds: Vec<String> = kinds.iter().map(|kind| kind.as_str().to_owned()).collect();
+        Ok(self
+            .store
+            .account_events(tenant, after, &kinds, limit)
+            .await?)
     }
 
     async fn queue(

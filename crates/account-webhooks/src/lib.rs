@@ -3,8 +3,11 @@
 //! alike), signed, at least once.
 //!
 //! - **Endpoints** ([`Webhooks::create_endpoint`]) receive the account events they ask for: a job finished or
-//!   paused, the balance ran low, a test `ping` ([`Webhooks::announce`], [`Webhooks::ping`]); one copy per
-//!   endpoint that wants the type. An endpoint that fails for the whole retry window is disabled.
+//!   paused, the balance ran low, a watched page changed, a test `ping` ([`Webhooks::announce`],
+//!   [`Webhooks::ping`]); one copy per endpoint that wants the type. An endpoint that fails for the whole retry
+//!   window is disabled.
+//! - **The feed** ([`Webhooks::events`]): every account event but pings, once, oldest first, with the same id
+//!   and body as its deliveries, for clients that poll; kept as long as done deliveries are.
 //! - **Signatures** ([`signature`]): `Company-Data-Signature`, an HMAC-SHA256 keyed with the account's secret
 //!   ([`account_secret`]), one per tenant (an account's test mode has its own).
 //! - **Delivery** ([`Webhooks::start`], [`Webhooks::deliver_once`]): events are claimed from both queues of

@@ -34,15 +34,20 @@ pub enum AccountEventType {
     /// The account's balance fell below its alert threshold (once per crossing).
     #[serde(rename = "account.balance_low")]
     AccountBalanceLow,
+    /// A watched page changed (the event its watch sends to its own `webhookUrl`, with the same id; `data`
+    /// holds its `watch_id`, `final_li_url`, `changes` and `record`).
+    #[serde(rename = "company.changed")]
+    CompanyChanged,
 }
 
 impl AccountEventType {
     /// Every type, in the order the documentation lists them.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::JobFinished,
         Self::JobPaused,
         Self::JobCancelled,
         Self::AccountBalanceLow,
+        Self::CompanyChanged,
     ];
 
     /// The wire name, e.g. `job.finished`.
@@ -52,6 +57,7 @@ impl AccountEventType {
             Self::JobPaused => "job.paused",
             Self::JobCancelled => "job.cancelled",
             Self::AccountBalanceLow => "account.balance_low",
+            Self::CompanyChanged => "company.changed",
         }
     }
 
@@ -226,6 +232,25 @@ pub struct AccountEventBody {
     pub created_at: jiff::Timestamp,
     /// What it is about; its members depend on the type (docs/api.md, "Webhooks").
     pub data: Value,
+}
+
+/// A page of the account's events, oldest first (`GET /v1/events`): each exactly as its endpoints are sent it
+/// (the same id and body), so a client can switch between receiving webhooks and polling without joining the
+/// two.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "AccountEventList")]
+pub struct EventList {
+    /// Up to the request's `limit` events, oldest first.
+    #[schemars(
+        with = "Vec<AccountEventBody>",
+        length(max = crate::paging::MOST_EVENTS_PER_PAGE)
+    )]
+    pub events: Vec<Box<serde_json::value::RawValue>>,
+    /// Whether more events follow this page now.
+    pub has_more: bool,
+    /// The path to ask next: `after` the last event of this page (or the request's own `after` when the page is
+    /// empty), with the same `limit` and `type`. Poll it for the events recorded from now on.
+    pub next: String,
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub use wire::{headers, paths};
 pub use account::{AccountUpdate, MAX_LOW_BALANCE_THRESHOLD, MAX_SETTINGS_BYTES};
 pub use account_events::{
     AccountEventBody, AccountEventType, DeliveryList, DeliveryState, EndpointBody,
-    EndpointDeliveryInfo, EndpointInfo, EndpointList, EndpointRequest, EndpointStatus,
+    EndpointDeliveryInfo, EndpointInfo, EndpointList, EndpointRequest, EndpointStatus, EventList,
     MAX_ENDPOINTS, PING_EVENT, PingAnswer,
 };
 pub use api::{CompanyDataResponse, CompanyResult, ErrorBody, Problem, UnresolvedUrl};
@@ -55,7 +55,9 @@ pub use include::{Include, Includes};
 pub use job_request::{JobBody, JobInput};
 pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus, job_results_path};
 pub use problems::{InvalidRequest, MAX_PROBLEMS, json_object};
-pub use queries::{HistoryQuery, ID_PATTERN, WatchListQuery, WatchPath};
+pub use queries::{
+    EventsQuery, HistoryQuery, ID_PATTERN, MAX_EVENT_ID_LENGTH, WatchListQuery, WatchPath,
+};
 pub use request::{
     CompanyRequest, FreshnessWindow, MAX_AGE_HOURS, MAX_AGE_SECONDS, MAX_BODY_BYTES,
     MAX_COPIES_PER_PAGE, MAX_JOB_BODY_BYTES, MAX_JOB_URLS, MAX_URLS, RequestBody, SubmittedUrl,

@@ -13,3 +13,7 @@ pub const DEFAULT_WATCHES_PER_PAGE: u32 = 20;
 pub const MOST_DELIVERIES_PER_PAGE: u32 = 100;
 /// Deliveries in a page of `GET /v1/webhook-endpoints/{id}/deliveries` without `limit`.
 pub const DEFAULT_DELIVERIES_PER_PAGE: u32 = 20;
+/// Most events in one page of `GET /v1/events`.
+pub const MOST_EVENTS_PER_PAGE: u32 = 100;
+/// Events in a page of `GET /v1/events` without `limit`.
+pub const DEFAULT_EVENTS_PER_PAGE: u32 = 20;

@@ -42,6 +42,28 @@ pub struct WatchListQuery {
     pub limit: Option<String>,
 }
 
+/// The most characters of an event id `GET /v1/events` takes as `after` (the service's ids are far shorter).
+pub const MAX_EVENT_ID_LENGTH: u32 = 200;
+
+/// The query of `GET /v1/events`: a page of the account's events, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[derive(schemars::JsonSchema)]
+pub struct EventsQuery {
+    /// Only events recorded after this one: the id (`evt_…`) of the last event seen, as the previous page's
+    /// `next` carries it. From the oldest kept when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = MAX_EVENT_ID_LENGTH))]
+    pub after: Option<String>,
+    /// Events per page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 1))]
+    pub limit: Option<String>,
+    /// Only events of these types, separated by commas (`job.finished,company.changed`).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
 /// A watch named by its id (`/v1/network/company-data/watches/{id}`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -42,6 +42,8 @@ pub mod paths {
     pub const WEBHOOK_ENDPOINT_PING: &str = "/v1/webhook-endpoints/{id}/ping";
     /// `GET`: a webhook endpoint's deliveries.
     pub const WEBHOOK_ENDPOINT_DELIVERIES: &str = "/v1/webhook-endpoints/{id}/deliveries";
+    /// `GET`: the account's events, oldest first (the feed for clients that poll rather than receive webhooks).
+    pub const EVENTS: &str = "/v1/events";
     /// `GET`: the OpenAPI 3.1 document.
     pub const OPENAPI: &str = "/openapi.json";
     /// `GET`: the API and its MCP tools described for LLMs.

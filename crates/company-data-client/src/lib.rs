@@ -37,8 +37,8 @@
 use std::time::Duration;
 
 pub use api_contract::{
-    Answer, CompanyDataResponse, ErrorBody, Include, InputRow, JobInfo, JobStatus, RequestBody,
-    ResolveBody, ResolveQuery, ResolveResponse, headers, paths,
+    Answer, CompanyDataResponse, ErrorBody, EventList, Include, InputRow, JobInfo, JobStatus,
+    RequestBody, ResolveBody, ResolveQuery, ResolveResponse, headers, paths,
 };
 use reqwest::{Method, StatusCode, header};
 
@@ -220,6 +220,35 @@ impl Client {
         self.send(Method::GET, paths::ACCOUNT, None::<&()>)
             .await?
             .json()
+    }
+
+    /// `GET /v1/events`: up to `limit` of the account's events (1 to 100; the server's default of 20 when
+    /// `None`), oldest first, those recorded after the event `after` (from the oldest kept when `None`). Each is
+    /// the JSON body the account's webhook endpoints are sent, with the same id. Call again with the last id (or
+    /// read the answer's `next`) for the events recorded since. Free.
+    ///
+    /// # Errors
+    /// [`ClientError`]; [`ClientError::Api`] with `event_not_found` when the account has no event `after` (events
+    /// are kept 7 days).
+    pub async fn events(
+        &self,
+        after: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<EventList, ClientError> {
+        let mut path = url::form_urlencoded::Serializer::new(String::new());
+        if let Some(after) = after {
+            path.append_pair("after", after);
+        }
+        if let Some(limit) = limit {
+            path.append_pair("limit", &limit.to_string());
+        }
+        let query = path.finish();
+        let path = if query.is_empty() {
+            paths::EVENTS.to_owned()
+        } else {
+            format!("{}?{query}", paths::EVENTS)
+        };
+        self.send(Method::GET, &path, None::<&()>).await?.json()
     }
 
     /// `POST …/jobs`: starts a bulk job of up to [`api_contract::MAX_JOB_URLS`] URLs.

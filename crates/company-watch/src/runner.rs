@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_contract::{CompanyRequest, FreshnessWindow, SubmittedUrl};
+use api_contract::{AccountEventType, CompanyRequest, FreshnessWindow, SubmittedUrl};
 use company_lookup::{Caller, LookupError};
 use company_model::{RecordJson, changed_members};
 use credit_ledger::LedgerError;
 use tracing::warn;
-use watch_store::{DueRefresh, Refreshed};
+use watch_store::{AccountEvent, ChangeEvent, DueRefresh, Refreshed};
 
 use crate::{WatchError, Watches, WorkDone};
 
@@ -157,13 +157,14 @@ impl Watches {
     }
 
     /// The change event of a refresh that fetched `record`, if a watched member changed since the baseline:
-    /// its id and its JSON body.
+    /// the body for the watch's URL, and the same change as the account event `company.changed` (its `data`
+    /// the watch event's members but the envelope: `watch_id`, `final_li_url`, `changes`, `record`).
     fn event(
         &self,
         due: &DueRefresh,
         record: &RecordJson,
         fetched_at: jiff::Timestamp,
-    ) -> Option<(String, String)> {
+    ) -> Option<ChangeEvent> {
         let baseline = due.baseline.as_ref()?;
         let fields: Vec<&str> = due.watch.fields.iter().map(String::as_str).collect();
         let changes = changed_members(baseline, record, &fields, fetched_at);
@@ -176,16 +177,39 @@ impl Watches {
             .ok()
             .and_then(|r| r.final_li_url)
             .unwrap_or_else(|| due.watch.url.as_str().to_owned());
+        let created_at = self.clock().now();
         let event = api_contract::WebhookEvent {
             id: id.clone(),
             kind: api_contract::WebhookEventType::CompanyChanged,
-            created_at: self.clock().now(),
+            created_at,
             watch_id: due.watch.id.to_string(),
             final_li_url,
             changes,
             record: serde_json::value::RawValue::from_string(record.as_str().to_owned()).ok()?,
         };
-        Some((id, serde_json::to_string(&event).ok()?))
+        let body = serde_json::to_string(&event).ok()?;
+        let serde_json::Value::Object(mut data) = serde_json::from_str(&body).ok()? else {
+            return None;
+        };
+        for envelope in ["id", "type", "created_at"] {
+            data.remove(envelope);
+        }
+        let kind = AccountEventType::CompanyChanged.as_str().to_owned();
+        let account_body = api_contract::AccountEventBody {
+            id: id.clone(),
+            kind: kind.clone(),
+            created_at,
+            data: serde_json::Value::Object(data),
+        };
+        Some(ChangeEvent {
+            body,
+            account: AccountEvent {
+                id,
+                tenant: due.watch.tenant,
+                kind,
+                body: serde_json::to_string(&account_body).ok()?,
+            },
+        })
     }
 }
 

@@ -221,7 +221,7 @@ fn create_endpoint_doc(_context: &Context<'_>) -> Value {
     let (window_hours, timeout_seconds) = delivery_terms();
     json!({
         "summary": "Register a webhook endpoint for the account's events",
-        "description": format!("The endpoint receives the account events it names (schema `AccountEvent`: `job.finished`, `job.paused`, `job.cancelled`, `account.balance_low`), signed as watch events are (`Company-Data-Signature` with the account's webhook secret), retried with backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out; then the endpoint is disabled. At most {MAX_ENDPOINTS} per account. Nothing is charged."),
+        "description": format!("The endpoint receives the account events it names (schema `AccountEvent`: `job.finished`, `job.paused`, `job.cancelled`, `account.balance_low`, `company.changed` from the account's watches, with the watch event's id), signed as watch events are (`Company-Data-Signature` with the account's webhook secret), retried with backoff for {window_hours} h on a non-2xx answer or a {timeout_seconds} s time-out; then the endpoint is disabled. At most {MAX_ENDPOINTS} per account. Nothing is charged."),
         "tags": ["Webhooks"],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WebhookEndpointRequest"}}}},
         "responses": {

@@ -60,6 +60,13 @@ pub enum ApiError {
     /// No webhook endpoint of the caller's account has that id (404).
     #[error("no such webhook endpoint")]
     EndpointNotFound,
+    /// No event of the caller's account has the id `GET /v1/events` was asked to list after (404): never, or no
+    /// longer kept.
+    #[error("no such event")]
+    EventNotFound {
+        /// How long the server keeps events, in days.
+        kept_days: u64,
+    },
     /// The watch service failed (503), or refused watches past the account's quota (409,
     /// `too_many_watches`).
     #[error(transparent)]
@@ -263,8 +270,8 @@ impl ApiError {
                 "No such endpoint. The API is `POST /v1/network/company-data`, \
                  `POST /v1/network/company-data/resolve`, the jobs under \
                  `/v1/network/company-data/jobs`, `GET /v1/network/company-data/history`, the watches under \
-                 `/v1/network/company-data/watches`, the webhook endpoints under `/v1/webhook-endpoints` and \
-                 `GET /v1/account`; its description is at \
+                 `/v1/network/company-data/watches`, the webhook endpoints under `/v1/webhook-endpoints`, \
+                 `GET /v1/events` and `GET /v1/account`; its description is at \
                  `GET /openapi.json`."
                     .to_owned(),
             ),
@@ -297,6 +304,14 @@ impl ApiError {
                 "This account has no webhook endpoint with that id. List the account's endpoints with \
                  `GET /v1/webhook-endpoints`."
                     .to_owned(),
+            ),
+            Self::EventNotFound { kept_days } => (
+                S::NOT_FOUND,
+                "event_not_found",
+                format!(
+                    "This account has no event with the id `after` names (events are kept {kept_days} days). \
+                     Omit `after` to start from the oldest event kept."
+                ),
             ),
             Self::Webhooks(account_webhooks::WebhookError::TooManyEndpoints { max }) => (
                 S::CONFLICT,

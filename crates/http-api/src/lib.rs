@@ -46,6 +46,7 @@ mod doc;
 mod endpoint;
 mod endpoints;
 mod error;
+mod events;
 mod health;
 mod history;
 mod idempotent;

@@ -171,6 +171,7 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
     generator.subschema_for::<api_contract::EndpointInfo>();
     generator.subschema_for::<api_contract::EndpointList>();
     generator.subschema_for::<api_contract::DeliveryList>();
+    generator.subschema_for::<api_contract::EventList>();
     generator.subschema_for::<api_contract::PingAnswer>();
     generator.subschema_for::<api_contract::AccountEventBody>();
     generator.subschema_for::<credit_ledger::AccountSummary>();
@@ -214,7 +215,7 @@ fn webhooks() -> Value {
         ),
         "accountEvent": signed(
             "accountEvent",
-            "An account event: a job finished, paused or was cancelled, the balance ran low, or a test ping",
+            "An account event: a job finished, paused or was cancelled, the balance ran low, a watched page changed, or a test ping",
             format!("Sent to each of the account's webhook endpoints that receives the event's `type` (a `ping` to the endpoint it was asked for). Signed and retried as `companyChanged` is: verify `Company-Data-Signature`, answer 2xx within {timeout_seconds} s, drop duplicates by `id` (retries for {window_hours} h send the same `id`)."),
             "AccountEvent",
         ),

@@ -1,8 +1,10 @@
 //! Watches' durable state: which pages each account watches, how often, where changes are sent; the record
 //! each watch compares the next fetch with; the events waiting for delivery; each account's webhook secret.
 //! Beside the watches, each account's own webhook endpoints and the account events queued for them (a job
-//! finished, the balance ran low): one copy of an event per endpoint that wants its type, delivered and
-//! retried the same way ([`WatchStore::claim_endpoint_deliveries`]).
+//! finished, the balance ran low, a watched page changed): one copy of an event per endpoint that wants its
+//! type, delivered and retried the same way ([`WatchStore::claim_endpoint_deliveries`]); and each account's
+//! *feed*, every one of its events once, in the order they were recorded ([`WatchStore::account_events`]),
+//! written in the same transaction as the copies.
 //!
 //! Work is handed out in *claims* that last a while (`lease`): a due refresh ([`WatchStore::claim_due`]) or a
 //! due delivery ([`WatchStore::claim_deliveries`]) is given to one caller until it finishes it or the claim
@@ -125,19 +127,30 @@ pub struct DueRefresh {
 /// What a refresh found, recorded by [`WatchStore::finish_refresh`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Refreshed {
-    /// The page was fetched: `record` becomes the baseline, and `event` (the body of a change event, with its
-    /// id) is queued for delivery when the fetch changed a watched member.
+    /// The page was fetched: `record` becomes the baseline, and `event` is queued for delivery when the fetch
+    /// changed a watched member.
     Fetched {
         /// The record fetched.
         record: RecordJson,
-        /// The change event to deliver: its id and its JSON body.
-        event: Option<(String, String)>,
+        /// The change event to deliver.
+        event: Option<ChangeEvent>,
     },
     /// The page could not be fetched or paid for; the baseline stays. `error` is a stable code.
     Failed {
         /// e.g. `insufficient_credits`, `not_found`, `blocked`.
         error: String,
     },
+}
+
+/// A watch's change event, queued by [`WatchStore::finish_refresh`] in the same transaction that moves the
+/// watch on: once to the watch's own webhook URL, and as an account event (`company.changed`) in the account's
+/// feed and to each of its endpoints that wants the type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeEvent {
+    /// The JSON body POSTed to the watch's webhook URL.
+    pub body: String,
+    /// The same change as an account event: its id (the watch event's too), type and body.
+    pub account: AccountEvent,
 }
 
 /// An event handed to one caller by [`WatchStore::claim_deliveries`].
@@ -229,7 +242,8 @@ pub struct Endpoint {
     pub disabled_reason: Option<String>,
 }
 
-/// An account event to queue with [`WatchStore::queue_event`]: one copy per endpoint that wants its type.
+/// An account event to queue with [`WatchStore::queue_event`]: one copy per endpoint that wants its type, and
+/// one entry in the account's feed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccountEvent {
     /// Its id (`evt_…`): made from what happened, so the same event queued twice (two servers noticing one job
@@ -241,6 +255,19 @@ pub struct AccountEvent {
     pub kind: String,
     /// The JSON body, exactly as sent on every attempt.
     pub body: String,
+}
+
+/// An account event as the account's feed keeps it ([`WatchStore::account_events`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeedEvent {
+    /// Its id, as delivered to the account's endpoints.
+    pub id: String,
+    /// Its type.
+    pub kind: String,
+    /// Its JSON body, exactly as delivered to the account's endpoints.
+    pub body: String,
+    /// When it was recorded.
+    pub created_at: jiff::Timestamp,
 }
 
 /// One endpoint's copy of an event, as listed by [`WatchStore::endpoint_events`].
@@ -330,7 +357,8 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<DueRefresh>, WatchStoreError>;
 
     /// Records a claimed refresh: the next one is due at `next_check_at`; on [`Refreshed::Fetched`] the record
-    /// becomes the baseline and the event, if any, is queued (its id unique: the same event is queued once).
+    /// becomes the baseline and the event, if any, is queued (its id unique: the same event is queued once) for
+    /// the watch's URL and, as with [`WatchStore::queue_event`], in the account's feed and for its endpoints.
     /// Returns false, changing nothing, when the claim is no longer this caller's.
     async fn finish_refresh(
         &self,
@@ -381,9 +409,10 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
         id: EndpointId,
     ) -> Result<bool, WatchStoreError>;
 
-    /// Queues `event`, due now, for each enabled endpoint of its account that wants its type, or with `to`
-    /// for that one endpoint whatever it wants (a test `ping`). A copy already queued (same event id and
-    /// endpoint) is left as it is. Returns how many copies this call queued.
+    /// Queues `event`, due now, for each enabled endpoint of its account that wants its type, and records it in
+    /// the account's feed; or with `to`, for that one endpoint whatever it wants, and not in the feed (a test
+    /// `ping`). A copy already queued (same event id and endpoint), or an event already in the feed, is left as
+    /// it is. Returns how many copies this call queued.
     async fn queue_event(
         &self,
         event: &AccountEvent,
@@ -398,6 +427,19 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
         of: Option<EndpointId>,
         limit: u32,
     ) -> Result<Vec<EndpointEvent>, WatchStoreError>;
+
+    /// Up to `limit` of the account's feed, oldest first: the events recorded after the event `after` (from the
+    /// oldest kept when `None`), of the types in `kinds` only (any type when empty). `None` when the account has
+    /// no event `after` (it never had, or it was forgotten: [`WatchStore::forget_done_before`]). Events are
+    /// listed in the order they were committed, on PostgreSQL too, so a reader that pages with the last id it
+    /// saw misses none.
+    async fn account_events(
+        &self,
+        tenant: Tenant,
+        after: Option<&str>,
+        kinds: &[String],
+        limit: u32,
+    ) -> Result<Option<Vec<FeedEvent>>, WatchStoreError>;
 
     /// Claims up to `limit` undelivered event copies due at `now`, fairly: at most one per endpoint in flight
     /// (so an endpoint that never answers holds one slot), at most `per_account` of one account's in flight
@@ -422,7 +464,8 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     ) -> Result<bool, WatchStoreError>;
 
     /// Deletes the events and event copies that are done (delivered or given up) and were made before `before`,
-    /// so that what one account's events leave behind does not grow without end; returns how many.
+    /// and the feed's events made before it, so that what one account's events leave behind does not grow
+    /// without end; returns how many.
     async fn forget_done_before(&self, before: jiff::Timestamp) -> Result<u64, WatchStoreError>;
 
     /// The account's webhook secret, if it has one.

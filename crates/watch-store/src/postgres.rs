@@ -6,12 +6,13 @@ use pg_pool::tokio_postgres::Row;
 
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
-    EndpointRow, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS, WATCH_EVENTS, WatchRow,
+    EndpointRow, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS, WATCH_EVENTS, WatchRow, at,
     fair_due_watches, fields_column, millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
-    EndpointId, NewEndpoint, NewWatch, Refreshed, Watch, WatchId, WatchStore, WatchStoreError,
+    EndpointId, FeedEvent, NewEndpoint, NewWatch, Refreshed, Watch, WatchId, WatchStore,
+    WatchStoreError,
 };
 
 const MIGRATIONS: &[&str] = &[
@@ -19,14 +20,61 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0002_create_table_webhook_endpoints.sql"),
     include_str!("../migrations/postgres/0003_create_index_watch_events_claimed.sql"),
     include_str!("../migrations/postgres/0004_alter_table_watches_include_parts.sql"),
+    include_str!("../migrations/postgres/0005_create_table_account_events.sql"),
 ];
 
 /// Watches in a PostgreSQL database (tables `watches`, `watch_events`, `webhook_secrets`, `webhook_endpoints`,
-/// `endpoint_events`), shared by every server
+/// `endpoint_events`, `account_events`), shared by every server
 /// on it: due refreshes and deliveries are claimed with `FOR UPDATE SKIP LOCKED`, so each is one server's.
 #[derive(Clone, Debug)]
 pub struct PgWatchStore {
     pool: PgPool,
+}
+
+/// Records `event` in its account's feed (unless it goes `to` one endpoint: a ping) and queues a copy for each
+/// endpoint that wants it, in the caller's transaction. The feed's entry is numbered under a lock on the account
+/// held until the transaction ends, so the account's numbers are taken in the order its events commit, and a
+/// reader paging by the last one it saw skips none. Returns how many copies it queued.
+async fn record_account_event(
+    tx: &pg_pool::Transaction<'_>,
+    event: &AccountEvent,
+    to: Option<EndpointId>,
+    now_ms: i64,
+) -> Result<u64, WatchStoreError> {
+    let account = event.tenant.key();
+    if to.is_none() {
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('account_events:' || $1::BIGINT::TEXT, 0))",
+            &[&account],
+        )
+        .await
+        .map_err(backend)?;
+        tx.execute(
+            "INSERT INTO account_events (account_id, id, kind, body, created_at_ms)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            &[&account, &event.id, &event.kind, &event.body, &now_ms],
+        )
+        .await
+        .map_err(backend)?;
+    }
+    tx.execute(
+        "INSERT INTO endpoint_events (id, endpoint_id, account_id, kind, body, created_at_ms, next_attempt_ms)
+         SELECT $1::TEXT, e.id, e.account_id, $3::TEXT, $4::TEXT, $5::BIGINT, $5::BIGINT
+         FROM webhook_endpoints e
+         WHERE e.account_id = $2 AND e.disabled_ms IS NULL
+           AND CASE WHEN $6::BIGINT IS NULL THEN e.events::jsonb ? $3 ELSE e.id = $6 END
+         ON CONFLICT DO NOTHING",
+        &[
+            &event.id,
+            &account,
+            &event.kind,
+            &event.body,
+            &now_ms,
+            &to.map(|endpoint| endpoint.0),
+        ],
+    )
+    .await
+    .map_err(backend)
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> WatchStoreError {
@@ -377,25 +425,18 @@ impl WatchStore for PgWatchStore {
             Refreshed::Fetched { record, event } => (Some(record), None, event),
             Refreshed::Failed { error } => (None, Some(error), None),
         };
-        let (event_id, body) = event.unzip();
-        let changed = event_id.is_some();
-        // One statement: the watch moves on only if the claim is still this caller's, and the event is queued
-        // only then.
-        let row = self
-            .pool
+        let changed = event.is_some();
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let tx = client.transaction().await.map_err(backend)?;
+        // The watch moves on only if the claim is still this caller's, and the event is queued only then, in
+        // the same transaction.
+        let moved = tx
             .query_opt(
-                "WITH moved AS (
-                     UPDATE watches SET next_check_ms = $3, claim_until_ms = NULL, last_checked_ms = $4,
-                         last_check_error = $5, baseline = coalesce($6, baseline),
-                         last_change_ms = CASE WHEN $7 THEN $4 ELSE last_change_ms END
-                     WHERE id = $1 AND next_check_ms = $2
-                     RETURNING id, account_id
-                 ), queued AS (
-                     INSERT INTO watch_events (id, watch_id, account_id, body, created_at_ms, next_attempt_ms)
-                     SELECT $8, id, account_id, $9, $4, $4 FROM moved WHERE $8::TEXT IS NOT NULL
-                     ON CONFLICT DO NOTHING
-                 )
-                 SELECT id FROM moved",
+                "UPDATE watches SET next_check_ms = $3, claim_until_ms = NULL, last_checked_ms = $4,
+                     last_check_error = $5, baseline = coalesce($6, baseline),
+                     last_change_ms = CASE WHEN $7 THEN $4 ELSE last_change_ms END
+                 WHERE id = $1 AND next_check_ms = $2
+                 RETURNING account_id",
                 &[
                     &watch.0,
                     &claim,
@@ -404,13 +445,26 @@ impl WatchStore for PgWatchStore {
                     &error,
                     &record.as_ref().map(RecordJson::as_str),
                     &changed,
-                    &event_id,
-                    &body,
                 ],
             )
             .await
             .map_err(backend)?;
-        Ok(row.is_some())
+        let Some(moved) = moved else {
+            return Ok(false);
+        };
+        if let Some(event) = event {
+            let account: i64 = moved.get(0);
+            tx.execute(
+                "INSERT INTO watch_events (id, watch_id, account_id, body, created_at_ms, next_attempt_ms)
+                 VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT DO NOTHING",
+                &[&event.account.id, &watch.0, &account, &event.body, &now_ms],
+            )
+            .await
+            .map_err(backend)?;
+            record_account_event(&tx, &event.account, None, now_ms).await?;
+        }
+        tx.commit().await.map_err(backend)?;
+        Ok(true)
     }
 
     async fn claim_deliveries(
@@ -524,26 +578,56 @@ impl WatchStore for PgWatchStore {
         to: Option<EndpointId>,
         now: jiff::Timestamp,
     ) -> Result<u64, WatchStoreError> {
-        self.pool
-            .execute(
-                "INSERT INTO endpoint_events (id, endpoint_id, account_id, kind, body, created_at_ms,
-                                              next_attempt_ms)
-                 SELECT $1::TEXT, e.id, e.account_id, $3::TEXT, $4::TEXT, $5::BIGINT, $5::BIGINT
-                 FROM webhook_endpoints e
-                 WHERE e.account_id = $2 AND e.disabled_ms IS NULL
-                   AND CASE WHEN $6::BIGINT IS NULL THEN e.events::jsonb ? $3 ELSE e.id = $6 END
-                 ON CONFLICT DO NOTHING",
-                &[
-                    &event.id,
-                    &event.tenant.key(),
-                    &event.kind,
-                    &event.body,
-                    &millis(now),
-                    &to.map(|endpoint| endpoint.0),
-                ],
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let tx = client.transaction().await.map_err(backend)?;
+        let queued = record_account_event(&tx, event, to, millis(now)).await?;
+        tx.commit().await.map_err(backend)?;
+        Ok(queued)
+    }
+
+    async fn account_events(
+        &self,
+        tenant: Tenant,
+        after: Option<&str>,
+        kinds: &[String],
+        limit: u32,
+    ) -> Result<Option<Vec<FeedEvent>>, WatchStoreError> {
+        let account = tenant.key();
+        let from = match after {
+            None => 0,
+            Some(id) => {
+                let row = self
+                    .pool
+                    .query_opt(
+                        "SELECT seq FROM account_events WHERE account_id = $1 AND id = $2",
+                        &[&account, &id],
+                    )
+                    .await
+                    .map_err(backend)?;
+                let Some(row) = row else { return Ok(None) };
+                row.get::<_, i64>(0)
+            }
+        };
+        let rows = self
+            .pool
+            .query(
+                "SELECT id, kind, body, created_at_ms FROM account_events
+                 WHERE account_id = $1 AND seq > $2 AND (cardinality($3::TEXT[]) = 0 OR kind = ANY($3))
+                 ORDER BY seq LIMIT $4",
+                &[&account, &from, &kinds, &i64::from(limit)],
             )
             .await
-            .map_err(backend)
+            .map_err(backend)?;
+        Ok(Some(
+            rows.iter()
+                .map(|row| FeedEvent {
+                    id: row.get(0),
+                    kind: row.get(1),
+                    body: row.get(2),
+                    created_at: at(row.get(3)),
+                })
+                .collect(),
+        ))
     }
 
     async fn endpoint_events(
@@ -624,6 +708,14 @@ impl WatchStore for PgWatchStore {
                 .await
                 .map_err(backend)?;
         }
+        forgotten += self
+            .pool
+            .execute(
+                "DELETE FROM account_events WHERE created_at_ms < $1",
+                &[&before],
+            )
+            .await
+            .map_err(backend)?;
         Ok(forgotten)
     }
 

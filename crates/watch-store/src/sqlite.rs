@@ -7,12 +7,13 @@ use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params
 
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
-    EndpointRow, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS, WATCH_EVENTS, WatchRow,
+    EndpointRow, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS, WATCH_EVENTS, WatchRow, at,
     fair_due_watches, fields_column, millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
-    EndpointId, NewEndpoint, NewWatch, Refreshed, Watch, WatchId, WatchStore, WatchStoreError,
+    EndpointId, FeedEvent, NewEndpoint, NewWatch, Refreshed, Watch, WatchId, WatchStore,
+    WatchStoreError,
 };
 
 const MIGRATIONS: &[&str] = &[
@@ -20,13 +21,52 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0002_create_table_webhook_endpoints.sql"),
     include_str!("../migrations/sqlite/0003_create_index_watch_events_claimed.sql"),
     include_str!("../migrations/sqlite/0004_alter_table_watches_include_parts.sql"),
+    include_str!("../migrations/sqlite/0005_create_table_account_events.sql"),
 ];
 
 /// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`,
-/// `webhook_endpoints`, `endpoint_events`).
+/// `webhook_endpoints`, `endpoint_events`, `account_events`).
 #[derive(Clone, Debug)]
 pub struct SqliteWatchStore {
     pool: SqlitePool,
+}
+
+/// Records `event` in its account's feed (unless it goes `to` one endpoint: a ping) and queues a copy for each
+/// endpoint that wants it, in the caller's transaction (SQLite's writes are one at a time, so the feed's order
+/// is the order of commits). Returns how many copies it queued.
+fn record_account_event(
+    tx: &rusqlite::Transaction<'_>,
+    event: &AccountEvent,
+    to: Option<EndpointId>,
+    now_ms: i64,
+) -> rusqlite::Result<u64> {
+    let account = event.tenant.key();
+    if to.is_none() {
+        tx.prepare_cached(
+            "INSERT INTO account_events (account_id, id, kind, body, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT DO NOTHING",
+        )?
+        .execute(params![account, event.id, event.kind, event.body, now_ms])?;
+    }
+    let queued = tx
+        .prepare_cached(
+            "INSERT INTO endpoint_events (id, endpoint_id, account_id, kind, body, created_at_ms, next_attempt_ms)
+             SELECT ?1, e.id, e.account_id, ?3, ?4, ?5, ?5 FROM webhook_endpoints e
+             WHERE e.account_id = ?2 AND e.disabled_ms IS NULL
+               AND CASE WHEN ?6 IS NULL
+                        THEN EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = ?3)
+                        ELSE e.id = ?6 END
+             ON CONFLICT DO NOTHING",
+        )?
+        .execute(params![
+            event.id,
+            account,
+            event.kind,
+            event.body,
+            now_ms,
+            to.map(|endpoint| endpoint.0)
+        ])?;
+    Ok(u64::try_from(queued).unwrap_or(0))
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> WatchStoreError {
@@ -421,13 +461,14 @@ impl WatchStore for SqliteWatchStore {
                 if updated == 0 {
                     return Ok(false);
                 }
-                if let Some((id, body)) = event {
+                if let Some(event) = event {
                     tx.execute(
                         "INSERT INTO watch_events (id, watch_id, account_id, body, created_at_ms, next_attempt_ms)
                          SELECT ?1, id, account_id, ?2, ?3, ?3 FROM watches WHERE id = ?4
                          ON CONFLICT DO NOTHING",
-                        params![id, body, now_ms, watch.0],
+                        params![event.account.id, event.body, now_ms, watch.0],
                     )?;
+                    record_account_event(&tx, &event.account, None, now_ms)?;
                 }
                 tx.commit()?;
                 Ok(true)
@@ -546,28 +587,60 @@ impl WatchStore for SqliteWatchStore {
         to: Option<EndpointId>,
         now: jiff::Timestamp,
     ) -> Result<u64, WatchStoreError> {
-        let (id, account, kind, body) = (
-            event.id.clone(),
-            event.tenant.key(),
-            event.kind.clone(),
-            event.body.clone(),
-        );
+        let event = event.clone();
         let now_ms = millis(now);
-        let to = to.map(|endpoint| endpoint.0);
         self.pool
             .write(move |conn| {
-                let queued = conn.prepare_cached(
-                    "INSERT INTO endpoint_events (id, endpoint_id, account_id, kind, body, created_at_ms,
-                                                  next_attempt_ms)
-                     SELECT ?1, e.id, e.account_id, ?3, ?4, ?5, ?5 FROM webhook_endpoints e
-                     WHERE e.account_id = ?2 AND e.disabled_ms IS NULL
-                       AND CASE WHEN ?6 IS NULL
-                                THEN EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = ?3)
-                                ELSE e.id = ?6 END
-                     ON CONFLICT DO NOTHING",
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let queued = record_account_event(&tx, &event, to, now_ms)?;
+                tx.commit()?;
+                Ok(queued)
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn account_events(
+        &self,
+        tenant: Tenant,
+        after: Option<&str>,
+        kinds: &[String],
+        limit: u32,
+    ) -> Result<Option<Vec<FeedEvent>>, WatchStoreError> {
+        let after = after.map(str::to_owned);
+        let kinds = fields_column(kinds);
+        self.pool
+            .run(move |conn| {
+                let account = tenant.key();
+                let from = match &after {
+                    None => 0,
+                    Some(id) => {
+                        let seq = conn
+                            .prepare_cached(
+                                "SELECT seq FROM account_events WHERE account_id = ?1 AND id = ?2",
+                            )?
+                            .query_row(params![account, id], |row| row.get::<_, i64>(0))
+                            .optional()?;
+                        let Some(seq) = seq else { return Ok(None) };
+                        seq
+                    }
+                };
+                conn.prepare_cached(
+                    "SELECT id, kind, body, created_at_ms FROM account_events
+                     WHERE account_id = ?1 AND seq > ?2
+                       AND (?3 = '[]' OR kind IN (SELECT value FROM json_each(?3)))
+                     ORDER BY seq LIMIT ?4",
                 )?
-                .execute(params![id, account, kind, body, now_ms, to])?;
-                Ok(u64::try_from(queued).unwrap_or(0))
+                .query_map(params![account, from, kinds, limit], |row| {
+                    Ok(FeedEvent {
+                        id: row.get(0)?,
+                        kind: row.get(1)?,
+                        body: row.get(2)?,
+                        created_at: at(row.get(3)?),
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map(Some)
             })
             .await
             .map_err(backend)
@@ -644,6 +717,10 @@ impl WatchStore for SqliteWatchStore {
                         [before],
                     )?;
                 }
+                forgotten += conn.execute(
+                    "DELETE FROM account_events WHERE created_at_ms < ?1",
+                    [before],
+                )?;
                 Ok(forgotten as u64)
             })
             .await

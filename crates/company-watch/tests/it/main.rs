@@ -255,6 +255,79 @@ async fn a_change_delivers_one_signed_event_and_no_change_delivers_nothing() {
     assert!(watch.last_change_at.is_some());
 }
 
+/// A change is also the account's event: `company.changed` reaches the account's endpoint that wants it (with the
+/// watch event's id, in the account event's envelope, signed the same way) and the account's feed.
+#[tokio::test]
+async fn a_change_reaches_the_account_s_endpoints_and_feed_with_the_watch_event_s_id() {
+    let world = world(true).await;
+    let receiver = Receiver::start().await;
+    let hooks = format!("http://127.0.0.1:{}/hooks", receiver.port);
+    world.watch(&format!("{hooks}/company")).await;
+    // One endpoint that wants the change, one that does not.
+    for (path, kind) in [("account", "company.changed"), ("jobs", "job.finished")] {
+        let endpoint = api_contract::EndpointRequest::from_json(
+            format!(r#"{{"url": "{hooks}/{path}", "events": ["{kind}"]}}"#).as_bytes(),
+            true,
+        )
+        .expect("valid");
+        world
+            .webhooks
+            .create_endpoint(world.tenant, &endpoint)
+            .await
+            .expect("registered");
+    }
+
+    world.after(DAY).await;
+    serve_google(&world.origin, &[WEBSITE]);
+    let done = world.after(DAY).await;
+    assert_eq!((done.events, done.delivered), (1, 2), "{done:?}");
+    let received = receiver.received();
+    assert_eq!(
+        received.len(),
+        2,
+        "the watch's URL and the one endpoint that wants it"
+    );
+    let bodies: Vec<serde_json::Value> = received
+        .iter()
+        .map(|r| serde_json::from_str(&r.body).expect("JSON body"))
+        .collect();
+    let watch_event = bodies
+        .iter()
+        .find(|b| b.get("watch_id").is_some())
+        .expect("the watch's");
+    let account_event = bodies
+        .iter()
+        .find(|b| b.get("data").is_some())
+        .expect("the account's");
+    assert_eq!(account_event["id"], watch_event["id"]);
+    assert_eq!(account_event["type"], "company.changed");
+    assert_eq!(account_event["created_at"], watch_event["created_at"]);
+    for member in ["watch_id", "final_li_url", "changes", "record"] {
+        assert_eq!(
+            account_event["data"][member], watch_event[member],
+            "{member}"
+        );
+    }
+    assert!(
+        received
+            .iter()
+            .all(|r| r.header("company-data-signature").is_some())
+    );
+
+    let feed = world
+        .webhooks
+        .events(world.tenant, None, &[], 10)
+        .await
+        .expect("reads")
+        .expect("from the oldest");
+    assert_eq!(feed.len(), 1);
+    let kept: serde_json::Value = serde_json::from_str(&feed[0].body).expect("JSON");
+    assert_eq!(
+        &kept, account_event,
+        "the feed keeps the body the endpoint was sent"
+    );
+}
+
 /// A watch that follows `job_count` fetches the job search with each refresh (at the page's price) and announces
 /// the count's change like any other.
 #[tokio::test]

@@ -9,8 +9,8 @@ use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
 use test_support::Engine;
 use watch_store::{
-    AccountEvent, Delivered, NewEndpoint, NewWatch, PgWatchStore, Refreshed, SqliteWatchStore,
-    WatchStore,
+    AccountEvent, ChangeEvent, Delivered, NewEndpoint, NewWatch, PgWatchStore, Refreshed,
+    SqliteWatchStore, WatchStore,
 };
 
 async fn open_store(engine: &Engine) -> Arc<dyn WatchStore> {
@@ -156,10 +156,13 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
     assert_eq!(again.len(), 3, "lapsed claims are handed out again");
     let refresh = &again[0];
     let next = later + SignedDuration::from_hours(24);
-    let event = Some(("evt_1".to_owned(), r#"{"id":"evt_1"}"#.to_owned()));
+    let change = ChangeEvent {
+        body: r#"{"id":"evt_1"}"#.to_owned(),
+        account: event("evt_1", refresh.watch.tenant.key(), "company.changed"),
+    };
     let fetched = Refreshed::Fetched {
         record: named("New"),
-        event: event.clone(),
+        event: Some(change),
     };
     assert!(
         first
@@ -187,6 +190,18 @@ async fn refreshes_and_deliveries_are_each_one_callers(engine: &Engine) {
         .expect("exists");
     assert_eq!(moved.next_check_at, next);
     assert_eq!(moved.last_change_at, Some(later));
+    // The change is also the account's event, in its feed once.
+    let feed = second
+        .account_events(refresh.watch.tenant, None, &[], 10)
+        .await
+        .expect("reads")
+        .expect("from the oldest");
+    assert_eq!(
+        feed.iter()
+            .map(|e| (e.id.as_str(), e.kind.as_str()))
+            .collect::<Vec<_>>(),
+        [("evt_1", "company.changed")]
+    );
     for other in &again[1..] {
         let failed = Refreshed::Failed {
             error: "insufficient_credits".to_owned(),
@@ -876,8 +891,188 @@ async fn deliveries_and_refreshes_are_shared_fairly_between_accounts(engine: &En
     );
 }
 
+/// The ids of the account's feed, read a page of `limit` at a time from after `after` until a page comes back
+/// short; the last id read.
+async fn read_feed(
+    store: &dyn WatchStore,
+    tenant: Tenant,
+    after: Option<String>,
+    limit: u32,
+    into: &mut Vec<String>,
+) -> Option<String> {
+    let mut after = after;
+    loop {
+        let page = store
+            .account_events(tenant, after.as_deref(), &[], limit)
+            .await
+            .expect("reads")
+            .expect("the last id read is the account's");
+        into.extend(page.iter().map(|e| e.id.clone()));
+        if let Some(last) = page.last() {
+            after = Some(last.id.clone());
+        }
+        if page.len() < limit as usize {
+            return after;
+        }
+    }
+}
+
+/// Writers of the feed test, and the events each writes.
+const WRITERS: usize = 4;
+const EACH: usize = 250;
+
+async fn the_feed_lists_every_event_once_in_commit_order(engine: &Engine) {
+    let (first, second) = (open_store(engine).await, open_store(engine).await);
+    let now = Timestamp::from_second(1_800_000_000).expect("a time");
+    let account = Tenant::from_key(1);
+    let endpoint = first
+        .create_endpoint(&endpoint(1, "hooks.example", &["job.finished"]), 10, now)
+        .await
+        .expect("registers")
+        .expect("under the bound");
+
+    // 1,000 events of the account from four writers on two stores (connections), while a reader pages through
+    // the feed; another account's and the account's test mode's events in between.
+    let reader = {
+        let store = Arc::clone(&second);
+        tokio::spawn(async move {
+            let (mut seen, mut after) = (Vec::new(), None);
+            while seen.len() < WRITERS * EACH {
+                after = read_feed(store.as_ref(), account, after, 37, &mut seen).await;
+                tokio::task::yield_now().await;
+            }
+            seen
+        })
+    };
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let store = Arc::clone(if writer % 2 == 0 { &first } else { &second });
+            tokio::spawn(async move {
+                for n in 0..EACH {
+                    let kind = if n % 2 == 0 {
+                        "job.finished"
+                    } else {
+                        "company.changed"
+                    };
+                    let id = format!("evt_{writer}_{n}");
+                    store
+                        .queue_event(&event(&id, 1, kind), None, now)
+                        .await
+                        .expect("queues");
+                    if n % 50 == 0 {
+                        for other in [2, -1] {
+                            store
+                                .queue_event(
+                                    &event(&format!("{id}_of_{other}"), other, kind),
+                                    None,
+                                    now,
+                                )
+                                .await
+                                .expect("queues");
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.expect("writes");
+    }
+    let seen = tokio::time::timeout(Duration::from_mins(2), reader)
+        .await
+        .expect("the reader sees every event")
+        .expect("reads");
+    assert_eq!(seen.len(), WRITERS * EACH, "each event once");
+    let mut distinct = seen.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), WRITERS * EACH, "no event twice");
+    for writer in 0..WRITERS {
+        let order: Vec<usize> = seen
+            .iter()
+            .filter_map(|id| id.strip_prefix(&format!("evt_{writer}_")))
+            .map(|n| n.parse().expect("a number"))
+            .collect();
+        assert_eq!(
+            order,
+            (0..EACH).collect::<Vec<_>>(),
+            "writer {writer}'s events in its order"
+        );
+    }
+
+    // The same event queued again is in the feed once; a ping is in none.
+    first
+        .queue_event(&event("evt_0_0", 1, "job.finished"), None, now)
+        .await
+        .expect("queues");
+    first
+        .queue_event(&event("evt_ping", 1, "ping"), Some(endpoint.id), now)
+        .await
+        .expect("queues");
+    let mut again = Vec::new();
+    read_feed(first.as_ref(), account, None, 100, &mut again).await;
+    assert_eq!(again, seen, "nothing added: a repeat and a ping");
+
+    // Types, and other tenants.
+    let changed = first
+        .account_events(account, None, &["company.changed".to_owned()], 1000)
+        .await
+        .expect("reads")
+        .expect("from the oldest");
+    assert_eq!(changed.len(), WRITERS * EACH / 2);
+    assert!(changed.iter().all(|e| e.kind == "company.changed"));
+    let mut others = Vec::new();
+    read_feed(first.as_ref(), Tenant::from_key(2), None, 100, &mut others).await;
+    assert_eq!(others.len(), WRITERS * EACH / 50, "{others:?}");
+    assert!(others.iter().all(|id| id.ends_with("_of_2")));
+    let mut test_mode = Vec::new();
+    read_feed(
+        first.as_ref(),
+        Tenant::from_key(-1),
+        None,
+        100,
+        &mut test_mode,
+    )
+    .await;
+    assert!(test_mode.iter().all(|id| id.ends_with("_of_-1")));
+    assert_eq!(test_mode.len(), WRITERS * EACH / 50);
+    for (tenant, after) in [
+        (account, "evt_nothing"),
+        (account, others[0].as_str()),
+        (Tenant::from_key(2), "evt_0_0"),
+    ] {
+        assert_eq!(
+            first
+                .account_events(tenant, Some(after), &[], 10)
+                .await
+                .expect("reads"),
+            None,
+            "{after} is not the tenant's event"
+        );
+    }
+
+    // Forgotten with the done deliveries: only the older ones.
+    let later = now + SignedDuration::from_hours(1);
+    first
+        .queue_event(&event("evt_later", 1, "job.finished"), None, later)
+        .await
+        .expect("queues");
+    first.forget_done_before(later).await.expect("forgets");
+    let kept = first
+        .account_events(account, None, &[], 10)
+        .await
+        .expect("reads")
+        .expect("from the oldest");
+    assert_eq!(
+        kept.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["evt_later"]
+    );
+    assert_eq!(kept[0].created_at, later);
+}
+
 test_support::engine_tests! {
     refreshes_and_deliveries_are_each_one_callers,
     endpoints_get_each_event_they_want_once,
     deliveries_and_refreshes_are_shared_fairly_between_accounts,
+    the_feed_lists_every_event_once_in_commit_order,
 }
