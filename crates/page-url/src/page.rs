@@ -258,8 +258,9 @@ impl PageUrl {
             return Err(UrlError::BadSlug);
         }
         // `.` and `..` are dot-segments: every URL parser resolves them away (`/company/.` is `/company/`), so a
-        // name trimmed to one is kept whole (`/company/%20.`, which the submitted-URL pattern admits), and a name
-        // that is one names no page.
+        // name trimmed to one is kept whole (`/company/%20.`, which the submitted-URL pattern admits), and a new
+        // name that is one names no page. Stored text is read back as written: rows written before this rule
+        // (`…/company/.`) stay readable.
         let is_dot_segment = |name: &str| name == "." || name == "..";
         let trimmed = slug.trim();
         let slug = if trim && !trimmed.is_empty() && !is_dot_segment(trimmed) {
@@ -268,7 +269,7 @@ impl PageUrl {
             &slug
         }
         .to_lowercase();
-        if slug.is_empty() || is_dot_segment(&slug) {
+        if slug.is_empty() || (trim && is_dot_segment(&slug)) {
             return Err(UrlError::MissingSlug {
                 kind: kind.as_str(),
             });
@@ -657,6 +658,12 @@ mod tests {
         assert_eq!(
             PageUrl::normalize(submitted.as_str(), &domain),
             Ok(submitted)
+        );
+        // Stored before the rule, a dot-segment name still reads back, so its rows stay readable.
+        let stored = "https://www.linkedin.com/company/.";
+        assert_eq!(
+            PageUrl::from_canonical(stored).map(|url| url.as_str().to_owned()),
+            Ok(stored.to_owned())
         );
         // A name that is a dot-segment however written names no page.
         for input in [
