@@ -432,7 +432,8 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
     /// oldest kept when `None`), of the types in `kinds` only (any type when empty). `None` when the account has
     /// no event `after` (it never had, or it was forgotten: [`WatchStore::forget_done_before`]). Events are
     /// listed in the order they were committed, on PostgreSQL too, so a reader that pages with the last id it
-    /// saw misses none.
+    /// saw misses none. Each read is bounded: at most `limit` rows of one index range per type asked (or one
+    /// range when none), however many other events the account has.
     async fn account_events(
         &self,
         tenant: Tenant,

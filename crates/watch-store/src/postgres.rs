@@ -6,8 +6,8 @@ use pg_pool::tokio_postgres::Row;
 
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
-    EndpointRow, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS, WATCH_EVENTS, WatchRow, at,
-    fair_due_watches, fields_column, millis,
+    EndpointRow, FEED_AFTER, FEED_OF_KIND_AFTER, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS,
+    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, merge_feed, millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0003_create_index_watch_events_claimed.sql"),
     include_str!("../migrations/postgres/0004_alter_table_watches_include_parts.sql"),
     include_str!("../migrations/postgres/0005_create_table_account_events.sql"),
+    include_str!("../migrations/postgres/0006_create_index_account_events_kind.sql"),
 ];
 
 /// Watches in a PostgreSQL database (tables `watches`, `watch_events`, `webhook_secrets`, `webhook_endpoints`,
@@ -608,26 +609,38 @@ impl WatchStore for PgWatchStore {
                 row.get::<_, i64>(0)
             }
         };
-        let rows = self
-            .pool
-            .query(
-                "SELECT id, kind, body, created_at_ms FROM account_events
-                 WHERE account_id = $1 AND seq > $2 AND (cardinality($3::TEXT[]) = 0 OR kind = ANY($3))
-                 ORDER BY seq LIMIT $4",
-                &[&account, &from, &kinds, &i64::from(limit)],
-            )
-            .await
-            .map_err(backend)?;
-        Ok(Some(
-            rows.iter()
-                .map(|row| FeedEvent {
-                    id: row.get(0),
-                    kind: row.get(1),
-                    body: row.get(2),
-                    created_at: at(row.get(3)),
-                })
-                .collect(),
-        ))
+        let most = i64::from(limit);
+        let mut pages = Vec::new();
+        if kinds.is_empty() {
+            pages = self
+                .pool
+                .query(FEED_AFTER, &[&account, &from, &most])
+                .await
+                .map_err(backend)?;
+        }
+        for kind in kinds {
+            pages.extend(
+                self.pool
+                    .query(FEED_OF_KIND_AFTER, &[&account, &from, kind, &most])
+                    .await
+                    .map_err(backend)?,
+            );
+        }
+        let pages = pages
+            .iter()
+            .map(|row| {
+                (
+                    row.get(0),
+                    FeedEvent {
+                        id: row.get(1),
+                        kind: row.get(2),
+                        body: row.get(3),
+                        created_at: at(row.get(4)),
+                    },
+                )
+            })
+            .collect();
+        Ok(Some(merge_feed(pages, limit)))
     }
 
     async fn endpoint_events(

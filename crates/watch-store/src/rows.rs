@@ -6,7 +6,7 @@ use page_url::PageUrl;
 
 use crate::{
     Delivered, Delivery, DeliveryStatus, Endpoint, EndpointDelivery, EndpointEvent, EndpointId,
-    Watch, WatchId, WatchStoreError,
+    FeedEvent, Watch, WatchId, WatchStoreError,
 };
 
 /// Times as both backends store them: milliseconds since the Unix epoch ([`store_base::time`]).
@@ -338,4 +338,25 @@ fn delivery_columns(delivered: &Delivered) -> (Option<i64>, Option<String>) {
             (status.map(i64::from), Some(error.clone()))
         }
     }
+}
+
+/// The feed's reads, `(seq, event)` rows: the account's events after a position (`$1` account, `$2` seq, `$3`
+/// limit), on the `(account_id, seq)` index. Parameters are numbered in order of appearance, so SQLite numbers
+/// them as PostgreSQL does.
+pub(crate) const FEED_AFTER: &str = "SELECT seq, id, kind, body, created_at_ms FROM account_events
+     WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
+/// [`FEED_AFTER`] for one type (`$3`; `$4` the limit): a bounded range of the `(account_id, kind, seq)` index,
+/// whatever the account's other events.
+pub(crate) const FEED_OF_KIND_AFTER: &str =
+    "SELECT seq, id, kind, body, created_at_ms FROM account_events
+     WHERE account_id = $1 AND seq > $2 AND kind = $3 ORDER BY seq LIMIT $4";
+
+/// The first `limit` of the types' pages merged in feed order (each page is in `seq` order already).
+pub(crate) fn merge_feed(mut pages: Vec<(i64, FeedEvent)>, limit: u32) -> Vec<FeedEvent> {
+    pages.sort_by_key(|(seq, _)| *seq);
+    pages
+        .into_iter()
+        .take(limit as usize)
+        .map(|(_, event)| event)
+        .collect()
 }

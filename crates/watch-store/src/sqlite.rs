@@ -7,8 +7,8 @@ use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params
 
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
-    EndpointRow, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS, WATCH_EVENTS, WatchRow, at,
-    fair_due_watches, fields_column, millis,
+    EndpointRow, FEED_AFTER, FEED_OF_KIND_AFTER, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS,
+    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, merge_feed, millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0003_create_index_watch_events_claimed.sql"),
     include_str!("../migrations/sqlite/0004_alter_table_watches_include_parts.sql"),
     include_str!("../migrations/sqlite/0005_create_table_account_events.sql"),
+    include_str!("../migrations/sqlite/0006_create_index_account_events_kind.sql"),
 ];
 
 /// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`,
@@ -608,7 +609,7 @@ impl WatchStore for SqliteWatchStore {
         limit: u32,
     ) -> Result<Option<Vec<FeedEvent>>, WatchStoreError> {
         let after = after.map(str::to_owned);
-        let kinds = fields_column(kinds);
+        let kinds = kinds.to_vec();
         self.pool
             .run(move |conn| {
                 let account = tenant.key();
@@ -625,22 +626,34 @@ impl WatchStore for SqliteWatchStore {
                         seq
                     }
                 };
-                conn.prepare_cached(
-                    "SELECT id, kind, body, created_at_ms FROM account_events
-                     WHERE account_id = ?1 AND seq > ?2
-                       AND (?3 = '[]' OR kind IN (SELECT value FROM json_each(?3)))
-                     ORDER BY seq LIMIT ?4",
-                )?
-                .query_map(params![account, from, kinds, limit], |row| {
-                    Ok(FeedEvent {
-                        id: row.get(0)?,
-                        kind: row.get(1)?,
-                        body: row.get(2)?,
-                        created_at: at(row.get(3)?),
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map(Some)
+                let read =
+                    |sql: &str, kind: Option<&str>| -> rusqlite::Result<Vec<(i64, FeedEvent)>> {
+                        let mut statement = conn.prepare_cached(sql)?;
+                        let rows = match kind {
+                            None => statement.query(params![account, from, limit])?,
+                            Some(kind) => statement.query(params![account, from, kind, limit])?,
+                        };
+                        rows.mapped(|row| {
+                            Ok((
+                                row.get(0)?,
+                                FeedEvent {
+                                    id: row.get(1)?,
+                                    kind: row.get(2)?,
+                                    body: row.get(3)?,
+                                    created_at: at(row.get(4)?),
+                                },
+                            ))
+                        })
+                        .collect()
+                    };
+                let mut pages = Vec::new();
+                if kinds.is_empty() {
+                    pages = read(FEED_AFTER, None)?;
+                }
+                for kind in &kinds {
+                    pages.extend(read(FEED_OF_KIND_AFTER, Some(kind))?);
+                }
+                Ok(Some(merge_feed(pages, limit)))
             })
             .await
             .map_err(backend)

@@ -1021,6 +1021,17 @@ async fn the_feed_lists_every_event_once_in_commit_order(engine: &Engine) {
         .expect("from the oldest");
     assert_eq!(changed.len(), WRITERS * EACH / 2);
     assert!(changed.iter().all(|e| e.kind == "company.changed"));
+    // Two types, read each on its own and merged: the same page as without a filter.
+    let both = ["job.finished".to_owned(), "company.changed".to_owned()];
+    let merged = first
+        .account_events(account, Some(&seen[3]), &both, 10)
+        .await
+        .expect("reads")
+        .expect("after one of the account's");
+    assert_eq!(
+        merged.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        seen[4..14].iter().map(String::as_str).collect::<Vec<_>>()
+    );
     let mut others = Vec::new();
     read_feed(first.as_ref(), Tenant::from_key(2), None, 100, &mut others).await;
     assert_eq!(others.len(), WRITERS * EACH / 50, "{others:?}");
