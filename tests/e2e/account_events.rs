@@ -265,6 +265,27 @@ async fn a_finished_job_reaches_the_endpoint_signed_once_through_failures() {
         (refused.status, refused.json["error"].as_str()),
         (404, Some("event_not_found"))
     );
+    // The query's bounds as the document states them: `limit` up to the page's most, `after` counted in
+    // characters (200 two-byte ones are allowed, 201 are not), `type` with the one final newline the pattern
+    // admits.
+    let after_of = |characters: usize| format!("after={}", "%C3%A9".repeat(characters));
+    for (query, status) in [
+        (
+            format!("limit={}", api_contract::paging::MOST_EVENTS_PER_PAGE + 1),
+            400,
+        ),
+        (after_of(api_contract::MAX_EVENT_ID_LENGTH as usize), 404),
+        (
+            after_of(api_contract::MAX_EVENT_ID_LENGTH as usize + 1),
+            400,
+        ),
+        ("type=job.finished%0A".to_owned(), 200),
+    ] {
+        let (answer, _) = service
+            .send(Method::GET, &format!("{EVENTS}?{query}"), &key, None, None)
+            .await;
+        assert_eq!(answer.status, status, "{query}: {}", answer.json);
+    }
     let (refused, _) = service
         .send(
             Method::GET,

@@ -210,7 +210,7 @@ fn assert_says(path: &str, stated: &[String]) {
 fn the_api_page_states_the_webhook_endpoints_numbers_as_the_crates_have_them() {
     let settings = account_webhooks::WebhookSettings::default();
     let first_retry = settings.first_retry.as_secs();
-    let kept_days = settings.done_event_retention.as_secs() / 86_400;
+    let kept_days = settings.retention_days();
     assert_says(
         "docs/api.md",
         &[

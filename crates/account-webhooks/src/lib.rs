@@ -92,6 +92,14 @@ impl Default for WebhookSettings {
     }
 }
 
+impl WebhookSettings {
+    /// [`WebhookSettings::done_event_retention`] in whole days: how long done deliveries are listed and the
+    /// account's feed keeps its events, as the API states it.
+    pub fn retention_days(&self) -> u64 {
+        self.done_event_retention.as_secs() / 86_400
+    }
+}
+
 /// Why a webhook operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

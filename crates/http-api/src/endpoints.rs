@@ -93,8 +93,9 @@ struct DeliveriesQuery {
 }
 
 impl Api {
-    /// The endpoints' service (the accounts' webhooks); its routes are 404 when it is not set.
-    fn endpoint_service(&self) -> Result<&Arc<Webhooks>, ApiError> {
+    /// The endpoints' service (the accounts' webhooks, which also keep the event feed); its routes are 404 when
+    /// it is not set.
+    pub(crate) fn endpoint_service(&self) -> Result<&Arc<Webhooks>, ApiError> {
         self.webhooks().ok_or(ApiError::NotFound)
     }
 

@@ -1,7 +1,6 @@
 //! `GET /v1/events`: the account's events, oldest first, for clients that poll rather than receive webhooks
 //! (docs/api.md, "The event feed").
 
-use account_webhooks::Webhooks;
 use api_contract::paths::EVENTS;
 use api_contract::{AccountEventType, EventList, EventsQuery};
 use http::{Method, StatusCode};
@@ -37,6 +36,8 @@ fn kinds(asked: Option<&str>) -> Result<Vec<AccountEventType>, ApiError> {
     let Some(asked) = asked else {
         return Ok(Vec::new());
     };
+    // `$` before one final newline, as Python reads the published pattern.
+    let asked = asked.strip_suffix('\n').unwrap_or(asked);
     let mut kinds = Vec::new();
     for name in asked.split(',') {
         let kind = AccountEventType::from_name(name).ok_or_else(|| {
@@ -54,14 +55,9 @@ fn kinds(asked: Option<&str>) -> Result<Vec<AccountEventType>, ApiError> {
 }
 
 impl Api {
-    /// The feed's service (the accounts' webhooks); its route is 404 when it is not set.
-    fn feed(&self) -> Result<&std::sync::Arc<Webhooks>, ApiError> {
-        self.webhooks().ok_or(ApiError::NotFound)
-    }
-
     /// `GET /events?after=<event id>&limit=<n>&type=<types>`: `{events: [...], has_more, next}`, oldest first.
     async fn list_events(&self, call: Call) -> Result<Response, ApiError> {
-        let webhooks = self.feed()?;
+        let webhooks = self.endpoint_service()?;
         let caller = call.caller()?;
         let asked: EventsQuery = query(call.query())?;
         let limit = number(
@@ -73,7 +69,7 @@ impl Api {
         let kinds = kinds(asked.kind.as_deref())?;
         let after = asked.after.as_deref();
         if after.is_some_and(|id| {
-            id.is_empty() || id.len() > api_contract::MAX_EVENT_ID_LENGTH as usize
+            id.is_empty() || id.chars().count() > api_contract::MAX_EVENT_ID_LENGTH as usize
         }) {
             return Err(ApiError::InvalidQuery(format!(
                 "`after` is an event's id, 1 to {} characters; send the id of the last event you saw",
@@ -85,7 +81,7 @@ impl Api {
             .events(caller.tenant, after, &kinds, limit + 1)
             .await?
             .ok_or(ApiError::EventNotFound {
-                kept_days: webhooks.settings().done_event_retention.as_secs() / 86_400,
+                kept_days: webhooks.settings().retention_days(),
             })?;
         let has_more = events.len() > limit as usize;
         events.truncate(limit as usize);
@@ -128,10 +124,7 @@ fn types_pattern() -> String {
 
 /// The OpenAPI operation of `GET /v1/events`.
 fn list_events_doc(_context: &Context<'_>) -> Value {
-    let retention_days = account_webhooks::WebhookSettings::default()
-        .done_event_retention
-        .as_secs()
-        / 86_400;
+    let retention_days = account_webhooks::WebhookSettings::default().retention_days();
     let types: Vec<&str> = AccountEventType::ALL.iter().map(|k| k.as_str()).collect();
     json!({
         "summary": "The account's events, oldest first: the feed for clients that poll",
