@@ -494,3 +494,276 @@ async fn a_low_balance_is_told_once_per_crossing_under_concurrent_requests() {
         "each delivered at its first attempt"
     );
 }
+
+/// A job's `callbackUrl` (a one-off resume URL, as n8n and Zapier hand out) gets the job's end with the headers
+/// the job named, signed like every event, retried after a failure, with the same id and body as the account's
+/// endpoint and feed; the job shows the callback's URL and header names, never their values; the callback is not
+/// one of the account's endpoints; a job without one sends it nothing.
+#[tokio::test]
+async fn a_jobs_callback_gets_its_end_signed_with_its_headers() {
+    let service = service();
+    let key = service.key("acme", "10");
+    let document = service.get("/openapi.json").await.json;
+    let endpoint_receiver = WebhookReceiver::start(0).await;
+    register(&service, &key, &endpoint_receiver.url, &["job.finished"]).await;
+    // Down once, then up.
+    let callback = WebhookReceiver::start(1).await;
+    let resume_url = format!("{}?resume=exec-41", callback.url);
+
+    let job = submit(
+        &service,
+        &key,
+        &json!({
+            "liUrls": [GOOGLE],
+            "callbackUrl": resume_url,
+            "callbackHeaders": {"authorization": "Bearer n8n-s3cret"},
+        }),
+    )
+    .await;
+    assert_eq!(job.status, 202, "{}", job.json);
+    assert_valid(&document, "Job", &job.json);
+    assert_eq!(
+        job.json["callback"],
+        json!({"url": resume_url, "header_names": ["authorization"]})
+    );
+    assert!(!job.json.to_string().contains("n8n-s3cret"));
+    let job_id = job.json["id"].as_str().expect("job id").to_owned();
+    wait_until(&service, &key, &job_id, "done", Duration::from_mins(1)).await;
+
+    let delivered = e2e_harness::eventually(
+        Duration::from_mins(1),
+        "the callback never got job.finished",
+        || async {
+            callback
+                .received()
+                .into_iter()
+                .find(|got| got.answered == 200)
+        },
+    )
+    .await;
+    assert_eq!(callback.received().len(), 2, "one failure, one delivery");
+    assert_eq!(delivered.header("authorization"), Some("Bearer n8n-s3cret"));
+    let event = delivered.json();
+    assert_valid(&document, "AccountEvent", &event);
+    assert_eq!(event["type"], "job.finished");
+    assert_eq!(event["data"]["job"]["id"], job_id.as_str());
+    let secret = service.cli(&["webhooks", "secret", "--account", "acme"]);
+    assert!(account_webhooks::signature::verify(
+        secret.trim(),
+        delivered.header("company-data-signature").expect("signed"),
+        delivered.body.as_bytes(),
+        jiff::Timestamp::now().as_second(),
+        300
+    ));
+    // The same event the account's endpoint and feed have, byte for byte.
+    let at_endpoint = e2e_harness::eventually(
+        Duration::from_secs(30),
+        "the endpoint never got job.finished",
+        || async { endpoint_receiver.received().pop() },
+    )
+    .await;
+    assert_eq!(at_endpoint.body, delivered.body);
+    assert_eq!(at_endpoint.header("authorization"), None);
+    let (feed, _) = service.send(Method::GET, EVENTS, &key, None, None).await;
+    assert_eq!(feed.json["events"], json!([event]));
+
+    // Not one of the account's endpoints; a job without a callback sends it nothing.
+    let (listed, _) = service.send(Method::GET, ENDPOINTS, &key, None, None).await;
+    assert_eq!(listed.json["endpoints"].as_array().map(Vec::len), Some(1));
+    let plain = submit(&service, &key, &json!({"liUrls": [AUDIENSE]})).await;
+    let plain_id = plain.json["id"].as_str().expect("job id").to_owned();
+    assert!(plain.json.get("callback").is_none(), "{}", plain.json);
+    wait_until(&service, &key, &plain_id, "done", Duration::from_mins(1)).await;
+    e2e_harness::eventually(
+        Duration::from_secs(30),
+        "the second job's end never reached the endpoint",
+        || async { (endpoint_receiver.received().len() == 2).then_some(()) },
+    )
+    .await;
+    assert_eq!(callback.received().len(), 2);
+
+    // Headers need the URL, and the server's own headers are not the caller's to set.
+    for (body, pointer) in [
+        (
+            json!({"liUrls": [GOOGLE], "callbackHeaders": {"authorization": "x"}}),
+            "",
+        ),
+        (
+            json!({"liUrls": [GOOGLE], "callbackUrl": resume_url, "callbackHeaders": {"host": "x"}}),
+            "/callbackHeaders/host",
+        ),
+    ] {
+        let refused = submit(&service, &key, &body).await;
+        assert_eq!(refused.status, 400, "{}", refused.json);
+        assert_eq!(
+            refused.json["details"][0]["pointer"], pointer,
+            "{}",
+            refused.json
+        );
+    }
+}
+
+/// `GET /v1/events` pages through 1,000 of an account's events, recorded by four writers at once while it pages,
+/// without a gap or a repeat, each writer's in its order; a type filter lists exactly that type's; another
+/// account's events, recorded among them, never show. The events are recorded through the server's own store on
+/// its SQLite file (what the announcer does, a thousand times faster than ending a thousand jobs).
+#[tokio::test]
+async fn the_feed_pages_through_a_thousand_events_without_gap_or_repeat() {
+    const WRITERS: usize = 4;
+    const EACH: usize = 250;
+    // Paged as fast as it answers: no per-key rate here.
+    let service = Service::start(ServiceOptions {
+        args: vec!["--key-rate", "0"],
+        ..ServiceOptions::default()
+    });
+    let (key, other) = (service.key("acme", "10"), service.key("other", "10"));
+    let account_of = |key: String| {
+        let service = &service;
+        async move {
+            let (account, _) = service
+                .send(Method::GET, api_contract::paths::ACCOUNT, &key, None, None)
+                .await;
+            company_model::Tenant::live(company_model::AccountId(
+                account.json["account_id"].as_i64().expect("account id"),
+            ))
+        }
+    };
+    let (ours, theirs) = (
+        account_of(key.clone()).await,
+        account_of(other.clone()).await,
+    );
+    let store = std::sync::Arc::new(
+        watch_store::SqliteWatchStore::open(std::path::Path::new(&service.db))
+            .await
+            .expect("the server's store"),
+    );
+    let kind = |n: usize| {
+        if n.is_multiple_of(2) {
+            "job.finished"
+        } else {
+            "account.balance_low"
+        }
+    };
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let store = std::sync::Arc::clone(&store);
+            tokio::spawn(async move {
+                for n in 0..EACH {
+                    for (tenant, id) in [
+                        (ours, format!("evt_{writer}_{n}")),
+                        (theirs, format!("evt_theirs_{writer}_{n}")),
+                    ] {
+                        if tenant == theirs && n % 3 != 0 {
+                            continue;
+                        }
+                        let now = jiff::Timestamp::now();
+                        let body =
+                            json!({"id": id, "type": kind(n), "created_at": now, "data": {"n": n}});
+                        let event = watch_store::AccountEvent {
+                            id,
+                            tenant,
+                            kind: kind(n).to_owned(),
+                            body: body.to_string(),
+                        };
+                        watch_store::WatchStore::queue_event(store.as_ref(), &event, None, now)
+                            .await
+                            .expect("recorded");
+                    }
+                }
+            })
+        })
+        .collect();
+
+    // Paged while they write: 100 at a time through `next`, until all 1,000 are read.
+    let (mut next, mut seen) = (format!("{EVENTS}?limit=100"), Vec::<String>::new());
+    let deadline = std::time::Instant::now() + Duration::from_mins(2);
+    while seen.len() < WRITERS * EACH {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the feed listed {} events in 2 min",
+            seen.len()
+        );
+        let (page, _) = service.send(Method::GET, &next, &key, None, None).await;
+        assert_eq!(page.status, 200, "{}", page.json);
+        let events = page.json["events"].as_array().expect("events");
+        seen.extend(
+            events
+                .iter()
+                .map(|e| e["id"].as_str().expect("id").to_owned()),
+        );
+        next = page.json["next"].as_str().expect("next").to_owned();
+        if events.is_empty() {
+            // Caught up with the writers: poll `next` again shortly.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    for writer in writers {
+        writer.await.expect("the writer");
+    }
+    let (rest, _) = service.send(Method::GET, &next, &key, None, None).await;
+    assert_eq!(rest.json["events"], json!([]), "nothing after the last");
+    assert_eq!(seen.len(), WRITERS * EACH, "no repeat");
+    let distinct: std::collections::HashSet<&String> = seen.iter().collect();
+    assert_eq!(distinct.len(), WRITERS * EACH, "no repeat");
+    for writer in 0..WRITERS {
+        let own: Vec<&String> = seen
+            .iter()
+            .filter(|id| id.starts_with(&format!("evt_{writer}_")))
+            .collect();
+        let expected: Vec<String> = (0..EACH).map(|n| format!("evt_{writer}_{n}")).collect();
+        assert_eq!(
+            own,
+            expected.iter().collect::<Vec<_>>(),
+            "writer {writer}: no gap, in order"
+        );
+    }
+
+    // One type: exactly its events, in the same order.
+    let (mut next, mut low) = (
+        format!("{EVENTS}?limit=100&type=account.balance_low"),
+        Vec::new(),
+    );
+    loop {
+        let (page, _) = service.send(Method::GET, &next, &key, None, None).await;
+        let events = page.json["events"].as_array().expect("events").clone();
+        if events.is_empty() {
+            break;
+        }
+        low.extend(
+            events
+                .iter()
+                .map(|e| e["id"].as_str().expect("id").to_owned()),
+        );
+        next = page.json["next"].as_str().expect("next").to_owned();
+    }
+    let expected: Vec<&String> = seen
+        .iter()
+        .filter(|id| {
+            id.rsplit('_')
+                .next()
+                .and_then(|n| n.parse::<usize>().ok())
+                .is_some_and(|n| n % 2 == 1)
+        })
+        .collect();
+    assert_eq!(low.iter().collect::<Vec<_>>(), expected);
+
+    // The other account: its own 336, none of ours; ours never among them.
+    let mut next = format!("{EVENTS}?limit=100");
+    let mut their_ids = Vec::new();
+    loop {
+        let (page, _) = service.send(Method::GET, &next, &other, None, None).await;
+        let events = page.json["events"].as_array().expect("events").clone();
+        if events.is_empty() {
+            break;
+        }
+        their_ids.extend(
+            events
+                .iter()
+                .map(|e| e["id"].as_str().expect("id").to_owned()),
+        );
+        next = page.json["next"].as_str().expect("next").to_owned();
+    }
+    assert_eq!(their_ids.len(), WRITERS * EACH.div_ceil(3));
+    assert!(their_ids.iter().all(|id| id.starts_with("evt_theirs_")));
+    assert!(seen.iter().all(|id| !id.starts_with("evt_theirs_")));
+}

@@ -22,6 +22,8 @@ struct Outgoing<'a> {
     event_id: &'a str,
     tenant: Tenant,
     url: &'a str,
+    /// Headers sent besides the server's own (a job callback's).
+    headers: &'a [(String, String)],
     body: &'a str,
     /// When the event was made: the retry window counts from then.
     created_at: jiff::Timestamp,
@@ -38,6 +40,7 @@ impl Webhooks {
                 event_id: &d.event_id,
                 tenant: d.tenant,
                 url: &d.webhook_url,
+                headers: &[],
                 body: &d.body,
                 created_at: d.created_at,
                 attempts: d.attempts,
@@ -46,6 +49,7 @@ impl Webhooks {
                 event_id: &d.event_id,
                 tenant: d.tenant,
                 url: &d.url,
+                headers: &d.headers,
                 body: &d.body,
                 created_at: d.created_at,
                 attempts: d.attempts,
@@ -151,9 +155,12 @@ impl Webhooks {
             )
         })?;
         let t = self.clock.now().as_second();
-        let response = self
-            .client
-            .post(url)
+        let mut request = self.client.post(url);
+        // The caller's own first; their names never clash with the server's (`RESERVED_CALLBACK_HEADERS`).
+        for (name, value) in out.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let response = request
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::USER_AGENT, "company-data-webhooks/1")
             .header(

@@ -1,12 +1,15 @@
 //! An account's own webhook endpoints: registering, listing and deleting them, a test `ping`, queuing the
-//! account's events (a job finished, the balance ran low) for the endpoints that want them, and the account's
+//! account's events (a job finished, the balance ran low) for the endpoints that want them (and a job's events
+//! for its own callback), and the account's
 //! feed of every event, for clients that poll. Endpoints' events are sent by the same runner, with the same
 //! signature, time-out, address guard, retries and 24 h give-up as a watch's events ([`crate::Webhooks::start`]).
 
-use api_contract::{AccountEventBody, AccountEventType, EndpointRequest, PING_EVENT};
+use api_contract::{AccountEventBody, AccountEventType, EndpointRequest, JobCallback, PING_EVENT};
 use company_model::Tenant;
 use rand::RngCore;
-use watch_store::{AccountEvent, Endpoint, EndpointEvent, EndpointId, FeedEvent, NewEndpoint};
+use watch_store::{
+    AccountEvent, Endpoint, EndpointEvent, EndpointId, FeedEvent, JobCallbackTarget, NewEndpoint,
+};
 
 use crate::{WebhookError, Webhooks, delivery_info_of};
 
@@ -100,13 +103,23 @@ impl Webhooks {
                 retry_after: refused.retry_after,
             });
         }
+        // Only an endpoint the account registered: not a job's callback, which the store keeps as one.
+        if !self
+            .store
+            .endpoints(tenant)
+            .await?
+            .iter()
+            .any(|e| e.id == id)
+        {
+            return Ok(None);
+        }
         // Each ping is its own event (two in one millisecond too), so the id is random, not a time.
         let mut nonce = [0u8; 8];
         rand::rngs::OsRng.fill_bytes(&mut nonce);
         let event_id = format!("evt_ping_{id}_{}", hex::encode(nonce));
         let data = serde_json::json!({ "endpoint_id": id.to_string() });
         let queued = self
-            .queue(tenant, PING_EVENT, event_id.clone(), data, Some(id))
+            .queue(tenant, PING_EVENT, event_id.clone(), data, To::Endpoint(id))
             .await?;
         Ok((queued > 0).then_some(event_id))
     }
@@ -124,8 +137,37 @@ impl Webhooks {
         event_id: String,
         data: serde_json::Value,
     ) -> Result<u64, WebhookError> {
-        self.queue(tenant, kind.as_str(), event_id, data, None)
+        self.queue(tenant, kind.as_str(), event_id, data, To::Account)
             .await
+    }
+
+    /// Queues a job's event as [`Webhooks::announce`] does and, when the job has a callback (`callbackUrl`),
+    /// for it too: the same id and body, signed with the same secret, with the callback's headers. The copies
+    /// are queued together (an event is never in the feed without its callback's copy). Returns how many copies
+    /// it queued.
+    ///
+    /// # Errors
+    /// [`WebhookError::Store`].
+    pub async fn announce_job(
+        &self,
+        tenant: Tenant,
+        job: &str,
+        callback: Option<&JobCallback>,
+        (kind, event_id, data): (AccountEventType, String, serde_json::Value),
+    ) -> Result<u64, WebhookError> {
+        let to = match callback {
+            None => To::Account,
+            Some(callback) => To::AccountAndCallback(JobCallbackTarget {
+                job: job.to_owned(),
+                url: callback.url.clone(),
+                headers: callback
+                    .headers
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.clone()))
+                    .collect(),
+            }),
+        };
+        self.queue(tenant, kind.as_str(), event_id, data, to).await
     }
 
     /// Up to `limit` of the account's deliveries (one per event and endpoint), newest first; those to endpoint
@@ -169,7 +211,7 @@ impl Webhooks {
         kind: &str,
         event_id: String,
         data: serde_json::Value,
-        to: Option<EndpointId>,
+        to: To,
     ) -> Result<u64, WebhookError> {
         let now = self.clock.now();
         let body = AccountEventBody {
@@ -184,8 +226,24 @@ impl Webhooks {
             kind: kind.to_owned(),
             body: serde_json::to_string(&body).map_err(|e| WebhookError::Body(e.to_string()))?,
         };
-        Ok(self.store.queue_event(&event, to, now).await?)
+        Ok(match to {
+            To::Account => self.store.queue_event(&event, None, now).await?,
+            To::Endpoint(id) => self.store.queue_event(&event, Some(id), now).await?,
+            To::AccountAndCallback(callback) => {
+                self.store.queue_job_event(&event, &callback, now).await?
+            }
+        })
     }
+}
+
+/// Who an event is queued for.
+enum To {
+    /// The account's feed and its endpoints that want the event's type.
+    Account,
+    /// That endpoint alone (a ping), not the feed.
+    Endpoint(EndpointId),
+    /// As [`To::Account`], and a job's callback.
+    AccountAndCallback(JobCallbackTarget),
 }
 
 /// An endpoint as the API shows it ([`api_contract::EndpointInfo`]).

@@ -97,6 +97,30 @@ pub struct JobInfo {
     /// The parts of each record it fetches beyond the page (`include` as submitted); absent for none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<crate::Include>,
+    /// Where its end is POSTed too (`callbackUrl` as submitted); absent when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback: Option<JobCallbackInfo>,
+}
+
+/// A job's callback as the API shows it: its URL and the names of the headers sent with it (their values, which
+/// may be the receiver's secrets, are never shown).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "JobCallback")]
+pub struct JobCallbackInfo {
+    /// `callbackUrl` as submitted.
+    pub url: String,
+    /// The names of `callbackHeaders`, in lower case and sorted.
+    #[schemars(length(max = crate::MAX_CALLBACK_HEADERS))]
+    pub header_names: Vec<String>,
+}
+
+impl From<&crate::JobCallback> for JobCallbackInfo {
+    fn from(callback: &crate::JobCallback) -> Self {
+        Self {
+            url: callback.url.clone(),
+            header_names: callback.headers.keys().cloned().collect(),
+        }
+    }
 }
 
 /// A page of the account's jobs, as `GET /v1/network/company-data/jobs` answers it: newest first.

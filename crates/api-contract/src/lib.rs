@@ -52,8 +52,11 @@ pub use fields::{
 };
 pub use history::HistoryResponse;
 pub use include::{Include, Includes};
-pub use job_request::{JobBody, JobInput};
-pub use jobs::{Answer, InputRow, JobInfo, JobList, JobStatus, job_results_path};
+pub use job_request::{
+    JobBody, JobCallback, JobInput, MAX_CALLBACK_HEADER_NAME_LEN, MAX_CALLBACK_HEADER_VALUE_LEN,
+    MAX_CALLBACK_HEADERS, RESERVED_CALLBACK_HEADERS,
+};
+pub use jobs::{Answer, InputRow, JobCallbackInfo, JobInfo, JobList, JobStatus, job_results_path};
 pub use problems::{InvalidRequest, MAX_PROBLEMS, json_object};
 pub use queries::{
     EventsQuery, HistoryQuery, ID_PATTERN, MAX_EVENT_ID_LENGTH, WatchListQuery, WatchPath,

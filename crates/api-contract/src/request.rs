@@ -6,7 +6,7 @@ use std::time::Duration;
 use page_url::{NetworkDomain, PageUrl};
 
 use crate::include::{Include, Includes};
-use crate::job_request::{JobBody, JobInput};
+use crate::job_request::{JobBody, JobCallback, JobInput};
 use crate::validation::{self, Body, ServerChecks};
 use crate::{InputMetadata, InvalidRequest, Problem, RecordFields};
 
@@ -110,6 +110,9 @@ pub struct CompanyRequest {
     pub fields: Option<RecordFields>,
     /// `include`: the parts of the record fetched beyond the page ([`Includes::NONE`] when none was sent).
     pub include: Includes,
+    /// A bulk job's `callbackUrl` and `callbackHeaders`: where its end is POSTed too. Always `None` for the
+    /// synchronous endpoint, which answers in its response.
+    pub callback: Option<JobCallback>,
 }
 
 /// One `liUrls` item: as sent, and normalized.
@@ -237,14 +240,20 @@ impl CompanyRequest {
 
     /// Checks a bulk job's body against `JobBody`'s schema: the rules of [`CompanyRequest::from_json`] with up
     /// to [`MAX_JOB_URLS`] URLs, each a string or `{"liUrl": …, "metadata": {…}}`, and without `staleIfError`
-    /// (a job puts a page the network refused back and fetches it later).
+    /// (a job puts a page the network refused back and fetches it later); `callbackUrl` under the rule of a
+    /// webhook URL (`http` too when `allow_http`), `callbackHeaders` only with it.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found, not just the first.
-    pub fn from_job_json(body: &[u8], domain: &NetworkDomain) -> Result<Self, InvalidRequest> {
-        let mut checks = ServerChecks::new(domain, false);
+    pub fn from_job_json(
+        body: &[u8],
+        domain: &NetworkDomain,
+        allow_http: bool,
+    ) -> Result<Self, InvalidRequest> {
+        let mut checks = ServerChecks::new(domain, allow_http);
         let sent: JobBody =
             validation::read(body, &mut |mark, at, text| checks.check(mark, at, text))?;
+        let callback = sent.callback();
         let mut urls = Vec::with_capacity(sent.li_urls.len());
         for ((index, input), page) in sent
             .li_urls
@@ -276,13 +285,16 @@ impl CompanyRequest {
                 metadata,
             });
         }
-        Self::finish(
-            urls,
-            (sent.max_age_seconds, sent.max_age_hours),
-            false,
-            sent.fields.as_deref(),
-            sent.include.as_deref(),
-        )
+        Ok(Self {
+            callback,
+            ..Self::finish(
+                urls,
+                (sent.max_age_seconds, sent.max_age_hours),
+                false,
+                sent.fields.as_deref(),
+                sent.include.as_deref(),
+            )?
+        })
     }
 
     /// The request of a body read: its window from `maxAgeSeconds` and `maxAgeHours` (live when neither is
@@ -300,6 +312,7 @@ impl CompanyRequest {
             stale_if_error,
             fields: RecordFields::checked(fields)?,
             include: Includes::of(include.unwrap_or_default()),
+            callback: None,
         })
     }
 }
@@ -517,15 +530,19 @@ mod tests {
                 .fix
                 .contains("staleIfError")
         );
-        let job = CompanyRequest::from_job_json(unknown.as_bytes(), &NetworkDomain::default())
-            .expect_err("unknown");
+        let job =
+            CompanyRequest::from_job_json(unknown.as_bytes(), &NetworkDomain::default(), false)
+                .expect_err("unknown");
         assert!(!job.problems[0].fix.contains("staleIfError"), "{job}");
 
         // A job puts refused pages back instead, so it refuses the member whatever its value.
         for value in ["true", "false", "1"] {
-            let error =
-                CompanyRequest::from_job_json(body(value).as_bytes(), &NetworkDomain::default())
-                    .expect_err("not for jobs");
+            let error = CompanyRequest::from_job_json(
+                body(value).as_bytes(),
+                &NetworkDomain::default(),
+                false,
+            )
+            .expect_err("not for jobs");
             assert_eq!(error.problems.len(), 1, "{error}");
             assert_eq!(error.problems[0].pointer, "/staleIfError");
             assert!(error.problems[0].reason.contains("bulk job"), "{error}");
@@ -584,8 +601,9 @@ mod tests {
 
     #[test]
     fn a_job_input_may_carry_metadata_and_the_synchronous_endpoint_takes_strings_only() {
-        let job =
-            |body: &str| CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default());
+        let job = |body: &str| {
+            CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default(), false)
+        };
         let body = format!(
             r#"{{"liUrls": ["{URL}", {{"liUrl": "{URL}/", "metadata": {{"crmId": "0012", "rank": 3}}}}, {{"liUrl": "{URL}"}}]}}"#
         );

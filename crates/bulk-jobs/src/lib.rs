@@ -60,6 +60,8 @@ pub struct JobEnding {
     pub event_id: String,
     /// The event's `data`: `{"job": <the job as the API shows it>, "results_url": <the path of its results>}`.
     pub data: serde_json::Value,
+    /// The job's own callback, which is sent the event too.
+    pub callback: Option<api_contract::JobCallback>,
 }
 
 impl JobEnding {
@@ -81,6 +83,7 @@ impl JobEnding {
                 "job": view.info(),
                 "results_url": api_contract::job_results_path(&job.id.to_string()),
             }),
+            callback: job.callback.clone(),
         }
     }
 }
@@ -199,6 +202,10 @@ impl JobView {
                 .as_ref()
                 .map(|fields| fields.kept().iter().map(|&name| name.to_owned()).collect()),
             include: job.include.parts(),
+            callback: job
+                .callback
+                .as_ref()
+                .map(api_contract::JobCallbackInfo::from),
         }
     }
 }
@@ -287,6 +294,7 @@ impl BulkJobs {
                     metadata: request.urls.iter().map(|u| u.metadata.clone()).collect(),
                     fields: request.fields.clone(),
                     include: request.include,
+                    callback: request.callback.clone(),
                 },
                 bound,
             )
@@ -517,6 +525,8 @@ impl BulkJobs {
             // The answers are recorded as the job's selection keeps them (billing is the same).
             fields: lease.fields.clone(),
             include: lease.include,
+            // The job's end is announced by the sweep (`endings`), not by a lookup.
+            callback: None,
         };
         let reference = format!("job:{}:lease:{}", lease.job, lease.id);
         match self.lookup.run_bulk(caller, &request, reference).await {

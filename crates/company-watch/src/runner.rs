@@ -95,6 +95,7 @@ impl Watches {
             stale_if_error: false,
             fields: None,
             include: api_contract::Includes::from_names(&watch.include),
+            callback: None,
         };
         let caller = Caller {
             tenant: watch.tenant,

@@ -125,7 +125,12 @@ impl Api {
     /// `POST /jobs`: 202 with the job and its `Location`.
     async fn submit_job(&self, call: Call) -> Result<Response, ApiError> {
         let jobs = Arc::clone(self.bulk()?);
-        let parsed = CompanyRequest::from_job_json(&call.body, self.domain())?;
+        // A callback URL follows the rule of the server's webhooks (`http` only where they may go to private
+        // addresses); its events are queued by whoever announces job endings (`server-assembly`).
+        let allow_http = self
+            .webhooks()
+            .is_some_and(|webhooks| webhooks.settings().allow_private);
+        let parsed = CompanyRequest::from_job_json(&call.body, self.domain(), allow_http)?;
         let (caller, fingerprint) = (call.caller()?, call.fingerprint());
         self.idempotent(
             caller.tenant,

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 /// A job's status, an answer and an input row are the API's wire types (`company-model`), stored as they are.
 pub use api_contract::{Answer, InputRow, JobStatus};
-use api_contract::{FreshnessWindow, Includes, InputMetadata, RecordFields};
+use api_contract::{FreshnessWindow, Includes, InputMetadata, JobCallback, RecordFields};
 use company_model::{RecordJson, RecordSource, Tenant, UnresolvedCode};
 use page_url::PageUrl;
 
@@ -61,6 +61,8 @@ pub struct NewJob {
     pub fields: Option<RecordFields>,
     /// `include`: the parts of each record fetched beyond its page.
     pub include: Includes,
+    /// Where the job's end is POSTed besides the account's endpoints (`callbackUrl`, `callbackHeaders`).
+    pub callback: Option<JobCallback>,
 }
 
 /// The most of the job queue one account may hold when it adds a job ([`JobStore::create`]): its jobs not yet
@@ -160,6 +162,8 @@ pub struct Job {
     /// The member names of its inputs' metadata, each once, in the order first sent: a CSV of its results has a
     /// `metadata.<name>` column for each.
     pub metadata_columns: Vec<String>,
+    /// Where its end is POSTed besides the account's endpoints.
+    pub callback: Option<JobCallback>,
 }
 
 /// Pages of one job handed to one worker for a while.
@@ -379,6 +383,23 @@ pub(crate) const ENDINGS: &str =
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) const INCLUDE_PARTS: &str =
     include_str!("../migrations/both/0004_alter_table_jobs_include_parts.sql");
+/// The migration that adds `callback`, the job's `callbackUrl` and `callbackHeaders` ([`api_contract::JobCallback`]
+/// as JSON; NULL for none), the same SQL on both engines.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) const CALLBACK: &str =
+    include_str!("../migrations/both/0005_alter_table_jobs_callback.sql");
+
+/// A job's callback as its column stores it.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn callback_column(callback: Option<&JobCallback>) -> Option<String> {
+    callback.and_then(|callback| serde_json::to_string(callback).ok())
+}
+
+/// A job's callback read back from its column (`None` for none, or for text this store did not write).
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn callback_from(stored: Option<&str>) -> Option<JobCallback> {
+    stored.and_then(|text| serde_json::from_str(text).ok())
+}
 
 /// The member names of `metadata`, each once, in the order first sent; as stored, a JSON array (`None` when there
 /// are none).

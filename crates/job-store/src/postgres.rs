@@ -18,13 +18,14 @@ const MIGRATIONS: &[&str] = &[
     crate::FIELDS_AND_METADATA,
     crate::ENDINGS,
     crate::INCLUDE_PARTS,
+    crate::CALLBACK,
 ];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
                            unresolved, pages, pages_done, charged_millis, created_at, started_at, finished_at, \
-                           fields, metadata_columns, include_parts";
+                           fields, metadata_columns, include_parts, callback";
 /// How many columns [`JOB_COLUMNS`] names: the index of a column read after them.
-const JOB_COLUMN_COUNT: usize = 19;
+const JOB_COLUMN_COUNT: usize = 20;
 
 /// Statuses whose pages may be leased.
 const RUNNABLE: &str = "('queued', 'running')";
@@ -71,6 +72,7 @@ fn job_row(row: &Row) -> Job {
             .map(RecordFields::from_stored),
         metadata_columns: metadata_columns_from(row.get(17)),
         include: Includes::from_names(row.get::<_, Option<&str>>(18).unwrap_or_default()),
+        callback: crate::callback_from(row.get(19)),
     }
 }
 
@@ -126,8 +128,8 @@ impl JobStore for PgJobStore {
         let id: i64 = tx
             .query_one(
                 "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, fields, metadata_columns,
-                                   include_parts)
-                 VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8) RETURNING id",
+                                   include_parts, callback)
+                 VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9) RETURNING id",
                 &[
                     &job.tenant.key(),
                     &job.key_id,
@@ -137,6 +139,7 @@ impl JobStore for PgJobStore {
                     &job.fields.as_ref().map(RecordFields::to_stored),
                     &metadata_columns(&job.metadata),
                     &job.include.to_names(),
+                    &crate::callback_column(job.callback.as_ref()),
                 ],
             )
             .await

@@ -19,13 +19,14 @@ const MIGRATIONS: &[&str] = &[
     crate::FIELDS_AND_METADATA,
     crate::ENDINGS,
     crate::INCLUDE_PARTS,
+    crate::CALLBACK,
 ];
 
 const JOB_COLUMNS: &str = "id, account_id, key_id, status, paused_reason, window_ms, total, done, resolved, \
                            unresolved, pages, pages_done, charged_millis, created_at_ms, started_at_ms, \
-                           finished_at_ms, fields, metadata_columns, include_parts";
+                           finished_at_ms, fields, metadata_columns, include_parts, callback";
 /// How many columns [`JOB_COLUMNS`] names: the index of a column read after them.
-const JOB_COLUMN_COUNT: usize = 19;
+const JOB_COLUMN_COUNT: usize = 20;
 
 /// Statuses whose pages may be leased.
 const RUNNABLE: &str = "('queued', 'running')";
@@ -71,6 +72,7 @@ fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
                 .as_deref()
                 .unwrap_or_default(),
         ),
+        callback: crate::callback_from(row.get::<_, Option<String>>(19)?.as_deref()),
     })
 }
 
@@ -141,8 +143,8 @@ impl JobStore for SqliteJobStore {
                 let (pages, page_of) = distinct_pages(&job.urls);
                 let id: i64 = tx.query_row(
                     "INSERT INTO jobs (account_id, key_id, status, window_ms, total, pages, created_at_ms, fields,
-                                       metadata_columns, include_parts)
-                     VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+                                       metadata_columns, include_parts, callback)
+                     VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
                     params![
                         job.tenant.key(),
                         job.key_id,
@@ -153,6 +155,7 @@ impl JobStore for SqliteJobStore {
                         job.fields.as_ref().map(RecordFields::to_stored),
                         metadata_columns(&job.metadata),
                         job.include.to_names(),
+                        crate::callback_column(job.callback.as_ref()),
                     ],
                     |r| r.get(0),
                 )?;

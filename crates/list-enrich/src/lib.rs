@@ -151,7 +151,7 @@ impl JobTarget for Embedded {
         // The body goes through the server's own validation, as it would over HTTP (a `RequestBody` always
         // serializes; were it not to, the empty text would be refused as not JSON).
         let text = serde_json::to_vec(body).unwrap_or_default();
-        let request = CompanyRequest::from_job_json(&text, &self.domain)?;
+        let request = CompanyRequest::from_job_json(&text, &self.domain, false)?;
         Ok(self.jobs.submit(self.caller, &request).await?.info())
     }
 

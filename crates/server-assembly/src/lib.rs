@@ -360,7 +360,8 @@ impl App {
     /// Hands what happened to accounts to their events until the process ends: every second, each job that
     /// became `done`, `paused` or `cancelled` since ([`BulkJobs::endings`]) and each balance that went below its
     /// threshold ([`credit_ledger::Ledger::balance_alerts`]) is announced to its account's endpoints that want
-    /// the event ([`Webhooks::announce`]), then recorded as announced. A sweep, not a hook, so that what happened
+    /// the event, and a job's to its own callback ([`Webhooks::announce_job`], [`Webhooks::announce`]), then
+    /// recorded as announced. A sweep, not a hook, so that what happened
     /// survives a crash before it was told; on a shared database every server does it, and an event's id names
     /// what happened, so each endpoint gets it once.
     pub fn spawn_announcer(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
@@ -388,11 +389,11 @@ impl App {
         for ending in &endings {
             if let Some(kind) = ending.kind {
                 self.webhooks
-                    .announce(
+                    .announce_job(
                         ending.tenant,
-                        kind,
-                        ending.event_id.clone(),
-                        ending.data.clone(),
+                        &ending.job.to_string(),
+                        ending.callback.as_ref(),
+                        (kind, ending.event_id.clone(), ending.data.clone()),
                     )
                     .await?;
             }

@@ -270,6 +270,20 @@ pub struct FeedEvent {
     pub created_at: jiff::Timestamp,
 }
 
+/// A job's callback, where the job's events go besides the account's endpoints ([`WatchStore::queue_job_event`]).
+/// The store keeps it as an endpoint of the account that only that job's events go to: never listed, counted
+/// against the account's endpoints, pinged or deleted through the endpoint methods, and forgotten with its
+/// events ([`WatchStore::forget_done_before`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobCallbackTarget {
+    /// The job, as the job store names it.
+    pub job: String,
+    /// Where its events are POSTed.
+    pub url: String,
+    /// Headers sent with each of them, `(name, value)`.
+    pub headers: Vec<(String, String)>,
+}
+
 /// One endpoint's copy of an event, as listed by [`WatchStore::endpoint_events`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndpointEvent {
@@ -304,6 +318,9 @@ pub struct EndpointDelivery {
     pub tenant: Tenant,
     /// The endpoint's URL.
     pub url: String,
+    /// Headers sent with it besides the server's own: a job callback's (`callbackHeaders`); none for an
+    /// endpoint the account registered.
+    pub headers: Vec<(String, String)>,
     /// The JSON body.
     pub body: String,
     /// When the event was queued (the retry window counts from then).
@@ -417,6 +434,16 @@ pub trait WatchStore: Send + Sync + std::fmt::Debug {
         &self,
         event: &AccountEvent,
         to: Option<EndpointId>,
+        now: jiff::Timestamp,
+    ) -> Result<u64, WatchStoreError>;
+
+    /// Does what [`WatchStore::queue_event`] does without `to`, and queues the event for the job's callback
+    /// `callback` too (made on the job's first event, the same on the next), in one transaction: an event is never
+    /// in the feed without its callback copy. Returns how many copies this call queued.
+    async fn queue_job_event(
+        &self,
+        event: &AccountEvent,
+        callback: &JobCallbackTarget,
         now: jiff::Timestamp,
     ) -> Result<u64, WatchStoreError>;
 

@@ -7,12 +7,13 @@ use pg_pool::tokio_postgres::Row;
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
     EndpointRow, FEED_AFTER, FEED_OF_KIND_AFTER, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS,
-    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, merge_feed, millis,
+    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, headers_column, merge_feed,
+    millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
-    EndpointId, FeedEvent, NewEndpoint, NewWatch, Refreshed, Watch, WatchId, WatchStore,
-    WatchStoreError,
+    EndpointId, FeedEvent, JobCallbackTarget, NewEndpoint, NewWatch, Refreshed, Watch, WatchId,
+    WatchStore, WatchStoreError,
 };
 
 const MIGRATIONS: &[&str] = &[
@@ -22,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0004_alter_table_watches_include_parts.sql"),
     include_str!("../migrations/postgres/0005_create_table_account_events.sql"),
     include_str!("../migrations/postgres/0006_create_index_account_events_kind.sql"),
+    include_str!("../migrations/postgres/0007_alter_table_webhook_endpoints_job_callbacks.sql"),
 ];
 
 /// Watches in a PostgreSQL database (tables `watches`, `watch_events`, `webhook_secrets`, `webhook_endpoints`,
@@ -63,7 +65,7 @@ async fn record_account_event(
          SELECT $1::TEXT, e.id, e.account_id, $3::TEXT, $4::TEXT, $5::BIGINT, $5::BIGINT
          FROM webhook_endpoints e
          WHERE e.account_id = $2 AND e.disabled_ms IS NULL
-           AND CASE WHEN $6::BIGINT IS NULL THEN e.events::jsonb ? $3 ELSE e.id = $6 END
+           AND CASE WHEN $6::BIGINT IS NULL THEN e.job_id IS NULL AND e.events::jsonb ? $3 ELSE e.id = $6 END
          ON CONFLICT DO NOTHING",
         &[
             &event.id,
@@ -165,6 +167,7 @@ impl PgWatchStore {
             owner,
             owners,
             url,
+            headers,
             ..
         } = queue;
         let turns = queue.fair_turns("$1", "$4");
@@ -185,7 +188,8 @@ impl PgWatchStore {
                              FOR UPDATE OF e SKIP LOCKED)
                          RETURNING id, {owner}, account_id, body, created_at_ms, attempts
                      )
-                     SELECT c.id, c.{owner}, c.account_id, c.body, c.created_at_ms, c.attempts, o.{url}
+                     SELECT c.id, c.{owner}, c.account_id, c.body, c.created_at_ms, c.attempts, o.{url},
+                            {headers}
                      FROM claimed c LEFT JOIN {owners} o ON o.id = c.{owner}"
                 ),
                 &[
@@ -207,6 +211,7 @@ impl PgWatchStore {
                 created_ms: row.get(4),
                 attempts: row.get(5),
                 url: row.get(6),
+                headers: row.get(7),
             })
             .collect())
     }
@@ -521,7 +526,8 @@ impl WatchStore for PgWatchStore {
                 &format!(
                     "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms)
                      SELECT $1::BIGINT, $2::TEXT, $3::TEXT, $4::BIGINT
-                     WHERE (SELECT count(*) FROM webhook_endpoints WHERE account_id = $1) < $5::BIGINT
+                     WHERE (SELECT count(*) FROM webhook_endpoints WHERE account_id = $1 AND job_id IS NULL)
+                           < $5::BIGINT
                      RETURNING {ENDPOINT_COLUMNS}"
                 ),
                 &[
@@ -543,7 +549,8 @@ impl WatchStore for PgWatchStore {
             .pool
             .query(
                 &format!(
-                    "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 ORDER BY id"
+                    "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = $1 AND job_id IS NULL
+                     ORDER BY id"
                 ),
                 &[&tenant.key()],
             )
@@ -563,7 +570,8 @@ impl WatchStore for PgWatchStore {
         let deleted = self
             .pool
             .execute(
-                "WITH gone AS (DELETE FROM webhook_endpoints WHERE account_id = $1 AND id = $2 RETURNING id),
+                "WITH gone AS (DELETE FROM webhook_endpoints
+                               WHERE account_id = $1 AND id = $2 AND job_id IS NULL RETURNING id),
                       events AS (DELETE FROM endpoint_events WHERE endpoint_id IN (SELECT id FROM gone))
                  SELECT 1 FROM gone",
                 &[&tenant.key(), &id.0],
@@ -582,6 +590,43 @@ impl WatchStore for PgWatchStore {
         let mut client = self.pool.client().await.map_err(backend)?;
         let tx = client.transaction().await.map_err(backend)?;
         let queued = record_account_event(&tx, event, to, millis(now)).await?;
+        tx.commit().await.map_err(backend)?;
+        Ok(queued)
+    }
+
+    async fn queue_job_event(
+        &self,
+        event: &AccountEvent,
+        callback: &JobCallbackTarget,
+        now: jiff::Timestamp,
+    ) -> Result<u64, WatchStoreError> {
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let tx = client.transaction().await.map_err(backend)?;
+        let (account, now_ms) = (event.tenant.key(), millis(now));
+        let mut queued = record_account_event(&tx, event, None, now_ms).await?;
+        tx.execute(
+            "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms, job_id, headers)
+             VALUES ($1, $2, '[]', $3, $4, $5)
+             ON CONFLICT (account_id, job_id) WHERE job_id IS NOT NULL DO NOTHING",
+            &[
+                &account,
+                &callback.url,
+                &now_ms,
+                &callback.job,
+                &headers_column(&callback.headers),
+            ],
+        )
+        .await
+        .map_err(backend)?;
+        let target: i64 = tx
+            .query_one(
+                "SELECT id FROM webhook_endpoints WHERE account_id = $1 AND job_id = $2",
+                &[&account, &callback.job],
+            )
+            .await
+            .map_err(backend)?
+            .get(0);
+        queued += record_account_event(&tx, event, Some(EndpointId(target)), now_ms).await?;
         tx.commit().await.map_err(backend)?;
         Ok(queued)
     }
@@ -725,6 +770,16 @@ impl WatchStore for PgWatchStore {
             .pool
             .execute(
                 "DELETE FROM account_events WHERE created_at_ms < $1",
+                &[&before],
+            )
+            .await
+            .map_err(backend)?;
+        // A job's callback goes with its last event.
+        self.pool
+            .execute(
+                "DELETE FROM webhook_endpoints
+                 WHERE job_id IS NOT NULL AND created_at_ms < $1
+                   AND NOT EXISTS (SELECT 1 FROM endpoint_events v WHERE v.endpoint_id = webhook_endpoints.id)",
                 &[&before],
             )
             .await

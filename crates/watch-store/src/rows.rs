@@ -171,6 +171,8 @@ pub(crate) struct Queue {
     pub(crate) owners: &'static str,
     /// The owners' column with the URL the events go to.
     pub(crate) url: &'static str,
+    /// The SQL of the headers sent with the events, of the owners' row `o` (a JSON object, or NULL).
+    pub(crate) headers: &'static str,
     /// The other queue's events' table: an account's deliveries in flight are counted across both.
     pub(crate) other_events: &'static str,
 }
@@ -239,6 +241,7 @@ pub(crate) const WATCH_EVENTS: Queue = Queue {
     owner: "watch_id",
     owners: "watches",
     url: "webhook_url",
+    headers: "CAST(NULL AS TEXT)",
     other_events: "endpoint_events",
 };
 
@@ -248,11 +251,12 @@ pub(crate) const ENDPOINT_EVENTS: Queue = Queue {
     owner: "endpoint_id",
     owners: "webhook_endpoints",
     url: "url",
+    headers: "o.headers",
     other_events: "watch_events",
 };
 
 /// A claimed event as both queues return it: id, owner, account, body, created, attempts (with this one),
-/// the owner's URL (`None` if the owner is gone).
+/// the owner's URL (`None` if the owner is gone) and headers (a JSON object, if any).
 pub(crate) struct Claimed {
     pub(crate) id: String,
     pub(crate) owner: i64,
@@ -261,6 +265,7 @@ pub(crate) struct Claimed {
     pub(crate) created_ms: i64,
     pub(crate) attempts: i64,
     pub(crate) url: Option<String>,
+    pub(crate) headers: Option<String>,
 }
 
 impl Claimed {
@@ -283,12 +288,36 @@ impl Claimed {
             endpoint: EndpointId(self.owner),
             tenant: Tenant::from_key(self.account),
             url: self.url?,
+            headers: headers_from(self.headers.as_deref()),
             body: self.body,
             created_at: at(self.created_ms),
             attempts: u32::try_from(self.attempts - 1).unwrap_or(0),
             claim: self.attempts,
         })
     }
+}
+
+/// A job callback's headers as `webhook_endpoints.headers` keeps them: a JSON object of names to values; `None`
+/// for none.
+pub(crate) fn headers_column(headers: &[(String, String)]) -> Option<String> {
+    if headers.is_empty() {
+        return None;
+    }
+    let object: serde_json::Map<String, serde_json::Value> = headers
+        .iter()
+        .map(|(name, value)| (name.clone(), serde_json::Value::String(value.clone())))
+        .collect();
+    Some(serde_json::Value::Object(object).to_string())
+}
+
+/// The headers [`headers_column`] wrote (none for text it did not write).
+fn headers_from(stored: Option<&str>) -> Vec<(String, String)> {
+    stored
+        .and_then(|text| {
+            serde_json::from_str::<std::collections::BTreeMap<String, String>>(text).ok()
+        })
+        .map(|headers| headers.into_iter().collect())
+        .unwrap_or_default()
 }
 
 /// What an attempt writes: on the event (next attempt, delivered at, status, error) and on its owner (given up,

@@ -8,12 +8,13 @@ use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
     EndpointRow, FEED_AFTER, FEED_OF_KIND_AFTER, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS,
-    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, merge_feed, millis,
+    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, headers_column, merge_feed,
+    millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
-    EndpointId, FeedEvent, NewEndpoint, NewWatch, Refreshed, Watch, WatchId, WatchStore,
-    WatchStoreError,
+    EndpointId, FeedEvent, JobCallbackTarget, NewEndpoint, NewWatch, Refreshed, Watch, WatchId,
+    WatchStore, WatchStoreError,
 };
 
 const MIGRATIONS: &[&str] = &[
@@ -23,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0004_alter_table_watches_include_parts.sql"),
     include_str!("../migrations/sqlite/0005_create_table_account_events.sql"),
     include_str!("../migrations/sqlite/0006_create_index_account_events_kind.sql"),
+    include_str!("../migrations/sqlite/0007_alter_table_webhook_endpoints_job_callbacks.sql"),
 ];
 
 /// Watches in the service's SQLite file (tables `watches`, `watch_events`, `webhook_secrets`,
@@ -55,7 +57,7 @@ fn record_account_event(
              SELECT ?1, e.id, e.account_id, ?3, ?4, ?5, ?5 FROM webhook_endpoints e
              WHERE e.account_id = ?2 AND e.disabled_ms IS NULL
                AND CASE WHEN ?6 IS NULL
-                        THEN EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = ?3)
+                        THEN e.job_id IS NULL AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = ?3)
                         ELSE e.id = ?6 END
              ON CONFLICT DO NOTHING",
         )?
@@ -180,6 +182,7 @@ impl SqliteWatchStore {
             owner,
             owners,
             url,
+            headers,
             ..
         } = queue;
         let turns = queue.fair_turns("?1", "?4");
@@ -189,7 +192,8 @@ impl SqliteWatchStore {
              WHERE (id, {owner}) IN (SELECT id, owner FROM turns
                                      ORDER BY turn, next_attempt_ms, id LIMIT ?3)
              RETURNING id, {owner}, account_id, body, created_at_ms, attempts,
-                       (SELECT o.{url} FROM {owners} o WHERE o.id = {owner})"
+                       (SELECT o.{url} FROM {owners} o WHERE o.id = {owner}),
+                       (SELECT {headers} FROM {owners} o WHERE o.id = {owner})"
         );
         self.pool
             .write(move |conn| {
@@ -203,6 +207,7 @@ impl SqliteWatchStore {
                             created_ms: row.get(4)?,
                             attempts: row.get(5)?,
                             url: row.get(6)?,
+                            headers: row.get(7)?,
                         })
                     })?
                     .collect::<rusqlite::Result<Vec<_>>>()
@@ -530,7 +535,7 @@ impl WatchStore for SqliteWatchStore {
                     &format!(
                         "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms)
                          SELECT ?1, ?2, ?3, ?4
-                         WHERE (SELECT count(*) FROM webhook_endpoints WHERE account_id = ?1) < ?5
+                         WHERE (SELECT count(*) FROM webhook_endpoints WHERE account_id = ?1 AND job_id IS NULL) < ?5
                          RETURNING {ENDPOINT_COLUMNS}"
                     ),
                     params![account, url, events, now_ms, at_most],
@@ -548,7 +553,8 @@ impl WatchStore for SqliteWatchStore {
             .pool
             .run(move |conn| {
                 conn.prepare_cached(&format!(
-                    "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = ?1 ORDER BY id"
+                    "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = ?1 AND job_id IS NULL
+                     ORDER BY id"
                 ))?
                 .query_map([tenant.key()], endpoint_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()
@@ -567,7 +573,7 @@ impl WatchStore for SqliteWatchStore {
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let deleted = tx.execute(
-                    "DELETE FROM webhook_endpoints WHERE account_id = ?1 AND id = ?2",
+                    "DELETE FROM webhook_endpoints WHERE account_id = ?1 AND id = ?2 AND job_id IS NULL",
                     params![tenant.key(), id.0],
                 )?;
                 // Only the tenant's own endpoint takes its events with it: another tenant naming this id
@@ -594,6 +600,44 @@ impl WatchStore for SqliteWatchStore {
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let queued = record_account_event(&tx, &event, to, now_ms)?;
+                tx.commit()?;
+                Ok(queued)
+            })
+            .await
+            .map_err(backend)
+    }
+
+    async fn queue_job_event(
+        &self,
+        event: &AccountEvent,
+        callback: &JobCallbackTarget,
+        now: jiff::Timestamp,
+    ) -> Result<u64, WatchStoreError> {
+        let (event, callback) = (event.clone(), callback.clone());
+        let now_ms = millis(now);
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let account = event.tenant.key();
+                let mut queued = record_account_event(&tx, &event, None, now_ms)?;
+                tx.prepare_cached(
+                    "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms, job_id, headers)
+                     VALUES (?1, ?2, '[]', ?3, ?4, ?5)
+                     ON CONFLICT (account_id, job_id) WHERE job_id IS NOT NULL DO NOTHING",
+                )?
+                .execute(params![
+                    account,
+                    callback.url,
+                    now_ms,
+                    callback.job,
+                    headers_column(&callback.headers)
+                ])?;
+                let target: i64 = tx
+                    .prepare_cached(
+                        "SELECT id FROM webhook_endpoints WHERE account_id = ?1 AND job_id = ?2",
+                    )?
+                    .query_row(params![account, callback.job], |row| row.get(0))?;
+                queued += record_account_event(&tx, &event, Some(EndpointId(target)), now_ms)?;
                 tx.commit()?;
                 Ok(queued)
             })
@@ -732,6 +776,13 @@ impl WatchStore for SqliteWatchStore {
                 }
                 forgotten += conn.execute(
                     "DELETE FROM account_events WHERE created_at_ms < ?1",
+                    [before],
+                )?;
+                // A job's callback goes with its last event.
+                conn.execute(
+                    "DELETE FROM webhook_endpoints
+                     WHERE job_id IS NOT NULL AND created_at_ms < ?1
+                       AND NOT EXISTS (SELECT 1 FROM endpoint_events v WHERE v.endpoint_id = webhook_endpoints.id)",
                     [before],
                 )?;
                 Ok(forgotten as u64)

@@ -601,7 +601,7 @@ mod tests {
     fn one_of_several_shapes_is_explained_by_its_own() {
         let refused = CompanyRequest::from_job_json(
             br#"{"liUrls": [7, {"liUrl": "https://www.linkedin.com/company/x", "metadata": {"": 1}}]}"#,
-            &NetworkDomain::default(),
+            &NetworkDomain::default(), false,
         )
         .expect_err("invalid");
         let found: Vec<(&str, &str)> = refused
@@ -647,8 +647,9 @@ mod tests {
     fn a_body_of_many_problems_lists_a_bounded_number() {
         let inputs = vec!["\"https://example.com/x\""; MAX_PROBLEMS + 500].join(",");
         let body = format!(r#"{{"liUrls": [{inputs}]}}"#);
-        let refused = CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default())
-            .expect_err("every input is refused");
+        let refused =
+            CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default(), false)
+                .expect_err("every input is refused");
         assert_eq!(refused.problems.len(), MAX_PROBLEMS + 1);
         assert_eq!(
             refused.problems[MAX_PROBLEMS - 1].pointer,
@@ -658,8 +659,9 @@ mod tests {
         assert_eq!(last.pointer, "");
         assert!(last.reason.contains("more problems"), "{last:?}");
         let few = format!(r#"{{"liUrls": [{}]}}"#, ["7"; 3].join(","));
-        let refused = CompanyRequest::from_job_json(few.as_bytes(), &NetworkDomain::default())
-            .expect_err("numbers");
+        let refused =
+            CompanyRequest::from_job_json(few.as_bytes(), &NetworkDomain::default(), false)
+                .expect_err("numbers");
         assert_eq!(refused.problems.len(), 3);
     }
 
@@ -671,6 +673,7 @@ mod tests {
         let refused = CompanyRequest::from_job_json(
             format!(r#"{{"liUrls": [{inputs}]}}"#).as_bytes(),
             &NetworkDomain::default(),
+            false,
         )
         .expect_err("too many");
         assert_eq!(refused.problems[0].pointer, "/liUrls");
@@ -691,8 +694,9 @@ mod tests {
             r#"{{"liUrls": [{{"liUrl": "https://www.linkedin.com/company/x", "metadata": {{{}}}}}]}}"#,
             members.join(",")
         );
-        let refused = CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default())
-            .expect_err("too many members");
+        let refused =
+            CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default(), false)
+                .expect_err("too many members");
         let first = &refused.problems[0];
         assert_eq!(first.pointer, "/liUrls/0/metadata");
         assert_eq!(

@@ -268,7 +268,16 @@ pub(super) fn explain(
             let rules = keyword_path
                 .find("/propertyNames")
                 .and_then(|at| root.pointer(&keyword_path[..at + "/propertyNames".len()]));
-            let rule = rules.map_or_else(|| "a valid name".to_owned(), noun);
+            // A rule that says it in words (a `description`) is worded so; else its schema's noun.
+            let rule = rules.map_or_else(
+                || "a valid name".to_owned(),
+                |rules| {
+                    rules
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| noun(rules), str::to_owned)
+                },
+            );
             out(
                 keyword,
                 problem_at(

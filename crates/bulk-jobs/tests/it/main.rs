@@ -70,7 +70,8 @@ fn request(window: &str) -> CompanyRequest {
             "https://www.linkedin.com/company/google/", "https://www.linkedin.com/company/nobody-here",
             "https://linkedin.com/company/google?trk=x"]{window}}}"#
     );
-    CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default()).expect("valid job")
+    CompanyRequest::from_job_json(body.as_bytes(), &NetworkDomain::default(), false)
+        .expect("valid job")
 }
 
 async fn balance(world: &World) -> Credits {
@@ -208,6 +209,7 @@ async fn a_lease_run_again_after_a_crash_pays_nothing_more() {
         stale_if_error: false,
         fields: None,
         include: lease.include,
+        callback: None,
     };
     let lookup = LookupService::new(
         Fetcher::new(FetcherSettings::new(

@@ -85,10 +85,11 @@ where
     if !include.is_empty() {
         body["include"] = serde_json::json!(include.parts());
     }
-    let parsed = match CompanyRequest::from_job_json(body.to_string().as_bytes(), &parts.domain) {
-        Ok(parsed) => parsed,
-        Err(invalid) => return refused(invalid.to_string()).await,
-    };
+    let parsed =
+        match CompanyRequest::from_job_json(body.to_string().as_bytes(), &parts.domain, false) {
+            Ok(parsed) => parsed,
+            Err(invalid) => return refused(invalid.to_string()).await,
+        };
     let caller = Caller {
         tenant: visitor.live(),
         key_id: None,

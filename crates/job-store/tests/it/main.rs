@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_contract::{FreshnessWindow, Include, Includes, InputMetadata, RecordFields};
+use api_contract::{FreshnessWindow, Include, Includes, InputMetadata, JobCallback, RecordFields};
 use company_model::{AccountId, RecordJson, RecordSource, Tenant, UnresolvedCode};
 use job_store::{
     Answer, Created, Job, JobStatus, JobStore, JobStoreError, NewJob, PgJobStore, QueueBound,
@@ -72,6 +72,7 @@ fn new_job(account: i64, urls: &[&str]) -> NewJob {
         metadata: Vec::new(),
         fields: None,
         include: Includes::NONE,
+        callback: None,
     }
 }
 
@@ -527,7 +528,8 @@ async fn a_deleted_job_leaves_nothing_and_its_lease_in_flight_records_nothing(en
     );
 }
 
-/// A job's field selection and `include` reach its leases, and each input's metadata comes back with its row; the CSV's
+/// A job's field selection, `include` and callback are kept with it (the callback read back by every read, the
+/// list's too); its field selection and `include` reach its leases, and each input's metadata comes back with its row; the CSV's
 /// metadata columns are the names sent, each once, in the order first sent.
 async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
     let store = open_store(engine).await;
@@ -547,9 +549,16 @@ async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
     ];
     job.fields = Some(RecordFields::new(&["website", "company_name"]).expect("fields"));
     job.include = Includes::of(&[Include::JobCount]);
+    job.callback = Some(JobCallback {
+        url: "https://hooks.example.com/resume/é?x=1".to_owned(),
+        headers: [("authorization".to_owned(), "Bearer t0ken".to_owned())].into(),
+    });
     let created = store.create_unbounded(job.clone()).await.expect("created");
     assert_eq!(created.fields, job.fields);
     assert_eq!(created.include, job.include);
+    assert_eq!(created.callback, job.callback);
+    let listed = store.jobs(job.tenant, None, 10).await.expect("jobs");
+    assert_eq!(listed[0].callback, job.callback);
     assert_eq!(created.metadata_columns, ["crmId", "owner", "rank"]);
     let lease = store
         .lease("web-1", 10, MINUTE)
@@ -578,6 +587,7 @@ async fn fields_and_metadata_are_kept_with_the_job(engine: &Engine) {
         .expect("created");
     assert_eq!((plain.fields, plain.metadata_columns.len()), (None, 0));
     assert!(plain.include.is_empty());
+    assert_eq!(plain.callback, None);
 }
 
 async fn each_ending_is_listed_until_it_is_announced(engine: &Engine) {

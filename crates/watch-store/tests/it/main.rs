@@ -9,8 +9,8 @@ use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
 use test_support::Engine;
 use watch_store::{
-    AccountEvent, ChangeEvent, Delivered, NewEndpoint, NewWatch, PgWatchStore, Refreshed,
-    SqliteWatchStore, WatchStore,
+    AccountEvent, ChangeEvent, Delivered, JobCallbackTarget, NewEndpoint, NewWatch, PgWatchStore,
+    Refreshed, SqliteWatchStore, WatchStore,
 };
 
 async fn open_store(engine: &Engine) -> Arc<dyn WatchStore> {
@@ -1081,7 +1081,179 @@ async fn the_feed_lists_every_event_once_in_commit_order(engine: &Engine) {
     assert_eq!(kept[0].created_at, later);
 }
 
+/// A job's callback gets the job's events (with its headers) beside the account's endpoints and feed, once
+/// however often they are queued; it is the account's own but never listed, counted against its endpoints or
+/// deleted through them; a second event of the job goes to the same callback; another account's job of the same
+/// id has its own; and it is forgotten with its last event.
+async fn a_jobs_callback_gets_its_events_and_is_kept_apart(engine: &Engine) {
+    let (first, second) = (open_store(engine).await, open_store(engine).await);
+    let now = Timestamp::from_second(1_800_000_000).expect("a time");
+    let lease = Duration::from_secs(30);
+    let account = Tenant::from_key(1);
+    let registered = first
+        .create_endpoint(&endpoint(1, "all.example", &["job.finished"]), 2, now)
+        .await
+        .expect("registers")
+        .expect("under the bound");
+    let callback = |job: &str| JobCallbackTarget {
+        job: job.to_owned(),
+        url: format!("https://hooks.example/resume/{job}"),
+        headers: vec![("authorization".to_owned(), "Bearer r3ceiver".to_owned())],
+    };
+    let finished = event("evt_job_5_1", 1, "job.finished");
+    assert_eq!(
+        first
+            .queue_job_event(&finished, &callback("5"), now)
+            .await
+            .expect("queues"),
+        2,
+        "the registered endpoint's copy and the callback's"
+    );
+    assert_eq!(
+        second
+            .queue_job_event(&finished, &callback("5"), now)
+            .await
+            .expect("queues"),
+        0,
+        "queued once"
+    );
+    let feed = first
+        .account_events(account, None, &[], 10)
+        .await
+        .expect("reads")
+        .expect("from the oldest");
+    assert_eq!(feed.len(), 1);
+    assert_eq!(feed[0].body, finished.body);
+
+    // Not listed, not counted: a second endpoint fits a bound of two.
+    let listed = first.endpoints(account).await.expect("lists");
+    assert_eq!(
+        listed.iter().map(|e| e.id).collect::<Vec<_>>(),
+        [registered.id]
+    );
+    assert!(
+        second
+            .create_endpoint(&endpoint(1, "more.example", &["job.paused"]), 2, now)
+            .await
+            .expect("registers")
+            .is_some()
+    );
+
+    let claimed = first
+        .claim_endpoint_deliveries(now, lease, 10, 10)
+        .await
+        .expect("claims");
+    assert_eq!(claimed.len(), 2, "{claimed:?}");
+    let to_callback = claimed
+        .iter()
+        .find(|d| d.url == "https://hooks.example/resume/5")
+        .expect("the callback's copy");
+    assert_eq!(to_callback.body, finished.body);
+    assert_eq!(
+        to_callback.headers,
+        [("authorization".to_owned(), "Bearer r3ceiver".to_owned())]
+    );
+    let to_registered = claimed
+        .iter()
+        .find(|d| d.endpoint == registered.id)
+        .expect("the endpoint's copy");
+    assert!(to_registered.headers.is_empty());
+    assert!(
+        !first
+            .delete_endpoint(account, to_callback.endpoint)
+            .await
+            .expect("answers"),
+        "a callback is not deleted as an endpoint"
+    );
+    for delivery in &claimed {
+        assert!(
+            first
+                .finish_endpoint_delivery(
+                    &delivery.event_id,
+                    delivery.endpoint,
+                    delivery.claim,
+                    now,
+                    Delivered::Yes { status: 204 },
+                )
+                .await
+                .expect("records")
+        );
+    }
+
+    // The job's next event goes to the same callback; another account's job 5 has its own.
+    first
+        .queue_job_event(
+            &event("evt_job_5_2", 1, "job.finished"),
+            &callback("5"),
+            now,
+        )
+        .await
+        .expect("queues");
+    first
+        .queue_job_event(
+            &event("evt_job_5_1", 2, "job.finished"),
+            &callback("5"),
+            now,
+        )
+        .await
+        .expect("queues");
+    let claimed = second
+        .claim_endpoint_deliveries(now, lease, 10, 10)
+        .await
+        .expect("claims");
+    let callbacks: Vec<(i64, watch_store::EndpointId)> = claimed
+        .iter()
+        .filter(|d| d.url.starts_with("https://hooks.example/"))
+        .map(|d| (d.tenant.key(), d.endpoint))
+        .collect();
+    assert_eq!(callbacks.len(), 2, "{claimed:?}");
+    assert!(
+        callbacks.contains(&(1, to_callback.endpoint)),
+        "{callbacks:?}"
+    );
+    assert!(
+        callbacks
+            .iter()
+            .any(|&(key, id)| key == 2 && id != to_callback.endpoint),
+        "{callbacks:?}"
+    );
+    for delivery in &claimed {
+        first
+            .finish_endpoint_delivery(
+                &delivery.event_id,
+                delivery.endpoint,
+                delivery.claim,
+                now,
+                Delivered::Yes { status: 200 },
+            )
+            .await
+            .expect("records");
+    }
+
+    // Forgotten with its last event: the job's next event makes it again, under a new id.
+    first
+        .forget_done_before(now + SignedDuration::from_hours(1))
+        .await
+        .expect("forgets");
+    first
+        .queue_job_event(
+            &event("evt_job_5_3", 1, "job.cancelled"),
+            &callback("5"),
+            now,
+        )
+        .await
+        .expect("queues");
+    let again = first
+        .claim_endpoint_deliveries(now, lease, 10, 10)
+        .await
+        .expect("claims");
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert_ne!(again[0].endpoint, to_callback.endpoint);
+    assert_eq!(again[0].event_id, "evt_job_5_3");
+}
+
 test_support::engine_tests! {
+    a_jobs_callback_gets_its_events_and_is_kept_apart,
     refreshes_and_deliveries_are_each_one_callers,
     endpoints_get_each_event_they_want_once,
     deliveries_and_refreshes_are_shared_fairly_between_accounts,
