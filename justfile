@@ -18,6 +18,11 @@ test-each:
     for crate in page-url company-model api-contract store-base sqlite-pool pg-pool test-support shared-limits snapshot-cache credit-ledger api-keys dashboard-auth job-store watch-store idempotency page-scraper company-lookup bulk-jobs account-webhooks company-watch accounts http-serve http-api dashboard server-assembly company-data e2e-harness; do cargo test -p $crate || exit 1; done
     cargo test -p page-scraper --no-default-features
 
+# The Python package's tests against this build's server (tests/ci's python phase; builds the binary first).
+test-python:
+    cargo build -p company-data
+    tests/ci python
+
 # Formatting, lints and docs, all warnings fatal (.ci/run runs these after the tests): tests/lint.
 lint:
     tests/lint
