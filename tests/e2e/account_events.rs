@@ -601,6 +601,24 @@ async fn a_jobs_callback_gets_its_end_signed_with_its_headers() {
             refused.json
         );
     }
+
+    // The Rust client sends the same members.
+    let client = company_data_client::Client::new(&service.base, &key).expect("client");
+    let body = company_data_client::JobBody {
+        li_urls: vec![company_data_client::JobInput::Url(GOOGLE.to_owned())],
+        max_age_hours: Some(24.0),
+        callback_url: Some(resume_url.clone()),
+        callback_headers: Some([("authorization".to_owned(), "Bearer x".to_owned())].into()),
+        ..Default::default()
+    };
+    let shown = client
+        .submit_job_body(&body)
+        .await
+        .expect("submitted")
+        .callback
+        .expect("the callback");
+    assert_eq!(shown.url, resume_url);
+    assert_eq!(shown.header_names, ["authorization"]);
 }
 
 /// `GET /v1/events` pages through 1,000 of an account's events, recorded by four writers at once while it pages,

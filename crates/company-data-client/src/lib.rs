@@ -37,8 +37,8 @@
 use std::time::Duration;
 
 pub use api_contract::{
-    Answer, CompanyDataResponse, ErrorBody, EventList, Include, InputRow, JobInfo, JobStatus,
-    RequestBody, ResolveBody, ResolveQuery, ResolveResponse, headers, paths,
+    Answer, CompanyDataResponse, ErrorBody, EventList, Include, InputRow, JobBody, JobInfo,
+    JobInput, JobStatus, RequestBody, ResolveBody, ResolveQuery, ResolveResponse, headers, paths,
 };
 use reqwest::{Method, StatusCode, header};
 
@@ -256,6 +256,17 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub async fn submit_job(&self, body: &RequestBody) -> Result<JobInfo, ClientError> {
+        self.send(Method::POST, paths::JOBS, Some(body))
+            .await?
+            .json()
+    }
+
+    /// `POST …/jobs` with a job's own body ([`JobBody`]): inputs with the caller's metadata, and a
+    /// `callbackUrl` (with `callbackHeaders`) the job's end is POSTed to, signed, besides the account's endpoints.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn submit_job_body(&self, body: &JobBody) -> Result<JobInfo, ClientError> {
         self.send(Method::POST, paths::JOBS, Some(body))
             .await?
             .json()
