@@ -339,6 +339,18 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                 account_webhooks::PING_BURST,
                 account_webhooks::PING_REFILL.as_secs()
             ),
+            format!(
+                "up to {} headers of lower-case names",
+                api_contract::MAX_CALLBACK_HEADERS
+            ),
+            format!(
+                "printable values up to {} characters",
+                thousands(api_contract::MAX_CALLBACK_HEADER_VALUE_LEN as u64)
+            ),
+            format!(
+                "at each delivery, up to {} bytes)",
+                thousands(api_contract::MAX_WEBHOOK_URL_LEN as u64)
+            ),
             format!("({} at once per server)", watches.refreshes_at_once),
             {
                 let site = company_resolve::SiteSettings::default();

@@ -1,7 +1,6 @@
 //! An account's own webhook endpoints: registering, listing and deleting them, a test `ping`, queuing the
-//! account's events (a job finished, the balance ran low) for the endpoints that want them (and a job's events
-//! for its own callback), and the account's
-//! feed of every event, for clients that poll. Endpoints' events are sent by the same runner, with the same
+//! account's events (a job finished, the balance ran low) for the endpoints that want them and a job's events for
+//! its own callback, and the account's feed of every event, for clients that poll. Endpoints' events are sent by the same runner, with the same
 //! signature, time-out, address guard, retries and 24 h give-up as a watch's events ([`crate::Webhooks::start`]).
 
 use api_contract::{AccountEventBody, AccountEventType, EndpointRequest, JobCallback, PING_EVENT};

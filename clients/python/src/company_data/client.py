@@ -236,7 +236,8 @@ class Client:
 
     def iter_results(self, job: JobRef, *, page_size: int = MAX_RESULT_ROWS) -> Iterator[dict[str, Any]]:
         """Every answered input of the job, in input order: the record (with `position`, `original_li_url`,
-        `source`) or the unresolved entry (with `error`, `message`). Read a page at a time."""
+        `source`) or the unresolved entry (with `error`, `message`). Read a page at a time. While the job runs,
+        only the inputs answered so far: wait for it first (`wait_for_job`) for all of them."""
         job_id, start = _calls.job_id_of(job), 0
         total = int(self.job(job_id)["total"])
         while start < total:
