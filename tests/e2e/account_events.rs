@@ -17,10 +17,18 @@ const ENDPOINTS: &str = api_contract::paths::WEBHOOK_ENDPOINTS;
 const EVENTS: &str = api_contract::paths::EVENTS;
 const AUDIENSE: &str = "https://www.linkedin.com/company/audiense";
 
-/// A service on the captured pages that delivers to loopback and retries after 1 s, 2 s, 4 s …
+/// A service on the captured pages that delivers to loopback and retries after 1 s, 2 s, 4 s …, without a
+/// per-key rate: these tests page and poll as fast as the server answers (a burst of 20 could be refused 429 on
+/// a fast run), and the key rate has tests of its own (`limits.rs`).
 fn service() -> Service {
     Service::start(ServiceOptions {
-        args: vec!["--webhook-allow-private", "--webhook-first-retry", "1"],
+        args: vec![
+            "--webhook-allow-private",
+            "--webhook-first-retry",
+            "1",
+            "--key-rate",
+            "0",
+        ],
         ..ServiceOptions::default()
     })
 }
@@ -316,6 +324,7 @@ async fn a_finished_job_reaches_the_endpoint_signed_once_through_failures() {
         .await;
     assert_eq!(deleted.status, 204);
     let (listed, _) = service.send(Method::GET, ENDPOINTS, &key, None, None).await;
+    assert_eq!(listed.status, 200, "{}", listed.json);
     assert_eq!(listed.json["endpoints"], json!([]));
 }
 
@@ -414,11 +423,8 @@ async fn concurrent_lookups(service: &Service, key: &str, count: usize) -> (usiz
 
 #[tokio::test]
 async fn a_low_balance_is_told_once_per_crossing_under_concurrent_requests() {
-    // No per-key rate: every request is paid or refused for credits.
-    let service = Service::start(ServiceOptions {
-        args: vec!["--webhook-allow-private", "--key-rate", "0"],
-        ..ServiceOptions::default()
-    });
+    // No per-key rate (`service`): every request is paid or refused for credits.
+    let service = service();
     let key = service.key("acme", "15");
     let document = service.get("/openapi.json").await.json;
     let receiver = WebhookReceiver::start(0).await;
@@ -629,11 +635,7 @@ async fn a_jobs_callback_gets_its_end_signed_with_its_headers() {
 async fn the_feed_pages_through_a_thousand_events_without_gap_or_repeat() {
     const WRITERS: usize = 4;
     const EACH: usize = 250;
-    // Paged as fast as it answers: no per-key rate here.
-    let service = Service::start(ServiceOptions {
-        args: vec!["--key-rate", "0"],
-        ..ServiceOptions::default()
-    });
+    let service = service();
     let (key, other) = (service.key("acme", "10"), service.key("other", "10"));
     let account_of = |key: String| {
         let service = &service;

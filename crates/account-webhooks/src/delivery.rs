@@ -156,7 +156,8 @@ impl Webhooks {
         })?;
         let t = self.clock.now().as_second();
         let mut request = self.client.post(url);
-        // The caller's own first; their names never clash with the server's (`RESERVED_CALLBACK_HEADERS`).
+        // The caller's own first; a callback's names are none of the server's (`RESERVED_CALLBACK_HEADERS`, checked
+        // when the job was submitted), so each header below is sent once.
         for (name, value) in out.headers {
             request = request.header(name.as_str(), value.as_str());
         }

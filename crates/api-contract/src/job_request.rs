@@ -79,8 +79,9 @@ pub const MAX_CALLBACK_HEADER_NAME_LEN: usize = 64;
 pub const MAX_CALLBACK_HEADER_VALUE_LEN: usize = 1024;
 
 /// Header names a callback may not set: those the server writes itself (the body's type and length, the
-/// signature, who sends it) and those that frame the connection or the message.
-pub const RESERVED_CALLBACK_HEADERS: [&str; 14] = [
+/// signature, the event's id, who sends it), those that frame the connection or the message, and those that would
+/// make the delivery pass for another client's request or another method (forwarding, method overrides).
+pub const RESERVED_CALLBACK_HEADERS: [&str; 22] = [
     "company-data-event-id",
     "company-data-signature",
     "connection",
@@ -88,6 +89,7 @@ pub const RESERVED_CALLBACK_HEADERS: [&str; 14] = [
     "content-length",
     "content-type",
     "expect",
+    "forwarded",
     "host",
     "keep-alive",
     "proxy-authorization",
@@ -95,6 +97,13 @@ pub const RESERVED_CALLBACK_HEADERS: [&str; 14] = [
     "trailer",
     "transfer-encoding",
     "upgrade",
+    "user-agent",
+    "via",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-http-method-override",
+    "x-real-ip",
 ];
 
 /// `callbackHeaders`' schema: an object of up to [`MAX_CALLBACK_HEADERS`] lower-case header names (RFC 9110
@@ -369,6 +378,8 @@ mod tests {
             r#"{"Authorization": "x"}"#,
             r#"{"host": "evil.example"}"#,
             r#"{"company-data-signature": "t=1,v1=00"}"#,
+            r#"{"user-agent": "twice"}"#,
+            r#"{"x-forwarded-for": "10.0.0.1"}"#,
         ] {
             let error = with_url(refused).expect_err(refused);
             assert!(

@@ -604,24 +604,22 @@ impl WatchStore for PgWatchStore {
         let tx = client.transaction().await.map_err(backend)?;
         let (account, now_ms) = (event.tenant.key(), millis(now));
         let mut queued = record_account_event(&tx, event, None, now_ms).await?;
-        tx.execute(
-            "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms, job_id, headers)
-             VALUES ($1, $2, '[]', $3, $4, $5)
-             ON CONFLICT (account_id, job_id) WHERE job_id IS NOT NULL DO NOTHING",
-            &[
-                &account,
-                &callback.url,
-                &now_ms,
-                &callback.job,
-                &headers_column(&callback.headers),
-            ],
-        )
-        .await
-        .map_err(backend)?;
+        // Made on the job's first event; each later one marks it used now and locks its row, so the sweep, which
+        // forgets callbacks unused for the retention, never deletes it under this event's copy.
         let target: i64 = tx
             .query_one(
-                "SELECT id FROM webhook_endpoints WHERE account_id = $1 AND job_id = $2",
-                &[&account, &callback.job],
+                "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms, job_id, headers)
+                 VALUES ($1, $2, '[]', $3, $4, $5)
+                 ON CONFLICT (account_id, job_id) WHERE job_id IS NOT NULL
+                 DO UPDATE SET created_at_ms = EXCLUDED.created_at_ms
+                 RETURNING id",
+                &[
+                    &account,
+                    &callback.url,
+                    &now_ms,
+                    &callback.job,
+                    &headers_column(&callback.headers),
+                ],
             )
             .await
             .map_err(backend)?
@@ -774,13 +772,24 @@ impl WatchStore for PgWatchStore {
             )
             .await
             .map_err(backend)?;
-        // A job's callback goes with its last event.
+        // A job's callback goes with its last event (its last use before the cutoff, and nothing queued).
         self.pool
             .execute(
                 "DELETE FROM webhook_endpoints
                  WHERE job_id IS NOT NULL AND created_at_ms < $1
                    AND NOT EXISTS (SELECT 1 FROM endpoint_events v WHERE v.endpoint_id = webhook_endpoints.id)",
                 &[&before],
+            )
+            .await
+            .map_err(backend)?;
+        // A copy whose endpoint is gone (deleted while the copy was being queued, on another server) is sent to
+        // nobody: forgotten, so it holds no delivery place.
+        forgotten += self
+            .pool
+            .execute(
+                "DELETE FROM endpoint_events
+                 WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = endpoint_events.endpoint_id)",
+                &[],
             )
             .await
             .map_err(backend)?;

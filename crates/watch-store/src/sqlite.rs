@@ -620,23 +620,26 @@ impl WatchStore for SqliteWatchStore {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let account = event.tenant.key();
                 let mut queued = record_account_event(&tx, &event, None, now_ms)?;
-                tx.prepare_cached(
-                    "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms, job_id, headers)
-                     VALUES (?1, ?2, '[]', ?3, ?4, ?5)
-                     ON CONFLICT (account_id, job_id) WHERE job_id IS NOT NULL DO NOTHING",
-                )?
-                .execute(params![
-                    account,
-                    callback.url,
-                    now_ms,
-                    callback.job,
-                    headers_column(&callback.headers)
-                ])?;
+                // Made on the job's first event; each later one marks it used now, so the sweep, which forgets
+                // callbacks unused for the retention, never takes it from under this event's copy.
                 let target: i64 = tx
                     .prepare_cached(
-                        "SELECT id FROM webhook_endpoints WHERE account_id = ?1 AND job_id = ?2",
+                        "INSERT INTO webhook_endpoints (account_id, url, events, created_at_ms, job_id, headers)
+                         VALUES (?1, ?2, '[]', ?3, ?4, ?5)
+                         ON CONFLICT (account_id, job_id) WHERE job_id IS NOT NULL
+                         DO UPDATE SET created_at_ms = excluded.created_at_ms
+                         RETURNING id",
                     )?
-                    .query_row(params![account, callback.job], |row| row.get(0))?;
+                    .query_row(
+                        params![
+                            account,
+                            callback.url,
+                            now_ms,
+                            callback.job,
+                            headers_column(&callback.headers)
+                        ],
+                        |row| row.get(0),
+                    )?;
                 queued += record_account_event(&tx, &event, Some(EndpointId(target)), now_ms)?;
                 tx.commit()?;
                 Ok(queued)
@@ -778,12 +781,18 @@ impl WatchStore for SqliteWatchStore {
                     "DELETE FROM account_events WHERE created_at_ms < ?1",
                     [before],
                 )?;
-                // A job's callback goes with its last event.
+                // A job's callback goes with its last event (its last use before the cutoff, and nothing queued).
                 conn.execute(
                     "DELETE FROM webhook_endpoints
                      WHERE job_id IS NOT NULL AND created_at_ms < ?1
                        AND NOT EXISTS (SELECT 1 FROM endpoint_events v WHERE v.endpoint_id = webhook_endpoints.id)",
                     [before],
+                )?;
+                // A copy whose endpoint is gone is sent to nobody: forgotten, so it holds no delivery place.
+                forgotten += conn.execute(
+                    "DELETE FROM endpoint_events
+                     WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = endpoint_events.endpoint_id)",
+                    [],
                 )?;
                 Ok(forgotten as u64)
             })
