@@ -627,6 +627,28 @@ async fn a_jobs_callback_gets_its_end_signed_with_its_headers() {
     assert_eq!(shown.header_names, ["authorization"]);
 }
 
+/// The ids of every event the feed lists from `first` on, following `next` until a page is empty.
+async fn feed_ids(service: &Service, key: &str, first: &str) -> Vec<String> {
+    let (mut next, mut ids) = (first.to_owned(), Vec::new());
+    loop {
+        let (page, _) = service.send(Method::GET, &next, key, None, None).await;
+        assert_eq!(page.status, 200, "{}", page.json);
+        let events = page.json["events"].as_array().expect("events");
+        if events.is_empty() {
+            return ids;
+        }
+        ids.extend(
+            events
+                .iter()
+                .map(|e| e["id"].as_str().expect("id").to_owned()),
+        );
+        page.json["next"]
+            .as_str()
+            .expect("next")
+            .clone_into(&mut next);
+    }
+}
+
 /// `GET /v1/events` pages through 1,000 of an account's events, recorded by four writers at once while it pages,
 /// without a gap or a repeat, each writer's in its order; a type filter lists exactly that type's; another
 /// account's events, recorded among them, never show. The events are recorded through the server's own store on
@@ -739,23 +761,12 @@ async fn the_feed_pages_through_a_thousand_events_without_gap_or_repeat() {
     }
 
     // One type: exactly its events, in the same order.
-    let (mut next, mut low) = (
-        format!("{EVENTS}?limit=100&type=account.balance_low"),
-        Vec::new(),
-    );
-    loop {
-        let (page, _) = service.send(Method::GET, &next, &key, None, None).await;
-        let events = page.json["events"].as_array().expect("events").clone();
-        if events.is_empty() {
-            break;
-        }
-        low.extend(
-            events
-                .iter()
-                .map(|e| e["id"].as_str().expect("id").to_owned()),
-        );
-        next = page.json["next"].as_str().expect("next").to_owned();
-    }
+    let low = feed_ids(
+        &service,
+        &key,
+        &format!("{EVENTS}?limit=100&type=account.balance_low"),
+    )
+    .await;
     let expected: Vec<&String> = seen
         .iter()
         .filter(|id| {
@@ -768,21 +779,7 @@ async fn the_feed_pages_through_a_thousand_events_without_gap_or_repeat() {
     assert_eq!(low.iter().collect::<Vec<_>>(), expected);
 
     // The other account: its own 336, none of ours; ours never among them.
-    let mut next = format!("{EVENTS}?limit=100");
-    let mut their_ids = Vec::new();
-    loop {
-        let (page, _) = service.send(Method::GET, &next, &other, None, None).await;
-        let events = page.json["events"].as_array().expect("events").clone();
-        if events.is_empty() {
-            break;
-        }
-        their_ids.extend(
-            events
-                .iter()
-                .map(|e| e["id"].as_str().expect("id").to_owned()),
-        );
-        next = page.json["next"].as_str().expect("next").to_owned();
-    }
+    let their_ids = feed_ids(&service, &other, &format!("{EVENTS}?limit=100")).await;
     assert_eq!(their_ids.len(), WRITERS * EACH.div_ceil(3));
     assert!(their_ids.iter().all(|id| id.starts_with("evt_theirs_")));
     assert!(seen.iter().all(|id| !id.starts_with("evt_theirs_")));

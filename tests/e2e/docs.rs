@@ -263,6 +263,24 @@ fn thousands(n: u64) -> String {
 
 /// docs/security.md states each limit as the crate that owns it has it (issue 40: the threat model names every
 /// limit and its number; this fails when a number changes and the page does not).
+/// The API page states a job callback's bounds as api-contract has them.
+#[test]
+fn the_api_page_states_the_callback_bounds_as_the_contract_has_them() {
+    assert_says(
+        "docs/api.md",
+        &[
+            format!(
+                "object of up to {} headers sent with each callback",
+                api_contract::MAX_CALLBACK_HEADERS
+            ),
+            format!(
+                "ASCII up to {} characters",
+                thousands(api_contract::MAX_CALLBACK_HEADER_VALUE_LEN as u64)
+            ),
+        ],
+    );
+}
+
 #[test]
 fn the_security_page_states_every_limit_as_its_crate_has_it() {
     let forms = dashboard_auth::PasswordLimits::default();

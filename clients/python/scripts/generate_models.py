@@ -79,6 +79,16 @@ def wrap(kind: str, required: bool) -> str:
     return kind if required else f"NotRequired[{kind}]"
 
 
+def results_limit(document: dict) -> int:
+    """The largest `limit` of `GET …/jobs/{id}/results`."""
+    for path, item in document["paths"].items():
+        if path.endswith("/jobs/{id}/results"):
+            for parameter in item["get"]["parameters"]:
+                if parameter["name"] == "limit":
+                    return parameter["schema"]["maximum"]
+    raise SystemExit("the document has no results operation with a `limit`")
+
+
 def render(document: dict) -> str:
     schemas = document["components"]["schemas"]
     out = [
@@ -95,6 +105,11 @@ def render(document: dict) -> str:
         "from typing_extensions import NotRequired, TypedDict",
         "",
         f"__all__ = {sorted(schemas)!r}",
+        "",
+        "#: Most URLs one synchronous request carries (`CompanyRequest.liUrls.maxItems`).",
+        f"MAX_URLS = {schemas['CompanyRequest']['properties']['liUrls']['maxItems']}",
+        "#: Most rows one read of a job's results returns (the results operation's `limit` maximum).",
+        f"MAX_RESULT_ROWS = {results_limit(document)}",
     ]
     for name in sorted(schemas):
         out += ["", ""] + model(name, schemas[name])

@@ -212,7 +212,12 @@ def test_the_models_are_the_documents() -> None:
     script = Path(__file__).resolve().parents[1] / "scripts" / "generate_models.py"
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    from company_data import models
+    from company_data import _calls, models
+
+    # The paths the client calls are the document's.
+    document = json.loads((Path(__file__).resolve().parents[3] / "docs" / "openapi.json").read_text())
+    for path in (_calls.COMPANY_DATA, _calls.RESOLVE, _calls.JOBS, _calls.EVENTS, _calls.ACCOUNT):
+        assert path in document["paths"], path
 
     assert "callbackUrl" in models.JobRequest.__annotations__
     assert "header_names" in models.JobCallback.__annotations__

@@ -7,8 +7,8 @@ use pg_pool::tokio_postgres::Row;
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
     EndpointRow, FEED_AFTER, FEED_OF_KIND_AFTER, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS,
-    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, headers_column, merge_feed,
-    millis,
+    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, forgetting, headers_column,
+    merge_feed, millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
@@ -751,48 +751,17 @@ impl WatchStore for PgWatchStore {
     async fn forget_done_before(&self, before: jiff::Timestamp) -> Result<u64, WatchStoreError> {
         let before = millis(before);
         let mut forgotten = 0;
-        for events in ["watch_events", "endpoint_events"] {
-            forgotten += self
-                .pool
-                .execute(
-                    &format!(
-                        "DELETE FROM {events}
-                         WHERE next_attempt_ms IS NULL AND claim_until_ms IS NULL AND created_at_ms < $1"
-                    ),
-                    &[&before],
-                )
-                .await
-                .map_err(backend)?;
+        for forget in forgetting("$1") {
+            let deleted = if forget.cutoff {
+                self.pool.execute(&forget.sql, &[&before]).await
+            } else {
+                self.pool.execute(&forget.sql, &[]).await
+            }
+            .map_err(backend)?;
+            if forget.counted {
+                forgotten += deleted;
+            }
         }
-        forgotten += self
-            .pool
-            .execute(
-                "DELETE FROM account_events WHERE created_at_ms < $1",
-                &[&before],
-            )
-            .await
-            .map_err(backend)?;
-        // A job's callback goes with its last event (its last use before the cutoff, and nothing queued).
-        self.pool
-            .execute(
-                "DELETE FROM webhook_endpoints
-                 WHERE job_id IS NOT NULL AND created_at_ms < $1
-                   AND NOT EXISTS (SELECT 1 FROM endpoint_events v WHERE v.endpoint_id = webhook_endpoints.id)",
-                &[&before],
-            )
-            .await
-            .map_err(backend)?;
-        // A copy whose endpoint is gone (deleted while the copy was being queued, on another server) is sent to
-        // nobody: forgotten, so it holds no delivery place.
-        forgotten += self
-            .pool
-            .execute(
-                "DELETE FROM endpoint_events
-                 WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = endpoint_events.endpoint_id)",
-                &[],
-            )
-            .await
-            .map_err(backend)?;
         Ok(forgotten)
     }
 

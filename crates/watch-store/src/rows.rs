@@ -320,6 +320,56 @@ fn headers_from(stored: Option<&str>) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// One statement of [`forgetting`].
+pub(crate) struct Forget {
+    /// The SQL.
+    pub(crate) sql: String,
+    /// Whether it takes the cutoff (milliseconds) as its one parameter.
+    pub(crate) cutoff: bool,
+    /// Whether the rows it deletes count as forgotten events.
+    pub(crate) counted: bool,
+}
+
+/// What `forget_done_before` deletes, in order, in the SQL both engines speak (`before`: the engine's placeholder
+/// of the cutoff): both queues' copies done before the cutoff, the feed's events made before it, the job callbacks
+/// last used before it with nothing queued (a callback goes with its last event), and the copies whose endpoint is
+/// gone (deleted while another server queued to it: sent to nobody, they would hold a delivery place).
+pub(crate) fn forgetting(before: &str) -> [Forget; 5] {
+    let done = |events: &str| Forget {
+        sql: format!(
+            "DELETE FROM {events}
+             WHERE next_attempt_ms IS NULL AND claim_until_ms IS NULL AND created_at_ms < {before}"
+        ),
+        cutoff: true,
+        counted: true,
+    };
+    [
+        done(WATCH_EVENTS.events),
+        done(ENDPOINT_EVENTS.events),
+        Forget {
+            sql: format!("DELETE FROM account_events WHERE created_at_ms < {before}"),
+            cutoff: true,
+            counted: true,
+        },
+        Forget {
+            sql: format!(
+                "DELETE FROM webhook_endpoints
+                 WHERE job_id IS NOT NULL AND created_at_ms < {before}
+                   AND NOT EXISTS (SELECT 1 FROM endpoint_events v WHERE v.endpoint_id = webhook_endpoints.id)"
+            ),
+            cutoff: true,
+            counted: false,
+        },
+        Forget {
+            sql: "DELETE FROM endpoint_events
+                  WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = endpoint_events.endpoint_id)"
+                .to_owned(),
+            cutoff: false,
+            counted: true,
+        },
+    ]
+}
+
 /// What an attempt writes: on the event (next attempt, delivered at, status, error) and on its owner (given up,
 /// and why).
 pub(crate) struct Attempt {

@@ -8,8 +8,8 @@ use sqlite_pool::rusqlite::{self, OptionalExtension, TransactionBehavior, params
 use crate::rows::{
     Attempt, Claimed, ENDPOINT_COLUMNS, ENDPOINT_EVENT_COLUMNS, ENDPOINT_EVENTS, EndpointEventRow,
     EndpointRow, FEED_AFTER, FEED_OF_KIND_AFTER, Queue, WATCH_COLUMN_COUNT, WATCH_COLUMNS,
-    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, headers_column, merge_feed,
-    millis,
+    WATCH_EVENTS, WatchRow, at, fair_due_watches, fields_column, forgetting, headers_column,
+    merge_feed, millis,
 };
 use crate::{
     AccountEvent, Delivered, Delivery, DueRefresh, Endpoint, EndpointDelivery, EndpointEvent,
@@ -768,32 +768,16 @@ impl WatchStore for SqliteWatchStore {
         self.pool
             .write(move |conn| {
                 let mut forgotten = 0;
-                for events in ["watch_events", "endpoint_events"] {
-                    forgotten += conn.execute(
-                        &format!(
-                            "DELETE FROM {events}
-                             WHERE next_attempt_ms IS NULL AND claim_until_ms IS NULL AND created_at_ms < ?1"
-                        ),
-                        [before],
-                    )?;
+                for forget in forgetting("?1") {
+                    let deleted = if forget.cutoff {
+                        conn.execute(&forget.sql, [before])?
+                    } else {
+                        conn.execute(&forget.sql, [])?
+                    };
+                    if forget.counted {
+                        forgotten += deleted;
+                    }
                 }
-                forgotten += conn.execute(
-                    "DELETE FROM account_events WHERE created_at_ms < ?1",
-                    [before],
-                )?;
-                // A job's callback goes with its last event (its last use before the cutoff, and nothing queued).
-                conn.execute(
-                    "DELETE FROM webhook_endpoints
-                     WHERE job_id IS NOT NULL AND created_at_ms < ?1
-                       AND NOT EXISTS (SELECT 1 FROM endpoint_events v WHERE v.endpoint_id = webhook_endpoints.id)",
-                    [before],
-                )?;
-                // A copy whose endpoint is gone is sent to nobody: forgotten, so it holds no delivery place.
-                forgotten += conn.execute(
-                    "DELETE FROM endpoint_events
-                     WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = endpoint_events.endpoint_id)",
-                    [],
-                )?;
                 Ok(forgotten as u64)
             })
             .await

@@ -15,16 +15,16 @@ import httpx
 
 from .errors import ApiError, error_for
 
+# The bounds are the server's OpenAPI document's (`models` is generated from it): `get_companies` splits longer
+# lists into requests of `MAX_URLS`; a job's results are read `MAX_RESULT_ROWS` at a time.
+from .models import MAX_RESULT_ROWS, MAX_URLS
+
 COMPANY_DATA = "/v1/network/company-data"
 RESOLVE = f"{COMPANY_DATA}/resolve"
 JOBS = f"{COMPANY_DATA}/jobs"
 EVENTS = "/v1/events"
 ACCOUNT = "/v1/account"
 
-#: Most URLs one synchronous request carries; `get_companies` splits longer lists into requests of this size.
-MAX_URLS = 200
-#: Most rows one read of a job's results returns.
-MAX_RESULT_ROWS = 10_000
 #: A job's statuses after which nothing more happens.
 FINAL_STATUSES = ("done", "cancelled")
 

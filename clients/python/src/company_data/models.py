@@ -12,6 +12,11 @@ from typing_extensions import NotRequired, TypedDict
 
 __all__ = ['Account', 'AccountEvent', 'AccountEventList', 'AccountEventType', 'AccountUpdate', 'Address', 'Candidate', 'CompanyHistory', 'CompanyRecord', 'CompanyRequest', 'CompanyResponse', 'CompanyResult', 'CreatedWatches', 'DeliveryInfo', 'DeliveryState', 'Employee', 'EndpointStatus', 'Error', 'Evidence', 'FieldChange', 'FundingInfo', 'FundingRound', 'HistoryPoint', 'Include', 'Job', 'JobCallback', 'JobList', 'JobRequest', 'JobStatus', 'Location', 'MonthUsage', 'PageCard', 'PartProvenance', 'PostAuthor', 'Problem', 'Product', 'Provenance', 'RecordSource', 'Resolution', 'ResolveMethod', 'ResolveQuery', 'ResolveRequest', 'ResolveResponse', 'UnresolvedCode', 'UnresolvedQuery', 'UnresolvedReason', 'UnresolvedUrl', 'Update', 'Watch', 'WatchList', 'WatchRequest', 'WatchStatus', 'WebhookDelivery', 'WebhookDeliveryList', 'WebhookEndpoint', 'WebhookEndpointList', 'WebhookEndpointRequest', 'WebhookEvent', 'WebhookEventType', 'WebhookPing']
 
+#: Most URLs one synchronous request carries (`CompanyRequest.liUrls.maxItems`).
+MAX_URLS = 200
+#: Most rows one read of a job's results returns (the results operation's `limit` maximum).
+MAX_RESULT_ROWS = 10000
+
 
 class Account(TypedDict):
     """An account as its owner sees it: the balance, the credits held for requests in flight, what is left to

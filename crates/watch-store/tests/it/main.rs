@@ -9,8 +9,8 @@ use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
 use test_support::Engine;
 use watch_store::{
-    AccountEvent, ChangeEvent, Delivered, JobCallbackTarget, NewEndpoint, NewWatch, PgWatchStore,
-    Refreshed, SqliteWatchStore, WatchStore,
+    AccountEvent, ChangeEvent, Delivered, EndpointDelivery, JobCallbackTarget, NewEndpoint,
+    NewWatch, PgWatchStore, Refreshed, SqliteWatchStore, WatchStore,
 };
 
 async fn open_store(engine: &Engine) -> Arc<dyn WatchStore> {
@@ -1081,6 +1081,24 @@ async fn the_feed_lists_every_event_once_in_commit_order(engine: &Engine) {
     assert_eq!(kept[0].created_at, later);
 }
 
+/// Records each claimed copy as delivered (each claim still the caller's).
+async fn delivered_all(store: &dyn WatchStore, claimed: &[EndpointDelivery], now: Timestamp) {
+    for delivery in claimed {
+        assert!(
+            store
+                .finish_endpoint_delivery(
+                    &delivery.event_id,
+                    delivery.endpoint,
+                    delivery.claim,
+                    now,
+                    Delivered::Yes { status: 204 },
+                )
+                .await
+                .expect("records")
+        );
+    }
+}
+
 /// A job's callback gets the job's events (with its headers) beside the account's endpoints and feed, once
 /// however often they are queued; it is the account's own but never listed, counted against its endpoints or
 /// deleted through them; a second event of the job goes to the same callback; another account's job of the same
@@ -1165,20 +1183,7 @@ async fn a_jobs_callback_gets_its_events_and_is_kept_apart(engine: &Engine) {
             .expect("answers"),
         "a callback is not deleted as an endpoint"
     );
-    for delivery in &claimed {
-        assert!(
-            first
-                .finish_endpoint_delivery(
-                    &delivery.event_id,
-                    delivery.endpoint,
-                    delivery.claim,
-                    now,
-                    Delivered::Yes { status: 204 },
-                )
-                .await
-                .expect("records")
-        );
-    }
+    delivered_all(first.as_ref(), &claimed, now).await;
 
     // The job's next event goes to the same callback; another account's job 5 has its own.
     first
@@ -1217,18 +1222,7 @@ async fn a_jobs_callback_gets_its_events_and_is_kept_apart(engine: &Engine) {
             .any(|&(key, id)| key == 2 && id != to_callback.endpoint),
         "{callbacks:?}"
     );
-    for delivery in &claimed {
-        first
-            .finish_endpoint_delivery(
-                &delivery.event_id,
-                delivery.endpoint,
-                delivery.claim,
-                now,
-                Delivered::Yes { status: 200 },
-            )
-            .await
-            .expect("records");
-    }
+    delivered_all(first.as_ref(), &claimed, now).await;
 
     // Forgotten with its last event: the job's next event makes it again, under a new id.
     first
