@@ -360,6 +360,10 @@ fn service_options(binary: &Path, origin: Option<&str>) -> ServiceOptions<'stati
             "--log",
             "warn",
         ],
+        // A live time-out well past any batch's time: the benchmark measures how long a batch takes, so a page
+        // dropped at the harness's 10 s (a debug build at the lowest CPU priority, as `--quick` runs in CI, can
+        // take that long for 200 pages) would fail the run instead of showing in its figures.
+        live_timeout: "120",
         ..ServiceOptions::default()
     };
     if let Some(origin) = origin {
