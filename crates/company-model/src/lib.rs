@@ -2,7 +2,8 @@
 //! ([`CompanyRecord`]) and the stores keep it ([`RecordJson`], the record's JSON text, served without parsing it
 //! again); what else a lookup yields ([`RecordSource`], [`UnresolvedCode`]); a page's history of records
 //! ([`CompanyHistory`], the members a watch compares); the one rule for comparing company names
-//! ([`name_key`]); and whose data a request works on: the account
+//! ([`name_key`]); a record's compact row as a search lists it ([`CompanyRow`]) and how searched text is folded
+//! ([`search_words`]); and whose data a request works on: the account
 //! that owns keys and credits ([`AccountId`]) in a [`Mode`] (live or test), a [`Tenant`].
 //!
 //! Plain data with serde, no I/O. Not here: the API's request, response and error bodies and their validation
@@ -25,6 +26,7 @@ mod names;
 mod outcome;
 mod record;
 mod record_json;
+mod row;
 mod tenant;
 
 pub use history::{
@@ -38,4 +40,5 @@ pub use record::{
     PartProvenance, PostAuthor, Product, Provenance, Update,
 };
 pub use record_json::{Members, NotARecord, RECORD_FORMAT, RecordJson};
+pub use row::{CompanyRow, RowPlace, fold_label, search_words};
 pub use tenant::{AccountId, Mode, Tenant};

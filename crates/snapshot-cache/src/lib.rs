@@ -10,6 +10,12 @@
 //! the record stored before it, so a page fetched daily for a year without changes costs 365 small rows and one
 //! record. The raw HTML is kept for the newest snapshot only.
 //!
+//! Every snapshot is also indexed for search ([`SnapshotStore::search`]): its compact row
+//! ([`company_model::CompanyRow`]), the labels filters compare and its words (SQLite FTS5, PostgreSQL `tsvector`
+//! with a GIN index), written in the transaction that stores it, so a search never sees a page the store does not
+//! hold. Which pages each tenant was answered is kept too ([`SnapshotStore::note_seen`]): what its searches
+//! look through ([`SearchScope`]).
+//!
 //! [`SnapshotStore`] is the backend-neutral interface; `SqliteSnapshotStore` the embedded backend (feature
 //! `sqlite`, the default), `PgSnapshotStore` the backend for several servers on one PostgreSQL database
 //! (feature `postgres`).
@@ -38,6 +44,7 @@
 mod hot;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod search;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod stored;
@@ -50,6 +57,10 @@ use page_url::PageUrl;
 pub use hot::HOT_REUSE;
 #[cfg(feature = "postgres")]
 pub use postgres::PgSnapshotStore;
+pub use search::{
+    MAX_RELEVANCE_OFFSET, MAX_SEARCH_LIMIT, PREFIX_MIN_CHARS, Range, SearchAfter, SearchPage,
+    SearchQuery, SearchScope, SearchSort,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteSnapshotStore;
 
@@ -177,6 +188,19 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
         key: &str,
         text: &str,
         expires_at: jiff::Timestamp,
+    ) -> Result<(), CacheError>;
+
+    /// One page of the stored companies that match `query`, in its order (see [`SearchQuery`]). Reads only the
+    /// search index, never a record.
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError>;
+
+    /// Remembers that `tenant` ([`company_model::Tenant::key`]) was answered the pages `urls` (snapshot URLs) at
+    /// `at`, so that its searches ([`SearchScope::Tenant`]) find them; a page noted before keeps its first time.
+    async fn note_seen(
+        &self,
+        tenant: i64,
+        urls: &[PageUrl],
+        at: jiff::Timestamp,
     ) -> Result<(), CacheError>;
 
     /// Claims the fetch of `url` until `until`, so that of several servers asked for the same page at once, one

@@ -7,6 +7,7 @@ use page_url::PageUrl;
 use pg_pool::PgPool;
 
 use crate::hot::HotSnapshots;
+use crate::search::{self, Engine, IndexEntry, Param, SearchPage, SearchQuery};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
@@ -19,7 +20,59 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0004_alter_table_snapshots.sql"),
     include_str!("../migrations/postgres/0005_create_index_snapshots_unkeyed.sql"),
     include_str!("../migrations/postgres/0006_alter_table_history_points.sql"),
+    include_str!("../migrations/postgres/0007_create_table_company_search.sql"),
 ];
+
+/// The statement that writes a snapshot's search row (unless the row there is of a later fetch): the URL is
+/// parameter `$url`, [`index_params`] are numbered from `$first`.
+fn index_statement(url: usize, first: usize) -> String {
+    let p: Vec<String> = std::iter::once(url)
+        .chain(first..first + 17)
+        .map(|n| format!("${n}"))
+        .collect();
+    format!(
+        "INSERT INTO company_search (url, row, industry, company_size, company_type, country, region, locality,
+                                     specialties, employee_count, follower_count, founded, has_website,
+                                     fetched_at_ms, document)
+         VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
+                 setweight(to_tsvector('simple', {}), 'A') || setweight(to_tsvector('simple', {}), 'B')
+                 || setweight(to_tsvector('simple', {}), 'C') || setweight(to_tsvector('simple', {}), 'B'))
+         ON CONFLICT (url) DO UPDATE SET row = excluded.row, industry = excluded.industry,
+             company_size = excluded.company_size, company_type = excluded.company_type,
+             country = excluded.country, region = excluded.region, locality = excluded.locality,
+             specialties = excluded.specialties, employee_count = excluded.employee_count,
+             follower_count = excluded.follower_count, founded = excluded.founded,
+             has_website = excluded.has_website, fetched_at_ms = excluded.fetched_at_ms,
+             document = excluded.document
+         WHERE excluded.fetched_at_ms >= company_search.fetched_at_ms",
+        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15],
+        p[16], p[17]
+    )
+}
+
+/// The parameters of [`index_statement`] after the URL, in its order.
+fn index_params(entry: &IndexEntry) -> [&(dyn pg_pool::tokio_postgres::types::ToSql + Sync); 17] {
+    let [name, slogan, description, specialties] = &entry.text;
+    [
+        &entry.row,
+        &entry.industry,
+        &entry.company_size,
+        &entry.company_type,
+        &entry.country,
+        &entry.region,
+        &entry.locality,
+        &entry.specialties,
+        &entry.employee_count,
+        &entry.follower_count,
+        &entry.founded,
+        &entry.has_website,
+        &entry.fetched_at_ms,
+        name,
+        slogan,
+        description,
+        specialties,
+    ]
+}
 
 /// Snapshots in a PostgreSQL database (tables `snapshots` and `snapshot_aliases`), shared by every server on
 /// it: a page one server fetched answers stored requests on all.
@@ -56,6 +109,7 @@ impl PgSnapshotStore {
             hot: std::sync::Arc::default(),
         };
         store.key_unkeyed_rows().await?;
+        store.index_unindexed_rows().await?;
         Ok(store)
     }
 }
@@ -130,11 +184,11 @@ impl SnapshotStore for PgSnapshotStore {
         let point = point_of(parsed.as_ref(), snapshot.fetched_at);
         let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
         let (domain_key, name_key) = lookup_keys(parsed.as_ref());
+        let entry = IndexEntry::of(&snapshot.url, parsed.as_ref(), snapshot.fetched_at);
         // One statement (one round trip): the snapshot, keeping the newer one when two fetches of one page finish
-        // out of order (on any server); its aliases; its history point; and its record as a history state when
-        // its change fields differ from the state before it.
-        self.pool
-            .execute(
+        // out of order (on any server); its aliases; its history point; its record as a history state when
+        // its change fields differ from the state before it; and its search row.
+        let sql = format!(
                 "WITH snapshot AS (
                      INSERT INTO snapshots (url, record, record_format, fetched_at, page_gzip, domain_key,
                                             name_key)
@@ -154,29 +208,40 @@ impl SnapshotStore for PgSnapshotStore {
                      WHERE coalesce((SELECT digest FROM history_states WHERE url = $1 AND fetched_at <= $4
                                      ORDER BY fetched_at DESC LIMIT 1), '') <> $10
                      ON CONFLICT DO NOTHING
-                 )
+                 ), search AS ({search})
                  INSERT INTO snapshot_aliases (alias, url) SELECT unnest($6::TEXT[]), $1
                  ON CONFLICT (alias) DO UPDATE SET url = excluded.url",
-                &[
-                    &url,
-                    &snapshot.record.as_str(),
-                    &format_column(),
-                    &fetched_at,
-                    &page_gzip,
-                    &alias_texts,
-                    &count(point.follower_count),
-                    &count(point.employee_count_on_li),
-                    &point.company_size,
-                    &change_digest(&snapshot.record),
-                    &gzip_record(&snapshot.record),
-                    &domain_key,
-                    &name_key,
-                    &count(point.job_count),
-                    &point.job_count_is_lower_bound,
-                ],
-            )
-            .await
-            .map_err(backend)?;
+                search = index_statement(1, 16)
+        );
+        let (digest, record_gzip) = (
+            change_digest(&snapshot.record),
+            gzip_record(&snapshot.record),
+        );
+        let (followers, employees, jobs) = (
+            count(point.follower_count),
+            count(point.employee_count_on_li),
+            count(point.job_count),
+        );
+        let (format, record) = (format_column(), snapshot.record.as_str());
+        let mut params: Vec<&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)> = vec![
+            &url,
+            &record,
+            &format,
+            &fetched_at,
+            &page_gzip,
+            &alias_texts,
+            &followers,
+            &employees,
+            &point.company_size,
+            &digest,
+            &record_gzip,
+            &domain_key,
+            &name_key,
+            &jobs,
+            &point.job_count_is_lower_bound,
+        ];
+        params.extend(index_params(&entry));
+        self.pool.execute(&sql, &params).await.map_err(backend)?;
         self.hot.stored(aliases, snapshot);
         Ok(())
     }
@@ -311,17 +376,31 @@ impl SnapshotStore for PgSnapshotStore {
         record: &CompanyRecord,
     ) -> Result<bool, CacheError> {
         let (domain_key, name_key) = lookup_keys(Some(record));
+        let entry = IndexEntry::of(url, Some(record), fetched_at);
         let record = serde_json::to_string(record).map_err(backend)?;
         let fetched_at = SystemTime::from(fetched_at);
-        let client = self.pool.client().await.map_err(backend)?;
-        let changed = client
+        let (url, format) = (url.as_str(), format_column());
+        let mut params: Vec<&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)> =
+            vec![&url, &record, &fetched_at, &format, &domain_key, &name_key];
+        // In one transaction: the search row is written with the record it is read from, or not at all.
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let tx = client.transaction().await.map_err(backend)?;
+        let changed = tx
             .execute(
-                "UPDATE snapshots SET record = $1, record_format = $4, domain_key = $5, name_key = $6
-                 WHERE url = $2 AND fetched_at = $3",
-                &[&record, &url.as_str(), &fetched_at, &format_column(), &domain_key, &name_key],
+                "UPDATE snapshots SET record = $2, record_format = $4, domain_key = $5, name_key = $6
+                 WHERE url = $1 AND fetched_at = $3",
+                &params,
             )
             .await
             .map_err(backend)?;
+        if changed > 0 {
+            params.truncate(1);
+            params.extend(index_params(&entry));
+            tx.execute(&index_statement(1, 2), &params)
+                .await
+                .map_err(backend)?;
+        }
+        tx.commit().await.map_err(backend)?;
         // Rare (a reparse), so forgetting every kept snapshot is simpler than finding the ones of this page.
         self.hot.clear();
         Ok(changed > 0)
@@ -338,6 +417,51 @@ impl SnapshotStore for PgSnapshotStore {
 
     async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<PageUrl>, CacheError> {
         self.pages_keyed("name_key", name_key, limit).await
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError> {
+        let (sql, params) = search::statement(Engine::Postgres, query);
+        let values: Vec<Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>> = params
+            .into_iter()
+            .map(|param| match param {
+                Param::Int(n) => {
+                    Box::new(n) as Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>
+                }
+                Param::Text(text) => Box::new(text),
+            })
+            .collect();
+        let refs: Vec<&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)> = values
+            .iter()
+            .map(|v| v.as_ref() as &(dyn pg_pool::tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let rows = self.pool.query(&sql, &refs).await.map_err(backend)?;
+        let found = rows
+            .iter()
+            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+            .collect::<Result<_, pg_pool::tokio_postgres::Error>>()
+            .map_err(backend)?;
+        search::page_of(query, found).map_err(backend)
+    }
+
+    async fn note_seen(
+        &self,
+        tenant: i64,
+        urls: &[PageUrl],
+        at: jiff::Timestamp,
+    ) -> Result<(), CacheError> {
+        if urls.is_empty() {
+            return Ok(());
+        }
+        let urls: Vec<&str> = urls.iter().map(PageUrl::as_str).collect();
+        self.pool
+            .execute(
+                "INSERT INTO tenant_pages (tenant, url, first_at) SELECT $1, unnest($2::TEXT[]), $3
+                 ON CONFLICT DO NOTHING",
+                &[&tenant, &urls, &SystemTime::from(at)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 
     async fn remembered(
@@ -424,6 +548,38 @@ impl PgSnapshotStore {
         rows.iter()
             .map(|row| PageUrl::from_canonical(row.get(0)).map_err(backend))
             .collect()
+    }
+
+    /// Indexes for search the snapshots stored before search was (or whose row is missing), a thousand at a
+    /// time. Servers starting together may index a page twice; the second write changes nothing.
+    async fn index_unindexed_rows(&self) -> Result<(), CacheError> {
+        let statement = index_statement(1, 2);
+        loop {
+            let client = self.pool.client().await.map_err(backend)?;
+            let rows = client
+                .query(
+                    "SELECT s.url, s.record, s.fetched_at FROM snapshots s
+                     WHERE NOT EXISTS (SELECT 1 FROM company_search c WHERE c.url = s.url) LIMIT 1000",
+                    &[],
+                )
+                .await
+                .map_err(backend)?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            for row in rows {
+                let url: &str = row.get(0);
+                let page = PageUrl::from_canonical(url).map_err(backend)?;
+                // Records of every format read into the record type (older ones are converted so).
+                let record: Option<CompanyRecord> =
+                    serde_json::from_str(row.get::<_, &str>(1)).ok();
+                let entry = IndexEntry::of(&page, record.as_ref(), time::from_system(row.get(2)));
+                let mut params: Vec<&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)> =
+                    vec![&url];
+                params.extend(index_params(&entry));
+                client.execute(&statement, &params).await.map_err(backend)?;
+            }
+        }
     }
 
     /// Keys the rows stored before snapshots were keyed by domain and name, a thousand at a time.

@@ -7,6 +7,7 @@ use sqlite_pool::{SqlitePool, rusqlite};
 use company_model::{CompanyRecord, RECORD_FORMAT};
 
 use crate::hot::HotSnapshots;
+use crate::search::{self, Engine, IndexEntry, Param, SearchPage, SearchQuery};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
@@ -36,7 +37,58 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0005_alter_table_snapshots.sql"),
     include_str!("../migrations/sqlite/0006_create_index_snapshots_unkeyed.sql"),
     include_str!("../migrations/sqlite/0007_alter_table_history_points.sql"),
+    include_str!("../migrations/sqlite/0008_create_table_company_search.sql"),
 ];
+
+/// Writes the search row and words of the snapshot of `url` in `tx`, unless the row there is of a later fetch.
+fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusqlite::Result<()> {
+    use rusqlite::OptionalExtension;
+    let id: Option<i64> = tx
+        .prepare_cached(
+            "INSERT INTO company_search (url, row, industry, company_size, company_type, country, region, locality,
+                                         specialties, employee_count, follower_count, founded, has_website,
+                                         fetched_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             ON CONFLICT (url) DO UPDATE SET row = excluded.row, industry = excluded.industry,
+                 company_size = excluded.company_size, company_type = excluded.company_type,
+                 country = excluded.country, region = excluded.region, locality = excluded.locality,
+                 specialties = excluded.specialties, employee_count = excluded.employee_count,
+                 follower_count = excluded.follower_count, founded = excluded.founded,
+                 has_website = excluded.has_website, fetched_at_ms = excluded.fetched_at_ms
+             WHERE excluded.fetched_at_ms >= company_search.fetched_at_ms
+             RETURNING id",
+        )?
+        .query_row(
+            rusqlite::params![
+                url,
+                entry.row,
+                entry.industry,
+                entry.company_size,
+                entry.company_type,
+                entry.country,
+                entry.region,
+                entry.locality,
+                entry.specialties,
+                entry.employee_count,
+                entry.follower_count,
+                entry.founded,
+                entry.has_website,
+                entry.fetched_at_ms
+            ],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if let Some(id) = id {
+        tx.prepare_cached("DELETE FROM company_text WHERE rowid = ?1")?
+            .execute([id])?;
+        let [name, slogan, description, specialties] = &entry.text;
+        tx.prepare_cached(
+            "INSERT INTO company_text (rowid, name, slogan, description, specialties) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(rusqlite::params![id, name, slogan, description, specialties])?;
+    }
+    Ok(())
+}
 
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).
 ///
@@ -75,6 +127,7 @@ impl SqliteSnapshotStore {
             hot: std::sync::Arc::default(),
         };
         store.key_unkeyed_rows().await?;
+        store.index_unindexed_rows().await?;
         Ok(store)
     }
 }
@@ -160,6 +213,7 @@ impl SnapshotStore for SqliteSnapshotStore {
         let digest = change_digest(&snapshot.record);
         let record_gzip = gzip_record(&snapshot.record);
         let (domain_key, name_key) = lookup_keys(parsed.as_ref());
+        let entry = IndexEntry::of(&snapshot.url, parsed.as_ref(), snapshot.fetched_at);
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -206,6 +260,7 @@ impl SnapshotStore for SqliteSnapshotStore {
                      ON CONFLICT DO NOTHING",
                     rusqlite::params![url, fetched_at_ms, digest, record_gzip, RECORD_FORMAT],
                 )?;
+                index(&tx, &url, &entry)?;
                 tx.commit()
             })
             .await
@@ -374,6 +429,7 @@ impl SnapshotStore for SqliteSnapshotStore {
         fetched_at: jiff::Timestamp,
         record: &CompanyRecord,
     ) -> Result<bool, CacheError> {
+        let entry = IndexEntry::of(url, Some(record), fetched_at);
         let url = url.as_str().to_owned();
         let (domain_key, name_key) = lookup_keys(Some(record));
         let record = serde_json::to_string(record).map_err(backend)?;
@@ -381,11 +437,17 @@ impl SnapshotStore for SqliteSnapshotStore {
         let changed = self
             .pool
             .write(move |conn| {
-                conn.execute(
+                let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let changed = tx.execute(
                     "UPDATE snapshots SET record = ?1, record_format = ?4, domain_key = ?5, name_key = ?6
                      WHERE url = ?2 AND fetched_at_ms = ?3",
                     rusqlite::params![record, url, fetched_at_ms, RECORD_FORMAT, domain_key, name_key],
-                )
+                )?;
+                if changed > 0 {
+                    index(&tx, &url, &entry)?;
+                }
+                tx.commit()?;
+                Ok(changed)
             })
             .await
             .map_err(backend)?;
@@ -406,6 +468,56 @@ impl SnapshotStore for SqliteSnapshotStore {
     async fn pages_named(&self, name_key: &str, limit: u32) -> Result<Vec<PageUrl>, CacheError> {
         self.pages_keyed("name_key", name_key.to_owned(), limit)
             .await
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError> {
+        let (sql, params) = search::statement(Engine::Sqlite, query);
+        let found = self
+            .pool
+            .run(move |conn| {
+                let values: Vec<rusqlite::types::Value> = params
+                    .into_iter()
+                    .map(|param| match param {
+                        Param::Int(n) => rusqlite::types::Value::Integer(n),
+                        Param::Text(text) => rusqlite::types::Value::Text(text),
+                    })
+                    .collect();
+                conn.prepare_cached(&sql)?
+                    .query_map(rusqlite::params_from_iter(values), |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .await
+            .map_err(backend)?;
+        search::page_of(query, found).map_err(backend)
+    }
+
+    async fn note_seen(
+        &self,
+        tenant: i64,
+        urls: &[PageUrl],
+        at: jiff::Timestamp,
+    ) -> Result<(), CacheError> {
+        if urls.is_empty() {
+            return Ok(());
+        }
+        let urls: Vec<String> = urls.iter().map(|u| u.as_str().to_owned()).collect();
+        let at_ms = at.as_millisecond();
+        self.pool
+            .write(move |conn| {
+                let tx = conn.transaction()?;
+                for url in &urls {
+                    tx.prepare_cached(
+                        "INSERT INTO tenant_pages (tenant, url, first_at_ms) VALUES (?1, ?2, ?3)
+                         ON CONFLICT DO NOTHING",
+                    )?
+                    .execute(rusqlite::params![tenant, url, at_ms])?;
+                }
+                tx.commit()
+            })
+            .await
+            .map_err(backend)
     }
 
     async fn remembered(
@@ -480,6 +592,49 @@ impl SqliteSnapshotStore {
         urls.iter()
             .map(|url| PageUrl::from_canonical(url).map_err(backend))
             .collect()
+    }
+
+    /// Indexes for search the snapshots stored before search was (or whose row is missing), a thousand at a
+    /// time.
+    async fn index_unindexed_rows(&self) -> Result<(), CacheError> {
+        loop {
+            let rows: Vec<(String, String, i64)> = self
+                .pool
+                .run(|conn| {
+                    conn.prepare_cached(
+                        "SELECT s.url, s.record, s.fetched_at_ms FROM snapshots s
+                         WHERE NOT EXISTS (SELECT 1 FROM company_search c WHERE c.url = s.url) LIMIT 1000",
+                    )?
+                    .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .await
+                .map_err(backend)?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let entries = rows
+                .into_iter()
+                .map(|(url, record, fetched_at_ms)| {
+                    let page = PageUrl::from_canonical(&url).map_err(backend)?;
+                    let at = jiff::Timestamp::from_millisecond(fetched_at_ms).map_err(backend)?;
+                    // Records of every format read into the record type (older ones are converted so).
+                    let record: Option<CompanyRecord> = serde_json::from_str(&record).ok();
+                    Ok((url, IndexEntry::of(&page, record.as_ref(), at)))
+                })
+                .collect::<Result<Vec<_>, CacheError>>()?;
+            self.pool
+                .write(move |conn| {
+                    let tx =
+                        conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                    for (url, entry) in &entries {
+                        index(&tx, url, entry)?;
+                    }
+                    tx.commit()
+                })
+                .await
+                .map_err(backend)?;
+        }
     }
 
     /// Keys the rows stored before snapshots were keyed by domain and name, a thousand at a time.

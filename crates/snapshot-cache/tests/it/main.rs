@@ -1,6 +1,8 @@
 //! The snapshot store on both engines, a real SQLite file and a real PostgreSQL database; and what only the
 //! SQLite backend has (damaged rows and older record shapes in a file written by hand).
 
+mod search;
+
 use std::sync::Arc;
 
 use test_support::Engine;

@@ -1,0 +1,737 @@
+//! Search over the stored companies, on both engines: a store of records generated from the captured pages
+//! (varied in every field a filter reads), each filter and several combinations checked against a brute-force
+//! scan of the same records, full text, paging, scope, and the indexing of a store written before search.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use company_model::{Address, CompanyRecord, CompanyRow, RecordJson, fold_label, search_words};
+use jiff::{SignedDuration, Timestamp};
+use page_url::{NetworkDomain, PageUrl};
+use snapshot_cache::{
+    PREFIX_MIN_CHARS, Range, SearchAfter, SearchQuery, SearchScope, SearchSort, Snapshot,
+    SnapshotStore,
+};
+use test_support::Engine;
+
+use crate::open_store;
+
+/// Tenants' keys as the stores keep them.
+const A: i64 = 1;
+const B: i64 = 2;
+
+/// One generated company as stored.
+#[derive(Clone, Debug)]
+struct Company {
+    url: PageUrl,
+    record: CompanyRecord,
+    fetched_at: Timestamp,
+}
+
+/// A small deterministic generator (a linear congruential one), so a failure repeats.
+struct Dice(u64);
+
+impl Dice {
+    fn roll(&mut self, sides: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % sides as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
+        &from[self.roll(from.len())]
+    }
+}
+
+fn captured(file: &str, slug: &str) -> CompanyRecord {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/pages")
+        .join(file);
+    let html = std::fs::read_to_string(&path).expect("captured page");
+    let domain = NetworkDomain::default();
+    let url =
+        PageUrl::parse_submitted(&format!("https://www.linkedin.com/company/{slug}"), &domain)
+            .expect("URL");
+    page_scraper::parse_page(&html, &url, &domain).expect("parses")
+}
+
+/// `count` companies from the captured Google and Audiense pages, every field a search reads varied: some
+/// absent, some repeated (ties), labels in other case and accents than the filters send.
+fn companies(count: usize, now: Timestamp) -> Vec<Company> {
+    let bases = [
+        captured("company-google-2025.html", "google"),
+        captured("company-audiense-2024.html", "audiense"),
+    ];
+    let industries = [
+        Some("Software Development"),
+        Some("IT Services and IT Consulting"),
+        Some("Biotechnology Research"),
+        Some("Retail"),
+        None,
+    ];
+    let sizes = [
+        Some("11-50 employees"),
+        Some("51-200 employees"),
+        Some("10,001+ employees"),
+        None,
+    ];
+    let types = [Some("Privately Held"), Some("Public Company"), None];
+    let places = [
+        (Some("US"), Some("California"), Some("Mountain View")),
+        (Some("DE"), Some("Berlin"), Some("Berlin")),
+        (Some("ES"), Some("Madrid"), Some("Madrid")),
+        (Some("CH"), Some("Zürich"), Some("Zürich")),
+        (None, None, None),
+    ];
+    let specialties = [
+        "AI",
+        "Cloud",
+        "Search",
+        "Marketing",
+        "Audience Intelligence",
+        "Security",
+    ];
+    let words = [
+        "quantum",
+        "robotics",
+        "logistics",
+        "genomics",
+        "payments",
+        "analytics",
+    ];
+    let mut dice = Dice(44);
+    (0..count)
+        .map(|i| {
+            let mut record = bases[i % 2].clone();
+            let word = dice.pick(&words);
+            record.company_name = Some(format!(
+                "{} {} {i}",
+                record.company_name.clone().unwrap_or_default(),
+                capitalized(word)
+            ));
+            record.description = Some(format!(
+                "{} We build {} products.",
+                record.description.clone().unwrap_or_default(),
+                dice.pick(&words)
+            ));
+            record.industries = dice.pick(&industries).map(str::to_owned);
+            record.company_size = dice.pick(&sizes).map(str::to_owned);
+            record.company_type = dice.pick(&types).map(str::to_owned);
+            // Counts from a small set half of the time, so sorts meet ties.
+            let count = |dice: &mut Dice| match dice.roll(4) {
+                0 => None,
+                1 => Some(*dice.pick(&[10u64, 500, 5_000])),
+                _ => Some(dice.roll(300_000) as u64),
+            };
+            record.employee_count_on_li = count(&mut dice);
+            record.follower_count = count(&mut dice);
+            record.founded =
+                (dice.roll(5) > 0).then(|| 1950 + i32::try_from(dice.roll(75)).expect("small"));
+            let (country, region, locality) = *dice.pick(&places);
+            record.headquarters = country.map(|_| Address {
+                country: country.map(str::to_owned),
+                region: region.map(str::to_owned),
+                locality: locality.map(str::to_owned),
+                ..Address::default()
+            });
+            record.specialties = specialties
+                .iter()
+                .filter(|_| dice.roll(3) == 0)
+                .map(|s| (*s).to_owned())
+                .collect();
+            if dice.roll(4) == 0 {
+                record.website = None;
+            }
+            let url = PageUrl::parse_submitted(
+                &format!("https://www.linkedin.com/company/gen-{i}"),
+                &NetworkDomain::default(),
+            )
+            .expect("URL");
+            Company {
+                url,
+                record,
+                fetched_at: now - SignedDuration::from_mins(i64::try_from(i).expect("small")),
+            }
+        })
+        .collect()
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// Who was answered which company: A two thirds, B the rest and every tenth of A's.
+fn seen_by(tenant: i64, index: usize) -> bool {
+    match tenant {
+        A => !index.is_multiple_of(3),
+        _ => index.is_multiple_of(3) || index % 10 == 1,
+    }
+}
+
+async fn stored(engine: &Engine, count: usize) -> (Arc<dyn SnapshotStore>, Vec<Company>) {
+    let store = open_store(engine).await;
+    let now = Timestamp::now()
+        .round(jiff::Unit::Millisecond)
+        .expect("rounds");
+    let companies = companies(count, now);
+    for company in &companies {
+        let snapshot = Snapshot {
+            url: company.url.clone(),
+            record: RecordJson::from_record(&company.record),
+            fetched_at: company.fetched_at,
+        };
+        store.put(&snapshot, &[], None).await.expect("stored");
+    }
+    for tenant in [A, B] {
+        let seen: Vec<PageUrl> = companies
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| seen_by(tenant, *i))
+            .map(|(_, c)| c.url.clone())
+            .collect();
+        store.note_seen(tenant, &seen, now).await.expect("noted");
+        // Noting again changes nothing.
+        store
+            .note_seen(tenant, &seen[..3], now)
+            .await
+            .expect("noted again");
+    }
+    (store, companies)
+}
+
+/// Whether `company` matches `query`, read from the record itself with the folding rules the search states.
+fn matches(query: &SearchQuery, index: usize, company: &Company) -> bool {
+    let r = &company.record;
+    let label = |value: Option<&str>, wanted: &[String]| {
+        wanted.is_empty()
+            || value.is_some_and(|v| wanted.iter().any(|w| fold_label(w) == fold_label(v)))
+    };
+    let hq = r.headquarters.as_ref();
+    let within = |value: Option<i64>, range: (Option<i64>, Option<i64>)| match range {
+        (None, None) => true,
+        (min, max) => {
+            value.is_some_and(|v| min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m))
+        }
+    };
+    let count = |n: Option<u64>| n.map(u64::cast_signed);
+    let range = |r: Range<u64>| (count(r.min), count(r.max));
+    let folded_specialties: Vec<String> = r.specialties.iter().map(|s| fold_label(s)).collect();
+    let has = |s: &String| folded_specialties.contains(&fold_label(s));
+    let specialties = query.specialties.is_empty()
+        || if query.all_specialties {
+            query.specialties.iter().all(has)
+        } else {
+            query.specialties.iter().any(has)
+        };
+    let text: Vec<String> = [
+        r.company_name.clone().unwrap_or_default(),
+        r.slogan.clone().unwrap_or_default(),
+        r.description.clone().unwrap_or_default(),
+        r.specialties.join(" "),
+    ]
+    .iter()
+    .flat_map(|field| search_words(field))
+    .collect();
+    let words = query.words.iter().all(|word| {
+        text.iter().any(|t| {
+            if word.chars().count() >= PREFIX_MIN_CHARS {
+                t.starts_with(word.as_str())
+            } else {
+                t == word
+            }
+        })
+    });
+    let scope = match query.scope {
+        SearchScope::Tenant(tenant) => seen_by(tenant, index),
+        SearchScope::Everything => true,
+    };
+    scope
+        && words
+        && specialties
+        && label(r.industries.as_deref(), &query.industries)
+        && label(r.company_size.as_deref(), &query.company_sizes)
+        && label(r.company_type.as_deref(), &query.company_types)
+        && label(hq.and_then(|h| h.country.as_deref()), &query.countries)
+        && label(hq.and_then(|h| h.region.as_deref()), &query.regions)
+        && label(hq.and_then(|h| h.locality.as_deref()), &query.localities)
+        && within(count(r.employee_count_on_li), range(query.employee_count))
+        && within(count(r.follower_count), range(query.follower_count))
+        && within(
+            r.founded.map(i64::from),
+            (
+                query.founded.min.map(i64::from),
+                query.founded.max.map(i64::from),
+            ),
+        )
+        && within(
+            Some(company.fetched_at.as_millisecond()),
+            (
+                query.fetched_at.min.map(Timestamp::as_millisecond),
+                query.fetched_at.max.map(Timestamp::as_millisecond),
+            ),
+        )
+        && query
+            .has_website
+            .is_none_or(|wanted| r.website.is_some() == wanted)
+}
+
+/// The URLs a brute-force scan finds for `query`, in its order (relevance: URL order, compared as a set).
+fn brute_force(query: &SearchQuery, companies: &[Company]) -> Vec<String> {
+    let mut found: Vec<(i64, String)> = companies
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| matches(query, *i, c))
+        .map(|(_, c)| {
+            let key = match query.sort {
+                SearchSort::Followers => c.record.follower_count.map_or(-1, u64::cast_signed),
+                SearchSort::Employees => c.record.employee_count_on_li.map_or(-1, u64::cast_signed),
+                SearchSort::Freshness => c.fetched_at.as_millisecond(),
+                SearchSort::Relevance => 0,
+            };
+            (key, c.url.as_str().to_owned())
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    found.into_iter().map(|(_, url)| url).collect()
+}
+
+/// Every row of `query`, page by page (`limit` rows a page), asserting that each page but the last is full.
+async fn every_row(store: &dyn SnapshotStore, query: &SearchQuery) -> Vec<CompanyRow> {
+    let mut query = query.clone();
+    let mut rows = Vec::new();
+    for _ in 0..1_000 {
+        let page = store.search(&query).await.expect("searched");
+        assert!(page.rows.len() <= query.limit as usize);
+        let full = page.rows.len() == query.limit as usize;
+        rows.extend(page.rows);
+        match page.next {
+            Some(next) => {
+                assert!(full, "a page before the last is full");
+                query.after = Some(next);
+            }
+            None => return rows,
+        }
+    }
+    panic!("paging did not end");
+}
+
+async fn check(
+    store: &dyn SnapshotStore,
+    companies: &[Company],
+    query: &SearchQuery,
+    what: &str,
+) -> usize {
+    let expected = brute_force(query, companies);
+    let rows = every_row(store, query).await;
+    let urls: Vec<String> = rows.iter().map(|r| r.final_li_url.clone()).collect();
+    let distinct: HashSet<&String> = urls.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        urls.len(),
+        "{what}: a row repeats across pages"
+    );
+    if query.sort == SearchSort::Relevance && !query.words.is_empty() {
+        let mut sorted = urls.clone();
+        sorted.sort();
+        let mut wanted = expected.clone();
+        wanted.sort();
+        assert_eq!(sorted, wanted, "{what}");
+    } else {
+        assert_eq!(urls, expected, "{what}");
+    }
+    // Each row is its record's row.
+    for row in &rows {
+        let company = companies
+            .iter()
+            .find(|c| c.url.as_str() == row.final_li_url)
+            .expect("a stored company");
+        assert_eq!(
+            *row,
+            CompanyRow::of(company.url.as_str(), &company.record, company.fetched_at),
+            "{what}"
+        );
+    }
+    expected.len()
+}
+
+fn query(scope: SearchScope, edit: impl FnOnce(&mut SearchQuery)) -> SearchQuery {
+    let mut query = SearchQuery::new(scope);
+    query.limit = 7;
+    edit(&mut query);
+    query
+}
+
+fn texts(values: &[&str]) -> Vec<String> {
+    values.iter().map(|v| (*v).to_owned()).collect()
+}
+
+async fn every_filter_matches_a_scan_of_the_records(engine: &Engine) {
+    let (store, companies) = stored(engine, 180).await;
+    let now = companies[0].fetched_at;
+    let mut queries: Vec<(&str, SearchQuery)> = Vec::new();
+    for sort in [
+        SearchSort::Followers,
+        SearchSort::Employees,
+        SearchSort::Freshness,
+    ] {
+        queries.push((
+            "everything A saw",
+            query(SearchScope::Tenant(A), |q| q.sort = sort),
+        ));
+        queries.push((
+            "everything stored",
+            query(SearchScope::Everything, |q| q.sort = sort),
+        ));
+    }
+    let a = SearchScope::Tenant(A);
+    queries.extend([
+        (
+            "industry",
+            query(a, |q| q.industries = texts(&["software development"])),
+        ),
+        (
+            "industries",
+            query(a, |q| {
+                q.industries = texts(&["Retail", "Biotechnology Research"]);
+            }),
+        ),
+        (
+            "size band",
+            query(a, |q| q.company_sizes = texts(&["51-200 employees"])),
+        ),
+        (
+            "type",
+            query(a, |q| q.company_types = texts(&["PRIVATELY HELD"])),
+        ),
+        ("country", query(a, |q| q.countries = texts(&["de"]))),
+        ("region", query(a, |q| q.regions = texts(&["California"]))),
+        (
+            "city, accents folded",
+            query(a, |q| q.localities = texts(&["zurich", "Madrid"])),
+        ),
+        (
+            "any specialty",
+            query(a, |q| q.specialties = texts(&["ai", "Security"])),
+        ),
+        (
+            "every specialty",
+            query(a, |q| {
+                q.specialties = texts(&["Cloud", "search"]);
+                q.all_specialties = true;
+            }),
+        ),
+        (
+            "employees",
+            query(a, |q| {
+                q.employee_count = Range {
+                    min: Some(500),
+                    max: Some(100_000),
+                }
+            }),
+        ),
+        (
+            "followers at least",
+            query(a, |q| {
+                q.follower_count = Range {
+                    min: Some(5_000),
+                    max: None,
+                }
+            }),
+        ),
+        (
+            "founded",
+            query(a, |q| {
+                q.founded = Range {
+                    min: Some(1990),
+                    max: Some(2010),
+                }
+            }),
+        ),
+        ("with a website", query(a, |q| q.has_website = Some(true))),
+        (
+            "without a website",
+            query(a, |q| q.has_website = Some(false)),
+        ),
+        (
+            "fetched in the last hour",
+            query(a, |q| {
+                q.fetched_at = Range {
+                    min: Some(now - SignedDuration::from_mins(60)),
+                    max: Some(now),
+                };
+                q.sort = SearchSort::Freshness;
+            }),
+        ),
+        (
+            "industry, country and headcount",
+            query(a, |q| {
+                q.industries = texts(&["Software Development", "IT Services and IT Consulting"]);
+                q.countries = texts(&["US", "DE"]);
+                q.employee_count = Range {
+                    min: Some(100),
+                    max: None,
+                };
+                q.sort = SearchSort::Employees;
+            }),
+        ),
+        (
+            "specialties, founding and website",
+            query(SearchScope::Everything, |q| {
+                q.specialties = texts(&["Marketing", "Audience Intelligence"]);
+                q.all_specialties = true;
+                q.founded = Range {
+                    min: None,
+                    max: Some(2000),
+                };
+                q.has_website = Some(true);
+            }),
+        ),
+        (
+            "a word of the names, as a prefix",
+            query(a, |q| {
+                q.words = search_words("QUANT");
+                q.sort = SearchSort::Relevance;
+            }),
+        ),
+        (
+            "words of the descriptions and names",
+            query(a, |q| {
+                q.words = search_words("robotics audience");
+                q.sort = SearchSort::Relevance;
+            }),
+        ),
+        (
+            "a word and a filter, by followers",
+            query(a, |q| {
+                q.words = search_words("genomics");
+                q.countries = texts(&["ES", "CH"]);
+            }),
+        ),
+        (
+            "a short word matches whole words only",
+            query(SearchScope::Everything, |q| {
+                q.words = search_words("ai");
+                q.sort = SearchSort::Relevance;
+            }),
+        ),
+        (
+            "a word nobody has",
+            query(a, |q| {
+                q.words = search_words("zeppelin");
+                q.sort = SearchSort::Relevance;
+            }),
+        ),
+        ("B's companies", query(SearchScope::Tenant(B), |_| {})),
+        (
+            "B's, by a word",
+            query(SearchScope::Tenant(B), |q| {
+                q.words = search_words("payments");
+                q.sort = SearchSort::Relevance;
+            }),
+        ),
+    ]);
+    let mut found = Vec::new();
+    for (what, query) in &queries {
+        found.push((what, check(store.as_ref(), &companies, query, what).await));
+    }
+    // The generated store gives each check something to find, except the miss.
+    for (what, count) in found {
+        if *what == "a word nobody has" {
+            assert_eq!(count, 0);
+        } else {
+            assert!(
+                count > 0,
+                "{what}: the generated store has no match; the check proves nothing"
+            );
+        }
+    }
+}
+
+async fn a_tenant_finds_only_what_it_was_answered(engine: &Engine) {
+    let (store, companies) = stored(engine, 60).await;
+    for tenant in [A, B] {
+        let rows = every_row(store.as_ref(), &query(SearchScope::Tenant(tenant), |_| {})).await;
+        let seen: HashSet<&str> = companies
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| seen_by(tenant, *i))
+            .map(|(_, c)| c.url.as_str())
+            .collect();
+        let found: HashSet<&str> = rows.iter().map(|r| r.final_li_url.as_str()).collect();
+        assert_eq!(found, seen, "tenant {tenant}");
+    }
+    // A tenant that was answered nothing finds nothing, with or without words.
+    let nobody = query(SearchScope::Tenant(99), |q| {
+        q.words = search_words("google");
+    });
+    assert!(
+        store
+            .search(&nobody)
+            .await
+            .expect("searched")
+            .rows
+            .is_empty()
+    );
+    let everyone = every_row(store.as_ref(), &query(SearchScope::Everything, |_| {})).await;
+    assert_eq!(everyone.len(), companies.len());
+}
+
+async fn relevance_puts_the_name_first_and_pages_by_offset(engine: &Engine) {
+    let (store, companies) = stored(engine, 60).await;
+    // "Quantum" is in some names and some descriptions: the names come first.
+    let mut by_relevance = query(SearchScope::Everything, |q| {
+        q.words = search_words("quantum");
+        q.sort = SearchSort::Relevance;
+        q.limit = 100;
+    });
+    let rows = store.search(&by_relevance).await.expect("searched").rows;
+    let in_name = |row: &CompanyRow| {
+        row.company_name
+            .as_deref()
+            .is_some_and(|n| n.contains("Quantum"))
+    };
+    let first_without = rows.iter().position(|r| !in_name(r)).unwrap_or(rows.len());
+    assert!(first_without > 0, "some names have the word");
+    assert!(
+        rows[first_without..].iter().all(|r| !in_name(r)),
+        "every name match ranks above every other match"
+    );
+    assert_eq!(rows.len(), brute_force(&by_relevance, &companies).len());
+    // Paged by offset, the pages are the whole list cut in order.
+    by_relevance.limit = 4;
+    let paged = every_row(store.as_ref(), &by_relevance).await;
+    assert_eq!(paged, rows);
+    by_relevance.after = Some(SearchAfter::Offset(4));
+    let second = store.search(&by_relevance).await.expect("searched");
+    assert_eq!(second.rows, rows[4..8]);
+}
+
+async fn a_newer_fetch_replaces_the_row_and_reparsing_updates_it(engine: &Engine) {
+    let (store, companies) = stored(engine, 6).await;
+    let first = &companies[1];
+    let mut renamed = first.record.clone();
+    renamed.company_name = Some("Zeppelin Airships".to_owned());
+    renamed.follower_count = Some(42);
+    let newer = first.fetched_at + SignedDuration::from_secs(5);
+    let snapshot = Snapshot {
+        url: first.url.clone(),
+        record: RecordJson::from_record(&renamed),
+        fetched_at: newer,
+    };
+    store.put(&snapshot, &[], None).await.expect("stored");
+    // An older fetch arriving late changes neither the snapshot nor its row.
+    let late = Snapshot {
+        fetched_at: first.fetched_at,
+        ..snapshot.clone()
+    };
+    let mut older = first.record.clone();
+    older.company_name = Some("Late Arrival".to_owned());
+    store
+        .put(
+            &Snapshot {
+                record: RecordJson::from_record(&older),
+                ..late
+            },
+            &[],
+            None,
+        )
+        .await
+        .expect("stored");
+    let find = |text: &str| {
+        query(SearchScope::Everything, |q| {
+            q.words = search_words(text);
+            q.sort = SearchSort::Relevance;
+        })
+    };
+    let rows = store
+        .search(&find("zeppelin"))
+        .await
+        .expect("searched")
+        .rows;
+    assert_eq!(rows, [CompanyRow::of(first.url.as_str(), &renamed, newer)]);
+    assert!(
+        store
+            .search(&find("late arrival"))
+            .await
+            .expect("searched")
+            .rows
+            .is_empty()
+    );
+    // The words of the name before are gone.
+    let old_name = first.record.company_name.clone().expect("a name");
+    let old_rows = store.search(&find(&old_name)).await.expect("searched").rows;
+    assert!(
+        old_rows
+            .iter()
+            .all(|r| r.final_li_url != first.url.as_str())
+    );
+    // Reparsing replaces the record of that fetch, and its row with it.
+    let mut reparsed = renamed.clone();
+    reparsed.industries = Some("Airlines and Aviation".to_owned());
+    assert!(
+        store
+            .replace_record(&first.url, newer, &reparsed)
+            .await
+            .expect("replaced")
+    );
+    let aviation = query(SearchScope::Everything, |q| {
+        q.industries = texts(&["airlines and aviation"]);
+    });
+    let rows = store.search(&aviation).await.expect("searched").rows;
+    assert_eq!(rows, [CompanyRow::of(first.url.as_str(), &reparsed, newer)]);
+}
+
+async fn a_store_written_before_search_is_indexed_when_opened(engine: &Engine) {
+    let (store, companies) = stored(engine, 30).await;
+    drop(store);
+    // What a store written before search holds: snapshots and no search rows.
+    match engine {
+        Engine::Sqlite(dir) => {
+            let connection =
+                sqlite_pool::rusqlite::Connection::open(dir.path().join("s.db")).expect("opens");
+            connection
+                .execute_batch("DELETE FROM company_search; DELETE FROM company_text;")
+                .expect("emptied");
+        }
+        Engine::Postgres(database) => {
+            pg_pool::PgPool::connect(&database.url)
+                .await
+                .expect("connects")
+                .execute("DELETE FROM company_search", &[])
+                .await
+                .expect("emptied");
+        }
+    }
+    let reopened = open_store(engine).await;
+    check(
+        reopened.as_ref(),
+        &companies,
+        &query(SearchScope::Tenant(A), |q| q.sort = SearchSort::Freshness),
+        "after indexing at open",
+    )
+    .await;
+    check(
+        reopened.as_ref(),
+        &companies,
+        &query(SearchScope::Everything, |q| {
+            q.words = search_words("google");
+            q.sort = SearchSort::Relevance;
+        }),
+        "words after indexing at open",
+    )
+    .await;
+}
+
+test_support::engine_tests! {
+    every_filter_matches_a_scan_of_the_records,
+    a_tenant_finds_only_what_it_was_answered,
+    relevance_puts_the_name_first_and_pages_by_offset,
+    a_newer_fetch_replaces_the_row_and_reparsing_updates_it,
+    a_store_written_before_search_is_indexed_when_opened,
+}
