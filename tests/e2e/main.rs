@@ -25,6 +25,7 @@ mod operations;
 mod postgres;
 mod requests;
 mod resolve;
+mod search;
 mod selection;
 mod strangers;
 mod test_mode;

@@ -188,6 +188,11 @@ pub struct ServeArgs {
     /// HTML is kept, whatever this says.
     #[arg(long, env = "COMPANY_DATA_HISTORY_DAYS", default_value = "730", value_parser = clap::value_parser!(u32).range(1..=36500))]
     history_days: u32,
+    /// Whose companies a search looks through: `account` (each account the companies it was answered: looked
+    /// up, in jobs, resolved, watched; no account sees what another looked up) or `deployment` (every stored
+    /// company, for a single-team deployment).
+    #[arg(long, env = "COMPANY_DATA_SEARCH_SCOPE", value_enum, default_value_t = SearchScopeArg::Account)]
+    search_scope: SearchScopeArg,
     /// Deliver webhooks also to loopback, private and link-local addresses, and accept `http` webhook URLs
     /// (tests and local receivers only; refused by default).
     #[arg(long, env = "COMPANY_DATA_WEBHOOK_ALLOW_PRIVATE")]
@@ -280,6 +285,15 @@ fn non_empty(values: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// `--search-scope`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum SearchScopeArg {
+    /// Each account searches the companies it was answered.
+    Account,
+    /// Every account searches every stored company.
+    Deployment,
+}
+
 /// `--log-format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -322,6 +336,10 @@ impl ServeArgs {
                 live_lookups_per_account: (self.account_live_lookups > 0)
                     .then_some(self.account_live_lookups),
                 history_retention: Duration::from_hours(24 * u64::from(self.history_days)),
+                search_scope: match self.search_scope {
+                    SearchScopeArg::Account => api_contract::SearchScopeName::Account,
+                    SearchScopeArg::Deployment => api_contract::SearchScopeName::Deployment,
+                },
             },
             link_resolver: (!self.no_link_resolution).then(|| LinkResolverSettings {
                 allow_private: self.link_resolution_allow_private,

@@ -32,6 +32,7 @@ mod queries;
 mod request;
 mod resolve;
 pub mod schema;
+mod search;
 mod validation;
 mod watch_request;
 mod webhook_url;
@@ -69,6 +70,11 @@ pub use resolve::{
     Candidate, DEFAULT_RESOLVE_WINDOW, Evidence, MAX_DOMAIN_LEN, MAX_NAME_LEN, MAX_QUERIES,
     Resolution, ResolveBody, ResolveMethod, ResolveQuery, ResolveRequest, ResolveResponse,
     UnresolvedQuery, UnresolvedReason,
+};
+pub use search::{
+    CURSOR_PATTERN, DEFAULT_SEARCH_ROWS, MAX_CURSOR_LEN, MAX_FILTER_VALUE_LEN, MAX_FILTER_VALUES,
+    MAX_SEARCH_ROWS, MAX_SEARCH_TEXT_LEN, SearchBody, SearchRequest, SearchResponse,
+    SearchScopeName, SpecialtiesMatch, search_cursor,
 };
 pub use watch_request::{
     CreatedWatches, DeliveryInfo, WATCH_EVERY_HOURS, WatchBody, WatchInfo, WatchList, WatchRequest,

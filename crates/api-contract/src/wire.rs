@@ -18,6 +18,8 @@ pub mod paths {
     pub const COMPANY_DATA: &str = company_data!("");
     /// `POST`: website domains and company names resolved to pages.
     pub const RESOLVE: &str = company_data!("/resolve");
+    /// `POST`: the stored companies searched by filters and words.
+    pub const SEARCH: &str = company_data!("/search");
     /// `GET`: a page's history of records.
     pub const HISTORY: &str = company_data!("/history");
     /// `GET` and `POST`: the bulk jobs' collection.

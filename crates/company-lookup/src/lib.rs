@@ -36,6 +36,7 @@ mod live;
 mod outcome;
 mod parts;
 mod reparse;
+mod search;
 mod service;
 mod settings;
 mod stored;

@@ -30,6 +30,8 @@ pub struct LookupService {
     pub(crate) settings: LookupSettings,
     pub(crate) live_cap: Option<Cap>,
     pub(crate) links: Option<LinkResolver>,
+    /// The pages noted lately as answered to each tenant ([`LookupService::note_answered`]).
+    pub(crate) noted: crate::search::NotedPages,
     test_mode: TestMode,
 }
 
@@ -59,6 +61,7 @@ impl LookupService {
             settings,
             live_cap: live_cap(settings, Arc::new(MemoryLimits::new())),
             links: None,
+            noted: crate::search::NotedPages::default(),
             test_mode: TestMode::Off,
         }
     }
@@ -254,6 +257,7 @@ impl LookupService {
                 .charge(caller.tenant, required, charge.clone())
                 .await?;
             record_served(&response, &charge);
+            self.note_found(caller.tenant, &outcomes).await;
             return Ok(Served {
                 resolved: outcomes.len(),
                 timed_out: 0,
@@ -322,6 +326,7 @@ impl LookupService {
             }
         };
         record_served(&response, &charge);
+        self.note_found(caller.tenant, &outcomes).await;
         Ok(Served {
             resolved,
             timed_out,
@@ -360,6 +365,18 @@ impl LookupService {
             Self::fall_back_to_lacking(&mut outcomes, lacking);
         }
         Ok(outcomes)
+    }
+
+    /// Notes the pages of `outcomes` that were answered with a record as `tenant`'s ([`Self::note_answered`]).
+    async fn note_found(&self, tenant: Tenant, outcomes: &HashMap<PageUrl, PageOutcome>) {
+        let found: Vec<PageUrl> = outcomes
+            .values()
+            .filter_map(|outcome| match outcome {
+                PageOutcome::Found { snapshot, .. } => Some(snapshot.url.clone()),
+                PageOutcome::Failed { .. } => None,
+            })
+            .collect();
+        self.note_answered(tenant, &found).await;
     }
 
     /// Releases `hold` in the background, retrying every second while the store fails, until the hold could

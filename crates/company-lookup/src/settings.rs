@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use api_contract::SearchScopeName;
 use company_model::Tenant;
 
 /// Who is asking: whose data it is (the account, live or in test mode) and the key used (kept in the ledger
@@ -31,6 +32,11 @@ pub struct LookupSettings {
     ///
     /// [`LookupService::forget_old_history`]: crate::LookupService::forget_old_history
     pub history_retention: Duration,
+    /// Whose companies a search looks through ([`LookupService::search`]): each account the pages it was
+    /// answered (the default), or every stored page (a single-team deployment).
+    ///
+    /// [`LookupService::search`]: crate::LookupService::search
+    pub search_scope: SearchScopeName,
 }
 
 impl Default for LookupSettings {
@@ -39,6 +45,7 @@ impl Default for LookupSettings {
             live_timeout: Duration::from_secs(25),
             live_lookups_per_account: Some(DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT),
             history_retention: DEFAULT_HISTORY_RETENTION,
+            search_scope: SearchScopeName::Account,
         }
     }
 }

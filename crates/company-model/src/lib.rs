@@ -26,7 +26,7 @@ mod names;
 mod outcome;
 mod record;
 mod record_json;
-mod row;
+mod search;
 mod tenant;
 
 pub use history::{
@@ -40,5 +40,8 @@ pub use record::{
     PartProvenance, PostAuthor, Product, Provenance, Update,
 };
 pub use record_json::{Members, NotARecord, RECORD_FORMAT, RecordJson};
-pub use row::{CompanyRow, RowPlace, fold_label, search_words};
+pub use search::{
+    CompanyRow, PREFIX_MIN_CHARS, Range, RowPlace, SearchAfter, SearchPage, SearchQuery,
+    SearchScope, SearchSort, fold_label, search_words,
+};
 pub use tenant::{AccountId, Mode, Tenant};

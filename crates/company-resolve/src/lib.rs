@@ -223,6 +223,12 @@ impl Resolver {
             reference: None,
         };
         let remaining = ledger.settle(hold, charge).await?;
+        let resolved: Vec<page_url::PageUrl> = response
+            .results
+            .iter()
+            .filter_map(|resolution| page_url::PageUrl::from_canonical(&resolution.li_url).ok())
+            .collect();
+        self.lookup.note_answered(caller.tenant, &resolved).await;
         metrics::counter!("company_data_resolutions_total", "outcome" => "resolved")
             .increment(response.results.len() as u64);
         for unresolved in &response.unresolved {

@@ -60,6 +60,7 @@ mod paging;
 mod request;
 mod resolve;
 mod respond;
+mod search;
 mod table;
 mod watches;
 

@@ -158,6 +158,8 @@ fn derived_schemas(domain: &NetworkDomain, http_webhooks: bool) -> Map<String, V
     generator.subschema_for::<CompanyDataResponse>();
     generator.subschema_for::<ResolveBody>();
     generator.subschema_for::<ResolveResponse>();
+    generator.subschema_for::<api_contract::SearchBody>();
+    generator.subschema_for::<api_contract::SearchResponse>();
     generator.subschema_for::<ErrorBody>();
     generator.subschema_for::<JobInfo>();
     generator.subschema_for::<JobList>();

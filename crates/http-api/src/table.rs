@@ -20,6 +20,7 @@ use crate::history::GET_COMPANY_HISTORY;
 use crate::jobs::{CANCEL_JOB, CREATE_JOB, DELETE_JOB, GET_JOB, GET_JOB_RESULTS, LIST_JOBS};
 use crate::mcp::MCP;
 use crate::resolve::RESOLVE;
+use crate::search::SEARCH_COMPANIES;
 use crate::watches::{CREATE_WATCHES, DELETE_WATCH, GET_WATCH, LIST_WATCHES};
 
 /// Every endpoint, in the order the OpenAPI document and `Allow` list them (a path's methods in the order of
@@ -27,6 +28,7 @@ use crate::watches::{CREATE_WATCHES, DELETE_WATCH, GET_WATCH, LIST_WATCHES};
 pub(crate) static ENDPOINTS: &[&Endpoint] = &[
     &COMPANY_DATA,
     &RESOLVE,
+    &SEARCH_COMPANIES,
     &GET_OPENAPI_DOCUMENT,
     &GET_LLMS_TXT,
     &GET_HEALTH,

@@ -14,7 +14,7 @@
 //! ([`company_model::CompanyRow`]), the labels filters compare and its words (SQLite FTS5, PostgreSQL `tsvector`
 //! with a GIN index), written in the transaction that stores it, so a search never sees a page the store does not
 //! hold. Which pages each tenant was answered is kept too ([`SnapshotStore::note_seen`]): what its searches
-//! look through ([`SearchScope`]).
+//! look through ([`company_model::SearchScope`]).
 //!
 //! [`SnapshotStore`] is the backend-neutral interface; `SqliteSnapshotStore` the embedded backend (feature
 //! `sqlite`, the default), `PgSnapshotStore` the backend for several servers on one PostgreSQL database
@@ -51,16 +51,12 @@ mod stored;
 
 use std::collections::HashMap;
 
-use company_model::{CompanyRecord, HistoryPoint, RecordJson};
+use company_model::{CompanyRecord, HistoryPoint, RecordJson, SearchPage, SearchQuery};
 use page_url::PageUrl;
 
 pub use hot::HOT_REUSE;
 #[cfg(feature = "postgres")]
 pub use postgres::PgSnapshotStore;
-pub use search::{
-    MAX_RELEVANCE_OFFSET, MAX_SEARCH_LIMIT, PREFIX_MIN_CHARS, Range, SearchAfter, SearchPage,
-    SearchQuery, SearchScope, SearchSort,
-};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteSnapshotStore;
 
@@ -190,12 +186,12 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
         expires_at: jiff::Timestamp,
     ) -> Result<(), CacheError>;
 
-    /// One page of the stored companies that match `query`, in its order (see [`SearchQuery`]). Reads only the
+    /// One page of the stored companies that match `query`, in its order (see [`company_model::SearchQuery`]). Reads only the
     /// search index, never a record.
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError>;
 
     /// Remembers that `tenant` ([`company_model::Tenant::key`]) was answered the pages `urls` (snapshot URLs) at
-    /// `at`, so that its searches ([`SearchScope::Tenant`]) find them; a page noted before keeps its first time.
+    /// `at`, so that its searches ([`company_model::SearchScope::Tenant`]) find them; a page noted before keeps its first time.
     async fn note_seen(
         &self,
         tenant: i64,

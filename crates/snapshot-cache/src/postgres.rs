@@ -7,11 +7,12 @@ use page_url::PageUrl;
 use pg_pool::PgPool;
 
 use crate::hot::HotSnapshots;
-use crate::search::{self, Engine, IndexEntry, Param, SearchPage, SearchQuery};
+use crate::search::{self, Engine, IndexEntry, Param};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
 use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
+use company_model::{SearchPage, SearchQuery};
 
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0001_create_table_snapshots.sql"),

@@ -1,5 +1,4 @@
-//! Searching the stored companies ([`crate::SnapshotStore::search`]): what a query asks ([`SearchQuery`]), what
-//! each snapshot is indexed as ([`IndexEntry`], written in the transaction that stores it), and the one SQL
+//! Searching the stored companies ([`crate::SnapshotStore::search`]): what each snapshot is indexed as ([`IndexEntry`], written in the transaction that stores it), and the one SQL
 //! statement both engines run, built once here with the few places where the engines differ
 //! ([`Engine`]).
 //!
@@ -7,140 +6,11 @@
 //! [`company_model::search_words`] for full text), so SQLite (FTS5) and PostgreSQL (`tsvector`, GIN) index the
 //! same words and find the same companies.
 
-use company_model::{CompanyRecord, CompanyRow, fold_label, search_words};
+use company_model::{
+    CompanyRecord, CompanyRow, PREFIX_MIN_CHARS, SearchAfter, SearchPage, SearchQuery, SearchScope,
+    SearchSort, fold_label, search_words,
+};
 use page_url::PageUrl;
-
-/// The most rows one search answers.
-pub const MAX_SEARCH_LIMIT: u32 = 100;
-/// The deepest row a relevance-sorted search pages to (offset paging: relevance has no key to page by).
-pub const MAX_RELEVANCE_OFFSET: u32 = 1_000;
-/// Full-text words of at least this many characters match as prefixes (`secur` finds `security`); shorter
-/// words match whole words only, so that one letter cannot ask for half the index.
-pub const PREFIX_MIN_CHARS: usize = 3;
-
-/// Whose companies a search looks through.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SearchScope {
-    /// The pages this tenant ([`company_model::Tenant::key`]) was answered ([`crate::SnapshotStore::note_seen`]).
-    Tenant(i64),
-    /// Every stored page (a single-team deployment).
-    Everything,
-}
-
-/// The order of a search's rows; ties are broken by URL, ascending.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SearchSort {
-    /// Best full-text match first (SQLite BM25, PostgreSQL `ts_rank`, the name weighing most); needs words.
-    Relevance,
-    /// Most followers first; pages without a count last.
-    Followers,
-    /// Most employees on the network first; pages without a count last.
-    Employees,
-    /// Most recently fetched first.
-    Freshness,
-}
-
-/// Where the next page of a search starts: after the last row of the page before.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SearchAfter {
-    /// Rows skipped (relevance order).
-    Offset(u32),
-    /// The last row's sort key and URL (every other order): rows after it in that order.
-    Key {
-        /// Its sort key: the count (`-1` when absent) or `fetched_at` in Unix milliseconds.
-        key: i64,
-        /// Its URL.
-        url: String,
-    },
-}
-
-/// An inclusive range of a whole number; `None` leaves that end open. A row without the number matches only a
-/// range open at both ends.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Range<T> {
-    /// The least value matched.
-    pub min: Option<T>,
-    /// The greatest value matched.
-    pub max: Option<T>,
-}
-
-/// A search over the stored companies: every filter given must match (each list matches any of its values,
-/// compared by [`company_model::fold_label`]); the words, if any, must all be found in the name, slogan,
-/// description or specialties.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SearchQuery {
-    /// Full-text words ([`company_model::search_words`] of the query text); empty for none.
-    pub words: Vec<String>,
-    /// Industries (the record's `industries`).
-    pub industries: Vec<String>,
-    /// Size bands (`company_size`).
-    pub company_sizes: Vec<String>,
-    /// Organization types (`type`).
-    pub company_types: Vec<String>,
-    /// Headquarters countries (`headquarters.country`).
-    pub countries: Vec<String>,
-    /// Headquarters regions (`headquarters.region`).
-    pub regions: Vec<String>,
-    /// Headquarters cities (`headquarters.locality`).
-    pub localities: Vec<String>,
-    /// Specialties: any of them, or with `all_specialties` all of them.
-    pub specialties: Vec<String>,
-    /// Whether every one of `specialties` must be listed.
-    pub all_specialties: bool,
-    /// `employee_count_on_li`.
-    pub employee_count: Range<u64>,
-    /// `follower_count`.
-    pub follower_count: Range<u64>,
-    /// `founded`.
-    pub founded: Range<i32>,
-    /// Whether the record has a `website`.
-    pub has_website: Option<bool>,
-    /// When the page was fetched, inclusive.
-    pub fetched_at: Range<jiff::Timestamp>,
-    /// Whose pages.
-    pub scope: SearchScope,
-    /// In which order.
-    pub sort: SearchSort,
-    /// From where (the start when `None`).
-    pub after: Option<SearchAfter>,
-    /// How many rows at most (1 to [`MAX_SEARCH_LIMIT`]).
-    pub limit: u32,
-}
-
-impl SearchQuery {
-    /// A query with no filter over `scope`, most followers first, 20 rows a page.
-    pub fn new(scope: SearchScope) -> Self {
-        Self {
-            words: Vec::new(),
-            industries: Vec::new(),
-            company_sizes: Vec::new(),
-            company_types: Vec::new(),
-            countries: Vec::new(),
-            regions: Vec::new(),
-            localities: Vec::new(),
-            specialties: Vec::new(),
-            all_specialties: false,
-            employee_count: Range::default(),
-            follower_count: Range::default(),
-            founded: Range::default(),
-            has_website: None,
-            fetched_at: Range::default(),
-            scope,
-            sort: SearchSort::Followers,
-            after: None,
-            limit: 20,
-        }
-    }
-}
-
-/// One page of a search.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SearchPage {
-    /// The rows, in the query's order.
-    pub rows: Vec<CompanyRow>,
-    /// Where the next page starts, or `None` when this is the last one.
-    pub next: Option<SearchAfter>,
-}
 
 /// What a snapshot is indexed as: its row and the folded values filters compare.
 pub(crate) struct IndexEntry {
@@ -227,8 +97,9 @@ pub(crate) enum Param {
     Text(String),
 }
 
-/// Where the engines' SQL differs.
+/// Where the engines' SQL differs. A build with one backend names one engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) enum Engine {
     Sqlite,
     Postgres,
@@ -279,6 +150,7 @@ pub(crate) fn statement(engine: Engine, query: &SearchQuery) -> (String, Vec<Par
         ));
     }
     let relevance = query.sort == SearchSort::Relevance && !query.words.is_empty();
+    // The relevance key: higher is better, in millionths, so that it pages by key as the counts do.
     let mut rank = None;
     if !query.words.is_empty() {
         let text = bind(Param::Text(text_query(engine, &query.words)));
@@ -289,12 +161,12 @@ pub(crate) fn statement(engine: Engine, query: &SearchQuery) -> (String, Vec<Par
                     "JOIN (SELECT rowid AS id, bm25(company_text, 10.0, 4.0, 1.0, 4.0) AS rank FROM company_text \
                      WHERE company_text MATCH {text}) m ON m.id = s.id"
                 ));
-                rank = Some("m.rank".to_owned());
+                rank = Some("CAST(-m.rank * 1000000 AS BIGINT)".to_owned());
             }
             Engine::Postgres => {
                 conditions.push(format!("s.document @@ to_tsquery('simple', {text})"));
                 rank = Some(format!(
-                    "-ts_rank(s.document, to_tsquery('simple', {text}))"
+                    "CAST(ts_rank(s.document, to_tsquery('simple', {text})) * 1000000 AS BIGINT)"
                 ));
             }
         }
@@ -368,34 +240,21 @@ pub(crate) fn statement(engine: Engine, query: &SearchQuery) -> (String, Vec<Par
         };
         conditions.push(format!("s.has_website = {value}"));
     }
-    let key = match query.sort {
-        SearchSort::Followers => "coalesce(s.follower_count, -1)",
-        SearchSort::Employees => "coalesce(s.employee_count, -1)",
-        SearchSort::Freshness => "s.fetched_at_ms",
-        SearchSort::Relevance => "CAST(0 AS BIGINT)",
-    };
-    let mut offset = 0;
-    match &query.after {
-        Some(SearchAfter::Key { key: last, url }) if !relevance => {
-            let (last, last_again, url) = (
-                bind(Param::Int(*last)),
-                bind(Param::Int(*last)),
-                bind(Param::Text(url.clone())),
-            );
-            conditions.push(format!(
-                "({key} < {last} OR ({key} = {last_again} AND s.url > {url}))"
-            ));
+    let key = match (query.sort, rank) {
+        (SearchSort::Relevance, Some(rank)) if relevance => rank,
+        (SearchSort::Employees, _) => "coalesce(s.employee_count, -1)".to_owned(),
+        (SearchSort::Freshness, _) => "s.fetched_at_ms".to_owned(),
+        (SearchSort::Followers | SearchSort::Relevance, _) => {
+            "coalesce(s.follower_count, -1)".to_owned()
         }
-        Some(SearchAfter::Offset(skip)) => offset = *skip,
-        _ => {}
-    }
-    let order = if let (true, Some(rank)) = (relevance, rank) {
-        format!("{rank}, s.url")
-    } else {
-        format!("{key} DESC, s.url")
     };
-    let limit = bind(Param::Int(i64::from(query.limit.min(MAX_SEARCH_LIMIT)) + 1));
-    let offset = bind(Param::Int(i64::from(offset)));
+    if let Some(SearchAfter { key: last, url }) = &query.after {
+        let (last, url) = (bind(Param::Int(*last)), bind(Param::Text(url.clone())));
+        conditions.push(format!(
+            "({key} < {last} OR ({key} = {last} AND s.url > {url}))"
+        ));
+    }
+    let limit = bind(Param::Int(i64::from(query.limit) + 1));
     let filter = if conditions.is_empty() {
         String::new()
     } else {
@@ -403,8 +262,8 @@ pub(crate) fn statement(engine: Engine, query: &SearchQuery) -> (String, Vec<Par
     };
     (
         format!(
-            "SELECT s.row, {key} AS k, s.url FROM company_search s {joins}{filter} ORDER BY {order} LIMIT {limit} \
-             OFFSET {offset}",
+            "SELECT s.row, {key} AS k, s.url FROM company_search s {joins}{filter} ORDER BY k DESC, s.url \
+             LIMIT {limit}",
             joins = joins.join(" ")
         ),
         params,
@@ -417,26 +276,16 @@ pub(crate) fn page_of(
     query: &SearchQuery,
     mut found: Vec<(String, i64, String)>,
 ) -> Result<SearchPage, serde_json::Error> {
-    let limit = query.limit.min(MAX_SEARCH_LIMIT) as usize;
+    let limit = query.limit as usize;
     let more = found.len() > limit;
     found.truncate(limit);
-    let next = match (more, found.last()) {
-        (true, Some((_, key, url))) => Some(
-            if query.sort == SearchSort::Relevance && !query.words.is_empty() {
-                let before = match query.after {
-                    Some(SearchAfter::Offset(skip)) => skip,
-                    _ => 0,
-                };
-                SearchAfter::Offset(before + limit as u32)
-            } else {
-                SearchAfter::Key {
-                    key: *key,
-                    url: url.clone(),
-                }
-            },
-        ),
-        _ => None,
-    };
+    let next = found
+        .last()
+        .filter(|_| more)
+        .map(|(_, key, url)| SearchAfter {
+            key: *key,
+            url: url.clone(),
+        });
     let rows = found
         .iter()
         .map(|(row, _, _)| serde_json::from_str(row))

@@ -7,11 +7,12 @@ use sqlite_pool::{SqlitePool, rusqlite};
 use company_model::{CompanyRecord, RECORD_FORMAT};
 
 use crate::hot::HotSnapshots;
-use crate::search::{self, Engine, IndexEntry, Param, SearchPage, SearchQuery};
+use crate::search::{self, Engine, IndexEntry, Param};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
 use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
+use company_model::{SearchPage, SearchQuery};
 
 /// A history point as read: milliseconds, follower count, employee count, size band.
 type PointRow = (

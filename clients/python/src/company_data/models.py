@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 from typing_extensions import NotRequired, TypedDict
 
-__all__ = ['Account', 'AccountEvent', 'AccountEventList', 'AccountEventType', 'AccountUpdate', 'Address', 'Candidate', 'CompanyHistory', 'CompanyRecord', 'CompanyRequest', 'CompanyResponse', 'CompanyResult', 'CreatedWatches', 'DeliveryInfo', 'DeliveryState', 'Employee', 'EndpointStatus', 'Error', 'Evidence', 'FieldChange', 'FundingInfo', 'FundingRound', 'HistoryPoint', 'Include', 'Job', 'JobCallback', 'JobList', 'JobRequest', 'JobStatus', 'Location', 'MonthUsage', 'PageCard', 'PartProvenance', 'PostAuthor', 'Problem', 'Product', 'Provenance', 'RecordSource', 'Resolution', 'ResolveMethod', 'ResolveQuery', 'ResolveRequest', 'ResolveResponse', 'UnresolvedCode', 'UnresolvedQuery', 'UnresolvedReason', 'UnresolvedUrl', 'Update', 'Watch', 'WatchList', 'WatchRequest', 'WatchStatus', 'WebhookDelivery', 'WebhookDeliveryList', 'WebhookEndpoint', 'WebhookEndpointList', 'WebhookEndpointRequest', 'WebhookEvent', 'WebhookEventType', 'WebhookPing']
+__all__ = ['Account', 'AccountEvent', 'AccountEventList', 'AccountEventType', 'AccountUpdate', 'Address', 'Candidate', 'CompanyHistory', 'CompanyRecord', 'CompanyRequest', 'CompanyResponse', 'CompanyResult', 'CompanyRow', 'CreatedWatches', 'DeliveryInfo', 'DeliveryState', 'Employee', 'EndpointStatus', 'Error', 'Evidence', 'FieldChange', 'FundingInfo', 'FundingRound', 'HistoryPoint', 'Include', 'Job', 'JobCallback', 'JobList', 'JobRequest', 'JobStatus', 'Location', 'MonthUsage', 'PageCard', 'PartProvenance', 'PostAuthor', 'Problem', 'Product', 'Provenance', 'Range_of_Timestamp', 'Range_of_int32', 'Range_of_uint64', 'RecordSource', 'Resolution', 'ResolveMethod', 'ResolveQuery', 'ResolveRequest', 'ResolveResponse', 'RowPlace', 'SearchRequest', 'SearchResponse', 'SearchScopeName', 'SearchSort', 'SpecialtiesMatch', 'UnresolvedCode', 'UnresolvedQuery', 'UnresolvedReason', 'UnresolvedUrl', 'Update', 'Watch', 'WatchList', 'WatchRequest', 'WatchStatus', 'WebhookDelivery', 'WebhookDeliveryList', 'WebhookEndpoint', 'WebhookEndpointList', 'WebhookEndpointRequest', 'WebhookEvent', 'WebhookEventType', 'WebhookPing']
 
 #: Most URLs one synchronous request carries (`CompanyRequest.liUrls.maxItems`).
 MAX_URLS = 200
@@ -417,6 +417,55 @@ class CompanyResult(TypedDict):
     """
     website: NotRequired[str | None]
     """The company's website as the page links it, unwrapped from the network's redirect link.
+    """
+
+
+class CompanyRow(TypedDict):
+    """A company as a search lists it: who it is, what it does, how big, where, and when its page was fetched. Every
+    member is the record's own, under the record's name, so a client that reads records reads rows; the whole
+    record is one stored lookup of `final_li_url` away.
+    """
+    company_id: NotRequired[int | None]
+    """The network's organization id.
+    """
+    company_name: NotRequired[str | None]
+    """Display name (the record's `company_name`).
+    """
+    company_size: NotRequired[str | None]
+    """The network's size band as shown, e.g. `51-200 employees`.
+    """
+    domain: NotRequired[str | None]
+    """Registrable domain of the website, e.g. `audiense.com`.
+    """
+    employee_count_on_li: NotRequired[int | None]
+    """Members on the network who list the company as employer.
+    """
+    fetched_at: NotRequired[str | None]
+    """When the page was fetched from the network (RFC 3339).
+    """
+    final_li_url: str
+    """The page's canonical URL: the snapshot's URL (the page the fetch resolved to).
+    """
+    follower_count: NotRequired[int | None]
+    """Followers of the page.
+    """
+    founded: NotRequired[int | None]
+    """Founding year.
+    """
+    headquarters: NotRequired[RowPlace | None]
+    """Where the headquarters are: the record's `headquarters` with its `country`, `region` and `locality` only.
+    """
+    industries: NotRequired[str | None]
+    """Primary industry as the network labels it, e.g. `Software Development`.
+    """
+    logo: NotRequired[str | None]
+    """Logo image URL.
+    """
+    type: NotRequired[str | None]
+    """Organization type as shown, e.g. `Privately Held`.
+    """
+    website: NotRequired[str | None]
+    """The company's website as the page links it.
     """
 
 
@@ -827,6 +876,42 @@ class Provenance(TypedDict):
     """
 
 
+class Range_of_Timestamp(TypedDict):
+    """An inclusive range; an end left out is open. A row without the value matches only a range open at both
+    ends.
+    """
+    max: NotRequired[str]
+    """The greatest value matched (inclusive); absent for no upper bound.
+    """
+    min: NotRequired[str]
+    """The least value matched (inclusive); absent for no lower bound.
+    """
+
+
+class Range_of_int32(TypedDict):
+    """An inclusive range; an end left out is open. A row without the value matches only a range open at both
+    ends.
+    """
+    max: NotRequired[int]
+    """The greatest value matched (inclusive); absent for no upper bound.
+    """
+    min: NotRequired[int]
+    """The least value matched (inclusive); absent for no lower bound.
+    """
+
+
+class Range_of_uint64(TypedDict):
+    """An inclusive range; an end left out is open. A row without the value matches only a range open at both
+    ends.
+    """
+    max: NotRequired[int]
+    """The greatest value matched (inclusive); absent for no upper bound.
+    """
+    min: NotRequired[int]
+    """The least value matched (inclusive); absent for no lower bound.
+    """
+
+
 RecordSource: TypeAlias = Literal["live"] | Literal["stored"] | Literal["stale"]
 """Where a record came from.
 """
@@ -921,6 +1006,112 @@ class ResolveResponse(TypedDict):
     unresolved: list[UnresolvedQuery]
     """The queries that were not, each with why.
     """
+
+
+class RowPlace(TypedDict):
+    """Where a row's company has its headquarters (members of the record's `headquarters`).
+    """
+    country: NotRequired[str | None]
+    """Two-letter country code, e.g. `US`.
+    """
+    locality: NotRequired[str | None]
+    """City as shown.
+    """
+    region: NotRequired[str | None]
+    """State or region as shown.
+    """
+
+
+class SearchRequest(TypedDict):
+    """The body of a search: filters on the records' own members (every one given must match; a list matches any
+    of its values, compared without case or accents), words to find, an order and a page. The server checks a body
+    against this schema (`SearchRequest::from_json`) and names every problem.
+    """
+    companySizes: NotRequired[list[str]]
+    """Size bands as shown (`company_size`), e.g. `51-200 employees`.
+    """
+    companyTypes: NotRequired[list[str]]
+    """Organization types as shown (`type`), e.g. `Privately Held`.
+    """
+    countries: NotRequired[list[str]]
+    """Headquarters countries, two-letter codes (`headquarters.country`), e.g. `DE`.
+    """
+    cursor: NotRequired[str]
+    """The previous page's `next_cursor`, for the page after it (with the same filters and order).
+    """
+    employeeCount: NotRequired[Range_of_uint64]
+    """Employees on the network (`employee_count_on_li`), inclusive.
+    """
+    fetchedAt: NotRequired[Range_of_Timestamp]
+    """When the page was last fetched (`fetched_at`, RFC 3339), inclusive.
+    """
+    followerCount: NotRequired[Range_of_uint64]
+    """Followers (`follower_count`), inclusive.
+    """
+    founded: NotRequired[Range_of_int32]
+    """Founding year (`founded`), inclusive.
+    """
+    hasWebsite: NotRequired[bool]
+    """Whether the company links a website (`website`).
+    """
+    industries: NotRequired[list[str]]
+    """Industries as the network labels them (the record's `industries`), e.g. `Software Development`.
+    """
+    limit: NotRequired[int]
+    """Rows per page (1 to 100; default 20).
+    """
+    localities: NotRequired[list[str]]
+    """Headquarters cities as shown (`headquarters.locality`), e.g. `Berlin`.
+    """
+    q: NotRequired[str]
+    """Words to find in the name, slogan, description or specialties (all of them, each as a whole word, or as
+    the start of one when it has 3 characters or more; case and accents ignored).
+    """
+    regions: NotRequired[list[str]]
+    """Headquarters states or regions as shown (`headquarters.region`).
+    """
+    sort: NotRequired[SearchSort]
+    """The order: `relevance` (the default with `q`), `followers` (the default without), `employees` or
+    `freshness`; ties by page URL.
+    """
+    specialties: NotRequired[list[str]]
+    """Specialties as listed (`specialties`): a company listing any of them, or all with
+    `"specialtiesMatch": "all"`.
+    """
+    specialtiesMatch: NotRequired[SpecialtiesMatch]
+    """Whether a company must list `any` (the default) or `all` of `specialties`.
+    """
+
+
+class SearchResponse(TypedDict):
+    """The answer to a search: a page of rows and where the next one starts.
+    """
+    next_cursor: NotRequired[str]
+    """Send it as `cursor`, with the same filters and order, for the next page; absent on the last page.
+    """
+    results: list[CompanyRow]
+    """The companies, in the search's order: each the compact row of its stored record (the whole record is a
+    stored lookup of `final_li_url` away).
+    """
+    scope: SearchScopeName
+    """Whose companies were searched: `account` (the companies this account was answered: looked up, resolved,
+    enriched or watched) or `deployment` (every company stored on this server).
+    """
+
+
+SearchScopeName: TypeAlias = Literal["account"] | Literal["deployment"]
+"""Whose companies a search looked through.
+"""
+
+
+SearchSort: TypeAlias = Literal["relevance"] | Literal["followers"] | Literal["employees"] | Literal["freshness"]
+"""The order of a search's rows; ties are broken by URL, ascending. On the wire in lower case (`followers`).
+"""
+
+
+SpecialtiesMatch: TypeAlias = Literal["any"] | Literal["all"]
+"""Whether a company must list any or all of a search's `specialties`.
+"""
 
 
 UnresolvedCode: TypeAlias = Literal["not_found"] | Literal["authwall"] | Literal["blocked"] | Literal["wrong_page_kind"] | Literal["timed_out"] | Literal["fetch_failed"] | Literal["unparseable"] | Literal["duplicate"]

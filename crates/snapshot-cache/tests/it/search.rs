@@ -5,13 +5,13 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use company_model::{Address, CompanyRecord, CompanyRow, RecordJson, fold_label, search_words};
+use company_model::{
+    Address, CompanyRecord, CompanyRow, PREFIX_MIN_CHARS, Range, RecordJson, SearchAfter,
+    SearchQuery, SearchScope, SearchSort, fold_label, search_words,
+};
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
-use snapshot_cache::{
-    PREFIX_MIN_CHARS, Range, SearchAfter, SearchQuery, SearchScope, SearchSort, Snapshot,
-    SnapshotStore,
-};
+use snapshot_cache::{Snapshot, SnapshotStore};
 use test_support::Engine;
 
 use crate::open_store;
@@ -289,10 +289,13 @@ fn brute_force(query: &SearchQuery, companies: &[Company]) -> Vec<String> {
         .filter(|(i, c)| matches(query, *i, c))
         .map(|(_, c)| {
             let key = match query.sort {
-                SearchSort::Followers => c.record.follower_count.map_or(-1, u64::cast_signed),
+                // Relevance is compared as a set (its order is the engine's score); without words it is
+                // the followers' order.
+                SearchSort::Followers | SearchSort::Relevance => {
+                    c.record.follower_count.map_or(-1, u64::cast_signed)
+                }
                 SearchSort::Employees => c.record.employee_count_on_li.map_or(-1, u64::cast_signed),
                 SearchSort::Freshness => c.fetched_at.as_millisecond(),
-                SearchSort::Relevance => 0,
             };
             (key, c.url.as_str().to_owned())
         })
@@ -582,7 +585,7 @@ async fn a_tenant_finds_only_what_it_was_answered(engine: &Engine) {
     assert_eq!(everyone.len(), companies.len());
 }
 
-async fn relevance_puts_the_name_first_and_pages_by_offset(engine: &Engine) {
+async fn relevance_puts_the_name_first_and_pages_by_score(engine: &Engine) {
     let (store, companies) = stored(engine, 60).await;
     // "Quantum" is in some names and some descriptions: the names come first.
     let mut by_relevance = query(SearchScope::Everything, |q| {
@@ -603,13 +606,24 @@ async fn relevance_puts_the_name_first_and_pages_by_offset(engine: &Engine) {
         "every name match ranks above every other match"
     );
     assert_eq!(rows.len(), brute_force(&by_relevance, &companies).len());
-    // Paged by offset, the pages are the whole list cut in order.
+    // Paged by score and URL, the pages are the whole list cut in order.
     by_relevance.limit = 4;
     let paged = every_row(store.as_ref(), &by_relevance).await;
     assert_eq!(paged, rows);
-    by_relevance.after = Some(SearchAfter::Offset(4));
-    let second = store.search(&by_relevance).await.expect("searched");
-    assert_eq!(second.rows, rows[4..8]);
+    // A position a client made up is a position: the rows after it.
+    by_relevance.after = Some(SearchAfter {
+        key: i64::MAX,
+        url: String::new(),
+    });
+    let from_the_top = store.search(&by_relevance).await.expect("searched");
+    assert_eq!(from_the_top.rows, rows[..4]);
+    // Relevance without words is the followers' order.
+    let followers = query(SearchScope::Everything, |q| q.sort = SearchSort::Followers);
+    let no_words = query(SearchScope::Everything, |q| q.sort = SearchSort::Relevance);
+    assert_eq!(
+        every_row(store.as_ref(), &no_words).await,
+        every_row(store.as_ref(), &followers).await
+    );
 }
 
 async fn a_newer_fetch_replaces_the_row_and_reparsing_updates_it(engine: &Engine) {
@@ -731,7 +745,7 @@ async fn a_store_written_before_search_is_indexed_when_opened(engine: &Engine) {
 test_support::engine_tests! {
     every_filter_matches_a_scan_of_the_records,
     a_tenant_finds_only_what_it_was_answered,
-    relevance_puts_the_name_first_and_pages_by_offset,
+    relevance_puts_the_name_first_and_pages_by_score,
     a_newer_fetch_replaces_the_row_and_reparsing_updates_it,
     a_store_written_before_search_is_indexed_when_opened,
 }

@@ -1,0 +1,281 @@
+//! Search over stored companies as the domain sees it: what a search asks ([`SearchQuery`]: filters, words, whose
+//! pages, which order, from where), what it answers ([`SearchPage`] of [`CompanyRow`]s, the compact form of a
+//! record), and the one rule for how searched text is compared ([`fold_label`], [`search_words`],
+//! [`PREFIX_MIN_CHARS`]), read by the stores that index it, by the API that describes it and by the tests that
+//! check it. No I/O: the snapshot cache runs the query, the API contract reads it from a request body.
+
+use serde::{Deserialize, Serialize};
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
+
+use crate::CompanyRecord;
+
+/// Full-text words of at least this many characters match as prefixes (`secur` finds `security`); shorter
+/// words match whole words only, so that one letter cannot ask for half the index.
+pub const PREFIX_MIN_CHARS: usize = 3;
+
+/// Whose companies a search looks through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchScope {
+    /// The pages this tenant ([`crate::Tenant::key`]) was answered (the snapshot cache's `note_seen`).
+    Tenant(i64),
+    /// Every stored page (a single-team deployment).
+    Everything,
+}
+
+/// The order of a search's rows; ties are broken by URL, ascending. On the wire in lower case (`followers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum SearchSort {
+    /// Best full-text match first (SQLite BM25, PostgreSQL `ts_rank`, the name weighing most, each score kept
+    /// to millionths); without words, as `followers`.
+    Relevance,
+    /// Most followers first; pages without a count last.
+    Followers,
+    /// Most employees on the network first; pages without a count last.
+    Employees,
+    /// Most recently fetched first.
+    Freshness,
+}
+
+/// Where the next page of a search starts: after this row (its sort key and URL) in the search's order.
+/// Any key and URL name a position (rows that sort after it), so a position a client made up is no error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchAfter {
+    /// The row's sort key: the count (`-1` when absent), `fetched_at` in Unix milliseconds, or the relevance
+    /// score in millionths.
+    pub key: i64,
+    /// The row's URL.
+    pub url: String,
+}
+
+/// An inclusive range; an end left out is open. A row without the value matches only a range open at both
+/// ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Range_of_{T}"))]
+pub struct Range<T> {
+    /// The least value matched (inclusive); absent for no lower bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "T"))]
+    pub min: Option<T>,
+    /// The greatest value matched (inclusive); absent for no upper bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "T"))]
+    pub max: Option<T>,
+}
+
+impl<T> Default for Range<T> {
+    /// Open at both ends.
+    fn default() -> Self {
+        Self {
+            min: None,
+            max: None,
+        }
+    }
+}
+
+/// A search over the stored companies: every filter given must match (each list matches any of its values,
+/// compared by [`fold_label`]); the words, if any, must all be found in the name, slogan,
+/// description or specialties.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchQuery {
+    /// Full-text words ([`search_words`] of the query text); empty for none.
+    pub words: Vec<String>,
+    /// Industries (the record's `industries`).
+    pub industries: Vec<String>,
+    /// Size bands (`company_size`).
+    pub company_sizes: Vec<String>,
+    /// Organization types (`type`).
+    pub company_types: Vec<String>,
+    /// Headquarters countries (`headquarters.country`).
+    pub countries: Vec<String>,
+    /// Headquarters regions (`headquarters.region`).
+    pub regions: Vec<String>,
+    /// Headquarters cities (`headquarters.locality`).
+    pub localities: Vec<String>,
+    /// Specialties: any of them, or with `all_specialties` all of them.
+    pub specialties: Vec<String>,
+    /// Whether every one of `specialties` must be listed.
+    pub all_specialties: bool,
+    /// `employee_count_on_li`.
+    pub employee_count: Range<u64>,
+    /// `follower_count`.
+    pub follower_count: Range<u64>,
+    /// `founded`.
+    pub founded: Range<i32>,
+    /// Whether the record has a `website`.
+    pub has_website: Option<bool>,
+    /// When the page was fetched, inclusive.
+    pub fetched_at: Range<jiff::Timestamp>,
+    /// Whose pages.
+    pub scope: SearchScope,
+    /// In which order.
+    pub sort: SearchSort,
+    /// From where (the start when `None`).
+    pub after: Option<SearchAfter>,
+    /// How many rows at most (the store reads one more, to tell whether another page follows).
+    pub limit: u32,
+}
+
+impl SearchQuery {
+    /// A query with no filter over `scope`, most followers first, 20 rows a page.
+    pub fn new(scope: SearchScope) -> Self {
+        Self {
+            words: Vec::new(),
+            industries: Vec::new(),
+            company_sizes: Vec::new(),
+            company_types: Vec::new(),
+            countries: Vec::new(),
+            regions: Vec::new(),
+            localities: Vec::new(),
+            specialties: Vec::new(),
+            all_specialties: false,
+            employee_count: Range::default(),
+            follower_count: Range::default(),
+            founded: Range::default(),
+            has_website: None,
+            fetched_at: Range::default(),
+            scope,
+            sort: SearchSort::Followers,
+            after: None,
+            limit: 20,
+        }
+    }
+}
+
+/// One page of a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchPage {
+    /// The rows, in the query's order.
+    pub rows: Vec<CompanyRow>,
+    /// Where the next page starts, or `None` when this is the last one.
+    pub next: Option<SearchAfter>,
+}
+
+/// A company as a search lists it: who it is, what it does, how big, where, and when its page was fetched. Every
+/// member is the record's own, under the record's name, so a client that reads records reads rows; the whole
+/// record is one stored lookup of `final_li_url` away.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CompanyRow {
+    /// The page's canonical URL: the snapshot's URL (the page the fetch resolved to).
+    pub final_li_url: String,
+    /// Display name (the record's `company_name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company_name: Option<String>,
+    /// The network's organization id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company_id: Option<u64>,
+    /// Registrable domain of the website, e.g. `audiense.com`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// The company's website as the page links it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub website: Option<String>,
+    /// Logo image URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logo: Option<String>,
+    /// Primary industry as the network labels it, e.g. `Software Development`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub industries: Option<String>,
+    /// Organization type as shown, e.g. `Privately Held`.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub company_type: Option<String>,
+    /// Founding year.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub founded: Option<i32>,
+    /// The network's size band as shown, e.g. `51-200 employees`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub company_size: Option<String>,
+    /// Members on the network who list the company as employer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub employee_count_on_li: Option<u64>,
+    /// Followers of the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follower_count: Option<u64>,
+    /// Where the headquarters are: the record's `headquarters` with its `country`, `region` and `locality` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headquarters: Option<RowPlace>,
+    /// When the page was fetched from the network (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetched_at: Option<jiff::Timestamp>,
+}
+
+/// Where a row's company has its headquarters (members of the record's `headquarters`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RowPlace {
+    /// Two-letter country code, e.g. `US`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// State or region as shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// City as shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locality: Option<String>,
+}
+
+impl CompanyRow {
+    /// The row of `record`, the snapshot of page `final_li_url` fetched at `fetched_at`.
+    pub fn of(final_li_url: &str, record: &CompanyRecord, fetched_at: jiff::Timestamp) -> Self {
+        let headquarters = record.headquarters.as_ref().map(|hq| RowPlace {
+            country: hq.country.clone(),
+            region: hq.region.clone(),
+            locality: hq.locality.clone(),
+        });
+        Self {
+            final_li_url: final_li_url.to_owned(),
+            company_name: record.company_name.clone(),
+            company_id: record.company_id,
+            domain: record.domain.clone(),
+            website: record.website.clone(),
+            logo: record.logo.clone(),
+            industries: record.industries.clone(),
+            company_type: record.company_type.clone(),
+            founded: record.founded,
+            company_size: record.company_size.clone(),
+            employee_count_on_li: record.employee_count_on_li,
+            follower_count: record.follower_count,
+            headquarters: headquarters.filter(|place| *place != RowPlace::default()),
+            fetched_at: Some(fetched_at),
+        }
+    }
+}
+
+/// A label as a filter compares it (industry, size band, type, country, region, city, specialty): NFKD with
+/// accents dropped, lower case, whitespace runs as one space, trimmed. `Zürich` and ` zurich ` are one label;
+/// `Software Development` and `Software` are not.
+///
+/// ```
+/// assert_eq!(company_model::fold_label("  Zürich "), "zurich");
+/// assert_eq!(company_model::fold_label("Software  Development"), "software development");
+/// ```
+pub fn fold_label(label: &str) -> String {
+    let folded: String = label
+        .nfkd()
+        .filter(|c| !is_combining_mark(*c))
+        .flat_map(char::to_lowercase)
+        .collect();
+    folded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The words of a text as full-text search indexes and matches them: [`fold_label`]'s folding, then split at
+/// every character that is not a letter or digit. Both engines index these words and nothing else, so SQLite
+/// and PostgreSQL find the same companies for the same query.
+///
+/// ```
+/// assert_eq!(company_model::search_words("Cloud-native Security, Inc."), ["cloud", "native", "security", "inc"]);
+/// ```
+pub fn search_words(text: &str) -> Vec<String> {
+    fold_label(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}

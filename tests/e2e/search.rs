@@ -1,0 +1,190 @@
+//! Searching the stored companies over loopback (docs/api.md, "Searching stored companies"): what an account
+//! finds is what it was answered, a deployment-wide scope opens the store, paging follows `next_cursor`, a test
+//! key searches the sandbox, bad bodies get their problems named, and nothing is charged.
+
+use e2e_harness::{Service, ServiceOptions};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::{AUDIENSE, GOOGLE, urls};
+
+const SEARCH: &str = api_contract::paths::SEARCH;
+
+async fn search(service: &Service, key: &str, body: &Value) -> e2e_harness::Reply {
+    service
+        .send(Method::POST, SEARCH, key, Some(body), None)
+        .await
+        .0
+}
+
+/// The `final_li_url`s of a 200 search answer.
+fn found(reply: &e2e_harness::Reply) -> Vec<&str> {
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    reply.json["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|row| row["final_li_url"].as_str().expect("a URL"))
+        .collect()
+}
+
+async fn balance(service: &Service, key: &str) -> Value {
+    let (reply, _) = service
+        .send(Method::GET, "/v1/account", key, None, None)
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.json);
+    reply.json["balance"].clone()
+}
+
+#[tokio::test]
+async fn an_account_finds_what_it_was_answered_and_nothing_another_looked_up() {
+    let service = Service::start(ServiceOptions::default());
+    let (acme, globex) = (service.key("acme", "10"), service.key("globex", "10"));
+    // Nothing answered yet: nothing to find.
+    let empty = search(&service, &acme, &json!({})).await;
+    assert_eq!(found(&empty), Vec::<&str>::new());
+    assert_eq!(empty.json["scope"], "account");
+
+    assert_eq!(service.post(&acme, &urls(&[GOOGLE])).await.status, 200);
+    assert_eq!(service.post(&globex, &urls(&[AUDIENSE])).await.status, 200);
+    let before = balance(&service, &acme).await;
+
+    let acme_all = search(&service, &acme, &json!({})).await;
+    assert_eq!(found(&acme_all), [GOOGLE]);
+    let row = &acme_all.json["results"][0];
+    assert_eq!(row["company_name"], "Google");
+    assert_eq!(row["headquarters"]["country"], "US");
+    assert!(
+        row["follower_count"]
+            .as_u64()
+            .is_some_and(|n| n > 1_000_000),
+        "{row}"
+    );
+    assert!(row.get("description").is_none(), "a row is compact: {row}");
+    assert_eq!(
+        found(&search(&service, &globex, &json!({})).await),
+        [AUDIENSE]
+    );
+    // Globex's words do not find Acme's company, and Acme's filters do not find Globex's.
+    assert_eq!(
+        found(&search(&service, &globex, &json!({"q": "google"})).await),
+        Vec::<&str>::new()
+    );
+    assert_eq!(
+        found(&search(&service, &acme, &json!({"q": "goog"})).await),
+        [GOOGLE]
+    );
+    assert_eq!(
+        found(&search(&service, &acme, &json!({"q": "audience"})).await),
+        Vec::<&str>::new()
+    );
+    // Searching is free: no credit header, the balance unchanged.
+    let reply = search(
+        &service,
+        &acme,
+        &json!({"industries": ["software development"]}),
+    )
+    .await;
+    assert!(
+        !reply.headers.contains_key("x-credits-charged"),
+        "{:?}",
+        reply.headers
+    );
+    assert_eq!(balance(&service, &acme).await, before);
+}
+
+#[tokio::test]
+async fn a_deployment_wide_scope_pages_through_every_stored_company() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--search-scope", "deployment"],
+        ..ServiceOptions::default()
+    });
+    let (acme, globex) = (service.key("acme", "10"), service.key("globex", "10"));
+    assert_eq!(service.post(&acme, &urls(&[GOOGLE])).await.status, 200);
+    assert_eq!(service.post(&acme, &urls(&[AUDIENSE])).await.status, 200);
+    // Globex looked nothing up and finds both, most followers first, one a page.
+    let first = search(&service, &globex, &json!({"limit": 1})).await;
+    assert_eq!(found(&first), [GOOGLE]);
+    assert_eq!(first.json["scope"], "deployment");
+    let cursor = first.json["next_cursor"].as_str().expect("a next page");
+    let second = search(&service, &globex, &json!({"limit": 1, "cursor": cursor})).await;
+    assert_eq!(found(&second), [AUDIENSE]);
+    assert!(second.json.get("next_cursor").is_none(), "{}", second.json);
+    // Filters narrow it: the country of Audiense's headquarters, as its row gives it, in lower case.
+    let country = second.json["results"][0]["headquarters"]["country"]
+        .as_str()
+        .expect("Audiense's country")
+        .to_owned();
+    let by_country = search(
+        &service,
+        &globex,
+        &json!({"countries": [country.to_lowercase()]}),
+    )
+    .await;
+    assert_eq!(found(&by_country), [AUDIENSE]);
+    let big = search(
+        &service,
+        &globex,
+        &json!({"followerCount": {"min": 1_000_000}, "sort": "freshness"}),
+    )
+    .await;
+    assert_eq!(found(&big), [GOOGLE]);
+}
+
+#[tokio::test]
+async fn a_bad_body_gets_every_problem_named_and_a_test_key_searches_the_sandbox() {
+    let service = Service::start(ServiceOptions::default());
+    let key = service.key("acme", "10");
+    let bad = search(
+        &service,
+        &key,
+        &json!({"limit": 500, "sort": "size", "industries": "Retail", "colour": "red"}),
+    )
+    .await;
+    assert_eq!(bad.status, 400, "{}", bad.json);
+    assert_eq!(bad.json["error"], "invalid_request");
+    let pointers: Vec<&str> = bad.json["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .map(|p| p["pointer"].as_str().expect("a pointer"))
+        .collect();
+    for pointer in ["/colour", "/industries", "/limit", "/sort"] {
+        assert!(pointers.contains(&pointer), "{pointer} in {}", bad.json);
+    }
+    // Without a key, nothing is searched.
+    let stranger = e2e_harness::client()
+        .post(format!("{}{SEARCH}", service.base))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(stranger.status(), 401);
+
+    let made = service.cli(&[
+        "keys",
+        "create",
+        "--account",
+        "acme",
+        "--test",
+        "--name",
+        "ci",
+    ]);
+    let test = made
+        .lines()
+        .last()
+        .expect("the key's line")
+        .trim()
+        .to_owned();
+    assert_eq!(service.post(&test, &urls(&[GOOGLE])).await.status, 200);
+    // The test key finds its sandbox lookup; the live key, which looked nothing up, finds nothing.
+    assert_eq!(
+        found(&search(&service, &test, &json!({"q": "google"})).await),
+        [GOOGLE]
+    );
+    assert_eq!(
+        found(&search(&service, &key, &json!({})).await),
+        Vec::<&str>::new()
+    );
+}
