@@ -67,6 +67,7 @@ fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
         serde_json::json!([
             "get_companies",
             "resolve_companies",
+            "search_companies",
             "get_account",
             "get_company_history",
             "create_watch",
@@ -92,6 +93,14 @@ fn an_agent_over_stdio_lists_calls_and_pays_as_over_http() {
             "1 records, 0 unresolved; 0.5 credits charged, 6 left.",
             "1 records, 0 unresolved; 0.5 credits charged, 6 left."
         ])
+    );
+    // Searching what the agent looked up is free.
+    assert_eq!(
+        seen["search_text"],
+        format!(
+            "1 companies.\n- Google ({})",
+            "https://www.linkedin.com/company/google"
+        )
     );
     assert_eq!(
         seen["watch_texts"],

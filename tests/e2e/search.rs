@@ -188,3 +188,63 @@ async fn a_bad_body_gets_every_problem_named_and_a_test_key_searches_the_sandbox
         Vec::<&str>::new()
     );
 }
+
+#[tokio::test]
+async fn the_command_line_searches_a_server_or_the_database_here() {
+    // A process of its own, so that stopping it frees the database at once for the command that runs here.
+    let service = Service::start(ServiceOptions {
+        real_process: true,
+        ..ServiceOptions::default()
+    });
+    let key = service.key("acme", "10");
+    assert_eq!(
+        service.post(&key, &urls(&[GOOGLE, AUDIENSE])).await.status,
+        200
+    );
+    let (base, dir, db) = (service.base.clone(), service.dir(), service.db.clone());
+
+    // On the server, through the client: CSV, a header then the rows, most followers first, page by page.
+    let csv_text = tokio::task::spawn_blocking(move || {
+        e2e_harness::cli(&[
+            "search", "--server", &base, "--key", &key, "--format", "csv", "--limit", "1",
+        ])
+    })
+    .await
+    .expect("the command ran");
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .expect("a header")
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(header, company_model::CompanyRow::CSV_COLUMNS);
+    let firsts: Vec<String> = reader
+        .records()
+        .map(|record| record.expect("a row")[0].to_owned())
+        .collect();
+    assert_eq!(firsts, [GOOGLE, AUDIENSE]);
+
+    // Here, on the database, once the server has stopped: NDJSON, with a filter.
+    drop(service);
+    let ndjson = e2e_harness::cli(&[
+        "search",
+        "--db",
+        &db,
+        "--account",
+        "acme",
+        "--q",
+        "audiense",
+    ]);
+    let rows: Vec<Value> = ndjson
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON row"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{ndjson}");
+    assert_eq!(rows[0]["final_li_url"], AUDIENSE);
+    // A bad flag is named before anything runs.
+    let refused =
+        e2e_harness::cli_fails(&["search", "--db", &db, "--account", "acme", "--limit", "0"]);
+    assert!(refused.contains("/limit"), "{refused}");
+    drop(dir);
+}

@@ -79,6 +79,11 @@ async def session(streams):
         assert len(points) >= 1, history.structured_content
         seen["history_text"] = text_of(history)
 
+        found = await client.call_tool("search_companies", {"q": "google", "limit": 5})
+        assert not found.is_error, text_of(found)
+        assert [r["final_li_url"] for r in found.structured_content["results"]] == [GOOGLE], found.structured_content
+        seen["search_text"] = text_of(found)
+
         created = await client.call_tool(
             "create_watch",
             {"liUrls": [AUDIENSE], "everyHours": 24, "webhookUrl": "https://hooks.example.com/company-data"},

@@ -38,6 +38,9 @@ enum Command {
     /// Serve the API's tools to an agent host over MCP on standard input and output: on the database here, or
     /// relayed to a server (--server, --key).
     Mcp(Box<cli::mcp::McpArgs>),
+    /// Search the stored companies by filters and words, as NDJSON or CSV rows; on a server (--server, --key) or
+    /// here on --db for an account.
+    Search(Box<cli::search::SearchArgs>),
     /// Print the record parsed from a saved page (no network).
     Scrape(cli::scrape::ScrapeArgs),
     /// Parse every stored page again and replace its record, so a parser fix reaches stored data without
@@ -74,6 +77,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Command::Enrich(args) => cli::enrich::run(*args).await,
             Command::Webhooks(command) => cli::webhooks::run(command).await,
             Command::Mcp(args) => cli::mcp::run(*args).await,
+            Command::Search(args) => cli::search::run(*args).await,
             Command::Scrape(args) => cli::scrape::run(&args),
             Command::Reparse { db } => cli::reparse::run(&db).await,
         }

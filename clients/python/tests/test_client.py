@@ -50,6 +50,24 @@ def test_get_companies_answers_records_and_why_the_rest_were_not(server: Server)
     assert balance(server, key) == 8
 
 
+def test_search_finds_what_the_account_looked_up_page_by_page_and_free(server: Server) -> None:
+    key = server.key("searcher", "10")
+    with Client(server.base_url, key) as client:
+        assert client.search()["results"] == []
+        client.get_companies([GOOGLE, AUDIENSE])
+        spent = client.account()["balance"]
+        first = client.search(limit=1)
+        assert [r["company_name"] for r in first["results"]] == ["Google"]
+        assert first["scope"] == "account"
+        assert [r["company_name"] for r in client.iter_search(limit=1)] == ["Google", "Audiense"]
+        found = client.search("audiense", countries=["gb"], employee_count={"min": 10}, sort="followers")
+        assert [r["final_li_url"] for r in found["results"]] == ["https://www.linkedin.com/company/audiense"]
+        with pytest.raises(InvalidRequest) as invalid:
+            client.search(limit=0)
+        assert "/limit" in str(invalid.value)
+        assert client.account()["balance"] == spent
+
+
 def test_refusals_are_typed_exceptions_with_the_apis_code_message_and_fix(server: Server) -> None:
     broke = server.key("broke", "0")
     with Client(server.base_url, broke) as client:
@@ -187,6 +205,8 @@ async def test_the_async_client_does_the_same(server: Server) -> None:
             await client.resolve([])
         resolved = await client.resolve(["https://www.audiense.com/about"])
         assert resolved["results"][0]["li_url"] == "https://www.linkedin.com/company/audiense"
+        rows = [row async for row in client.iter_search("google")]
+        assert [r["final_li_url"] for r in rows] == [GOOGLE]
 
 
 def test_enrich_dataframe_adds_the_records_as_columns(server: Server) -> None:

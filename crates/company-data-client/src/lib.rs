@@ -37,8 +37,9 @@
 use std::time::Duration;
 
 pub use api_contract::{
-    Answer, CompanyDataResponse, ErrorBody, EventList, Include, InputRow, JobBody, JobInfo,
-    JobInput, JobStatus, RequestBody, ResolveBody, ResolveQuery, ResolveResponse, headers, paths,
+    Answer, CompanyDataResponse, CompanyRow, ErrorBody, EventList, Include, InputRow, JobBody,
+    JobInfo, JobInput, JobStatus, Range, RequestBody, ResolveBody, ResolveQuery, ResolveResponse,
+    SearchBody, SearchResponse, SearchSort, headers, paths,
 };
 use reqwest::{Method, StatusCode, header};
 
@@ -209,6 +210,18 @@ impl Client {
             credits_remaining: reply.credits(headers::X_CREDITS_REMAINING),
             response: reply.json()?,
         })
+    }
+
+    /// `POST /v1/network/company-data/search`: a page of the stored companies that match `body` (by default those
+    /// this account was answered), as compact rows, with `next_cursor` for the next page (send it as `cursor`
+    /// with the same filters). Free.
+    ///
+    /// # Errors
+    /// [`ClientError`]; e.g. [`ClientError::Api`] with `invalid_request` (400).
+    pub async fn search(&self, body: &SearchBody) -> Result<SearchResponse, ClientError> {
+        self.send(Method::POST, paths::SEARCH, Some(body))
+            .await?
+            .json()
     }
 
     /// `GET /v1/account`: the account's balance, credits held, what is available, and usage this month, as the

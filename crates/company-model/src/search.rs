@@ -222,6 +222,54 @@ pub struct RowPlace {
 }
 
 impl CompanyRow {
+    /// The columns of a row as CSV writes it ([`CompanyRow::csv_cells`]): its members, `headquarters` as three.
+    pub const CSV_COLUMNS: [&'static str; 16] = [
+        "final_li_url",
+        "company_name",
+        "company_id",
+        "domain",
+        "website",
+        "logo",
+        "industries",
+        "type",
+        "founded",
+        "company_size",
+        "employee_count_on_li",
+        "follower_count",
+        "headquarters_country",
+        "headquarters_region",
+        "headquarters_locality",
+        "fetched_at",
+    ];
+
+    /// The row's cells in [`CompanyRow::CSV_COLUMNS`] order, as written (an absent member is an empty cell;
+    /// `fetched_at` in RFC 3339). Not made spreadsheet-safe: that is the writer's choice.
+    pub fn csv_cells(&self) -> [String; 16] {
+        let text = |value: &Option<String>| value.clone().unwrap_or_default();
+        let number = |value: Option<u64>| value.map(|n| n.to_string()).unwrap_or_default();
+        let place = self.headquarters.clone().unwrap_or_default();
+        [
+            self.final_li_url.clone(),
+            text(&self.company_name),
+            number(self.company_id),
+            text(&self.domain),
+            text(&self.website),
+            text(&self.logo),
+            text(&self.industries),
+            text(&self.company_type),
+            self.founded
+                .map(|year| year.to_string())
+                .unwrap_or_default(),
+            text(&self.company_size),
+            number(self.employee_count_on_li),
+            number(self.follower_count),
+            text(&place.country),
+            text(&place.region),
+            text(&place.locality),
+            self.fetched_at.map(|at| at.to_string()).unwrap_or_default(),
+        ]
+    }
+
     /// The row of `record`, the snapshot of page `final_li_url` fetched at `fetched_at`.
     pub fn of(final_li_url: &str, record: &CompanyRecord, fetched_at: jiff::Timestamp) -> Self {
         let headquarters = record.headquarters.as_ref().map(|hq| RowPlace {

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use api_contract::{
     CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryQuery,
-    HistoryResponse, MAX_AGE_HOURS, MAX_QUERIES, MAX_URLS, RequestBody, ResolveBody,
-    ResolveResponse, WatchBody, WatchList, WatchListQuery, WatchPath, headers, paths,
+    HistoryResponse, MAX_AGE_HOURS, MAX_QUERIES, MAX_SEARCH_ROWS, MAX_URLS, RequestBody,
+    ResolveBody, ResolveResponse, SearchBody, SearchResponse, WatchBody, WatchList, WatchListQuery,
+    WatchPath, headers, paths,
 };
 use credit_ledger::{AccountSummary, HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use http::{HeaderMap, Method};
@@ -46,7 +47,7 @@ pub struct ToolSpec {
 }
 
 /// Every tool, in the order `tools/list` gives them.
-pub static TOOLS: [ToolSpec; 7] = [
+pub static TOOLS: [ToolSpec; 8] = [
     ToolSpec {
         name: "get_companies",
         title: "Company records from page URLs",
@@ -102,6 +103,44 @@ pub static TOOLS: [ToolSpec; 7] = [
                 charged(headers),
                 unresolved_lines(body, "query"),
             )
+        },
+    },
+    ToolSpec {
+        name: "search_companies",
+        title: "Search the stored companies",
+        method: Method::POST,
+        path: paths::SEARCH,
+        description: || {
+            format!(
+                "Finds companies among those already looked up (by default the ones this account was answered), \
+                 without fetching: filters on industry (`industries`, the network's labels such as \
+                 \"Software Development\"), size band, type, headquarters `countries` (two-letter codes), \
+                 `regions`, `localities`, `specialties`, `employeeCount` and `followerCount` ranges \
+                 ({{\"min\": 1000}}), `founded`, `hasWebsite`, `fetchedAt`; and words `q` found in the name, \
+                 slogan, description or specialties. Sort by `relevance`, `followers`, `employees` or \
+                 `freshness`; up to {MAX_SEARCH_ROWS} compact rows a page, `next_cursor` for the next (send it \
+                 as `cursor`). Free; a row's whole record is `get_companies` of its `final_li_url` with \
+                 `maxAgeHours` (at {STORED_PRICE} credit)."
+            )
+        },
+        input: schema::<SearchBody>,
+        output: Some(schema::<SearchResponse>),
+        summary: |body, _| {
+            let more = if body["next_cursor"].is_string() {
+                "; more with `cursor`"
+            } else {
+                ""
+            };
+            let mut text = format!("{} companies{more}.", count(body, "results"));
+            for row in body["results"].as_array().into_iter().flatten() {
+                let _ = write!(
+                    text,
+                    "\n- {} ({})",
+                    row["company_name"].as_str().unwrap_or("unnamed"),
+                    row["final_li_url"].as_str().unwrap_or_default()
+                );
+            }
+            text
         },
     },
     ToolSpec {

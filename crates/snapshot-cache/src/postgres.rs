@@ -84,6 +84,8 @@ fn index_params(entry: &IndexEntry) -> [&(dyn pg_pool::tokio_postgres::types::To
 pub struct PgSnapshotStore {
     pool: PgPool,
     hot: std::sync::Arc<HotSnapshots>,
+    /// Whether snapshots written are indexed for search ([`Self::without_search_index`]).
+    search_index: bool,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -108,10 +110,20 @@ impl PgSnapshotStore {
         let store = Self {
             pool,
             hot: std::sync::Arc::default(),
+            search_index: true,
         };
         store.key_unkeyed_rows().await?;
         store.index_unindexed_rows().await?;
         Ok(store)
+    }
+
+    /// This store without the search index: snapshots written through it are not indexed, so their writes skip
+    /// that cost (for an embedder that never searches, and for measuring what the index costs). Searches then miss
+    /// them, or find what was indexed of them before.
+    #[must_use]
+    pub fn without_search_index(mut self) -> Self {
+        self.search_index = false;
+        self
     }
 }
 
@@ -186,6 +198,11 @@ impl SnapshotStore for PgSnapshotStore {
         let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
         let (domain_key, name_key) = lookup_keys(parsed.as_ref());
         let entry = IndexEntry::of(&snapshot.url, parsed.as_ref(), snapshot.fetched_at);
+        let search = if self.search_index {
+            format!(", search AS ({})", index_statement(1, 16))
+        } else {
+            String::new()
+        };
         // One statement (one round trip): the snapshot, keeping the newer one when two fetches of one page finish
         // out of order (on any server); its aliases; its history point; its record as a history state when
         // its change fields differ from the state before it; and its search row.
@@ -209,10 +226,9 @@ impl SnapshotStore for PgSnapshotStore {
                      WHERE coalesce((SELECT digest FROM history_states WHERE url = $1 AND fetched_at <= $4
                                      ORDER BY fetched_at DESC LIMIT 1), '') <> $10
                      ON CONFLICT DO NOTHING
-                 ), search AS ({search})
+                 ){search}
                  INSERT INTO snapshot_aliases (alias, url) SELECT unnest($6::TEXT[]), $1
-                 ON CONFLICT (alias) DO UPDATE SET url = excluded.url",
-                search = index_statement(1, 16)
+                 ON CONFLICT (alias) DO UPDATE SET url = excluded.url"
         );
         let (digest, record_gzip) = (
             change_digest(&snapshot.record),
@@ -241,7 +257,9 @@ impl SnapshotStore for PgSnapshotStore {
             &jobs,
             &point.job_count_is_lower_bound,
         ];
-        params.extend(index_params(&entry));
+        if self.search_index {
+            params.extend(index_params(&entry));
+        }
         self.pool.execute(&sql, &params).await.map_err(backend)?;
         self.hot.stored(aliases, snapshot);
         Ok(())
@@ -394,7 +412,7 @@ impl SnapshotStore for PgSnapshotStore {
             )
             .await
             .map_err(backend)?;
-        if changed > 0 {
+        if changed > 0 && self.search_index {
             params.truncate(1);
             params.extend(index_params(&entry));
             tx.execute(&index_statement(1, 2), &params)
@@ -421,7 +439,23 @@ impl SnapshotStore for PgSnapshotStore {
     }
 
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError> {
-        let (sql, params) = search::statement(Engine::Postgres, query);
+        let large_tenant = match query.scope {
+            company_model::SearchScope::Tenant(tenant) => {
+                let pages: i64 = self
+                    .pool
+                    .query_one(
+                        &search::large_tenant_count(Engine::Postgres),
+                        &[&tenant, &i64::from(search::LARGE_TENANT)],
+                    )
+                    .await
+                    .map_err(backend)?
+                    .try_get(0)
+                    .map_err(backend)?;
+                pages >= i64::from(search::LARGE_TENANT)
+            }
+            company_model::SearchScope::Everything => false,
+        };
+        let (sql, params) = search::statement(Engine::Postgres, query, large_tenant);
         let values: Vec<Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>> = params
             .into_iter()
             .map(|param| match param {

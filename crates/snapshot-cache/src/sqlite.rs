@@ -100,6 +100,8 @@ fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusql
 pub struct SqliteSnapshotStore {
     pool: SqlitePool,
     hot: std::sync::Arc<HotSnapshots>,
+    /// Whether snapshots written are indexed for search ([`Self::without_search_index`]).
+    search_index: bool,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -126,10 +128,20 @@ impl SqliteSnapshotStore {
         let store = Self {
             pool,
             hot: std::sync::Arc::default(),
+            search_index: true,
         };
         store.key_unkeyed_rows().await?;
         store.index_unindexed_rows().await?;
         Ok(store)
+    }
+
+    /// This store without the search index: snapshots written through it are not indexed, so their writes skip
+    /// that cost (for an embedder that never searches, and for measuring what the index costs). Searches then miss
+    /// them, or find what was indexed of them before.
+    #[must_use]
+    pub fn without_search_index(mut self) -> Self {
+        self.search_index = false;
+        self
     }
 }
 
@@ -214,7 +226,9 @@ impl SnapshotStore for SqliteSnapshotStore {
         let digest = change_digest(&snapshot.record);
         let record_gzip = gzip_record(&snapshot.record);
         let (domain_key, name_key) = lookup_keys(parsed.as_ref());
-        let entry = IndexEntry::of(&snapshot.url, parsed.as_ref(), snapshot.fetched_at);
+        let entry = self
+            .search_index
+            .then(|| IndexEntry::of(&snapshot.url, parsed.as_ref(), snapshot.fetched_at));
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -261,7 +275,9 @@ impl SnapshotStore for SqliteSnapshotStore {
                      ON CONFLICT DO NOTHING",
                     rusqlite::params![url, fetched_at_ms, digest, record_gzip, RECORD_FORMAT],
                 )?;
-                index(&tx, &url, &entry)?;
+                if let Some(entry) = &entry {
+                    index(&tx, &url, entry)?;
+                }
                 tx.commit()
             })
             .await
@@ -430,7 +446,9 @@ impl SnapshotStore for SqliteSnapshotStore {
         fetched_at: jiff::Timestamp,
         record: &CompanyRecord,
     ) -> Result<bool, CacheError> {
-        let entry = IndexEntry::of(url, Some(record), fetched_at);
+        let entry = self
+            .search_index
+            .then(|| IndexEntry::of(url, Some(record), fetched_at));
         let url = url.as_str().to_owned();
         let (domain_key, name_key) = lookup_keys(Some(record));
         let record = serde_json::to_string(record).map_err(backend)?;
@@ -444,8 +462,8 @@ impl SnapshotStore for SqliteSnapshotStore {
                      WHERE url = ?2 AND fetched_at_ms = ?3",
                     rusqlite::params![record, url, fetched_at_ms, RECORD_FORMAT, domain_key, name_key],
                 )?;
-                if changed > 0 {
-                    index(&tx, &url, &entry)?;
+                if let (true, Some(entry)) = (changed > 0, &entry) {
+                    index(&tx, &url, entry)?;
                 }
                 tx.commit()?;
                 Ok(changed)
@@ -472,10 +490,23 @@ impl SnapshotStore for SqliteSnapshotStore {
     }
 
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError> {
-        let (sql, params) = search::statement(Engine::Sqlite, query);
+        let query_scope = query.scope;
+        let query_for_sql = query.clone();
         let found = self
             .pool
             .run(move |conn| {
+                let large_tenant = match query_scope {
+                    company_model::SearchScope::Tenant(tenant) => {
+                        let pages: u32 = conn
+                            .prepare_cached(&search::large_tenant_count(Engine::Sqlite))?
+                            .query_row(rusqlite::params![tenant, search::LARGE_TENANT], |row| {
+                                row.get(0)
+                            })?;
+                        pages >= search::LARGE_TENANT
+                    }
+                    company_model::SearchScope::Everything => false,
+                };
+                let (sql, params) = search::statement(Engine::Sqlite, &query_for_sql, large_tenant);
                 let values: Vec<rusqlite::types::Value> = params
                     .into_iter()
                     .map(|param| match param {

@@ -16,6 +16,9 @@
 //!
 //! [`Receiver`] is a webhook receiver on loopback that keeps what it got.
 //!
+//! [`companies::generated`] makes companies from captured records, varied in every member a search reads (the
+//! search tests and the search benchmark).
+//!
 //! [`eventually`] and [`stays`] are how tests wait: on a condition, polled within a bound, never for a fixed
 //! time that only usually suffices.
 #![deny(missing_docs)]
@@ -30,6 +33,7 @@ use std::io::Write;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+pub mod companies;
 mod receiver;
 
 pub use receiver::{Received, Receiver};

@@ -44,13 +44,9 @@ pub(crate) struct EnrichArgs {
     /// Freshness window in hours (0 to 24): above 0, snapshots stored within it answer at the stored price.
     #[arg(long, default_value = "0")]
     max_age_hours: f64,
-    /// A company-data server to run the job on (its jobs API), e.g. `http://127.0.0.1:8080`. Without it the
-    /// job runs here, on `--db`.
-    #[arg(long, env = "COMPANY_DATA_SERVER", requires = "key")]
-    server: Option<String>,
-    /// The API key for `--server`.
-    #[arg(long, env = "COMPANY_DATA_KEY")]
-    key: Option<String>,
+    /// Run the job on a server (its jobs API) or here.
+    #[command(flatten)]
+    remote: super::ServerArg,
     /// The account billed when the job runs here (no `--server`).
     #[arg(long, default_value = "default")]
     account: String,
@@ -135,9 +131,9 @@ pub(crate) async fn run(args: EnrichArgs) -> anyhow::Result<()> {
         csv_cells: csv_cells(&args),
     };
     let mut embedded = None;
-    let target: Box<dyn JobTarget> = if let (Some(base), Some(key)) = (&args.server, &args.key) {
-        what.target_name.clone_from(base);
-        Box::new(Remote(company_data_client::Client::new(base, key)?))
+    let target: Box<dyn JobTarget> = if let Some(client) = args.remote.client()? {
+        what.target_name = args.remote.server.clone().unwrap_or_default();
+        Box::new(Remote(client))
     } else {
         let server = Server::start(&settings).await?;
         let account = account_named(&server, &args.account, &settings).await?;
@@ -279,9 +275,8 @@ async fn resolve_list(
     );
     let format = output_format(&args);
     let mut embedded = None;
-    let target: Box<dyn ResolveTarget> = if let (Some(base), Some(key)) = (&args.server, &args.key)
-    {
-        Box::new(Remote(company_data_client::Client::new(base, key)?))
+    let target: Box<dyn ResolveTarget> = if let Some(client) = args.remote.client()? {
+        Box::new(Remote(client))
     } else {
         let server = Server::start(settings).await?;
         let account = account_named(&server, &args.account, settings).await?;

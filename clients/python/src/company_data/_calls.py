@@ -21,6 +21,7 @@ from .models import MAX_RESULT_ROWS, MAX_URLS
 
 COMPANY_DATA = "/v1/network/company-data"
 RESOLVE = f"{COMPANY_DATA}/resolve"
+SEARCH = f"{COMPANY_DATA}/search"
 JOBS = f"{COMPANY_DATA}/jobs"
 EVENTS = "/v1/events"
 ACCOUNT = "/v1/account"
@@ -193,6 +194,19 @@ def resolve_call(
     if enrich is not None:
         body["enrich"] = enrich
     return Call("POST", RESOLVE, body=body)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def search_call(q: str | None, cursor: str | None, limit: int | None, filters: Mapping[str, Any]) -> Call:
+    """`POST …/search`. Filters are the body's members in snake case (`countries=["DE"]`,
+    `employee_count={"min": 1000}`, `specialties_match="all"`, `sort="followers"`); `None` leaves one out."""
+    body: dict[str, Any] = {"q": q, "cursor": cursor, "limit": limit}
+    body.update({_camel(name): value for name, value in filters.items()})
+    return Call("POST", SEARCH, body={name: value for name, value in body.items() if value is not None})
 
 
 def job_call(

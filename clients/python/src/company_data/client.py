@@ -30,8 +30,10 @@ from .models import (
     AccountEventList,
     CompanyResponse,
     Job,
+    CompanyRow,
     JobList,
     ResolveResponse,
+    SearchResponse,
 )
 
 __all__ = ["Client", "AsyncClient", "Retry"]
@@ -162,6 +164,25 @@ class Client:
                 include=include,
             )
         )
+
+    def search(
+        self, q: str | None = None, *, cursor: str | None = None, limit: int | None = None, **filters: Any
+    ) -> SearchResponse:
+        """A page of the stored companies that match (`POST …/search`; by default those this account was
+        answered), free: words `q` and filters given as the body's members in snake case, e.g.
+        `search("robotics", countries=["DE"], employee_count={"min": 100}, sort="followers")`. Pass the answer's
+        `next_cursor` as `cursor` for the next page, or use `iter_search`."""
+        return self._json(_calls.search_call(q, cursor, limit, filters))
+
+    def iter_search(self, q: str | None = None, *, limit: int = 100, **filters: Any) -> Iterator[CompanyRow]:
+        """Every row that matches, page after page (`limit` rows a request)."""
+        cursor = None
+        while True:
+            page = self.search(q, cursor=cursor, limit=limit, **filters)
+            yield from page["results"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
 
     def account(self) -> Account:
         """The account's balance, holds and this month's usage (`GET /v1/account`)."""
@@ -368,6 +389,25 @@ class AsyncClient:
                 include=include,
             )
         )
+
+    async def search(
+        self, q: str | None = None, *, cursor: str | None = None, limit: int | None = None, **filters: Any
+    ) -> SearchResponse:
+        """As `Client.search`."""
+        return await self._json(_calls.search_call(q, cursor, limit, filters))
+
+    async def iter_search(
+        self, q: str | None = None, *, limit: int = 100, **filters: Any
+    ) -> AsyncIterator[CompanyRow]:
+        """As `Client.iter_search`."""
+        cursor = None
+        while True:
+            page = await self.search(q, cursor=cursor, limit=limit, **filters)
+            for row in page["results"]:
+                yield row
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
 
     async def account(self) -> Account:
         """As `Client.account`."""

@@ -23,6 +23,7 @@ CREATE INDEX company_search_fetched ON company_search (fetched_at_ms DESC, url);
 CREATE INDEX company_search_industry ON company_search (industry);
 CREATE INDEX company_search_country ON company_search (country, locality);
 -- The full text, as company_model::search_words joined by spaces; contentless (company_search keeps the rows).
+-- Positions are kept (detail = full): BM25 reads them, and scores every match 0 without.
 CREATE VIRTUAL TABLE company_text USING fts5(
     name, slogan, description, specialties,
     content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0'

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use company_model::{
-    Address, CompanyRecord, CompanyRow, PREFIX_MIN_CHARS, Range, RecordJson, SearchAfter,
-    SearchQuery, SearchScope, SearchSort, fold_label, search_words,
+    CompanyRecord, CompanyRow, PREFIX_MIN_CHARS, Range, RecordJson, SearchAfter, SearchQuery,
+    SearchScope, SearchSort, fold_label, search_words,
 };
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
@@ -28,23 +28,6 @@ struct Company {
     fetched_at: Timestamp,
 }
 
-/// A small deterministic generator (a linear congruential one), so a failure repeats.
-struct Dice(u64);
-
-impl Dice {
-    fn roll(&mut self, sides: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 33) % sides as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
-        &from[self.roll(from.len())]
-    }
-}
-
 fn captured(file: &str, slug: &str) -> CompanyRecord {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/fixtures/pages")
@@ -57,113 +40,24 @@ fn captured(file: &str, slug: &str) -> CompanyRecord {
     page_scraper::parse_page(&html, &url, &domain).expect("parses")
 }
 
-/// `count` companies from the captured Google and Audiense pages, every field a search reads varied: some
-/// absent, some repeated (ties), labels in other case and accents than the filters send.
+/// `count` companies generated from the captured Google and Audiense pages.
 fn companies(count: usize, now: Timestamp) -> Vec<Company> {
     let bases = [
         captured("company-google-2025.html", "google"),
         captured("company-audiense-2024.html", "audiense"),
     ];
-    let industries = [
-        Some("Software Development"),
-        Some("IT Services and IT Consulting"),
-        Some("Biotechnology Research"),
-        Some("Retail"),
-        None,
-    ];
-    let sizes = [
-        Some("11-50 employees"),
-        Some("51-200 employees"),
-        Some("10,001+ employees"),
-        None,
-    ];
-    let types = [Some("Privately Held"), Some("Public Company"), None];
-    let places = [
-        (Some("US"), Some("California"), Some("Mountain View")),
-        (Some("DE"), Some("Berlin"), Some("Berlin")),
-        (Some("ES"), Some("Madrid"), Some("Madrid")),
-        (Some("CH"), Some("Zürich"), Some("Zürich")),
-        (None, None, None),
-    ];
-    let specialties = [
-        "AI",
-        "Cloud",
-        "Search",
-        "Marketing",
-        "Audience Intelligence",
-        "Security",
-    ];
-    let words = [
-        "quantum",
-        "robotics",
-        "logistics",
-        "genomics",
-        "payments",
-        "analytics",
-    ];
-    let mut dice = Dice(44);
-    (0..count)
-        .map(|i| {
-            let mut record = bases[i % 2].clone();
-            let word = dice.pick(&words);
-            record.company_name = Some(format!(
-                "{} {} {i}",
-                record.company_name.clone().unwrap_or_default(),
-                capitalized(word)
-            ));
-            record.description = Some(format!(
-                "{} We build {} products.",
-                record.description.clone().unwrap_or_default(),
-                dice.pick(&words)
-            ));
-            record.industries = dice.pick(&industries).map(str::to_owned);
-            record.company_size = dice.pick(&sizes).map(str::to_owned);
-            record.company_type = dice.pick(&types).map(str::to_owned);
-            // Counts from a small set half of the time, so sorts meet ties.
-            let count = |dice: &mut Dice| match dice.roll(4) {
-                0 => None,
-                1 => Some(*dice.pick(&[10u64, 500, 5_000])),
-                _ => Some(dice.roll(300_000) as u64),
-            };
-            record.employee_count_on_li = count(&mut dice);
-            record.follower_count = count(&mut dice);
-            record.founded =
-                (dice.roll(5) > 0).then(|| 1950 + i32::try_from(dice.roll(75)).expect("small"));
-            let (country, region, locality) = *dice.pick(&places);
-            record.headquarters = country.map(|_| Address {
-                country: country.map(str::to_owned),
-                region: region.map(str::to_owned),
-                locality: locality.map(str::to_owned),
-                ..Address::default()
-            });
-            record.specialties = specialties
-                .iter()
-                .filter(|_| dice.roll(3) == 0)
-                .map(|s| (*s).to_owned())
-                .collect();
-            if dice.roll(4) == 0 {
-                record.website = None;
-            }
-            let url = PageUrl::parse_submitted(
-                &format!("https://www.linkedin.com/company/gen-{i}"),
+    test_support::companies::generated(&bases, count, now)
+        .into_iter()
+        .map(|company| Company {
+            url: PageUrl::parse_submitted(
+                &format!("https://www.linkedin.com/company/{}", company.slug),
                 &NetworkDomain::default(),
             )
-            .expect("URL");
-            Company {
-                url,
-                record,
-                fetched_at: now - SignedDuration::from_mins(i64::try_from(i).expect("small")),
-            }
+            .expect("URL"),
+            record: company.record,
+            fetched_at: company.fetched_at,
         })
         .collect()
-}
-
-fn capitalized(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 /// Who was answered which company: A two thirds, B the rest and every tenth of A's.
@@ -542,6 +436,27 @@ async fn every_filter_matches_a_scan_of_the_records(engine: &Engine) {
     let mut found = Vec::new();
     for (what, query) in &queries {
         found.push((what, check(store.as_ref(), &companies, query, what).await));
+    }
+    // A tenant with many pages is searched from the other side (the order's index, each row checked against its
+    // pages): A noted as answered 5,000 more pages, which were never stored, must find the same.
+    let phantoms: Vec<PageUrl> = (0..5_000)
+        .map(|n| {
+            PageUrl::parse_submitted(
+                &format!("https://www.linkedin.com/company/never-stored-{n}"),
+                &NetworkDomain::default(),
+            )
+            .expect("URL")
+        })
+        .collect();
+    store.note_seen(A, &phantoms, now).await.expect("noted");
+    for (what, query) in queries.iter().filter(|(_, q)| q.scope == a) {
+        check(
+            store.as_ref(),
+            &companies,
+            query,
+            &format!("{what}, A large"),
+        )
+        .await;
     }
     // The generated store gives each check something to find, except the miss.
     for (what, count) in found {

@@ -27,6 +27,9 @@
 //! 13. From a domain to the page: a labelled set of generated company websites in fourteen shapes resolved live,
 //!     precision, recall by shape and domains per second ([`resolve`]); `--resolve` runs it alone and replaces
 //!     its section.
+//! 14. Searching stored companies: 100,000 generated companies on SQLite and on PostgreSQL, the common searches'
+//!     p50 and p99, and what the index adds to a snapshot's write ([`search`]); `--search` runs it alone and
+//!     replaces its section.
 //!
 //! `--stored-only` runs section 1's load alone on the binary `COMPANY_DATA_BIN` names and prints its figures:
 //! two builds of the server compared side by side, e.g. before and after a change to the request path.
@@ -43,6 +46,7 @@ mod load;
 mod pool;
 mod postgres;
 mod resolve;
+mod search;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -902,6 +906,7 @@ fn markdown(report: &Value, plan: Plan) -> String {
     out += &jobs::download_markdown(&report["download"]);
     out += &pool::markdown(&report["pool"]);
     out += &resolve::markdown(&report["resolve"]);
+    out += &search::markdown(&report["search"]);
     out
 }
 
@@ -1056,6 +1061,7 @@ async fn main() -> Result<(), Error> {
         ("--download", 11),
         ("--pool", 12),
         ("--resolve", 13),
+        ("--search", 14),
     ]
     .into_iter()
     .find(|(flag, _)| args.iter().any(|a| a == flag));
@@ -1065,7 +1071,8 @@ async fn main() -> Result<(), Error> {
             10 => flood::markdown(&flood::flood(plan, &release).await?),
             11 => jobs::download_markdown(&jobs::download(plan, &release).await?),
             12 => pool::markdown(&pool::pool(plan, &release).await?),
-            _ => resolve::markdown(&resolve::resolve(plan, &release).await?),
+            13 => resolve::markdown(&resolve::resolve(plan, &release).await?),
+            _ => search::markdown(&search::search(plan, &release).await?),
         };
         if !quick {
             replace_section(&out, &format!("\n## {number}. "), flag, &section)?;
@@ -1101,6 +1108,7 @@ async fn main() -> Result<(), Error> {
     let flood = flood::flood(plan, &release).await?;
     let pool = pool::pool(plan, &release).await?;
     let resolve = resolve::resolve(plan, &release).await?;
+    let search = search::search(plan, &release).await?;
     let report = json!({
         "date": today(),
         "quick": quick,
@@ -1115,6 +1123,7 @@ async fn main() -> Result<(), Error> {
         "download": download,
         "pool": pool,
         "resolve": resolve,
+        "search": search,
         "harness_seconds": started.elapsed().as_secs_f64(),
     });
     if let Some(parent) = json_out.parent() {
@@ -1187,6 +1196,10 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
         "/resolve/precision",
         "/resolve/recall",
         "/resolve/domains_per_second",
+        "/search/sqlite/searches/one industry/p99_ms",
+        "/search/postgres/searches/a word, by relevance/p99_ms",
+        "/search/sqlite/write_ms_without_index",
+        "/search/postgres/write_ms_indexed",
     ];
     let missing: Vec<&str> = figures
         .into_iter()
@@ -1197,7 +1210,7 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
                 .is_some_and(|v| v.is_finite() && v > 0.0)
         })
         .collect();
-    let sections: Vec<String> = (1..=13)
+    let sections: Vec<String> = (1..=14)
         .map(|n| format!("## {n}."))
         .filter(|section| !text.contains(section.as_str()))
         .collect();

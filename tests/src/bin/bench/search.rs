@@ -1,0 +1,359 @@
+//! Section 14, searching stored companies: a store of 100,000 companies generated from the captured Google and
+//! Audiense pages (`--quick`: 5,000), every one answered to the searching account, on SQLite and on PostgreSQL;
+//! the common searches timed through the store (p50 and p99 of each), and what indexing adds to a snapshot's
+//! write (the same snapshots written through a store that indexes and one that does not).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use company_model::{
+    CompanyRecord, Range, RecordJson, SearchQuery, SearchScope, SearchSort, search_words,
+};
+use page_url::{NetworkDomain, PageUrl};
+use serde_json::{Value, json};
+use snapshot_cache::{PgSnapshotStore, Snapshot, SnapshotStore, SqliteSnapshotStore};
+use test_support::TestDatabase;
+use test_support::companies::{Generated, generated};
+
+use crate::{Error, Plan, quantile};
+
+/// The searching account's tenant key.
+const TENANT: i64 = 1;
+
+/// The searches timed: what a sales or data team asks most, each over the account's companies.
+fn searches() -> Vec<(&'static str, SearchQuery)> {
+    let base = || {
+        let mut query = SearchQuery::new(SearchScope::Tenant(TENANT));
+        query.limit = 20;
+        query
+    };
+    let with = |edit: &dyn Fn(&mut SearchQuery)| {
+        let mut query = base();
+        edit(&mut query);
+        query
+    };
+    let labels = |values: &[&str]| values.iter().map(|v| (*v).to_owned()).collect::<Vec<_>>();
+    vec![
+        ("everything, most followers first", base()),
+        (
+            "one industry",
+            with(&|q| q.industries = labels(&["Software Development"])),
+        ),
+        (
+            "country and headcount, by employees",
+            with(&|q| {
+                q.countries = labels(&["DE"]);
+                q.employee_count = Range {
+                    min: Some(1_000),
+                    max: None,
+                };
+                q.sort = SearchSort::Employees;
+            }),
+        ),
+        (
+            "city, size band and founding",
+            with(&|q| {
+                q.localities = labels(&["Berlin"]);
+                q.company_sizes = labels(&["51-200 employees"]);
+                q.founded = Range {
+                    min: Some(2000),
+                    max: None,
+                };
+            }),
+        ),
+        (
+            "specialties, all of two",
+            with(&|q| {
+                q.specialties = labels(&["AI", "Cloud"]);
+                q.all_specialties = true;
+            }),
+        ),
+        (
+            "a word, by relevance",
+            with(&|q| {
+                q.words = search_words("robotics");
+                q.sort = SearchSort::Relevance;
+            }),
+        ),
+        (
+            "a prefix and a country, by followers",
+            with(&|q| {
+                q.words = search_words("genom");
+                q.countries = labels(&["US"]);
+            }),
+        ),
+        (
+            "two words, by relevance",
+            with(&|q| {
+                q.words = search_words("quantum analytics");
+                q.sort = SearchSort::Relevance;
+            }),
+        ),
+    ]
+}
+
+fn url(slug: &str) -> Result<PageUrl, Error> {
+    Ok(PageUrl::parse_submitted(
+        &format!("https://www.linkedin.com/company/{slug}"),
+        &NetworkDomain::default(),
+    )?)
+}
+
+fn bases() -> Result<Vec<CompanyRecord>, Error> {
+    let pages = e2e_harness::workspace().join("../shared/fixtures/pages");
+    [
+        ("company-google-2025.html", "google"),
+        ("company-audiense-2024.html", "audiense"),
+    ]
+    .into_iter()
+    .map(|(file, slug)| {
+        let html = std::fs::read_to_string(pages.join(file))?;
+        Ok(page_scraper::parse_page(
+            &html,
+            &url(slug)?,
+            &NetworkDomain::default(),
+        )?)
+    })
+    .collect()
+}
+
+/// The captured Google page gzip-compressed: what a live fetch keeps beside each snapshot it writes.
+fn kept_page() -> Result<Vec<u8>, Error> {
+    use std::io::Write as _;
+    let html = std::fs::read(
+        e2e_harness::workspace().join("../shared/fixtures/pages/company-google-2025.html"),
+    )?;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(&html)?;
+    Ok(encoder.finish()?)
+}
+
+fn snapshot(company: &Generated) -> Result<Snapshot, Error> {
+    Ok(Snapshot {
+        url: url(&company.slug)?,
+        record: RecordJson::from_record(&company.record),
+        fetched_at: company.fetched_at,
+    })
+}
+
+/// Writes `companies` through `store`, `at_once` at a time, and notes them all as the tenant's.
+async fn fill(
+    store: &Arc<dyn SnapshotStore>,
+    companies: &[Generated],
+    at_once: usize,
+) -> Result<(), Error> {
+    for chunk in companies.chunks(at_once.max(1)) {
+        let writes = chunk.iter().map(|company| {
+            let store = Arc::clone(store);
+            async move {
+                store
+                    .put(&snapshot(company)?, &[], None)
+                    .await
+                    .map_err(Error::from)
+            }
+        });
+        futures::future::try_join_all(writes).await?;
+    }
+    let now = jiff::Timestamp::now();
+    for chunk in companies.chunks(1_000) {
+        let urls = chunk
+            .iter()
+            .map(|c| url(&c.slug))
+            .collect::<Result<Vec<_>, _>>()?;
+        store.note_seen(TENANT, &urls, now).await?;
+    }
+    Ok(())
+}
+
+/// Mean milliseconds per snapshot written, one after another, through `store`, each with its page as a live
+/// fetch writes it.
+async fn write_ms(store: &dyn SnapshotStore, companies: &[Generated]) -> Result<f64, Error> {
+    let snapshots = companies
+        .iter()
+        .map(snapshot)
+        .collect::<Result<Vec<_>, _>>()?;
+    let page = kept_page()?;
+    let started = Instant::now();
+    for snapshot in &snapshots {
+        store.put(snapshot, &[], Some(&page)).await?;
+    }
+    Ok(started.elapsed().as_secs_f64() * 1000.0 / snapshots.len() as f64)
+}
+
+/// A store on a new database of the engine, indexing for search or not.
+type Open<'a> =
+    &'a dyn Fn(bool) -> futures::future::BoxFuture<'static, Result<Arc<dyn SnapshotStore>, Error>>;
+
+/// One engine's figures: each search's p50 and p99 over `runs`, rows found on its first page, and the write cost.
+/// `settle` runs once the store is written (PostgreSQL: `ANALYZE`, as autovacuum would have by the time a store
+/// holds that many companies).
+async fn engine(
+    name: &str,
+    open: Open<'_>,
+    settle: &dyn Fn() -> futures::future::BoxFuture<'static, Result<(), Error>>,
+    companies: &[Generated],
+    writes: &[Generated],
+    runs: usize,
+) -> Result<Value, Error> {
+    eprintln!("14: {name}: writing {} companies", companies.len());
+    let store = open(true).await?;
+    let started = Instant::now();
+    fill(&store, companies, 8).await?;
+    let fill_seconds = started.elapsed().as_secs_f64();
+    settle().await?;
+    let mut timed = serde_json::Map::new();
+    for (what, query) in searches() {
+        let mut times = Vec::with_capacity(runs);
+        let mut rows = 0;
+        for _ in 0..runs {
+            let started = Instant::now();
+            let page = store.search(&query).await?;
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+            rows = page.rows.len();
+        }
+        timed.insert(
+            what.to_owned(),
+            json!({"p50_ms": quantile(&times, 0.5), "p99_ms": quantile(&times, 0.99), "rows": rows}),
+        );
+    }
+    // The write cost: the same new snapshots through a store that indexes and one that does not, on fresh
+    // databases of the same engine, alternated so that neither has the warmer machine.
+    let (mut indexed, mut bare) = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        let slice = &writes[round * writes.len() / 3..(round + 1) * writes.len() / 3];
+        indexed.push(write_ms(open(true).await?.as_ref(), slice).await?);
+        bare.push(write_ms(open(false).await?.as_ref(), slice).await?);
+    }
+    let (indexed, bare) = (quantile(&indexed, 0.5), quantile(&bare, 0.5));
+    Ok(json!({
+        "companies": companies.len(),
+        "fill_seconds": fill_seconds,
+        "searches": timed,
+        "write_ms_indexed": indexed,
+        "write_ms_without_index": bare,
+        "write_cost_share": (indexed - bare) / bare,
+    }))
+}
+
+/// Section 14's figures.
+pub(crate) async fn search(plan: Plan, _release: &Path) -> Result<Value, Error> {
+    let count = if plan.quick { 5_000 } else { 100_000 };
+    let runs = if plan.quick { 10 } else { 200 };
+    let now = jiff::Timestamp::now();
+    let all = generated(&bases()?, count + 3_000, now);
+    let (companies, writes) = all.split_at(count);
+    let writes = if plan.quick { &writes[..300] } else { writes };
+
+    let folder = tempfile::tempdir()?;
+    let dir = folder.path().to_path_buf();
+    let counter = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let sqlite_open = move |index: bool| {
+        let path = dir.join(format!(
+            "s{}.db",
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        Box::pin(async move {
+            let store = SqliteSnapshotStore::open(&path).await?;
+            let store = if index {
+                store
+            } else {
+                store.without_search_index()
+            };
+            Ok(Arc::new(store) as Arc<dyn SnapshotStore>)
+        }) as futures::future::BoxFuture<'static, Result<Arc<dyn SnapshotStore>, Error>>
+    };
+    let nothing =
+        || Box::pin(async { Ok(()) }) as futures::future::BoxFuture<'static, Result<(), Error>>;
+    let sqlite = engine("SQLite", &sqlite_open, &nothing, companies, writes, runs).await?;
+
+    // Each PostgreSQL store on a database of its own, kept until the section ends.
+    let databases = Arc::new(std::sync::Mutex::new(Vec::<TestDatabase>::new()));
+    let kept = Arc::clone(&databases);
+    let postgres_open = move |index: bool| {
+        let kept = Arc::clone(&kept);
+        Box::pin(async move {
+            let database = TestDatabase::create()
+                .await
+                .ok_or("the search section needs PostgreSQL (`tests/ci bench` starts one)")?;
+            let store =
+                PgSnapshotStore::with_pool(pg_pool::PgPool::connect(&database.url).await?).await?;
+            let store = if index {
+                store
+            } else {
+                store.without_search_index()
+            };
+            kept.lock().map_err(|_| "a lock")?.push(database);
+            Ok(Arc::new(store) as Arc<dyn SnapshotStore>)
+        }) as futures::future::BoxFuture<'static, Result<Arc<dyn SnapshotStore>, Error>>
+    };
+    let analyzed = Arc::clone(&databases);
+    let analyze = move || {
+        let url = analyzed
+            .lock()
+            .ok()
+            .and_then(|kept| kept.last().map(|database| database.url.clone()));
+        Box::pin(async move {
+            let url = url.ok_or("no database to analyze")?;
+            pg_pool::PgPool::connect(&url)
+                .await?
+                .execute("ANALYZE", &[])
+                .await?;
+            Ok(())
+        }) as futures::future::BoxFuture<'static, Result<(), Error>>
+    };
+    let postgres = engine(
+        "PostgreSQL",
+        &postgres_open,
+        &analyze,
+        companies,
+        writes,
+        runs,
+    )
+    .await?;
+    drop(databases);
+    Ok(json!({"runs": runs, "sqlite": sqlite, "postgres": postgres}))
+}
+
+/// Section 14 of the report.
+pub(crate) fn markdown(figures: &Value) -> String {
+    let ms = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+    let (sqlite, postgres) = (&figures["sqlite"], &figures["postgres"]);
+    let mut out = format!(
+        "\n## 14. Searching stored companies\n\n{} companies generated from the captured Google and Audiense \
+         pages (every searched member varied), all answered to the searching account (its default scope); each \
+         search its first page of 20 rows through the store, {} times (milliseconds; PostgreSQL after `ANALYZE`, as \
+         autovacuum does). Target: p99 under 50 ms.\n\n\
+         | search | SQLite p50 | SQLite p99 | PostgreSQL p50 | PostgreSQL p99 | rows |\n|---|---|---|---|---|---|\n",
+        sqlite["companies"], figures["runs"]
+    );
+    for (what, _) in searches() {
+        let (s, p) = (&sqlite["searches"][what], &postgres["searches"][what]);
+        let _ = writeln!(
+            out,
+            "| {what} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
+            ms(&s["p50_ms"]),
+            ms(&s["p99_ms"]),
+            ms(&p["p50_ms"]),
+            ms(&p["p99_ms"]),
+            s["rows"]
+        );
+    }
+    let _ = write!(
+        out,
+        "\nWhat the index adds to a snapshot's write (the same new snapshots, each with its page as a live fetch \
+         keeps it, one after another, through a store that indexes and one that does not; median of three rounds; target under 10%): SQLite {:.3} ms against \
+         {:.3} ms ({:+.0}%), PostgreSQL {:.3} ms against {:.3} ms ({:+.0}%). Writing the store took {:.0} s on \
+         SQLite and {:.0} s on PostgreSQL.\n",
+        ms(&sqlite["write_ms_indexed"]),
+        ms(&sqlite["write_ms_without_index"]),
+        ms(&sqlite["write_cost_share"]) * 100.0,
+        ms(&postgres["write_ms_indexed"]),
+        ms(&postgres["write_ms_without_index"]),
+        ms(&postgres["write_cost_share"]) * 100.0,
+        ms(&sqlite["fill_seconds"]),
+        ms(&postgres["fill_seconds"]),
+    );
+    out
+}
