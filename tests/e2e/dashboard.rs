@@ -997,3 +997,92 @@ async fn an_admin_offboards_people_and_their_sessions_end() {
     );
     assert_eq!(Browser::new(&service).get(&link).await.status, 404);
 }
+
+#[tokio::test]
+async fn the_search_page_finds_the_accounts_companies_and_downloads_them_as_csv() {
+    let service = Service::with_captured_pages();
+    service.create_sign_in(
+        "ada@example.com",
+        PASSWORD,
+        &["--account", "ada", "--credits", "10"],
+    );
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let empty = browser.get("/dashboard/search").await;
+    assert_eq!(empty.status, 200, "{}", empty.body);
+    assert!(
+        empty.body.contains(r#"data-testid="search-empty""#),
+        "{}",
+        empty.body
+    );
+
+    // The account's key looks two pages up; another account's lookups stay out of its search.
+    let key = service.key("ada", "0");
+    let other = service.key("other", "10");
+    let (google, audiense) = (
+        "https://www.linkedin.com/company/google",
+        "https://www.linkedin.com/company/audiense",
+    );
+    assert_eq!(
+        service
+            .post(&key, &crate::urls(&[google, audiense]))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        service.post(&other, &crate::urls(&[google])).await.status,
+        200
+    );
+
+    let all = browser.get("/dashboard/search").await;
+    assert_eq!(all.status, 200, "{}", all.body);
+    assert!(
+        all.body.contains(r#"data-testid="search-results""#),
+        "{}",
+        all.body
+    );
+    assert!(
+        all.body.find(google) < all.body.find(audiense),
+        "most followers first"
+    );
+    let british = browser
+        .get("/dashboard/search?country=gb&sort=employees")
+        .await;
+    assert!(
+        british.body.contains(audiense) && !british.body.contains(google),
+        "{}",
+        british.body
+    );
+
+    // The API's rule, in the API's words.
+    let refused = browser.get("/dashboard/search?min_employees=many").await;
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused.body.contains("/employeeCount/min"),
+        "{}",
+        refused.body
+    );
+
+    let csv = browser.get("/dashboard/search.csv?q=google").await;
+    assert_eq!(csv.status, 200, "{}", csv.body);
+    assert_eq!(
+        csv.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/csv; charset=utf-8")
+    );
+    let mut reader = csv::Reader::from_reader(csv.body.as_bytes());
+    assert_eq!(
+        reader
+            .headers()
+            .expect("a header")
+            .iter()
+            .collect::<Vec<_>>(),
+        company_model::CompanyRow::CSV_COLUMNS
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("a row")).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(&rows[0][0], google);
+    assert_eq!(&rows[0][1], "Google");
+}

@@ -5,7 +5,7 @@ use http::Request;
 
 use crate::error::{Page, PageError};
 use crate::routes::{
-    admin, credits, invitations, jobs, keys, sign_in, try_it, usage, watches, webhooks,
+    admin, credits, invitations, jobs, keys, search, sign_in, try_it, usage, watches, webhooks,
 };
 use crate::table::{Access, Op, page};
 use crate::visitor::Visitor;
@@ -111,6 +111,8 @@ where
         Op::WebhookSecret => watches::secret(parts, visitor, request, false).await,
         Op::RotateWebhookSecret => watches::secret(parts, visitor, request, true).await,
         Op::History => watches::history(parts, visitor, query).await,
+        Op::Search => search::page(parts, visitor, query).await,
+        Op::SearchCsv => search::csv(parts, visitor, query).await,
         Op::Webhooks => webhooks::page(parts, visitor).await,
         Op::AddEndpoint => webhooks::add(parts, visitor, request).await,
         Op::EndpointDeliveries => webhooks::deliveries(parts, visitor, id).await,

@@ -77,6 +77,7 @@ pub(crate) fn layout(
         ("Usage", "/dashboard/usage"),
         ("Try it", "/dashboard/try"),
         ("Jobs", "/dashboard/jobs"),
+        ("Search", "/dashboard/search"),
         ("Watches", "/dashboard/watches"),
         ("Webhooks", "/dashboard/webhooks"),
     ];

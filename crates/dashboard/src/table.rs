@@ -34,6 +34,8 @@ pub(crate) enum Op {
     WebhookSecret,
     RotateWebhookSecret,
     History,
+    Search,
+    SearchCsv,
     Webhooks,
     AddEndpoint,
     EndpointDeliveries,
@@ -187,6 +189,16 @@ pub(crate) const PAGES: &[PageRoute] = &[
         path: "/dashboard/webhooks/{id}/delete",
         tag: Access::Session,
         methods: &[(POST, Op::DeleteEndpoint)],
+    },
+    PageRoute {
+        path: "/dashboard/search",
+        tag: Access::Session,
+        methods: &[(GET, Op::Search)],
+    },
+    PageRoute {
+        path: "/dashboard/search.csv",
+        tag: Access::Session,
+        methods: &[(GET, Op::SearchCsv)],
     },
     PageRoute {
         path: "/dashboard/history",

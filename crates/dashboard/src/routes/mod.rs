@@ -5,6 +5,7 @@ pub(crate) mod credits;
 pub(crate) mod invitations;
 pub(crate) mod jobs;
 pub(crate) mod keys;
+pub(crate) mod search;
 pub(crate) mod sign_in;
 pub(crate) mod try_it;
 pub(crate) mod usage;

@@ -1,0 +1,287 @@
+//! Search (`/dashboard/search`): the account's stored companies by words and filters, a page at a time, and all of
+//! them as CSV (`/dashboard/search.csv`). The form's fields are the search body's members; the body is checked
+//! by the API's own rule (`SearchRequest::from_json`), so the page refuses what the API refuses, in its words.
+
+use bytes::Bytes;
+use company_lookup::Caller;
+use http::{HeaderValue, StatusCode, header};
+use http_serve::Response;
+use maud::{Markup, html};
+use serde_json::{Value, json};
+
+use api_contract::{CompanyRow, SearchRequest, SearchResponse};
+
+use crate::Parts;
+use crate::error::{Page, PageError, internal};
+use crate::layout::layout;
+use crate::respond::{html, query_param};
+use crate::visitor::Visitor;
+
+/// The most rows one CSV download holds (a hundred pages of the API's largest).
+const CSV_ROWS: usize = 10_000;
+
+/// The form's fields: (query parameter, label, body member, kind).
+const FIELDS: [(&str, &str, &str, Kind); 10] = [
+    ("q", "Words", "q", Kind::Text),
+    ("industry", "Industry", "industries", Kind::List),
+    ("size", "Size band", "companySizes", Kind::List),
+    ("country", "Country (two letters)", "countries", Kind::List),
+    ("locality", "City", "localities", Kind::List),
+    ("specialty", "Specialty", "specialties", Kind::List),
+    (
+        "min_employees",
+        "Employees, at least",
+        "employeeCount.min",
+        Kind::Number,
+    ),
+    (
+        "max_employees",
+        "Employees, at most",
+        "employeeCount.max",
+        Kind::Number,
+    ),
+    (
+        "min_followers",
+        "Followers, at least",
+        "followerCount.min",
+        Kind::Number,
+    ),
+    ("sort", "Order", "sort", Kind::Sort),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Text,
+    List,
+    Number,
+    Sort,
+}
+
+/// What the form asked: each field's text as sent.
+struct Asked(Vec<(&'static str, String)>);
+
+impl Asked {
+    fn of(query: Option<&str>) -> Self {
+        Self(
+            FIELDS
+                .iter()
+                .filter_map(|(name, ..)| {
+                    query_param(query, name)
+                        .map(|value| (*name, value.trim().to_owned()))
+                        .filter(|(_, value)| !value.is_empty())
+                })
+                .collect(),
+        )
+    }
+
+    fn value(&self, name: &str) -> &str {
+        self.0
+            .iter()
+            .find(|(field, _)| *field == name)
+            .map_or("", |(_, value)| value.as_str())
+    }
+
+    /// The search body the form asks for (a number that is not one is sent as text, for the API to name).
+    fn body(&self, limit: u32, cursor: Option<&str>) -> Value {
+        let mut body = json!({ "limit": limit });
+        for (name, _, member, kind) in FIELDS {
+            let value = self.value(name);
+            if value.is_empty() {
+                continue;
+            }
+            let sent = match kind {
+                Kind::Text | Kind::Sort => json!(value),
+                Kind::List => json!([value]),
+                Kind::Number => value
+                    .parse::<u64>()
+                    .map_or_else(|_| json!(value), |n| json!(n)),
+            };
+            match member.split_once('.') {
+                Some((range, end)) => body[range][end] = sent,
+                None => body[member] = sent,
+            }
+        }
+        if let Some(cursor) = cursor {
+            body["cursor"] = json!(cursor);
+        }
+        body
+    }
+
+    /// The query string of this search (the `account` of an admin's view kept by `Visitor::link`).
+    fn query(&self) -> String {
+        serde_urlencoded::to_string(&self.0).unwrap_or_default()
+    }
+}
+
+/// The search `body` asks for, on the visitor's account; `Err` with the API's words when it refuses it.
+async fn searched(
+    parts: &Parts,
+    visitor: &Visitor,
+    body: &Value,
+) -> Result<Result<SearchResponse, String>, PageError> {
+    let request = match SearchRequest::from_json(body.to_string().as_bytes()) {
+        Ok(request) => request,
+        Err(invalid) => return Ok(Err(invalid.to_string())),
+    };
+    let caller = Caller {
+        tenant: visitor.live(),
+        key_id: None,
+    };
+    // A search fails only when the store does: the service's failure, not the person's.
+    Ok(Ok(parts
+        .lookup
+        .search(caller, &request)
+        .await
+        .map_err(internal)?))
+}
+
+/// `GET /dashboard/search`: the form, and a page of rows when it was sent.
+pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) -> Page {
+    let asked = Asked::of(query);
+    let cursor = query_param(query, "cursor");
+    let found = searched(parts, visitor, &asked.body(50, cursor.as_deref())).await?;
+    let status = if found.is_ok() {
+        StatusCode::OK
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    Ok(html(status, search_markup(visitor, &asked, &found)))
+}
+
+/// `GET /dashboard/search.csv`: every row of the search (up to [`CSV_ROWS`]), spreadsheet-safe.
+pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -> Page {
+    let asked = Asked::of(query);
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer
+        .write_record(CompanyRow::CSV_COLUMNS)
+        .map_err(internal)?;
+    let (mut cursor, mut written) = (None, 0);
+    loop {
+        let page = match searched(parts, visitor, &asked.body(100, cursor.as_deref())).await? {
+            Ok(page) => page,
+            Err(refused) => return Err(PageError::BadRequest(refused)),
+        };
+        for row in page.results.iter().take(CSV_ROWS - written) {
+            let mut cells = row.csv_cells();
+            // A page's text is someone else's: it opens as text in a spreadsheet, never as a formula.
+            bulk_jobs::output::CsvCells::SpreadsheetSafe.apply(&mut cells);
+            writer.write_record(&cells).map_err(internal)?;
+            written += 1;
+        }
+        match page.next_cursor {
+            Some(next) if written < CSV_ROWS => cursor = Some(next),
+            _ => break,
+        }
+    }
+    let body = writer.into_inner().map_err(|e| internal(e.into_error()))?;
+    let mut response = Response::new(http_serve::full(Bytes::from(body)));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/csv; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"companies.csv\""),
+    );
+    Ok(response)
+}
+
+fn search_markup(
+    visitor: &Visitor,
+    asked: &Asked,
+    found: &Result<SearchResponse, String>,
+) -> Markup {
+    let query = asked.query();
+    let with_query = |path: &str| {
+        if query.is_empty() {
+            visitor.link(path)
+        } else {
+            visitor.link(&format!("{path}?{query}"))
+        }
+    };
+    let body = html! {
+        h1 { "Search" }
+        p.hint { "The companies this account was answered (looked up, in jobs, resolved, watched), from their \
+                  stored snapshots: nothing is fetched and nothing is charged. Every field given must match; \
+                  text is compared without case or accents." }
+        form.card method="get" action=(visitor.link("/dashboard/search")) {
+            // A form sent by GET replaces its action's query: the account an admin is looking at goes along.
+            @if visitor.account.id != visitor.user.account {
+                input type="hidden" name="account" value=(visitor.account.id.0);
+            }
+            div.row {
+                @for (name, label, _, kind) in FIELDS {
+                    div {
+                        label for=(format!("search-{name}")) { (label) }
+                        @match kind {
+                            Kind::Sort => select id=(format!("search-{name}")) name=(name) {
+                                option value="" selected[asked.value(name).is_empty()] { "Best first" }
+                                @for order in ["relevance", "followers", "employees", "freshness"] {
+                                    option value=(order) selected[asked.value(name) == order] { (order) }
+                                }
+                            },
+                            _ => input id=(format!("search-{name}")) name=(name) value=(asked.value(name));
+                        }
+                    }
+                }
+            }
+            button type="submit" { "Search" }
+        }
+        @match found {
+            Err(refused) => p.notice.error role="alert" data-testid="search-refused" { (refused) },
+            Ok(page) if page.results.is_empty() => p data-testid="search-empty" { "No company matches." },
+            Ok(page) => {
+                p { a href=(with_query("/dashboard/search.csv")) data-testid="search-csv" { "Download every match as CSV" } }
+                div.table-wrap {
+                    table data-testid="search-results" {
+                        thead { tr {
+                            th { "Company" } th { "Industry" } th { "Size" } th.num { "Employees" }
+                            th.num { "Followers" } th { "Headquarters" } th { "Fetched" }
+                        } }
+                        tbody {
+                            @for row in &page.results {
+                                tr {
+                                    td { a href=(row.final_li_url) rel="noopener noreferrer" {
+                                        (row.company_name.as_deref().unwrap_or(&row.final_li_url)) } }
+                                    td { (row.industries.as_deref().unwrap_or_default()) }
+                                    td { (row.company_size.as_deref().unwrap_or_default()) }
+                                    td.num { (row.employee_count_on_li.map(|n| n.to_string()).unwrap_or_default()) }
+                                    td.num { (row.follower_count.map(|n| n.to_string()).unwrap_or_default()) }
+                                    td { (place(row)) }
+                                    td { (row.fetched_at.map(|at| at.to_string()).unwrap_or_default()) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if let Some(next) = &page.next_cursor {
+                    p { a data-testid="search-next" href=(next_link(visitor, asked, next)) { "Next page" } }
+                }
+            }
+        }
+    };
+    layout("Search", Some(visitor), "/dashboard/search", &body)
+}
+
+/// `City, Region, CC` of a row's headquarters, what it has of them.
+fn place(row: &CompanyRow) -> String {
+    let Some(hq) = &row.headquarters else {
+        return String::new();
+    };
+    [&hq.locality, &hq.region, &hq.country]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn next_link(visitor: &Visitor, asked: &Asked, cursor: &str) -> String {
+    let mut pairs: Vec<(&str, &str)> = asked.0.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    pairs.push(("cursor", cursor));
+    visitor.link(&format!(
+        "/dashboard/search?{}",
+        serde_urlencoded::to_string(&pairs).unwrap_or_default()
+    ))
+}
