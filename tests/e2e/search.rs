@@ -78,6 +78,11 @@ async fn an_account_finds_what_it_was_answered_and_nothing_another_looked_up() {
         found(&search(&service, &acme, &json!({"q": "audience"})).await),
         Vec::<&str>::new()
     );
+    // Growth needs a fetch 90 days old: one lookup today gives none, so nothing matches.
+    assert_eq!(
+        found(&search(&service, &acme, &json!({"employeeGrowth": {"min": -100}})).await),
+        Vec::<&str>::new()
+    );
     // Searching is free: no credit header, the balance unchanged.
     let reply = search(
         &service,

@@ -7,6 +7,9 @@
 //! nothing, and any `cursor` of the published pattern is a position (the rows after it).
 
 use company_model::{Range, SearchAfter, SearchQuery, SearchScope, SearchSort, search_words};
+
+// `GROWTH_DAYS` is 90; the field's description says so in words the schema can carry.
+const _: () = assert!(company_model::GROWTH_DAYS == 90);
 use serde::{Deserialize, Serialize};
 
 use crate::validation::{self, Body, NOT_BLANK};
@@ -77,6 +80,12 @@ pub struct SearchBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Range<u64>")]
     pub employee_count: Option<Range<u64>>,
+    /// Employee growth in percent (`{"min": 10}`: at least 10% more employees): the change of
+    /// `employee_count_on_li` from the page's newest fetch at least 90 days before its last one to its last one,
+    /// from the page's history; a company without a fetch that old does not match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Range<f64>")]
+    pub employee_growth: Option<Range<f64>>,
     /// Followers (`follower_count`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Range<u64>")]
@@ -99,7 +108,11 @@ pub struct SearchBody {
     #[schemars(with = "SearchSort")]
     pub sort: Option<SearchSort>,
     /// Rows per page (1 to 100; default 20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::validation::some_whole_number"
+    )]
     #[schemars(with = "u32", range(min = 1, max = MAX_SEARCH_ROWS))]
     pub limit: Option<u32>,
     /// The previous page's `next_cursor`, for the page after it (with the same filters and order).
@@ -147,7 +160,8 @@ impl SearchRequest {
     /// [`MAX_SEARCH_TEXT_LEN`] characters, not blank), list filters (`industries`, `companySizes`,
     /// `companyTypes`, `countries`, `regions`, `localities`, `specialties`: up to [`MAX_FILTER_VALUES`] strings
     /// of 1 to [`MAX_FILTER_VALUE_LEN`] characters each), `specialtiesMatch` (`any`, `all`), ranges
-    /// (`employeeCount`, `followerCount`, `founded`: `{min, max}` whole numbers; `fetchedAt`: RFC 3339 times),
+    /// (`employeeCount`, `followerCount`, `founded`: `{min, max}` whole numbers; `employeeGrowth`: percents;
+    /// `fetchedAt`: RFC 3339 times),
     /// `hasWebsite` (boolean), `sort`, `limit` (1 to [`MAX_SEARCH_ROWS`]) and `cursor` (as `next_cursor` gave
     /// it); no other member.
     ///
@@ -174,6 +188,7 @@ impl SearchRequest {
                 specialties: sent.specialties,
                 all_specialties: sent.specialties_match == Some(SpecialtiesMatch::All),
                 employee_count: sent.employee_count.unwrap_or_default(),
+                employee_growth: sent.employee_growth.unwrap_or_default(),
                 follower_count: sent.follower_count.unwrap_or_default(),
                 founded: sent.founded.unwrap_or_default(),
                 has_website: sent.has_website,
@@ -245,6 +260,19 @@ mod tests {
         assert!(!request.can_match, "no letter or digit: nothing to find");
         assert_eq!(request.query.after.map(|a| a.key), Some(12));
         assert_eq!(request.query.sort, SearchSort::Followers);
+    }
+
+    #[test]
+    fn whole_numbers_may_be_written_with_a_point_as_json_schema_allows() {
+        let body =
+            br#"{"limit": 44.0, "employeeCount": {"min": 973.0}, "founded": {"max": -37237.0},
+                        "employeeGrowth": {"max": 0.5}}"#;
+        let request = SearchRequest::from_json(body).expect("valid");
+        assert_eq!(request.query.limit, 44);
+        assert_eq!(request.query.employee_count.min, Some(973));
+        assert_eq!(request.query.founded.max, Some(-37_237));
+        assert!(SearchRequest::from_json(br#"{"limit": 4.5}"#).is_err());
+        assert!(SearchRequest::from_json(br#"{"employeeCount": {"min": -1}}"#).is_err());
     }
 
     #[test]

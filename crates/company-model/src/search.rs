@@ -14,6 +14,9 @@ use crate::CompanyRecord;
 /// words match whole words only, so that one letter cannot ask for half the index.
 pub const PREFIX_MIN_CHARS: usize = 3;
 
+/// The span employee growth is measured over ([`SearchQuery::employee_growth`]), in days.
+pub const GROWTH_DAYS: i64 = 90;
+
 /// Whose companies a search looks through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SearchScope {
@@ -53,18 +56,93 @@ pub struct SearchAfter {
 /// An inclusive range; an end left out is open. A row without the value matches only a range open at both
 /// ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default, deny_unknown_fields, bound(deserialize = "T: RangeEnd"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(rename = "Range_of_{T}"))]
 pub struct Range<T> {
     /// The least value matched (inclusive); absent for no lower bound.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "range_end"
+    )]
     #[cfg_attr(feature = "schema", schemars(with = "T"))]
     pub min: Option<T>,
     /// The greatest value matched (inclusive); absent for no upper bound.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "range_end"
+    )]
     #[cfg_attr(feature = "schema", schemars(with = "T"))]
     pub max: Option<T>,
+}
+
+/// What an end of a [`Range`] may be, read from the JSON value sent. A whole number is also read from a number
+/// written with a point (`24.0`), as JSON Schema's `integer` takes it.
+pub trait RangeEnd: Sized {
+    /// The end `value` gives, or why it gives none.
+    ///
+    /// # Errors
+    /// A sentence saying what the value is not.
+    fn from_json(value: serde_json::Value) -> Result<Self, String>;
+}
+
+/// The whole number `value` holds, if it holds one (also written `24.0`).
+fn whole(value: &serde_json::Value) -> Option<i128> {
+    let number = value.as_number()?;
+    if let Some(n) = number.as_i64() {
+        return Some(i128::from(n));
+    }
+    if let Some(n) = number.as_u64() {
+        return Some(i128::from(n));
+    }
+    let float = number.as_f64()?;
+    // Whole and within what an f64 holds exactly, so the cast is exact.
+    #[allow(clippy::cast_possible_truncation)]
+    (float.fract() == 0.0 && float.abs() <= 9_007_199_254_740_992.0).then_some(float as i128)
+}
+
+impl RangeEnd for u64 {
+    fn from_json(value: serde_json::Value) -> Result<Self, String> {
+        whole(&value)
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| format!("{value} is not a whole number from 0"))
+    }
+}
+
+impl RangeEnd for i32 {
+    fn from_json(value: serde_json::Value) -> Result<Self, String> {
+        whole(&value)
+            .and_then(|n| i32::try_from(n).ok())
+            .ok_or_else(|| format!("{value} is not a whole number a year can be"))
+    }
+}
+
+impl RangeEnd for f64 {
+    fn from_json(value: serde_json::Value) -> Result<Self, String> {
+        value
+            .as_f64()
+            .ok_or_else(|| format!("{value} is not a number"))
+    }
+}
+
+impl RangeEnd for jiff::Timestamp {
+    fn from_json(value: serde_json::Value) -> Result<Self, String> {
+        value
+            .as_str()
+            .and_then(|text| text.parse().ok())
+            .ok_or_else(|| format!("{value} is not an RFC 3339 time"))
+    }
+}
+
+fn range_end<'de, D: serde::Deserializer<'de>, T: RangeEnd>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    match Option::<serde_json::Value>::deserialize(deserializer)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(value) => T::from_json(value)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
 }
 
 impl<T> Default for Range<T> {
@@ -102,6 +180,9 @@ pub struct SearchQuery {
     pub all_specialties: bool,
     /// `employee_count_on_li`.
     pub employee_count: Range<u64>,
+    /// The change of `employee_count_on_li`, in percent, from the page's newest fetch at least [`GROWTH_DAYS`]
+    /// before its last one (its history) to its last one; a page without a fetch that old has none.
+    pub employee_growth: Range<f64>,
     /// `follower_count`.
     pub follower_count: Range<u64>,
     /// `founded`.
@@ -134,6 +215,7 @@ impl SearchQuery {
             specialties: Vec::new(),
             all_specialties: false,
             employee_count: Range::default(),
+            employee_growth: Range::default(),
             follower_count: Range::default(),
             founded: Range::default(),
             has_website: None,

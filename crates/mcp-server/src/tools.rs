@@ -116,7 +116,8 @@ pub static TOOLS: [ToolSpec; 8] = [
                  without fetching: filters on industry (`industries`, the network's labels such as \
                  \"Software Development\"), size band, type, headquarters `countries` (two-letter codes), \
                  `regions`, `localities`, `specialties`, `employeeCount` and `followerCount` ranges \
-                 ({{\"min\": 1000}}), `founded`, `hasWebsite`, `fetchedAt`; and words `q` found in the name, \
+                 ({{\"min\": 1000}}), `employeeGrowth` (percent over 90 days, from the history), `founded`, \
+                 `hasWebsite`, `fetchedAt`; and words `q` found in the name, \
                  slogan, description or specialties. Sort by `relevance`, `followers`, `employees` or \
                  `freshness`; up to {MAX_SEARCH_ROWS} compact rows a page, `next_cursor` for the next (send it \
                  as `cursor`). Free; a row's whole record is `get_companies` of its `final_li_url` with \

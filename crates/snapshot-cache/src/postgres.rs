@@ -34,20 +34,29 @@ fn index_statement(url: usize, first: usize) -> String {
     format!(
         "INSERT INTO company_search (url, row, industry, company_size, company_type, country, region, locality,
                                      specialties, employee_count, follower_count, founded, has_website,
-                                     fetched_at_ms, document)
+                                     fetched_at_ms, document, employee_growth)
          VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
                  setweight(to_tsvector('simple', {}), 'A') || setweight(to_tsvector('simple', {}), 'B')
-                 || setweight(to_tsvector('simple', {}), 'C') || setweight(to_tsvector('simple', {}), 'B'))
+                 || setweight(to_tsvector('simple', {}), 'C') || setweight(to_tsvector('simple', {}), 'B'),
+                 (SELECT ({employees} - h.employee_count_on_li) * 100.0 / h.employee_count_on_li
+                  FROM history_points h
+                  WHERE h.url = {url} AND h.employee_count_on_li > 0
+                    AND h.fetched_at <= to_timestamp(({fetched} - {span}) / 1000.0)
+                  ORDER BY h.fetched_at DESC LIMIT 1))
          ON CONFLICT (url) DO UPDATE SET row = excluded.row, industry = excluded.industry,
              company_size = excluded.company_size, company_type = excluded.company_type,
              country = excluded.country, region = excluded.region, locality = excluded.locality,
              specialties = excluded.specialties, employee_count = excluded.employee_count,
              follower_count = excluded.follower_count, founded = excluded.founded,
              has_website = excluded.has_website, fetched_at_ms = excluded.fetched_at_ms,
-             document = excluded.document
+             document = excluded.document, employee_growth = excluded.employee_growth
          WHERE excluded.fetched_at_ms >= company_search.fetched_at_ms",
         p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15],
-        p[16], p[17]
+        p[16], p[17],
+        employees = p[9],
+        url = p[0],
+        fetched = p[13],
+        span = search::GROWTH_SPAN_MS
     )
 }
 
@@ -462,6 +471,7 @@ impl SnapshotStore for PgSnapshotStore {
                 Param::Int(n) => {
                     Box::new(n) as Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>
                 }
+                Param::Float(x) => Box::new(x),
                 Param::Text(text) => Box::new(text),
             })
             .collect();

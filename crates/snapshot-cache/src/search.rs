@@ -90,10 +90,14 @@ impl IndexEntry {
     }
 }
 
+/// [`company_model::GROWTH_DAYS`] in milliseconds: how far back a snapshot's employee growth is measured from.
+pub(crate) const GROWTH_SPAN_MS: i64 = company_model::GROWTH_DAYS * 86_400_000;
+
 /// A value bound to the search statement.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Param {
     Int(i64),
+    Float(f64),
     Text(String),
 }
 
@@ -146,6 +150,16 @@ pub(crate) fn large_tenant_count(engine: Engine) -> String {
     )
 }
 
+/// `column` (text) written so that neither engine searches by an index of it (numbers get `+ 0` for the same
+/// reason): a filter is checked on the rows the order's index gives, a walk that stops once the page is full.
+/// Starting from a filter instead reads and sorts every row it matches (a fifth of the store for one industry),
+/// which made the common searches slow (docs/benchmarks.md, section 14); what this costs is a rare value, whose
+/// rows the walk reaches late: at worst one pass over the order's index. So the store keeps no index of a
+/// filter's column.
+fn unindexed(column: &str) -> String {
+    format!("({column} || '')")
+}
+
 /// The search statement and its parameters. It selects `row` and the sort key `k` (then the URL), one row more
 /// than the limit so the caller knows whether another page follows. `large_tenant`: whether the tenant of a
 /// tenant's scope has [`LARGE_TENANT`] pages or more ([`large_tenant_count`] tells), which decides the side
@@ -162,11 +176,16 @@ pub(crate) fn statement(
     };
     let mut joins: Vec<String> = Vec::new();
     let mut conditions: Vec<String> = Vec::new();
+    let relevance = query.sort == SearchSort::Relevance && !query.words.is_empty();
     if let SearchScope::Tenant(tenant) = query.scope {
         let tenant = bind(Param::Int(tenant));
-        if large_tenant {
+        // Relevance is no index's order: every match is scored and sorted whatever the plan, so the tenant's
+        // pages are joined, which both engines do at once, rather than looked up one row at a time.
+        if large_tenant && !relevance {
+            // A scalar subquery, not EXISTS: PostgreSQL turns EXISTS into a join of all the tenant's pages,
+            // where this is checked row by row as the order's index is walked, until the page is full.
             conditions.push(format!(
-                "EXISTS (SELECT 1 FROM tenant_pages t WHERE t.tenant = {tenant} AND t.url = s.url)"
+                "(SELECT 1 FROM tenant_pages t WHERE t.tenant = {tenant} AND t.url = s.url) IS NOT NULL"
             ));
         } else {
             joins.push(format!(
@@ -174,7 +193,6 @@ pub(crate) fn statement(
             ));
         }
     }
-    let relevance = query.sort == SearchSort::Relevance && !query.words.is_empty();
     // The relevance key: higher is better, in millionths, so that it pages by key as the counts do.
     let mut rank = None;
     if !query.words.is_empty() {
@@ -204,7 +222,11 @@ pub(crate) fn statement(
             .iter()
             .map(|v| bind(Param::Text(fold_label(v))))
             .collect();
-        conditions.push(format!("s.{column} IN ({})", list.join(", ")));
+        conditions.push(format!(
+            "{} IN ({})",
+            unindexed(&format!("s.{column}")),
+            list.join(", ")
+        ));
     };
     any_of("industry", &query.industries);
     any_of("company_size", &query.company_sizes);
@@ -231,10 +253,10 @@ pub(crate) fn statement(
     }
     let mut range = |column: &str, min: Option<i64>, max: Option<i64>| {
         if let Some(min) = min {
-            conditions.push(format!("s.{column} >= {}", bind(Param::Int(min))));
+            conditions.push(format!("s.{column} + 0 >= {}", bind(Param::Int(min))));
         }
         if let Some(max) = max {
-            conditions.push(format!("s.{column} <= {}", bind(Param::Int(max))));
+            conditions.push(format!("s.{column} + 0 <= {}", bind(Param::Int(max))));
         }
     };
     let count = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
@@ -258,6 +280,17 @@ pub(crate) fn statement(
         query.fetched_at.min.map(jiff::Timestamp::as_millisecond),
         query.fetched_at.max.map(jiff::Timestamp::as_millisecond),
     );
+    for (bound, operator) in [
+        (query.employee_growth.min, ">="),
+        (query.employee_growth.max, "<="),
+    ] {
+        if let Some(bound) = bound {
+            conditions.push(format!(
+                "s.employee_growth {operator} {}",
+                bind(Param::Float(bound))
+            ));
+        }
+    }
     if let Some(has_website) = query.has_website {
         let value = match engine {
             Engine::Sqlite => i64::from(has_website).to_string(),

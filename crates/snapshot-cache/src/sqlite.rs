@@ -48,12 +48,16 @@ fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusql
         .prepare_cached(
             "INSERT INTO company_search (url, row, industry, company_size, company_type, country, region, locality,
                                          specialties, employee_count, follower_count, founded, has_website,
-                                         fetched_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                                         fetched_at_ms, employee_growth)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+                     (SELECT (?10 - h.employee_count_on_li) * 100.0 / h.employee_count_on_li FROM history_points h
+                      WHERE h.url = ?1 AND h.fetched_at_ms <= ?14 - ?15 AND h.employee_count_on_li > 0
+                      ORDER BY h.fetched_at_ms DESC LIMIT 1))
              ON CONFLICT (url) DO UPDATE SET row = excluded.row, industry = excluded.industry,
                  company_size = excluded.company_size, company_type = excluded.company_type,
                  country = excluded.country, region = excluded.region, locality = excluded.locality,
                  specialties = excluded.specialties, employee_count = excluded.employee_count,
+                 employee_growth = excluded.employee_growth,
                  follower_count = excluded.follower_count, founded = excluded.founded,
                  has_website = excluded.has_website, fetched_at_ms = excluded.fetched_at_ms
              WHERE excluded.fetched_at_ms >= company_search.fetched_at_ms
@@ -74,7 +78,8 @@ fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusql
                 entry.follower_count,
                 entry.founded,
                 entry.has_website,
-                entry.fetched_at_ms
+                entry.fetched_at_ms,
+                search::GROWTH_SPAN_MS
             ],
             |row| row.get(0),
         )
@@ -511,6 +516,7 @@ impl SnapshotStore for SqliteSnapshotStore {
                     .into_iter()
                     .map(|param| match param {
                         Param::Int(n) => rusqlite::types::Value::Integer(n),
+                        Param::Float(x) => rusqlite::types::Value::Real(x),
                         Param::Text(text) => rusqlite::types::Value::Text(text),
                     })
                     .collect();

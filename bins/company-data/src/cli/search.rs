@@ -49,6 +49,12 @@ pub(crate) struct SearchArgs {
     /// Employees on the network, at most.
     #[arg(long)]
     max_employees: Option<u64>,
+    /// Employee growth over 90 days, in percent, at least (from the pages' history).
+    #[arg(long, allow_negative_numbers = true)]
+    min_employee_growth: Option<f64>,
+    /// Employee growth over 90 days, in percent, at most.
+    #[arg(long, allow_negative_numbers = true)]
+    max_employee_growth: Option<f64>,
     /// Followers, at least.
     #[arg(long)]
     min_followers: Option<u64>,
@@ -114,6 +120,8 @@ impl SearchArgs {
             "specialties": self.specialties,
             "specialtiesMatch": self.all_specialties.then_some("all"),
             "employeeCount": range(self.min_employees, self.max_employees),
+            "employeeGrowth": (self.min_employee_growth.is_some() || self.max_employee_growth.is_some())
+                .then(|| json!({"min": self.min_employee_growth, "max": self.max_employee_growth})),
             "followerCount": range(self.min_followers, self.max_followers),
             "founded": (self.founded_from.is_some() || self.founded_to.is_some())
                 .then(|| json!({"min": self.founded_from, "max": self.founded_to})),

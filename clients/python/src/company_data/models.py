@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 from typing_extensions import NotRequired, TypedDict
 
-__all__ = ['Account', 'AccountEvent', 'AccountEventList', 'AccountEventType', 'AccountUpdate', 'Address', 'Candidate', 'CompanyHistory', 'CompanyRecord', 'CompanyRequest', 'CompanyResponse', 'CompanyResult', 'CompanyRow', 'CreatedWatches', 'DeliveryInfo', 'DeliveryState', 'Employee', 'EndpointStatus', 'Error', 'Evidence', 'FieldChange', 'FundingInfo', 'FundingRound', 'HistoryPoint', 'Include', 'Job', 'JobCallback', 'JobList', 'JobRequest', 'JobStatus', 'Location', 'MonthUsage', 'PageCard', 'PartProvenance', 'PostAuthor', 'Problem', 'Product', 'Provenance', 'Range_of_Timestamp', 'Range_of_int32', 'Range_of_uint64', 'RecordSource', 'Resolution', 'ResolveMethod', 'ResolveQuery', 'ResolveRequest', 'ResolveResponse', 'RowPlace', 'SearchRequest', 'SearchResponse', 'SearchScopeName', 'SearchSort', 'SpecialtiesMatch', 'UnresolvedCode', 'UnresolvedQuery', 'UnresolvedReason', 'UnresolvedUrl', 'Update', 'Watch', 'WatchList', 'WatchRequest', 'WatchStatus', 'WebhookDelivery', 'WebhookDeliveryList', 'WebhookEndpoint', 'WebhookEndpointList', 'WebhookEndpointRequest', 'WebhookEvent', 'WebhookEventType', 'WebhookPing']
+__all__ = ['Account', 'AccountEvent', 'AccountEventList', 'AccountEventType', 'AccountUpdate', 'Address', 'Candidate', 'CompanyHistory', 'CompanyRecord', 'CompanyRequest', 'CompanyResponse', 'CompanyResult', 'CompanyRow', 'CreatedWatches', 'DeliveryInfo', 'DeliveryState', 'Employee', 'EndpointStatus', 'Error', 'Evidence', 'FieldChange', 'FundingInfo', 'FundingRound', 'HistoryPoint', 'Include', 'Job', 'JobCallback', 'JobList', 'JobRequest', 'JobStatus', 'Location', 'MonthUsage', 'PageCard', 'PartProvenance', 'PostAuthor', 'Problem', 'Product', 'Provenance', 'Range_of_Timestamp', 'Range_of_double', 'Range_of_int32', 'Range_of_uint64', 'RecordSource', 'Resolution', 'ResolveMethod', 'ResolveQuery', 'ResolveRequest', 'ResolveResponse', 'RowPlace', 'SearchRequest', 'SearchResponse', 'SearchScopeName', 'SearchSort', 'SpecialtiesMatch', 'UnresolvedCode', 'UnresolvedQuery', 'UnresolvedReason', 'UnresolvedUrl', 'Update', 'Watch', 'WatchList', 'WatchRequest', 'WatchStatus', 'WebhookDelivery', 'WebhookDeliveryList', 'WebhookEndpoint', 'WebhookEndpointList', 'WebhookEndpointRequest', 'WebhookEvent', 'WebhookEventType', 'WebhookPing']
 
 #: Most URLs one synchronous request carries (`CompanyRequest.liUrls.maxItems`).
 MAX_URLS = 200
@@ -888,6 +888,18 @@ class Range_of_Timestamp(TypedDict):
     """
 
 
+class Range_of_double(TypedDict):
+    """An inclusive range; an end left out is open. A row without the value matches only a range open at both
+    ends.
+    """
+    max: NotRequired[float]
+    """The greatest value matched (inclusive); absent for no upper bound.
+    """
+    min: NotRequired[float]
+    """The least value matched (inclusive); absent for no lower bound.
+    """
+
+
 class Range_of_int32(TypedDict):
     """An inclusive range; an end left out is open. A row without the value matches only a range open at both
     ends.
@@ -1041,6 +1053,11 @@ class SearchRequest(TypedDict):
     """
     employeeCount: NotRequired[Range_of_uint64]
     """Employees on the network (`employee_count_on_li`), inclusive.
+    """
+    employeeGrowth: NotRequired[Range_of_double]
+    """Employee growth in percent (`{"min": 10}`: at least 10% more employees): the change of
+    `employee_count_on_li` from the page's newest fetch at least 90 days before its last one to its last one,
+    from the page's history; a company without a fetch that old does not match.
     """
     fetchedAt: NotRequired[Range_of_Timestamp]
     """When the page was last fetched (`fetched_at`, RFC 3339), inclusive.

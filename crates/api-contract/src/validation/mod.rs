@@ -381,6 +381,13 @@ pub(crate) fn whole_number<'de, D: serde::Deserializer<'de>>(
     }
 }
 
+/// [`whole_number`] for a member that may be left out (with `#[serde(default)]`).
+pub(crate) fn some_whole_number<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
+    whole_number(deserializer).map(Some)
+}
+
 /// Every string `value` holds where `schema` marks it, with its pointer, in the body's order.
 fn marked_strings<'v>(
     schema: &Value,

@@ -21,7 +21,7 @@ use crate::visitor::Visitor;
 const CSV_ROWS: usize = 10_000;
 
 /// The form's fields: (query parameter, label, body member, kind).
-const FIELDS: [(&str, &str, &str, Kind); 10] = [
+const FIELDS: [(&str, &str, &str, Kind); 11] = [
     ("q", "Words", "q", Kind::Text),
     ("industry", "Industry", "industries", Kind::List),
     ("size", "Size band", "companySizes", Kind::List),
@@ -41,6 +41,12 @@ const FIELDS: [(&str, &str, &str, Kind); 10] = [
         Kind::Number,
     ),
     (
+        "min_growth",
+        "Employee growth in 90 days, %, at least",
+        "employeeGrowth.min",
+        Kind::Percent,
+    ),
+    (
         "min_followers",
         "Followers, at least",
         "followerCount.min",
@@ -54,6 +60,7 @@ enum Kind {
     Text,
     List,
     Number,
+    Percent,
     Sort,
 }
 
@@ -94,6 +101,10 @@ impl Asked {
                 Kind::List => json!([value]),
                 Kind::Number => value
                     .parse::<u64>()
+                    .map_or_else(|_| json!(value), |n| json!(n)),
+                Kind::Percent => value
+                    .trim_end_matches('%')
+                    .parse::<f64>()
                     .map_or_else(|_| json!(value), |n| json!(n)),
             };
             match member.split_once('.') {

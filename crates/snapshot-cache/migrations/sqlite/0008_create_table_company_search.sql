@@ -11,17 +11,19 @@ CREATE TABLE company_search (
     locality TEXT,
     specialties TEXT NOT NULL,      -- each specialty folded, between newlines: "\nai\ncloud\n"
     employee_count INTEGER,
+    -- percent change of employee_count since the newest fetch at least company_model::GROWTH_DAYS before this
+    -- one (history_points), NULL without one
+    employee_growth REAL,
     follower_count INTEGER,
     founded INTEGER,
     has_website INTEGER NOT NULL,
     fetched_at_ms INTEGER NOT NULL
 );
--- The sort orders, each with the URL that breaks its ties, and the filters most searches start from.
+-- The sort orders, each with the URL that breaks its ties: a search walks one of them and checks its filters on
+-- the rows it meets (search.rs, `unindexed`), so no filter's column has an index.
 CREATE INDEX company_search_followers ON company_search (coalesce(follower_count, -1) DESC, url);
 CREATE INDEX company_search_employees ON company_search (coalesce(employee_count, -1) DESC, url);
 CREATE INDEX company_search_fetched ON company_search (fetched_at_ms DESC, url);
-CREATE INDEX company_search_industry ON company_search (industry);
-CREATE INDEX company_search_country ON company_search (country, locality);
 -- The full text, as company_model::search_words joined by spaces; contentless (company_search keeps the rows).
 -- Positions are kept (detail = full): BM25 reads them, and scores every match 0 without.
 CREATE VIRTUAL TABLE company_text USING fts5(

@@ -14,7 +14,7 @@ use page_url::{NetworkDomain, PageUrl};
 use snapshot_cache::{Snapshot, SnapshotStore};
 use test_support::Engine;
 
-use crate::open_store;
+use crate::{open_store, url};
 
 /// Tenants' keys as the stores keep them.
 const A: i64 = 1;
@@ -657,7 +657,71 @@ async fn a_store_written_before_search_is_indexed_when_opened(engine: &Engine) {
     .await;
 }
 
+async fn employee_growth_is_measured_from_the_fetch_90_days_before(engine: &Engine) {
+    let store = open_store(engine).await;
+    let now = Timestamp::now()
+        .round(jiff::Unit::Millisecond)
+        .expect("rounds");
+    let days = |n: i64| now - SignedDuration::from_hours(24 * n);
+    // (slug, employees at each fetch, oldest first, with how many days ago)
+    let pages: [(&str, &[(i64, Option<u64>)]); 5] = [
+        (
+            "growing",
+            &[
+                (200, Some(80)),
+                (100, Some(100)),
+                (30, Some(500)),
+                (0, Some(150)),
+            ],
+        ),
+        ("shrinking", &[(95, Some(200)), (0, Some(180))]),
+        ("new", &[(60, Some(10)), (0, Some(500))]),
+        ("uncounted-then", &[(120, None), (0, Some(40))]),
+        ("uncounted-now", &[(120, Some(40)), (0, None)]),
+    ];
+    for (slug, fetches) in pages {
+        let page = url(&format!("https://www.linkedin.com/company/{slug}"));
+        for (ago, employees) in fetches {
+            let mut record = crate::record(slug);
+            record.employee_count_on_li = *employees;
+            let snapshot = Snapshot {
+                url: page.clone(),
+                record: RecordJson::from_record(&record),
+                fetched_at: days(*ago),
+            };
+            store.put(&snapshot, &[], None).await.expect("stored");
+        }
+    }
+    let grown = |min: Option<f64>, max: Option<f64>| {
+        let store = Arc::clone(&store);
+        async move {
+            let query = query(SearchScope::Everything, |q| {
+                q.employee_growth = Range { min, max };
+            });
+            let mut names: Vec<String> = every_row(store.as_ref(), &query)
+                .await
+                .into_iter()
+                .filter_map(|row| row.company_name)
+                .collect();
+            names.sort();
+            names
+        }
+    };
+    // Growing: 100 (the newest fetch at least 90 days before) to 150 is +50%; the fetch 30 days ago is too
+    // recent to count. Shrinking: 200 to 180 is -10%. The others have no fetch that old with a count.
+    assert_eq!(grown(Some(20.0), None).await, ["growing"]);
+    assert_eq!(grown(None, Some(0.0)).await, ["shrinking"]);
+    assert_eq!(
+        grown(Some(-10.0), Some(50.0)).await,
+        ["growing", "shrinking"]
+    );
+    assert_eq!(grown(Some(50.5), None).await, Vec::<String>::new());
+    // Without a growth filter every page is found, growth or not.
+    assert_eq!(grown(None, None).await.len(), 5);
+}
+
 test_support::engine_tests! {
+    employee_growth_is_measured_from_the_fetch_90_days_before,
     every_filter_matches_a_scan_of_the_records,
     a_tenant_finds_only_what_it_was_answered,
     relevance_puts_the_name_first_and_pages_by_score,
