@@ -179,9 +179,11 @@ pub(crate) fn statement(
     let relevance = query.sort == SearchSort::Relevance && !query.words.is_empty();
     if let SearchScope::Tenant(tenant) = query.scope {
         let tenant = bind(Param::Int(tenant));
-        // Relevance is no index's order: every match is scored and sorted whatever the plan, so the tenant's
-        // pages are joined, which both engines do at once, rather than looked up one row at a time.
-        if large_tenant && !relevance {
+        // With words, the matches come from the words' index (FTS5, GIN), not in the order's: they are all
+        // found and sorted whatever the plan (relevance scores every one), so the tenant's pages are joined,
+        // which both engines do at once, rather than looked up one row at a time (PostgreSQL would otherwise
+        // walk the order's index testing each row's words: seconds, where the join takes milliseconds).
+        if large_tenant && query.words.is_empty() {
             // A scalar subquery, not EXISTS: PostgreSQL turns EXISTS into a join of all the tenant's pages,
             // where this is checked row by row as the order's index is walked, until the page is full.
             conditions.push(format!(

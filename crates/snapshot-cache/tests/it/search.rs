@@ -657,14 +657,16 @@ async fn a_store_written_before_search_is_indexed_when_opened(engine: &Engine) {
     .await;
 }
 
+/// A page's fetches, oldest first: how many days ago, and the employees it showed.
+type Fetches<'a> = &'a [(i64, Option<u64>)];
+
 async fn employee_growth_is_measured_from_the_fetch_90_days_before(engine: &Engine) {
     let store = open_store(engine).await;
     let now = Timestamp::now()
         .round(jiff::Unit::Millisecond)
         .expect("rounds");
     let days = |n: i64| now - SignedDuration::from_hours(24 * n);
-    // (slug, employees at each fetch, oldest first, with how many days ago)
-    let pages: [(&str, &[(i64, Option<u64>)]); 5] = [
+    let pages: [(&str, Fetches); 5] = [
         (
             "growing",
             &[

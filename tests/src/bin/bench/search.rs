@@ -247,7 +247,7 @@ async fn engine(
 /// Section 14's figures.
 pub(crate) async fn search(plan: Plan, _release: &Path) -> Result<Value, Error> {
     let count = if plan.quick { 5_000 } else { 100_000 };
-    let runs = if plan.quick { 10 } else { 100 };
+    let runs = if plan.quick { 10 } else { 30 };
     let now = jiff::Timestamp::now();
     let all = generated(&bases()?, count + 3_000, now);
     let (companies, writes) = all.split_at(count);
