@@ -33,6 +33,7 @@ mod answer;
 mod history;
 mod holds;
 mod live;
+mod noted;
 mod outcome;
 mod parts;
 mod reparse;

@@ -31,7 +31,7 @@ pub struct LookupService {
     pub(crate) live_cap: Option<Cap>,
     pub(crate) links: Option<LinkResolver>,
     /// The pages noted lately as answered to each tenant ([`LookupService::note_answered`]).
-    pub(crate) noted: crate::search::NotedPages,
+    pub(crate) noted: crate::noted::NotedPages,
     test_mode: TestMode,
 }
 
@@ -61,7 +61,7 @@ impl LookupService {
             settings,
             live_cap: live_cap(settings, Arc::new(MemoryLimits::new())),
             links: None,
-            noted: crate::search::NotedPages::default(),
+            noted: crate::noted::NotedPages::default(),
             test_mode: TestMode::Off,
         }
     }
