@@ -126,6 +126,19 @@ pub fn is_postgres_url(text: &str) -> bool {
     text.starts_with("postgres://") || text.starts_with("postgresql://")
 }
 
+/// The options each session starts with: the URL's own `options`, then `jit=off` unless they set `jit`.
+///
+/// Every statement of the service is short. PostgreSQL compiles a statement with LLVM when the planner expects
+/// it to be costly (`jit_above_cost`), and a search over a large store is planned that way: compiling took 100
+/// to 300 ms where the statement ran in under 50 (docs/benchmarks.md, section 14), and nothing repays it.
+fn session_options(from_url: Option<&str>) -> String {
+    match from_url {
+        Some(options) if options.contains("jit") => options.to_owned(),
+        Some(options) => format!("{options} -c jit=off"),
+        None => "-c jit=off".to_owned(),
+    }
+}
+
 impl PgPool {
     /// Opens a pool on the database `url` names and checks that one connection can be had.
     ///
@@ -136,8 +149,10 @@ impl PgPool {
         if !is_postgres_url(url) {
             return Err(PgError::Url(redacted(url)));
         }
-        let config: tokio_postgres::Config =
+        let mut config: tokio_postgres::Config =
             url.parse().map_err(|_| PgError::Url(redacted(url)))?;
+        let options = session_options(config.get_options());
+        config.options(&options);
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };

@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0005_create_index_snapshots_unkeyed.sql"),
     include_str!("../migrations/postgres/0006_alter_table_history_points.sql"),
     include_str!("../migrations/postgres/0007_create_table_company_search.sql"),
+    include_str!("../migrations/postgres/0008_alter_table_tenant_pages.sql"),
 ];
 
 /// The statement that writes a snapshot's search row (unless the row there is of a later fetch): the URL is

@@ -184,8 +184,9 @@ pub(crate) fn statement(
         // which both engines do at once, rather than looked up one row at a time (PostgreSQL would otherwise
         // walk the order's index testing each row's words: seconds, where the join takes milliseconds).
         if large_tenant && query.words.is_empty() {
-            // A scalar subquery, not EXISTS: PostgreSQL turns EXISTS into a join of all the tenant's pages,
-            // where this is checked row by row as the order's index is walked, until the page is full.
+            // A scalar subquery, not EXISTS, which a planner may turn into a join of all the tenant's pages:
+            // this is checked row by row (one probe of tenant_pages' key) as the order's index is walked,
+            // until the page is full.
             conditions.push(format!(
                 "(SELECT 1 FROM tenant_pages t WHERE t.tenant = {tenant} AND t.url = s.url) IS NOT NULL"
             ));

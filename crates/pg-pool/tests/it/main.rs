@@ -87,3 +87,30 @@ async fn an_unreachable_server_is_unavailable() {
     let boxed = pg_pool::boxed_error(refused);
     assert!(store_base::is_unavailable(boxed.as_ref()), "{boxed}");
 }
+
+#[tokio::test]
+async fn sessions_run_without_jit_unless_the_url_asks_for_it() {
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
+    let jit = |url: String| async move {
+        let pool = PgPool::connect(&url).await.expect("connects");
+        let client = pool.client().await.expect("a connection");
+        let row = client.query_one("SHOW jit", &[]).await.expect("shown");
+        row.get::<_, String>(0)
+    };
+    assert_eq!(jit(database.url.clone()).await, "off");
+    let separator = if database.url.contains('?') { '&' } else { '?' };
+    assert_eq!(
+        jit(format!("{}{separator}options=-c%20jit%3Don", database.url)).await,
+        "on"
+    );
+    assert_eq!(
+        jit(format!(
+            "{}{separator}options=-c%20work_mem%3D8MB",
+            database.url
+        ))
+        .await,
+        "off"
+    );
+}
