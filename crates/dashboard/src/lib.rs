@@ -83,6 +83,8 @@ pub(crate) struct Parts {
     pub(crate) webhooks: Option<Arc<account_webhooks::Webhooks>>,
     /// The resolver Try it sends domains and names to; without it Try it takes page URLs only.
     pub(crate) resolver: Option<Arc<company_resolve::Resolver>>,
+    /// The accounts whose search CSV is being written (one at a time each).
+    pub(crate) downloads: Arc<routes::search::Downloads>,
 }
 
 impl Parts {
@@ -113,6 +115,7 @@ impl Dashboard {
             watches: None,
             webhooks: None,
             resolver: None,
+            downloads: Arc::default(),
         }))
     }
 

@@ -159,8 +159,58 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) 
     Ok(html(status, search_markup(visitor, &asked, &found)))
 }
 
-/// `GET /dashboard/search.csv`: every row of the search (up to [`CSV_ROWS`]), spreadsheet-safe.
+/// The accounts whose search CSV this server is writing. A download runs up to a hundred searches, so an
+/// account has one at a time: a person (or a script with their session) cannot run many at once beside the
+/// other accounts' searches.
+#[derive(Debug, Default)]
+pub(crate) struct Downloads(std::sync::Mutex<std::collections::HashSet<i64>>);
+
+/// An account's running download; dropping it ends it.
+struct Running<'a> {
+    of: &'a Downloads,
+    account: i64,
+}
+
+impl Downloads {
+    /// Starts `account`'s download; `None` while it has one running.
+    fn start(&self, account: i64) -> Option<Running<'_>> {
+        let mut running = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Made only when inserted: a `Running` made and dropped here would end the download that runs.
+        if running.insert(account) {
+            Some(Running { of: self, account })
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut running = self
+            .of
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        running.remove(&self.account);
+    }
+}
+
+/// How long a person is asked to wait before downloading again while a download of theirs runs.
+const DOWNLOAD_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `GET /dashboard/search.csv`: every row of the search (up to [`CSV_ROWS`]), spreadsheet-safe; one download
+/// at a time per account (429 while another runs).
 pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -> Page {
+    let Some(_running) = parts.downloads.start(visitor.live().key()) else {
+        return Err(PageError::TooMany {
+            message: "A CSV of this account's search is being written already. Download again when it is done."
+                .to_owned(),
+            retry_after: DOWNLOAD_RETRY,
+        });
+    };
     let asked = Asked::of(query);
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer
@@ -295,4 +345,20 @@ fn next_link(visitor: &Visitor, asked: &Asked, cursor: &str) -> String {
         "/dashboard/search?{}",
         serde_urlencoded::to_string(&pairs).unwrap_or_default()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Downloads;
+
+    #[test]
+    fn an_account_has_one_download_at_a_time_and_others_are_not_held_up() {
+        let downloads = Downloads::default();
+        let first = downloads.start(1).expect("none running");
+        assert!(downloads.start(1).is_none(), "one at a time");
+        let other = downloads.start(2).expect("another account's own");
+        drop(first);
+        assert!(downloads.start(1).is_some(), "free again once it ended");
+        drop(other);
+    }
 }
