@@ -78,6 +78,26 @@ async fn an_account_finds_what_it_was_answered_and_nothing_another_looked_up() {
         found(&search(&service, &acme, &json!({"q": "audience"})).await),
         Vec::<&str>::new()
     );
+    // `fields` keeps the members named, and the page's URL.
+    let trimmed = search(
+        &service,
+        &acme,
+        &json!({"q": "goog", "fields": ["company_name", "follower_count"]}),
+    )
+    .await;
+    let row = &trimmed.json["results"][0];
+    let mut members: Vec<&str> = row
+        .as_object()
+        .expect("a row")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    members.sort_unstable();
+    assert_eq!(
+        members,
+        ["company_name", "final_li_url", "follower_count"],
+        "{row}"
+    );
     // Growth needs a fetch 90 days old: one lookup today gives none, so nothing matches.
     assert_eq!(
         found(&search(&service, &acme, &json!({"employeeGrowth": {"min": -100}})).await),

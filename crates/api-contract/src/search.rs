@@ -115,10 +115,24 @@ pub struct SearchBody {
     )]
     #[schemars(with = "u32", range(min = 1, max = MAX_SEARCH_ROWS))]
     pub limit: Option<u32>,
+    /// The row members each result keeps (`final_li_url` always), as `fields` selects a record's elsewhere;
+    /// every member without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "row_fields_schema")]
+    pub fields: Option<Vec<String>>,
     /// The previous page's `next_cursor`, for the page after it (with the same filters and order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(min = 3, max = MAX_CURSOR_LEN), pattern(CURSOR_PATTERN))]
     pub cursor: Option<String>,
+}
+
+/// `fields`' schema on a search: an array of the row's member names (the names come from the row type).
+fn row_fields_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "maxItems": crate::MAX_FIELD_NAMES,
+        "items": {"type": "string", "enum": company_model::CompanyRow::members()},
+    })
 }
 
 /// Whether a company must list any or all of a search's `specialties`.
@@ -142,6 +156,8 @@ pub struct SearchRequest {
     pub query: SearchQuery,
     /// `false` when `q` holds no letter or digit: such a search finds nothing, and is not run.
     pub can_match: bool,
+    /// `fields`: the row members each result keeps; `None` for whole rows.
+    pub fields: Option<Vec<&'static str>>,
 }
 
 impl Body for SearchBody {
@@ -162,8 +178,8 @@ impl SearchRequest {
     /// of 1 to [`MAX_FILTER_VALUE_LEN`] characters each), `specialtiesMatch` (`any`, `all`), ranges
     /// (`employeeCount`, `followerCount`, `founded`: `{min, max}` whole numbers; `employeeGrowth`: percents;
     /// `fetchedAt`: RFC 3339 times),
-    /// `hasWebsite` (boolean), `sort`, `limit` (1 to [`MAX_SEARCH_ROWS`]) and `cursor` (as `next_cursor` gave
-    /// it); no other member.
+    /// `hasWebsite` (boolean), `sort`, `limit` (1 to [`MAX_SEARCH_ROWS`]), `fields` (the row's member names)
+    /// and `cursor` (as `next_cursor` gave it); no other member.
     ///
     /// # Errors
     /// [`InvalidRequest`] naming every problem found.
@@ -199,7 +215,24 @@ impl SearchRequest {
                 limit: sent.limit.unwrap_or(DEFAULT_SEARCH_ROWS),
             },
             can_match,
+            // The schema's enum has refused any other name.
+            fields: sent.fields.map(|names| {
+                company_model::CompanyRow::members()
+                    .iter()
+                    .copied()
+                    .filter(|member| names.iter().any(|name| name == member))
+                    .collect()
+            }),
         })
+    }
+
+    /// `row` as this search answers it: with only the members `fields` keeps (and `final_li_url`), whole
+    /// without `fields`.
+    pub fn shape(&self, row: company_model::CompanyRow) -> company_model::CompanyRow {
+        match &self.fields {
+            Some(kept) => row.only(|member| kept.contains(&member)),
+            None => row,
+        }
     }
 }
 
@@ -273,6 +306,40 @@ mod tests {
         assert_eq!(request.query.founded.max, Some(-37_237));
         assert!(SearchRequest::from_json(br#"{"limit": 4.5}"#).is_err());
         assert!(SearchRequest::from_json(br#"{"employeeCount": {"min": -1}}"#).is_err());
+    }
+
+    #[test]
+    fn fields_keep_the_members_named_and_the_page_url() {
+        let request = SearchRequest::from_json(
+            br#"{"fields": ["follower_count", "type", "follower_count"]}"#,
+        )
+        .expect("valid");
+        assert_eq!(
+            request.fields.as_deref(),
+            Some(&["type", "follower_count"][..])
+        );
+        let row = company_model::CompanyRow {
+            final_li_url: "https://www.linkedin.com/company/audiense/".to_owned(),
+            company_name: Some("Audiense".to_owned()),
+            company_type: Some("Privately Held".to_owned()),
+            follower_count: Some(12),
+            employee_count_on_li: Some(40),
+            ..company_model::CompanyRow::default()
+        };
+        assert_eq!(
+            serde_json::to_value(request.shape(row.clone())).expect("JSON"),
+            serde_json::json!({"final_li_url": row.final_li_url, "type": "Privately Held", "follower_count": 12})
+        );
+        let whole = SearchRequest::from_json(b"{}").expect("valid");
+        assert_eq!(whole.shape(row.clone()), row);
+        let error = SearchRequest::from_json(br#"{"fields": ["company_name", "description"]}"#)
+            .expect_err("not a row member");
+        assert_eq!(error.problems[0].pointer, "/fields/1");
+        assert!(
+            error.problems[0].fix.contains("follower_count"),
+            "{}",
+            error.problems[0].fix
+        );
     }
 
     #[test]

@@ -40,7 +40,11 @@ impl LookupService {
         query.scope = scope;
         let page = this.snapshots.search(&query).await?;
         Ok(SearchResponse {
-            results: page.rows,
+            results: page
+                .rows
+                .into_iter()
+                .map(|row| request.shape(row))
+                .collect(),
             next_cursor: page.next.as_ref().map(search_cursor),
             scope: name,
         })

@@ -352,6 +352,25 @@ impl CompanyRow {
         ]
     }
 
+    /// The row's member names as it serializes them (`final_li_url`, `company_name`, …, `type`, …,
+    /// `fetched_at`): read from the type's serde derive, so this is never a second list to keep in step. What a
+    /// search's `fields` may name.
+    pub fn members() -> &'static [&'static str] {
+        serde_aux::serde_introspection::serde_introspect::<CompanyRow>()
+    }
+
+    /// The row with only the members `keep` says yes to, and `final_li_url`, which says which page it is (the
+    /// others are left out, as an absent member is).
+    #[must_use]
+    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Self {
+        let Ok(serde_json::Value::Object(mut members)) = serde_json::to_value(self) else {
+            return self.clone();
+        };
+        members.retain(|name, _| name == "final_li_url" || keep(name));
+        // The members of a row, fewer of them, are a row.
+        serde_json::from_value(serde_json::Value::Object(members)).unwrap_or_else(|_| self.clone())
+    }
+
     /// The row of `record`, the snapshot of page `final_li_url` fetched at `fetched_at`.
     pub fn of(final_li_url: &str, record: &CompanyRecord, fetched_at: jiff::Timestamp) -> Self {
         let headquarters = record.headquarters.as_ref().map(|hq| RowPlace {

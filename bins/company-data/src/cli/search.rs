@@ -4,13 +4,15 @@
 use std::io::Write;
 
 use anyhow::Context;
-use api_contract::{CompanyRow, SearchBody, SearchRequest, SearchResponse};
+use api_contract::{
+    CompanyRow, Range, SearchBody, SearchRequest, SearchResponse, SearchSort, SpecialtiesMatch,
+};
 use bulk_jobs::output::CsvCells;
 use clap::{Args, ValueEnum};
 use company_data::config::ServeArgs;
 use company_lookup::Caller;
 use credit_ledger::Tenant;
-use serde_json::{Value, json};
+use serde_json::Value;
 use server_assembly::Server;
 
 /// The flags of `company-data search`.
@@ -73,6 +75,10 @@ pub(crate) struct SearchArgs {
     /// The order: relevance (the default with --q), followers (the default without), employees or freshness.
     #[arg(long)]
     sort: Option<String>,
+    /// Keep only these row members, comma-separated (e.g. `company_name,follower_count`; `final_li_url` is
+    /// always kept). CSV keeps every column, those left out empty.
+    #[arg(long, value_delimiter = ',')]
+    fields: Option<Vec<String>>,
     /// Rows per request (1 to 100).
     #[arg(long, default_value = "100")]
     limit: u32,
@@ -105,51 +111,47 @@ enum Format {
 
 impl SearchArgs {
     /// The request body these flags ask for (`cursor` set per page).
-    fn body(&self) -> Value {
-        let range = |min: Option<u64>, max: Option<u64>| {
-            (min.is_some() || max.is_some()).then(|| json!({"min": min, "max": max}))
-        };
-        let mut body = json!({
-            "q": self.q,
-            "industries": self.industries,
-            "companySizes": self.company_sizes,
-            "companyTypes": self.company_types,
-            "countries": self.countries,
-            "regions": self.regions,
-            "localities": self.localities,
-            "specialties": self.specialties,
-            "specialtiesMatch": self.all_specialties.then_some("all"),
-            "employeeCount": range(self.min_employees, self.max_employees),
-            "employeeGrowth": (self.min_employee_growth.is_some() || self.max_employee_growth.is_some())
-                .then(|| json!({"min": self.min_employee_growth, "max": self.max_employee_growth})),
-            "followerCount": range(self.min_followers, self.max_followers),
-            "founded": (self.founded_from.is_some() || self.founded_to.is_some())
-                .then(|| json!({"min": self.founded_from, "max": self.founded_to})),
-            "hasWebsite": self.has_website,
-            "sort": self.sort,
-            "limit": self.limit,
-        });
-        strip_empty(&mut body);
-        body
+    fn body(&self) -> anyhow::Result<SearchBody> {
+        let sort = self
+            .sort
+            .as_deref()
+            .map(|sort| serde_json::from_value::<SearchSort>(Value::String(sort.to_owned())))
+            .transpose()
+            .context("--sort")?;
+        Ok(SearchBody {
+            q: self.q.clone(),
+            industries: self.industries.clone(),
+            company_sizes: self.company_sizes.clone(),
+            company_types: self.company_types.clone(),
+            countries: self.countries.clone(),
+            regions: self.regions.clone(),
+            localities: self.localities.clone(),
+            specialties: self.specialties.clone(),
+            specialties_match: self.all_specialties.then_some(SpecialtiesMatch::All),
+            employee_count: range_of(self.min_employees, self.max_employees),
+            employee_growth: range_of(self.min_employee_growth, self.max_employee_growth),
+            follower_count: range_of(self.min_followers, self.max_followers),
+            founded: range_of(self.founded_from, self.founded_to),
+            has_website: self.has_website,
+            sort,
+            limit: Some(self.limit),
+            fields: self.fields.clone(),
+            ..SearchBody::default()
+        })
     }
 }
 
-/// Drops the members that say nothing (`null`, `[]`), inside ranges too, so the body is what a person would
-/// write.
-fn strip_empty(value: &mut Value) {
-    if let Value::Object(members) = value {
-        members.retain(|_, member| {
-            strip_empty(member);
-            !member.is_null() && member.as_array().is_none_or(|items| !items.is_empty())
-        });
-    }
+/// The range of two optional flags; `None` when neither was given, so the body is what a person would write.
+fn range_of<T>(min: Option<T>, max: Option<T>) -> Option<Range<T>> {
+    (min.is_some() || max.is_some()).then_some(Range { min, max })
 }
 
 pub(crate) async fn run(args: SearchArgs) -> anyhow::Result<()> {
-    let mut body = args.body();
+    let mut body = args.body()?;
     // The server's own check, before anything runs: a bad flag is named with its fix.
-    let checked =
-        |body: &Value| SearchRequest::from_json(body.to_string().as_bytes()).context("the search");
+    let checked = |body: &SearchBody| {
+        SearchRequest::from_json(&serde_json::to_vec(body)?).context("the search")
+    };
     checked(&body)?;
     let mut embedded = None;
     let client = args.remote.client()?;
@@ -185,10 +187,7 @@ pub(crate) async fn run(args: SearchArgs) -> anyhow::Result<()> {
     let mut written = 0;
     loop {
         let page: SearchResponse = match (&client, &embedded, caller) {
-            (Some(client), _, _) => {
-                let sent: SearchBody = serde_json::from_value(body.clone())?;
-                client.search(&sent).await?
-            }
+            (Some(client), _, _) => client.search(&body).await?,
             (None, Some(server), Some(caller)) => {
                 server.app().lookup.search(caller, &checked(&body)?).await?
             }
@@ -206,7 +205,7 @@ pub(crate) async fn run(args: SearchArgs) -> anyhow::Result<()> {
             written += 1;
         }
         match page.next_cursor {
-            Some(cursor) if written < args.max_rows => body["cursor"] = Value::String(cursor),
+            Some(cursor) if written < args.max_rows => body.cursor = Some(cursor),
             _ => break,
         }
     }

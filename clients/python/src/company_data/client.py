@@ -170,7 +170,8 @@ class Client:
     ) -> SearchResponse:
         """A page of the stored companies that match (`POST …/search`; by default those this account was
         answered), free: words `q` and filters given as the body's members in snake case, e.g.
-        `search("robotics", countries=["DE"], employee_count={"min": 100}, sort="followers")`. Pass the answer's
+        `search("robotics", countries=["DE"], employee_count={"min": 100}, sort="followers")`; `fields=[...]` keeps
+        only those row members (and `final_li_url`). Pass the answer's
         `next_cursor` as `cursor` for the next page, or use `iter_search`."""
         return self._json(_calls.search_call(q, cursor, limit, filters))
 

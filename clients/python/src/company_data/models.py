@@ -1062,6 +1062,10 @@ class SearchRequest(TypedDict):
     fetchedAt: NotRequired[Range_of_Timestamp]
     """When the page was last fetched (`fetched_at`, RFC 3339), inclusive.
     """
+    fields: NotRequired[list[Literal["final_li_url", "company_name", "company_id", "domain", "website", "logo", "industries", "type", "founded", "company_size", "employee_count_on_li", "follower_count", "headquarters", "fetched_at"]]]
+    """The row members each result keeps (`final_li_url` always), as `fields` selects a record's elsewhere;
+    every member without it.
+    """
     followerCount: NotRequired[Range_of_uint64]
     """Followers (`follower_count`), inclusive.
     """
