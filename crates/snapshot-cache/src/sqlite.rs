@@ -39,6 +39,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0006_create_index_snapshots_unkeyed.sql"),
     include_str!("../migrations/sqlite/0007_alter_table_history_points.sql"),
     include_str!("../migrations/sqlite/0008_create_table_company_search.sql"),
+    include_str!("../migrations/sqlite/0009_create_table_company_text_pending.sql"),
 ];
 
 /// Writes the search row and words of the snapshot of `url` in `tx`, unless the row there is of a later fetch.
@@ -85,14 +86,73 @@ fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusql
         )
         .optional()?;
     if let Some(id) = id {
-        tx.prepare_cached("DELETE FROM company_text WHERE rowid = ?1")?
-            .execute([id])?;
         let [name, slogan, description, specialties] = &entry.text;
         tx.prepare_cached(
-            "INSERT INTO company_text (rowid, name, slogan, description, specialties) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT OR REPLACE INTO company_text_pending (id, name, slogan, description, specialties)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(rusqlite::params![id, name, slogan, description, specialties])?;
+        let pending: i64 = tx
+            .prepare_cached("SELECT count(*) FROM company_text_pending")?
+            .query_row([], |row| row.get(0))?;
+        if pending >= PENDING_WORDS {
+            take_pending_words(tx)?;
+        }
     }
+    Ok(())
+}
+
+/// The rows of `query`'s statement (row JSON, sort key, URL), read in `tx`.
+fn search_in(
+    tx: &rusqlite::Transaction<'_>,
+    query: &SearchQuery,
+) -> rusqlite::Result<Vec<(String, i64, String)>> {
+    let large_tenant = match query.scope {
+        company_model::SearchScope::Tenant(tenant) => {
+            let pages: u32 = tx
+                .prepare_cached(&search::large_tenant_count(Engine::Sqlite))?
+                .query_row(rusqlite::params![tenant, search::LARGE_TENANT], |row| {
+                    row.get(0)
+                })?;
+            pages >= search::LARGE_TENANT
+        }
+        company_model::SearchScope::Everything => false,
+    };
+    let (sql, params) = search::statement(Engine::Sqlite, query, large_tenant);
+    let values: Vec<rusqlite::types::Value> = params
+        .into_iter()
+        .map(|param| match param {
+            Param::Int(n) => rusqlite::types::Value::Integer(n),
+            Param::Float(x) => rusqlite::types::Value::Real(x),
+            Param::Text(text) => rusqlite::types::Value::Text(text),
+        })
+        .collect();
+    tx.prepare_cached(&sql)?
+        .query_map(rusqlite::params_from_iter(values), |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })?
+        .collect()
+}
+
+/// How many snapshots' words wait in `company_text_pending` before `company_text` takes them, in one write.
+/// FTS5 writes a segment per commit: taking each snapshot's words in its own commit, the index added 23% to a
+/// snapshot's write; 64 at a time, 11% (docs/benchmarks.md, section 14). A search with words takes in at most
+/// this many first.
+const PENDING_WORDS: i64 = 64;
+
+/// Moves the words waiting in `company_text_pending` into `company_text`, replacing what each row had there.
+fn take_pending_words(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "DELETE FROM company_text WHERE rowid IN (SELECT id FROM company_text_pending)",
+    )?
+    .execute([])?;
+    tx.prepare_cached(
+        "INSERT INTO company_text (rowid, name, slogan, description, specialties)
+         SELECT id, name, slogan, description, specialties FROM company_text_pending",
+    )?
+    .execute([])?;
+    tx.prepare_cached("DELETE FROM company_text_pending")?
+        .execute([])?;
     Ok(())
 }
 
@@ -495,40 +555,29 @@ impl SnapshotStore for SqliteSnapshotStore {
     }
 
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError> {
-        let query_scope = query.scope;
-        let query_for_sql = query.clone();
-        let found = self
-            .pool
-            .run(move |conn| {
-                let large_tenant = match query_scope {
-                    company_model::SearchScope::Tenant(tenant) => {
-                        let pages: u32 = conn
-                            .prepare_cached(&search::large_tenant_count(Engine::Sqlite))?
-                            .query_row(rusqlite::params![tenant, search::LARGE_TENANT], |row| {
-                                row.get(0)
-                            })?;
-                        pages >= search::LARGE_TENANT
-                    }
-                    company_model::SearchScope::Everything => false,
-                };
-                let (sql, params) = search::statement(Engine::Sqlite, &query_for_sql, large_tenant);
-                let values: Vec<rusqlite::types::Value> = params
-                    .into_iter()
-                    .map(|param| match param {
-                        Param::Int(n) => rusqlite::types::Value::Integer(n),
-                        Param::Float(x) => rusqlite::types::Value::Real(x),
-                        Param::Text(text) => rusqlite::types::Value::Text(text),
+        // Words are matched in company_text, so the words still pending are taken in first, and the search runs
+        // in the read transaction that saw none left. A write in between (words pending again) has the search
+        // take them in once more; under a stream of writes, the last try answers without the newest pages' words
+        // rather than wait.
+        const TRIES: usize = 3;
+        if !query.words.is_empty() {
+            for _ in 1..TRIES {
+                if let Some(found) = self.search_unless_pending(query, true).await? {
+                    return search::page_of(query, found).map_err(backend);
+                }
+                self.pool
+                    .write(|conn| {
+                        let tx = conn
+                            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                        take_pending_words(&tx)?;
+                        tx.commit()
                     })
-                    .collect();
-                conn.prepare_cached(&sql)?
-                    .query_map(rusqlite::params_from_iter(values), |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .await
-            .map_err(backend)?;
-        search::page_of(query, found).map_err(backend)
+                    .await
+                    .map_err(backend)?;
+            }
+        }
+        let found = self.search_unless_pending(query, false).await?;
+        search::page_of(query, found.unwrap_or_default()).map_err(backend)
     }
 
     async fn note_seen(
@@ -630,6 +679,30 @@ impl SqliteSnapshotStore {
         urls.iter()
             .map(|url| PageUrl::from_canonical(url).map_err(backend))
             .collect()
+    }
+
+    /// The rows of `query`'s statement, or `None` when `check_pending` and words wait in
+    /// `company_text_pending` (the search would miss them).
+    async fn search_unless_pending(
+        &self,
+        query: &SearchQuery,
+        check_pending: bool,
+    ) -> Result<Option<Vec<(String, i64, String)>>, CacheError> {
+        let query = query.clone();
+        self.pool
+            .run(move |conn| {
+                let tx = conn.transaction()?;
+                if check_pending
+                    && tx
+                        .prepare_cached("SELECT EXISTS (SELECT 1 FROM company_text_pending)")?
+                        .query_row([], |row| row.get::<_, bool>(0))?
+                {
+                    return Ok(None);
+                }
+                search_in(&tx, &query).map(Some)
+            })
+            .await
+            .map_err(backend)
     }
 
     /// Indexes for search the snapshots stored before search was (or whose row is missing), a thousand at a

@@ -614,6 +614,33 @@ async fn a_newer_fetch_replaces_the_row_and_reparsing_updates_it(engine: &Engine
     });
     let rows = store.search(&aviation).await.expect("searched").rows;
     assert_eq!(rows, [CompanyRow::of(first.url.as_str(), &reparsed, newer)]);
+    // Words a search has already found are replaced by a later fetch's (on SQLite: the earlier words are in
+    // FTS5, the later ones wait to be taken in).
+    let mut moved = reparsed.clone();
+    moved.company_name = Some("Quokka Logistics".to_owned());
+    let newest = newer + SignedDuration::from_secs(5);
+    store
+        .put(
+            &Snapshot {
+                url: first.url.clone(),
+                record: RecordJson::from_record(&moved),
+                fetched_at: newest,
+            },
+            &[],
+            None,
+        )
+        .await
+        .expect("stored");
+    let rows = store.search(&find("quokka")).await.expect("searched").rows;
+    assert_eq!(rows, [CompanyRow::of(first.url.as_str(), &moved, newest)]);
+    assert!(
+        store
+            .search(&find("zeppelin"))
+            .await
+            .expect("searched")
+            .rows
+            .is_empty()
+    );
 }
 
 async fn a_store_written_before_search_is_indexed_when_opened(engine: &Engine) {
