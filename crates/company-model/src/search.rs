@@ -31,8 +31,9 @@ pub enum SearchScope {
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum SearchSort {
-    /// Best full-text match first (SQLite BM25, PostgreSQL `ts_rank`, the name weighing most, each score kept
-    /// to millionths); without words, as `followers`.
+    /// Best full-text match first: the companies with every word in the name, then those with every word in
+    /// the name, slogan or specialties, then the rest (every word somewhere, the description too), each group
+    /// by followers, most first; without words, as `followers`.
     Relevance,
     /// Most followers first; pages without a count last.
     Followers,
@@ -47,7 +48,8 @@ pub enum SearchSort {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchAfter {
     /// The row's sort key: the count (`-1` when absent), `fetched_at` in Unix milliseconds, or the relevance
-    /// score in millionths.
+    /// position: the group (3 name, 2 name, slogan or specialties, 1 anywhere) times 2^50, plus the follower
+    /// count plus one.
     pub key: i64,
     /// The row's URL.
     pub url: String,

@@ -7,7 +7,7 @@ use page_url::PageUrl;
 use pg_pool::PgPool;
 
 use crate::hot::HotSnapshots;
-use crate::search::{self, Engine, IndexEntry, Param};
+use crate::search::{self, Engine, IndexEntry, Param, Plan};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
@@ -96,6 +96,8 @@ pub struct PgSnapshotStore {
     hot: std::sync::Arc<HotSnapshots>,
     /// Whether snapshots written are indexed for search ([`Self::without_search_index`]).
     search_index: bool,
+    /// From how many matches a search's words are walked rather than gathered ([`Self::with_common_matches`]).
+    common_matches: u32,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -121,6 +123,7 @@ impl PgSnapshotStore {
             pool,
             hot: std::sync::Arc::default(),
             search_index: true,
+            common_matches: search::COMMON_MATCHES,
         };
         store.key_unkeyed_rows().await?;
         store.index_unindexed_rows().await?;
@@ -133,6 +136,16 @@ impl PgSnapshotStore {
     #[must_use]
     pub fn without_search_index(mut self) -> Self {
         self.search_index = false;
+        self
+    }
+
+    /// This store with searches planning words as common from `matches` stored matches (default 2,000): a
+    /// search whose words match that many walks its order's index checking each row's words, a rarer one gathers
+    /// their matches and sorts them. Both give the same rows, so this tunes time only (and lets a test run both
+    /// plans on a small store).
+    #[must_use]
+    pub fn with_common_matches(mut self, matches: u32) -> Self {
+        self.common_matches = matches.max(1);
         self
     }
 }
@@ -449,14 +462,24 @@ impl SnapshotStore for PgSnapshotStore {
     }
 
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError> {
+        // Its statements in one snapshot of the store, so that a row a write moves between tiers in between is
+        // neither shown twice nor missed.
+        let mut client = self.pool.client().await.map_err(backend)?;
+        let tx = client
+            .build_transaction()
+            .isolation_level(pg_pool::tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(backend)?;
         let large_tenant = match query.scope {
             company_model::SearchScope::Tenant(tenant) => {
-                let pages: i64 = self
-                    .pool
-                    .query_one(
-                        &search::large_tenant_count(Engine::Postgres),
-                        &[&tenant, &i64::from(search::LARGE_TENANT)],
-                    )
+                let count = tx
+                    .prepare_cached(&search::large_tenant_count(Engine::Postgres))
+                    .await
+                    .map_err(backend)?;
+                let pages: i64 = tx
+                    .query_one(&count, &[&tenant, &i64::from(search::LARGE_TENANT)])
                     .await
                     .map_err(backend)?
                     .try_get(0)
@@ -465,27 +488,63 @@ impl SnapshotStore for PgSnapshotStore {
             }
             company_model::SearchScope::Everything => false,
         };
-        let (sql, params) = search::statement(Engine::Postgres, query, large_tenant);
-        let values: Vec<Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>> = params
-            .into_iter()
-            .map(|param| match param {
-                Param::Int(n) => {
-                    Box::new(n) as Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>
+        let wanted = query.limit as usize + 1;
+        let mut found = Vec::with_capacity(wanted);
+        for branch in search::branches(Engine::Postgres, query) {
+            if found.len() >= wanted {
+                break;
+            }
+            let walk = match branch.plan(query, large_tenant) {
+                Plan::Walk => true,
+                Plan::Gather => false,
+                Plan::CountFirst(text) => {
+                    let count = tx
+                        .prepare_cached(&search::match_count(Engine::Postgres))
+                        .await
+                        .map_err(backend)?;
+                    let bound = i64::from(self.common_matches);
+                    let matches: i64 = tx
+                        .query_one(&count, &[&text, &bound])
+                        .await
+                        .map_err(backend)?
+                        .try_get(0)
+                        .map_err(backend)?;
+                    matches >= bound
                 }
-                Param::Float(x) => Box::new(x),
-                Param::Text(text) => Box::new(text),
-            })
-            .collect();
-        let refs: Vec<&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)> = values
-            .iter()
-            .map(|v| v.as_ref() as &(dyn pg_pool::tokio_postgres::types::ToSql + Sync))
-            .collect();
-        let rows = self.pool.query(&sql, &refs).await.map_err(backend)?;
-        let found = rows
-            .iter()
-            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
-            .collect::<Result<_, pg_pool::tokio_postgres::Error>>()
-            .map_err(backend)?;
+            };
+            let (sql, params) = search::statement(
+                Engine::Postgres,
+                query,
+                &branch,
+                large_tenant,
+                walk,
+                wanted - found.len(),
+            );
+            let values: Vec<Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>> = params
+                .into_iter()
+                .map(|param| match param {
+                    Param::Int(n) => {
+                        Box::new(n) as Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>
+                    }
+                    Param::Float(x) => Box::new(x),
+                    Param::Text(text) => Box::new(text),
+                })
+                .collect();
+            let refs: Vec<&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)> = values
+                .iter()
+                .map(|v| v.as_ref() as &(dyn pg_pool::tokio_postgres::types::ToSql + Sync))
+                .collect();
+            let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
+            for row in tx.query(&statement, &refs).await.map_err(backend)? {
+                let value: i64 = row.try_get(1).map_err(backend)?;
+                found.push((
+                    row.try_get(0).map_err(backend)?,
+                    branch.key(value),
+                    row.try_get(2).map_err(backend)?,
+                ));
+            }
+        }
+        tx.commit().await.map_err(backend)?;
         search::page_of(query, found).map_err(backend)
     }
 

@@ -119,23 +119,61 @@ impl Engine {
 }
 
 /// The full-text query of `words` in the engine's syntax: every word required, words of [`PREFIX_MIN_CHARS`] or
-/// more as prefixes. Words are letters and digits only ([`company_model::search_words`]), so nothing in them is
-/// query syntax; FTS5 words are quoted all the same.
-fn text_query(engine: Engine, words: &[String]) -> String {
+/// more as prefixes, each found in any of `fields` (empty: any field). Words are letters and digits only
+/// ([`company_model::search_words`]), so nothing in them is query syntax; FTS5 words are quoted all the same.
+fn words_in(engine: Engine, words: &[String], fields: Fields) -> String {
     let prefix = |word: &String| word.chars().count() >= PREFIX_MIN_CHARS;
     match engine {
-        Engine::Sqlite => words
-            .iter()
-            .map(|w| format!("\"{w}\"{}", if prefix(w) { "*" } else { "" }))
-            .collect::<Vec<_>>()
-            .join(" "),
-        Engine::Postgres => words
-            .iter()
-            .map(|w| format!("{w}{}", if prefix(w) { ":*" } else { "" }))
-            .collect::<Vec<_>>()
-            .join(" & "),
+        Engine::Sqlite => {
+            let phrases = words
+                .iter()
+                .map(|w| format!("\"{w}\"{}", if prefix(w) { "*" } else { "" }))
+                .collect::<Vec<_>>()
+                .join(" ");
+            match fields {
+                Fields::Any => format!("({phrases})"),
+                Fields::Name => format!("({{name}} : ({phrases}))"),
+                Fields::Headline => format!("({{name slogan specialties}} : ({phrases}))"),
+            }
+        }
+        Engine::Postgres => {
+            // The tsvector's weights: A the name, B the slogan and specialties, C the description.
+            let weights = match fields {
+                Fields::Any => "",
+                Fields::Name => "A",
+                Fields::Headline => "AB",
+            };
+            let each = words
+                .iter()
+                .map(|w| format!("{w}:{}{weights}", if prefix(w) { "*" } else { "" }))
+                .collect::<Vec<_>>()
+                .join(" & ");
+            format!("({each})")
+        }
     }
 }
+
+/// Where a full-text query looks for its words.
+#[derive(Clone, Copy)]
+enum Fields {
+    /// The name, slogan, description and specialties.
+    Any,
+    Name,
+    /// The name, slogan and specialties: the fields a company says itself in.
+    Headline,
+}
+
+/// `text` without the rows `but` matches, in the engine's syntax.
+fn except(engine: Engine, text: &str, but: &str) -> String {
+    match engine {
+        Engine::Sqlite => format!("{text} NOT {but}"),
+        Engine::Postgres => format!("{text} & !{but}"),
+    }
+}
+
+/// Relevance keys: a tier times this, plus the follower count plus one. Counts at or above it compare as one
+/// below it (no page claims a quadrillion followers).
+const TIER_SPAN: i64 = 1 << 50;
 
 /// A tenant with at least this many pages is searched from the index of the order (each row checked against
 /// the tenant's pages, the first rows found end it); a smaller one from its pages (all of them found and sorted).
@@ -150,24 +188,152 @@ pub(crate) fn large_tenant_count(engine: Engine) -> String {
     )
 }
 
-/// `column` (text) written so that neither engine searches by an index of it (numbers get `+ 0` for the same
-/// reason): a filter is checked on the rows the order's index gives, a walk that stops once the page is full.
-/// Starting from a filter instead reads and sorts every row it matches (a fifth of the store for one industry),
-/// which made the common searches slow (docs/benchmarks.md, section 14); what this costs is a rare value, whose
-/// rows the walk reaches late: at worst one pass over the order's index. So the store keeps no index of a
-/// filter's column.
-fn unindexed(column: &str) -> String {
-    format!("({column} || '')")
+/// A full-text query matching at least this many stored companies is *common*: its rows are found by walking the
+/// order's index and checking each row's words, which ends once the page is full (a few rows in for a word a
+/// third of the store holds); a rarer one's rows are all gathered from the words' index and sorted (a few
+/// hundred at most take a millisecond or two, where walking would pass the whole index). Both plans give the
+/// same rows. A store may set another bound (`with_common_matches`).
+pub(crate) const COMMON_MATCHES: u32 = 2_000;
+
+/// Counts the stored companies a full-text query matches, up to a bound: the query (a [`Branch`]'s `text`) is
+/// `?1`/`$1`, the bound `?2`/`$2`.
+pub(crate) fn match_count(engine: Engine) -> String {
+    let (text, most) = (engine.placeholder(1), engine.placeholder(2));
+    match engine {
+        Engine::Sqlite => format!(
+            "SELECT count(*) FROM (SELECT 1 FROM company_text WHERE company_text MATCH {text} LIMIT {most}) m"
+        ),
+        Engine::Postgres => format!(
+            "SELECT count(*) FROM (SELECT 1 FROM company_search WHERE document @@ to_tsquery('simple', {text}) \
+             LIMIT {most}) m"
+        ),
+    }
 }
 
-/// The search statement and its parameters. It selects `row` and the sort key `k` (then the URL), one row more
-/// than the limit so the caller knows whether another page follows. `large_tenant`: whether the tenant of a
-/// tenant's scope has [`LARGE_TENANT`] pages or more ([`large_tenant_count`] tells), which decides the side
-/// the statement starts from (neither planner knows one tenant's pages from another's).
+/// One statement of a search. A search by relevance with words runs one per tier, best first, until its page
+/// is full: the companies with every word in the name (tier 3), then with every word in the name, slogan or
+/// specialties (2), then the rest (1), each tier by followers. Other searches run one.
+pub(crate) struct Branch {
+    /// The relevance tier, 0 when the search is not by relevance with words.
+    tier: i64,
+    /// The full-text query of the rows, in the engine's syntax; `None` without words.
+    pub(crate) text: Option<String>,
+    /// Where the rows start in this branch's order (the order's value and the URL that rows must follow);
+    /// `None` from the top.
+    after: Option<(i64, String)>,
+}
+
+impl Branch {
+    /// The search's sort key of a row of this branch whose order value is `value`.
+    pub(crate) fn key(&self, value: i64) -> i64 {
+        if self.tier == 0 {
+            value
+        } else {
+            self.tier * TIER_SPAN + value.clamp(-1, TIER_SPAN - 2) + 1
+        }
+    }
+}
+
+/// The statements of `query`, in the order their rows come: those a cursor has passed are left out.
+pub(crate) fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
+    let after = query.after.as_ref().map(|a| (a.key, a.url.clone()));
+    if query.words.is_empty() {
+        return vec![Branch {
+            tier: 0,
+            text: None,
+            after,
+        }];
+    }
+    let any = words_in(engine, &query.words, Fields::Any);
+    if query.sort != SearchSort::Relevance {
+        return vec![Branch {
+            tier: 0,
+            text: Some(any),
+            after,
+        }];
+    }
+    let name = words_in(engine, &query.words, Fields::Name);
+    let headline = words_in(engine, &query.words, Fields::Headline);
+    let tiers = [
+        (3, name.clone()),
+        (2, except(engine, &headline, &name)),
+        (1, except(engine, &any, &headline)),
+    ];
+    tiers
+        .into_iter()
+        .filter_map(|(tier, text)| {
+            let after = match &after {
+                None => None,
+                Some((key, url)) => {
+                    let (at, value) = (key.div_euclid(TIER_SPAN), key.rem_euclid(TIER_SPAN) - 1);
+                    match tier.cmp(&at) {
+                        // The cursor is past this whole tier.
+                        std::cmp::Ordering::Greater => return None,
+                        std::cmp::Ordering::Equal => Some((value, url.clone())),
+                        std::cmp::Ordering::Less => None,
+                    }
+                }
+            };
+            Some(Branch {
+                tier,
+                text: Some(text),
+                after,
+            })
+        })
+        .collect()
+}
+
+/// How a [`Branch`] finds its rows.
+pub(crate) enum Plan<'a> {
+    /// Walk the order's index, checking each row, until the page is full: without words, over the whole store or
+    /// a tenant with [`LARGE_TENANT`] pages or more.
+    Walk,
+    /// Gather every row (a small tenant's pages) and sort them.
+    Gather,
+    /// Walk when this full-text query matches [`COMMON_MATCHES`] (or the store's bound) or more ([`match_count`]
+    /// tells), else gather its matches from the words' index.
+    CountFirst(&'a str),
+}
+
+impl Branch {
+    /// How this branch of `query` finds its rows; `large_tenant` as for [`statement`].
+    pub(crate) fn plan(&self, query: &SearchQuery, large_tenant: bool) -> Plan<'_> {
+        let walkable = match query.scope {
+            SearchScope::Everything => true,
+            SearchScope::Tenant(_) => large_tenant,
+        };
+        match (&self.text, walkable) {
+            (_, false) => Plan::Gather,
+            (None, true) => Plan::Walk,
+            (Some(text), true) => Plan::CountFirst(text),
+        }
+    }
+}
+
+/// A filter's `column` written so that SQLite searches by no index of it (numbers get `+ 0` for the same
+/// reason): SQLite, without statistics, would start from any index a filter names and read and sort every row it
+/// matches, where walking the order's index stops once the page is full. PostgreSQL weighs both with its
+/// statistics, which see through no expression, so there the column is bare. The store keeps no index of a
+/// filter's column either way (docs/benchmarks.md, section 14).
+fn unindexed(engine: Engine, column: &str, number: bool) -> String {
+    match (engine, number) {
+        (Engine::Postgres, _) => column.to_owned(),
+        (Engine::Sqlite, false) => format!("({column} || '')"),
+        (Engine::Sqlite, true) => format!("{column} + 0"),
+    }
+}
+
+/// The statement of one branch of a search and its parameters: it selects `row`, the order's value `k` and the
+/// URL, at most `limit` rows. `large_tenant`: whether the tenant of a tenant's scope has [`LARGE_TENANT`] pages
+/// or more ([`large_tenant_count`] tells); `walk`: whether it walks the order's index rather than gather its
+/// rows and sort them ([`Branch::plan`]).
 pub(crate) fn statement(
     engine: Engine,
     query: &SearchQuery,
+    branch: &Branch,
     large_tenant: bool,
+    walk: bool,
+    limit: usize,
 ) -> (String, Vec<Param>) {
     let mut params: Vec<Param> = Vec::new();
     let mut bind = |param: Param| {
@@ -176,14 +342,9 @@ pub(crate) fn statement(
     };
     let mut joins: Vec<String> = Vec::new();
     let mut conditions: Vec<String> = Vec::new();
-    let relevance = query.sort == SearchSort::Relevance && !query.words.is_empty();
     if let SearchScope::Tenant(tenant) = query.scope {
         let tenant = bind(Param::Int(tenant));
-        // With words, the matches come from the words' index (FTS5, GIN), not in the order's: they are all
-        // found and sorted whatever the plan (relevance scores every one), so the tenant's pages are joined,
-        // which both engines do at once, rather than looked up one row at a time (PostgreSQL would otherwise
-        // walk the order's index testing each row's words: seconds, where the join takes milliseconds).
-        if large_tenant && query.words.is_empty() {
+        if large_tenant && walk {
             // A scalar subquery, not EXISTS, which a planner may turn into a join of all the tenant's pages:
             // this is checked row by row (one probe of tenant_pages' key) as the order's index is walked,
             // until the page is full.
@@ -196,24 +357,18 @@ pub(crate) fn statement(
             ));
         }
     }
-    // The relevance key: higher is better, in millionths, so that it pages by key as the counts do.
-    let mut rank = None;
-    if !query.words.is_empty() {
-        let text = bind(Param::Text(text_query(engine, &query.words)));
-        match engine {
-            Engine::Sqlite => {
-                // BM25: lower is better; the name weighs most, then slogan and specialties.
-                joins.push(format!(
-                    "JOIN (SELECT rowid AS id, bm25(company_text, 10.0, 4.0, 1.0, 4.0) AS rank FROM company_text \
-                     WHERE company_text MATCH {text}) m ON m.id = s.id"
-                ));
-                rank = Some("CAST(-m.rank * 1000000 AS BIGINT)".to_owned());
-            }
-            Engine::Postgres => {
+    if let Some(text) = &branch.text {
+        let text = bind(Param::Text(text.clone()));
+        match (engine, walk) {
+            // The matches gathered once (an ephemeral set), each row of the walk looked up in it.
+            (Engine::Sqlite, true) => conditions.push(format!(
+                "s.id + 0 IN (SELECT rowid FROM company_text WHERE company_text MATCH {text})"
+            )),
+            (Engine::Sqlite, false) => joins.push(format!(
+                "JOIN (SELECT rowid AS id FROM company_text WHERE company_text MATCH {text}) m ON m.id = s.id"
+            )),
+            (Engine::Postgres, _) => {
                 conditions.push(format!("s.document @@ to_tsquery('simple', {text})"));
-                rank = Some(format!(
-                    "CAST(ts_rank(s.document, to_tsquery('simple', {text})) * 1000000 AS BIGINT)"
-                ));
             }
         }
     }
@@ -227,7 +382,7 @@ pub(crate) fn statement(
             .collect();
         conditions.push(format!(
             "{} IN ({})",
-            unindexed(&format!("s.{column}")),
+            unindexed(engine, &format!("s.{column}"), false),
             list.join(", ")
         ));
     };
@@ -255,11 +410,12 @@ pub(crate) fn statement(
         conditions.push(format!("({})", each.join(joiner)));
     }
     let mut range = |column: &str, min: Option<i64>, max: Option<i64>| {
+        let column = unindexed(engine, &format!("s.{column}"), true);
         if let Some(min) = min {
-            conditions.push(format!("s.{column} + 0 >= {}", bind(Param::Int(min))));
+            conditions.push(format!("{column} >= {}", bind(Param::Int(min))));
         }
         if let Some(max) = max {
-            conditions.push(format!("s.{column} + 0 <= {}", bind(Param::Int(max))));
+            conditions.push(format!("{column} <= {}", bind(Param::Int(max))));
         }
     };
     let count = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
@@ -301,30 +457,35 @@ pub(crate) fn statement(
         };
         conditions.push(format!("s.has_website = {value}"));
     }
-    let key = match (query.sort, rank) {
-        (SearchSort::Relevance, Some(rank)) if relevance => rank,
-        (SearchSort::Employees, _) => "coalesce(s.employee_count, -1)".to_owned(),
-        (SearchSort::Freshness, _) => "s.fetched_at_ms".to_owned(),
-        (SearchSort::Followers | SearchSort::Relevance, _) => {
-            "coalesce(s.follower_count, -1)".to_owned()
-        }
+    // The order: the expression its index is built on, so that a walk reads it in order.
+    let order = match query.sort {
+        SearchSort::Employees => "coalesce(s.employee_count, -1)",
+        SearchSort::Freshness => "s.fetched_at_ms",
+        SearchSort::Followers | SearchSort::Relevance => "coalesce(s.follower_count, -1)",
     };
-    if let Some(SearchAfter { key: last, url }) = &query.after {
-        let (last, url) = (bind(Param::Int(*last)), bind(Param::Text(url.clone())));
+    if let Some((value, url)) = &branch.after {
+        let (value, url) = (bind(Param::Int(*value)), bind(Param::Text(url.clone())));
         conditions.push(format!(
-            "({key} < {last} OR ({key} = {last} AND s.url > {url}))"
+            "({order} < {value} OR ({order} = {value} AND s.url > {url}))"
         ));
     }
-    let limit = bind(Param::Int(i64::from(query.limit) + 1));
+    let limit = bind(Param::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
     let filter = if conditions.is_empty() {
         String::new()
     } else {
         format!(" WHERE {}", conditions.join(" AND "))
     };
+    // Rows gathered from the words' index are sorted: the order's expression is hidden from the planners so
+    // that neither walks its index instead, testing every row's words.
+    let sorted_by = if branch.text.is_some() && !walk {
+        format!("{order} + 0")
+    } else {
+        order.to_owned()
+    };
     (
         format!(
-            "SELECT s.row, {key} AS k, s.url FROM company_search s {joins}{filter} ORDER BY k DESC, s.url \
-             LIMIT {limit}",
+            "SELECT s.row, {order} AS k, s.url FROM company_search s {joins}{filter} \
+             ORDER BY {sorted_by} DESC, s.url LIMIT {limit}",
             joins = joins.join(" ")
         ),
         params,

@@ -7,7 +7,7 @@ use sqlite_pool::{SqlitePool, rusqlite};
 use company_model::{CompanyRecord, RECORD_FORMAT};
 
 use crate::hot::HotSnapshots;
-use crate::search::{self, Engine, IndexEntry, Param};
+use crate::search::{self, Engine, IndexEntry, Param, Plan};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
@@ -102,10 +102,12 @@ fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusql
     Ok(())
 }
 
-/// The rows of `query`'s statement (row JSON, sort key, URL), read in `tx`.
+/// The rows of a search (row JSON, sort key, URL), in order, at most one more than its limit: its statements
+/// ([`search::branches`]) run one after another in `tx` until that many are found.
 fn search_in(
     tx: &rusqlite::Transaction<'_>,
     query: &SearchQuery,
+    common_matches: u32,
 ) -> rusqlite::Result<Vec<(String, i64, String)>> {
     let large_tenant = match query.scope {
         company_model::SearchScope::Tenant(tenant) => {
@@ -118,20 +120,47 @@ fn search_in(
         }
         company_model::SearchScope::Everything => false,
     };
-    let (sql, params) = search::statement(Engine::Sqlite, query, large_tenant);
-    let values: Vec<rusqlite::types::Value> = params
-        .into_iter()
-        .map(|param| match param {
-            Param::Int(n) => rusqlite::types::Value::Integer(n),
-            Param::Float(x) => rusqlite::types::Value::Real(x),
-            Param::Text(text) => rusqlite::types::Value::Text(text),
-        })
-        .collect();
-    tx.prepare_cached(&sql)?
-        .query_map(rusqlite::params_from_iter(values), |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })?
-        .collect()
+    let wanted = query.limit as usize + 1;
+    let mut found = Vec::with_capacity(wanted);
+    for branch in search::branches(Engine::Sqlite, query) {
+        if found.len() >= wanted {
+            break;
+        }
+        let walk = match branch.plan(query, large_tenant) {
+            Plan::Walk => true,
+            Plan::Gather => false,
+            Plan::CountFirst(text) => {
+                let matches: u32 = tx
+                    .prepare_cached(&search::match_count(Engine::Sqlite))?
+                    .query_row(rusqlite::params![text, common_matches], |row| row.get(0))?;
+                matches >= common_matches
+            }
+        };
+        let (sql, params) = search::statement(
+            Engine::Sqlite,
+            query,
+            &branch,
+            large_tenant,
+            walk,
+            wanted - found.len(),
+        );
+        let values: Vec<rusqlite::types::Value> = params
+            .into_iter()
+            .map(|param| match param {
+                Param::Int(n) => rusqlite::types::Value::Integer(n),
+                Param::Float(x) => rusqlite::types::Value::Real(x),
+                Param::Text(text) => rusqlite::types::Value::Text(text),
+            })
+            .collect();
+        let mut statement = tx.prepare_cached(&sql)?;
+        let rows = statement.query_map(rusqlite::params_from_iter(values), |row| {
+            Ok((row.get(0)?, branch.key(row.get(1)?), row.get(2)?))
+        })?;
+        for row in rows {
+            found.push(row?);
+        }
+    }
+    Ok(found)
 }
 
 /// How many snapshots' words wait in `company_text_pending` before `company_text` takes them, in one write.
@@ -167,6 +196,8 @@ pub struct SqliteSnapshotStore {
     hot: std::sync::Arc<HotSnapshots>,
     /// Whether snapshots written are indexed for search ([`Self::without_search_index`]).
     search_index: bool,
+    /// From how many matches a search's words are walked rather than gathered ([`Self::with_common_matches`]).
+    common_matches: u32,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -194,6 +225,7 @@ impl SqliteSnapshotStore {
             pool,
             hot: std::sync::Arc::default(),
             search_index: true,
+            common_matches: search::COMMON_MATCHES,
         };
         store.key_unkeyed_rows().await?;
         store.index_unindexed_rows().await?;
@@ -206,6 +238,16 @@ impl SqliteSnapshotStore {
     #[must_use]
     pub fn without_search_index(mut self) -> Self {
         self.search_index = false;
+        self
+    }
+
+    /// This store with searches planning words as common from `matches` stored matches (default 2,000): a
+    /// search whose words match that many walks its order's index checking each row's words, a rarer one gathers
+    /// their matches and sorts them. Both give the same rows, so this tunes time only (and lets a test run both
+    /// plans on a small store).
+    #[must_use]
+    pub fn with_common_matches(mut self, matches: u32) -> Self {
+        self.common_matches = matches.max(1);
         self
     }
 }
@@ -688,7 +730,7 @@ impl SqliteSnapshotStore {
         query: &SearchQuery,
         check_pending: bool,
     ) -> Result<Option<Vec<(String, i64, String)>>, CacheError> {
-        let query = query.clone();
+        let (query, common_matches) = (query.clone(), self.common_matches);
         self.pool
             .run(move |conn| {
                 let tx = conn.transaction()?;
@@ -699,7 +741,7 @@ impl SqliteSnapshotStore {
                 {
                     return Ok(None);
                 }
-                search_in(&tx, &query).map(Some)
+                search_in(&tx, &query, common_matches).map(Some)
             })
             .await
             .map_err(backend)

@@ -14,21 +14,37 @@ use snapshot_cache::{PgSnapshotStore, Snapshot, SnapshotStore, SqliteSnapshotSto
 
 /// A snapshot store on the engine's database; each call is another process's connection to it.
 async fn open_store(engine: &Engine) -> Arc<dyn SnapshotStore> {
+    open_store_planning(engine, None).await
+}
+
+/// [`open_store`], with searches planning words as common from `common_matches` matches when given.
+async fn open_store_planning(
+    engine: &Engine,
+    common_matches: Option<u32>,
+) -> Arc<dyn SnapshotStore> {
     match engine {
-        Engine::Sqlite(dir) => Arc::new(
-            SqliteSnapshotStore::open(&dir.path().join("s.db"))
+        Engine::Sqlite(dir) => {
+            let store = SqliteSnapshotStore::open(&dir.path().join("s.db"))
                 .await
-                .expect("opens"),
-        ),
-        Engine::Postgres(database) => Arc::new(
-            PgSnapshotStore::with_pool(
+                .expect("opens");
+            Arc::new(match common_matches {
+                Some(matches) => store.with_common_matches(matches),
+                None => store,
+            })
+        }
+        Engine::Postgres(database) => {
+            let store = PgSnapshotStore::with_pool(
                 pg_pool::PgPool::connect(&database.url)
                     .await
                     .expect("connects"),
             )
             .await
-            .expect("migrates"),
-        ),
+            .expect("migrates");
+            Arc::new(match common_matches {
+                Some(matches) => store.with_common_matches(matches),
+                None => store,
+            })
+        }
     }
 }
 
