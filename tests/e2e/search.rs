@@ -187,21 +187,7 @@ async fn a_bad_body_gets_every_problem_named_and_a_test_key_searches_the_sandbox
         .expect("answered");
     assert_eq!(stranger.status(), 401);
 
-    let made = service.cli(&[
-        "keys",
-        "create",
-        "--account",
-        "acme",
-        "--test",
-        "--name",
-        "ci",
-    ]);
-    let test = made
-        .lines()
-        .last()
-        .expect("the key's line")
-        .trim()
-        .to_owned();
+    let test = service.test_key("acme");
     assert_eq!(service.post(&test, &urls(&[GOOGLE])).await.status, 200);
     // The test key finds its sandbox lookup; the live key, which looked nothing up, finds nothing.
     assert_eq!(

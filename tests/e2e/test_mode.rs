@@ -30,22 +30,7 @@ fn service_with(origin: &TestOrigin, args: Vec<&'static str>) -> (Service, Strin
         ..ServiceOptions::default()
     });
     let live = service.key("acme", "5");
-    let made = service.cli(&[
-        "keys",
-        "create",
-        "--account",
-        "acme",
-        "--test",
-        "--name",
-        "ci",
-    ]);
-    let test = made
-        .lines()
-        .last()
-        .expect("the key's line")
-        .trim()
-        .to_owned();
-    assert!(test.starts_with("cdk_test_"), "{made}");
+    let test = service.test_key("acme");
     (service, live, test)
 }
 

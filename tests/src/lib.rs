@@ -385,6 +385,28 @@ impl Service {
         out.lines().last().expect("key line").trim().to_owned()
     }
 
+    /// Creates a test-mode key (`cdk_test_…`) for the existing `account` on this server's database; returns the
+    /// full key.
+    pub fn test_key(&self, account: &str) -> String {
+        let made = self.cli(&[
+            "keys",
+            "create",
+            "--account",
+            account,
+            "--test",
+            "--name",
+            "ci",
+        ]);
+        let key = made
+            .lines()
+            .last()
+            .expect("the key's line")
+            .trim()
+            .to_owned();
+        assert!(key.starts_with("cdk_test_"), "{made}");
+        key
+    }
+
     /// Creates a dashboard sign-in on this server's database with `company-data accounts create`, the password
     /// given on standard input as a script would; returns what the command printed.
     pub fn create_sign_in(&self, email: &str, password: &str, extra: &[&str]) -> String {

@@ -48,7 +48,7 @@ pub use account_events::{
 };
 pub use api::{CompanyDataResponse, CompanyResult, ErrorBody, Problem, UnresolvedUrl};
 /// What a search body and answer are made of, from the domain model: its ranges, its orders, its rows.
-pub use company_model::{CompanyRow, Range, SearchSort};
+pub use company_model::{CompanyRow, GROWTH_DAYS, Range, SearchSort};
 pub use fields::{
     IDENTITY_MEMBERS, InputMetadata, MAX_FIELD_NAMES, MAX_METADATA_MEMBERS,
     MAX_METADATA_NAME_CHARS, MAX_METADATA_TEXT_CHARS, RESULT_MEMBERS, RecordFields, UnknownField,

@@ -5,10 +5,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use api_contract::{
-    CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, HistoryQuery,
-    HistoryResponse, MAX_AGE_HOURS, MAX_QUERIES, MAX_SEARCH_ROWS, MAX_URLS, RequestBody,
-    ResolveBody, ResolveResponse, SearchBody, SearchResponse, WatchBody, WatchList, WatchListQuery,
-    WatchPath, headers, paths,
+    CompanyDataResponse, CreatedWatches, DEFAULT_RESOLVE_WINDOW, ErrorBody, GROWTH_DAYS,
+    HistoryQuery, HistoryResponse, MAX_AGE_HOURS, MAX_QUERIES, MAX_SEARCH_ROWS, MAX_URLS,
+    RequestBody, ResolveBody, ResolveResponse, SearchBody, SearchResponse, WatchBody, WatchList,
+    WatchListQuery, WatchPath, headers, paths,
 };
 use credit_ledger::{AccountSummary, HISTORY_PRICE, LIVE_PRICE, STORED_PRICE};
 use http::{HeaderMap, Method};
@@ -116,7 +116,7 @@ pub static TOOLS: [ToolSpec; 8] = [
                  without fetching: filters on industry (`industries`, the network's labels such as \
                  \"Software Development\"), size band, type, headquarters `countries` (two-letter codes), \
                  `regions`, `localities`, `specialties`, `employeeCount` and `followerCount` ranges \
-                 ({{\"min\": 1000}}), `employeeGrowth` (percent over 90 days, from the history), `founded`, \
+                 ({{\"min\": 1000}}), `employeeGrowth` (percent over {GROWTH_DAYS} days, from the history), `founded`, \
                  `hasWebsite`, `fetchedAt`; and words `q` found in the name, \
                  slogan, description or specialties. Sort by `relevance`, `followers`, `employees` or \
                  `freshness`; up to {MAX_SEARCH_ROWS} compact rows a page, `next_cursor` for the next (send it \

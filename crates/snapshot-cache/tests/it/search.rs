@@ -582,62 +582,51 @@ async fn relevance_puts_the_name_first_and_pages_by_score(engine: &Engine) {
     );
 }
 
+/// Stores `record` as the snapshot of `url` fetched at `at`.
+async fn put_record(
+    store: &dyn SnapshotStore,
+    url: &PageUrl,
+    record: &CompanyRecord,
+    at: Timestamp,
+) {
+    let snapshot = Snapshot {
+        url: url.clone(),
+        record: RecordJson::from_record(record),
+        fetched_at: at,
+    };
+    store.put(&snapshot, &[], None).await.expect("stored");
+}
+
 async fn a_newer_fetch_replaces_the_row_and_reparsing_updates_it(engine: &Engine) {
     let (store, companies) = stored(engine, 6).await;
+    let store = store.as_ref();
     let first = &companies[1];
     let mut renamed = first.record.clone();
     renamed.company_name = Some("Zeppelin Airships".to_owned());
     renamed.follower_count = Some(42);
     let newer = first.fetched_at + SignedDuration::from_secs(5);
-    let snapshot = Snapshot {
-        url: first.url.clone(),
-        record: RecordJson::from_record(&renamed),
-        fetched_at: newer,
-    };
-    store.put(&snapshot, &[], None).await.expect("stored");
+    put_record(store, &first.url, &renamed, newer).await;
     // An older fetch arriving late changes neither the snapshot nor its row.
-    let late = Snapshot {
-        fetched_at: first.fetched_at,
-        ..snapshot.clone()
-    };
     let mut older = first.record.clone();
     older.company_name = Some("Late Arrival".to_owned());
-    store
-        .put(
-            &Snapshot {
-                record: RecordJson::from_record(&older),
-                ..late
-            },
-            &[],
-            None,
-        )
-        .await
-        .expect("stored");
-    let find = |text: &str| {
-        query(SearchScope::Everything, |q| {
+    put_record(store, &first.url, &older, first.fetched_at).await;
+    let found = |text: &str| {
+        let query = query(SearchScope::Everything, |q| {
             q.words = search_words(text);
             q.sort = SearchSort::Relevance;
-        })
+        });
+        async move { store.search(&query).await.expect("searched").rows }
     };
-    let rows = store
-        .search(&find("zeppelin"))
-        .await
-        .expect("searched")
-        .rows;
-    assert_eq!(rows, [CompanyRow::of(first.url.as_str(), &renamed, newer)]);
-    assert!(
-        store
-            .search(&find("late arrival"))
-            .await
-            .expect("searched")
-            .rows
-            .is_empty()
+    assert_eq!(
+        found("zeppelin").await,
+        [CompanyRow::of(first.url.as_str(), &renamed, newer)]
     );
+    assert!(found("late arrival").await.is_empty());
     // The words of the name before are gone.
     let old_name = first.record.company_name.clone().expect("a name");
-    let old_rows = store.search(&find(&old_name)).await.expect("searched").rows;
     assert!(
-        old_rows
+        found(&old_name)
+            .await
             .iter()
             .all(|r| r.final_li_url != first.url.as_str())
     );
@@ -660,28 +649,12 @@ async fn a_newer_fetch_replaces_the_row_and_reparsing_updates_it(engine: &Engine
     let mut moved = reparsed.clone();
     moved.company_name = Some("Quokka Logistics".to_owned());
     let newest = newer + SignedDuration::from_secs(5);
-    store
-        .put(
-            &Snapshot {
-                url: first.url.clone(),
-                record: RecordJson::from_record(&moved),
-                fetched_at: newest,
-            },
-            &[],
-            None,
-        )
-        .await
-        .expect("stored");
-    let rows = store.search(&find("quokka")).await.expect("searched").rows;
-    assert_eq!(rows, [CompanyRow::of(first.url.as_str(), &moved, newest)]);
-    assert!(
-        store
-            .search(&find("zeppelin"))
-            .await
-            .expect("searched")
-            .rows
-            .is_empty()
+    put_record(store, &first.url, &moved, newest).await;
+    assert_eq!(
+        found("quokka").await,
+        [CompanyRow::of(first.url.as_str(), &moved, newest)]
     );
+    assert!(found("zeppelin").await.is_empty());
 }
 
 async fn a_store_written_before_search_is_indexed_when_opened(engine: &Engine) {
