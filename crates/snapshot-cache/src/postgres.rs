@@ -13,6 +13,7 @@ use crate::stored::{
 };
 use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
 use company_model::{SearchPage, SearchQuery};
+use pg_pool::tokio_postgres::types::ToSql;
 
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0001_create_table_snapshots.sql"),
@@ -23,22 +24,24 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0006_alter_table_history_points.sql"),
     include_str!("../migrations/postgres/0007_create_table_company_search.sql"),
     include_str!("../migrations/postgres/0008_alter_table_tenant_pages.sql"),
+    include_str!("../migrations/postgres/0009_alter_table_company_search.sql"),
 ];
 
 /// The statement that writes a snapshot's search row (unless the row there is of a later fetch): the URL is
 /// parameter `$url`, [`index_params`] are numbered from `$first`.
 fn index_statement(url: usize, first: usize) -> String {
     let p: Vec<String> = std::iter::once(url)
-        .chain(first..first + 17)
+        .chain(first..first + 19)
         .map(|n| format!("${n}"))
         .collect();
     format!(
         "INSERT INTO company_search (url, row, industry, company_size, company_type, country, region, locality,
                                      specialties, employee_count, follower_count, founded, has_website,
-                                     fetched_at_ms, document, employee_growth)
+                                     fetched_at_ms, document, name_words, headline_words, employee_growth)
          VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
                  setweight(to_tsvector('simple', {}), 'A') || setweight(to_tsvector('simple', {}), 'B')
                  || setweight(to_tsvector('simple', {}), 'C') || setweight(to_tsvector('simple', {}), 'B'),
+                 {}, {},
                  (SELECT ({employees} - h.employee_count_on_li) * 100.0 / h.employee_count_on_li
                   FROM history_points h
                   WHERE h.url = {url} AND h.employee_count_on_li > 0
@@ -50,10 +53,11 @@ fn index_statement(url: usize, first: usize) -> String {
              specialties = excluded.specialties, employee_count = excluded.employee_count,
              follower_count = excluded.follower_count, founded = excluded.founded,
              has_website = excluded.has_website, fetched_at_ms = excluded.fetched_at_ms,
-             document = excluded.document, employee_growth = excluded.employee_growth
+             document = excluded.document, name_words = excluded.name_words,
+             headline_words = excluded.headline_words, employee_growth = excluded.employee_growth
          WHERE excluded.fetched_at_ms >= company_search.fetched_at_ms",
         p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15],
-        p[16], p[17],
+        p[16], p[17], p[18], p[19],
         employees = p[9],
         url = p[0],
         fetched = p[13],
@@ -62,7 +66,7 @@ fn index_statement(url: usize, first: usize) -> String {
 }
 
 /// The parameters of [`index_statement`] after the URL, in its order.
-fn index_params(entry: &IndexEntry) -> [&(dyn pg_pool::tokio_postgres::types::ToSql + Sync); 17] {
+fn index_params(entry: &IndexEntry) -> [&(dyn pg_pool::tokio_postgres::types::ToSql + Sync); 19] {
     let [name, slogan, description, specialties] = &entry.text;
     [
         &entry.row,
@@ -82,7 +86,28 @@ fn index_params(entry: &IndexEntry) -> [&(dyn pg_pool::tokio_postgres::types::To
         slogan,
         description,
         specialties,
+        &entry.name_words,
+        &entry.headline_words,
     ]
+}
+
+/// A search statement's parameters as tokio-postgres takes them ([`refs_of`] borrows them).
+fn values_of(params: Vec<Param>) -> Vec<Box<dyn ToSql + Sync + Send>> {
+    params
+        .into_iter()
+        .map(|param| match param {
+            Param::Int(n) => Box::new(n) as Box<dyn ToSql + Sync + Send>,
+            Param::Float(x) => Box::new(x),
+            Param::Text(text) => Box::new(text),
+        })
+        .collect()
+}
+
+fn refs_of(values: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
+    values
+        .iter()
+        .map(|v| v.as_ref() as &(dyn ToSql + Sync))
+        .collect()
 }
 
 /// Snapshots in a PostgreSQL database (tables `snapshots` and `snapshot_aliases`), shared by every server on
@@ -497,19 +522,18 @@ impl SnapshotStore for PgSnapshotStore {
             let walk = match branch.plan(query, large_tenant) {
                 Plan::Walk => true,
                 Plan::Gather => false,
-                Plan::CountFirst(text) => {
-                    let count = tx
-                        .prepare_cached(&search::match_count(Engine::Postgres))
-                        .await
-                        .map_err(backend)?;
-                    let bound = i64::from(self.common_matches);
+                Plan::CountFirst => {
+                    let (sql, params) =
+                        search::match_count(Engine::Postgres, query, &branch, self.common_matches);
+                    let values = values_of(params);
+                    let count = tx.prepare_cached(&sql).await.map_err(backend)?;
                     let matches: i64 = tx
-                        .query_one(&count, &[&text, &bound])
+                        .query_one(&count, &refs_of(&values))
                         .await
                         .map_err(backend)?
                         .try_get(0)
                         .map_err(backend)?;
-                    matches >= bound
+                    matches >= i64::from(self.common_matches)
                 }
             };
             let (sql, params) = search::statement(
@@ -520,20 +544,8 @@ impl SnapshotStore for PgSnapshotStore {
                 walk,
                 wanted - found.len(),
             );
-            let values: Vec<Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>> = params
-                .into_iter()
-                .map(|param| match param {
-                    Param::Int(n) => {
-                        Box::new(n) as Box<dyn pg_pool::tokio_postgres::types::ToSql + Sync + Send>
-                    }
-                    Param::Float(x) => Box::new(x),
-                    Param::Text(text) => Box::new(text),
-                })
-                .collect();
-            let refs: Vec<&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)> = values
-                .iter()
-                .map(|v| v.as_ref() as &(dyn pg_pool::tokio_postgres::types::ToSql + Sync))
-                .collect();
+            let values = values_of(params);
+            let refs = refs_of(&values);
             let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
             for row in tx.query(&statement, &refs).await.map_err(backend)? {
                 let value: i64 = row.try_get(1).map_err(backend)?;

@@ -31,6 +31,10 @@ pub(crate) struct IndexEntry {
     pub(crate) fetched_at_ms: i64,
     /// The full-text columns, as words joined by spaces: name, slogan, description, specialties.
     pub(crate) text: [String; 4],
+    /// PostgreSQL's relevance tiers ([`tier_conditions`]): the name's words, each between spaces
+    /// (`" google quantum 42 "`), and the same of the name, slogan and specialties.
+    pub(crate) name_words: String,
+    pub(crate) headline_words: String,
 }
 
 impl IndexEntry {
@@ -86,7 +90,23 @@ impl IndexEntry {
                 words(record.description.as_deref()),
                 words(Some(&record.specialties.join(" "))),
             ],
+            name_words: String::new(),
+            headline_words: String::new(),
         }
+        .with_tier_words()
+    }
+}
+
+impl IndexEntry {
+    fn with_tier_words(mut self) -> Self {
+        let [name, slogan, _, specialties] = &self.text;
+        let spaced = |fields: &[&String]| {
+            let words: Vec<&str> = fields.iter().flat_map(|f| f.split_whitespace()).collect();
+            format!(" {} ", words.join(" "))
+        };
+        self.name_words = spaced(&[name]);
+        self.headline_words = spaced(&[name, slogan, specialties]);
+        self
     }
 }
 
@@ -119,8 +139,9 @@ impl Engine {
 }
 
 /// The full-text query of `words` in the engine's syntax: every word required, words of [`PREFIX_MIN_CHARS`] or
-/// more as prefixes, each found in any of `fields` (empty: any field). Words are letters and digits only
-/// ([`company_model::search_words`]), so nothing in them is query syntax; FTS5 words are quoted all the same.
+/// more as prefixes; on SQLite each found in any of `fields` (PostgreSQL's tiers are placed by
+/// [`tier_conditions`]). Words are letters and digits only ([`company_model::search_words`]), so nothing in them
+/// is query syntax; FTS5 words are quoted all the same.
 fn words_in(engine: Engine, words: &[String], fields: Fields) -> String {
     let prefix = |word: &String| word.chars().count() >= PREFIX_MIN_CHARS;
     match engine {
@@ -136,20 +157,11 @@ fn words_in(engine: Engine, words: &[String], fields: Fields) -> String {
                 Fields::Headline => format!("({{name slogan specialties}} : ({phrases}))"),
             }
         }
-        Engine::Postgres => {
-            // The tsvector's weights: A the name, B the slogan and specialties, C the description.
-            let weights = match fields {
-                Fields::Any => "",
-                Fields::Name => "A",
-                Fields::Headline => "AB",
-            };
-            let each = words
-                .iter()
-                .map(|w| format!("{w}:{}{weights}", if prefix(w) { "*" } else { "" }))
-                .collect::<Vec<_>>()
-                .join(" & ");
-            format!("({each})")
-        }
+        Engine::Postgres => words
+            .iter()
+            .map(|w| format!("{w}{}", if prefix(w) { ":*" } else { "" }))
+            .collect::<Vec<_>>()
+            .join(" & "),
     }
 }
 
@@ -163,11 +175,37 @@ enum Fields {
     Headline,
 }
 
-/// `text` without the rows `but` matches, in the engine's syntax.
-fn except(engine: Engine, text: &str, but: &str) -> String {
-    match engine {
-        Engine::Sqlite => format!("{text} NOT {but}"),
-        Engine::Postgres => format!("{text} & !{but}"),
+/// The conditions that place a PostgreSQL row in relevance `tier` (its words are matched by the `tsvector`):
+/// every word in `name_words` (3); every word in `headline_words` but not all in the name (2); not every word
+/// in `headline_words` (1). A row's own short columns, where a weighted `tsquery` would read every candidate's
+/// `tsvector` again (GIN keeps no weights).
+fn tier_conditions(
+    words: &[String],
+    tier: i64,
+    bind: &mut dyn FnMut(Param) -> String,
+) -> Vec<String> {
+    let mut all_in = |column: &str| {
+        let each: Vec<String> = words
+            .iter()
+            .map(|w| {
+                let pattern = if w.chars().count() >= PREFIX_MIN_CHARS {
+                    format!(" {w}")
+                } else {
+                    format!(" {w} ")
+                };
+                format!("strpos(s.{column}, {}) > 0", bind(Param::Text(pattern)))
+            })
+            .collect();
+        format!("({})", each.join(" AND "))
+    };
+    match tier {
+        3 => vec![all_in("name_words")],
+        2 => vec![
+            all_in("headline_words"),
+            format!("NOT {}", all_in("name_words")),
+        ],
+        1 => vec![format!("NOT {}", all_in("headline_words"))],
+        _ => Vec::new(),
     }
 }
 
@@ -195,19 +233,38 @@ pub(crate) fn large_tenant_count(engine: Engine) -> String {
 /// same rows. A store may set another bound (`with_common_matches`).
 pub(crate) const COMMON_MATCHES: u32 = 2_000;
 
-/// Counts the stored companies a full-text query matches, up to a bound: the query (a [`Branch`]'s `text`) is
-/// `?1`/`$1`, the bound `?2`/`$2`.
-pub(crate) fn match_count(engine: Engine) -> String {
-    let (text, most) = (engine.placeholder(1), engine.placeholder(2));
-    match engine {
-        Engine::Sqlite => format!(
-            "SELECT count(*) FROM (SELECT 1 FROM company_text WHERE company_text MATCH {text} LIMIT {most}) m"
-        ),
-        Engine::Postgres => format!(
-            "SELECT count(*) FROM (SELECT 1 FROM company_search WHERE document @@ to_tsquery('simple', {text}) \
-             LIMIT {most}) m"
-        ),
-    }
+/// The statement counting the rows of `branch` (of `query`) its words place it, up to `bound`, and its
+/// parameters: what [`Plan::CountFirst`] decides by.
+pub(crate) fn match_count(
+    engine: Engine,
+    query: &SearchQuery,
+    branch: &Branch,
+    bound: u32,
+) -> (String, Vec<Param>) {
+    let mut params: Vec<Param> = Vec::new();
+    let mut bind = |param: Param| {
+        params.push(param);
+        engine.placeholder(params.len())
+    };
+    let text = bind(Param::Text(branch.text.clone().unwrap_or_default()));
+    let sql = match engine {
+        Engine::Sqlite => {
+            let most = bind(Param::Int(i64::from(bound)));
+            format!(
+                "SELECT count(*) FROM (SELECT 1 FROM company_text WHERE company_text MATCH {text} LIMIT {most}) m"
+            )
+        }
+        Engine::Postgres => {
+            let mut conditions = vec![format!("s.document @@ to_tsquery('simple', {text})")];
+            conditions.extend(tier_conditions(&query.words, branch.tier, &mut bind));
+            let most = bind(Param::Int(i64::from(bound)));
+            format!(
+                "SELECT count(*) FROM (SELECT 1 FROM company_search s WHERE {} LIMIT {most}) m",
+                conditions.join(" AND ")
+            )
+        }
+    };
+    (sql, params)
 }
 
 /// One statement of a search. A search by relevance with words runs one per tier, best first, until its page
@@ -217,7 +274,7 @@ pub(crate) struct Branch {
     /// The relevance tier, 0 when the search is not by relevance with words.
     tier: i64,
     /// The full-text query of the rows, in the engine's syntax; `None` without words.
-    pub(crate) text: Option<String>,
+    text: Option<String>,
     /// Where the rows start in this branch's order (the order's value and the URL that rows must follow);
     /// `None` from the top.
     after: Option<(i64, String)>,
@@ -252,13 +309,19 @@ pub(crate) fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
             after,
         }];
     }
-    let name = words_in(engine, &query.words, Fields::Name);
-    let headline = words_in(engine, &query.words, Fields::Headline);
-    let tiers = [
-        (3, name.clone()),
-        (2, except(engine, &headline, &name)),
-        (1, except(engine, &any, &headline)),
-    ];
+    let tiers = match engine {
+        Engine::Sqlite => {
+            let name = words_in(engine, &query.words, Fields::Name);
+            let headline = words_in(engine, &query.words, Fields::Headline);
+            [
+                (3, name.clone()),
+                (2, format!("{headline} NOT {name}")),
+                (1, format!("{any} NOT {headline}")),
+            ]
+        }
+        // Every tier matches every word; tier_conditions place the rows.
+        Engine::Postgres => [(3, any.clone()), (2, any.clone()), (1, any)],
+    };
     tiers
         .into_iter()
         .filter_map(|(tier, text)| {
@@ -284,20 +347,20 @@ pub(crate) fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
 }
 
 /// How a [`Branch`] finds its rows.
-pub(crate) enum Plan<'a> {
+pub(crate) enum Plan {
     /// Walk the order's index, checking each row, until the page is full: without words, over the whole store or
     /// a tenant with [`LARGE_TENANT`] pages or more.
     Walk,
     /// Gather every row (a small tenant's pages) and sort them.
     Gather,
-    /// Walk when this full-text query matches [`COMMON_MATCHES`] (or the store's bound) or more ([`match_count`]
-    /// tells), else gather its matches from the words' index.
-    CountFirst(&'a str),
+    /// Walk when the branch's words match [`COMMON_MATCHES`] (or the store's bound) rows or more
+    /// ([`match_count`] tells), else gather their matches from the words' index.
+    CountFirst,
 }
 
 impl Branch {
     /// How this branch of `query` finds its rows; `large_tenant` as for [`statement`].
-    pub(crate) fn plan(&self, query: &SearchQuery, large_tenant: bool) -> Plan<'_> {
+    pub(crate) fn plan(&self, query: &SearchQuery, large_tenant: bool) -> Plan {
         let walkable = match query.scope {
             SearchScope::Everything => true,
             SearchScope::Tenant(_) => large_tenant,
@@ -305,7 +368,7 @@ impl Branch {
         match (&self.text, walkable) {
             (_, false) => Plan::Gather,
             (None, true) => Plan::Walk,
-            (Some(text), true) => Plan::CountFirst(text),
+            (Some(_), true) => Plan::CountFirst,
         }
     }
 }
@@ -369,6 +432,7 @@ pub(crate) fn statement(
             )),
             (Engine::Postgres, _) => {
                 conditions.push(format!("s.document @@ to_tsquery('simple', {text})"));
+                conditions.extend(tier_conditions(&query.words, branch.tier, &mut bind));
             }
         }
     }

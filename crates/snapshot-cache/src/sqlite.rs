@@ -129,10 +129,14 @@ fn search_in(
         let walk = match branch.plan(query, large_tenant) {
             Plan::Walk => true,
             Plan::Gather => false,
-            Plan::CountFirst(text) => {
+            Plan::CountFirst => {
+                let (sql, params) =
+                    search::match_count(Engine::Sqlite, query, &branch, common_matches);
                 let matches: u32 = tx
-                    .prepare_cached(&search::match_count(Engine::Sqlite))?
-                    .query_row(rusqlite::params![text, common_matches], |row| row.get(0))?;
+                    .prepare_cached(&sql)?
+                    .query_row(rusqlite::params_from_iter(values_of(params)), |row| {
+                        row.get(0)
+                    })?;
                 matches >= common_matches
             }
         };
@@ -144,16 +148,8 @@ fn search_in(
             walk,
             wanted - found.len(),
         );
-        let values: Vec<rusqlite::types::Value> = params
-            .into_iter()
-            .map(|param| match param {
-                Param::Int(n) => rusqlite::types::Value::Integer(n),
-                Param::Float(x) => rusqlite::types::Value::Real(x),
-                Param::Text(text) => rusqlite::types::Value::Text(text),
-            })
-            .collect();
         let mut statement = tx.prepare_cached(&sql)?;
-        let rows = statement.query_map(rusqlite::params_from_iter(values), |row| {
+        let rows = statement.query_map(rusqlite::params_from_iter(values_of(params)), |row| {
             Ok((row.get(0)?, branch.key(row.get(1)?), row.get(2)?))
         })?;
         for row in rows {
@@ -161,6 +157,18 @@ fn search_in(
         }
     }
     Ok(found)
+}
+
+/// The values SQLite binds for a search statement's parameters.
+fn values_of(params: Vec<Param>) -> Vec<rusqlite::types::Value> {
+    params
+        .into_iter()
+        .map(|param| match param {
+            Param::Int(n) => rusqlite::types::Value::Integer(n),
+            Param::Float(x) => rusqlite::types::Value::Real(x),
+            Param::Text(text) => rusqlite::types::Value::Text(text),
+        })
+        .collect()
 }
 
 /// How many snapshots' words wait in `company_text_pending` before `company_text` takes them, in one write.
