@@ -533,6 +533,10 @@ impl SnapshotStore for PgSnapshotStore {
                         .map_err(backend)?
                         .try_get(0)
                         .map_err(backend)?;
+                    // None: the statement would read the same candidates again to find nothing.
+                    if matches == 0 {
+                        continue;
+                    }
                     matches >= i64::from(self.common_matches)
                 }
             };

@@ -353,8 +353,8 @@ pub(crate) enum Plan {
     Walk,
     /// Gather every row (a small tenant's pages) and sort them.
     Gather,
-    /// Walk when the branch's words match [`COMMON_MATCHES`] (or the store's bound) rows or more
-    /// ([`match_count`] tells), else gather their matches from the words' index.
+    /// Walk when the branch's words match [`COMMON_MATCHES`] (or the store's bound) rows or more ([`match_count`]
+    /// tells), run nothing when they match none, else gather their matches from the words' index.
     CountFirst,
 }
 

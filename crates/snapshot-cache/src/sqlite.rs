@@ -137,6 +137,10 @@ fn search_in(
                     .query_row(rusqlite::params_from_iter(values_of(params)), |row| {
                         row.get(0)
                     })?;
+                // None: the statement would read the same candidates again to find nothing.
+                if matches == 0 {
+                    continue;
+                }
                 matches >= common_matches
             }
         };
