@@ -77,7 +77,9 @@ impl IndexEntry {
                 format!("\n{}\n", specialties.join("\n"))
             },
             employee_count: count(record.employee_count_on_li),
-            follower_count: count(record.follower_count),
+            // Capped where relevance keys stop telling counts apart, so the column every search orders by
+            // and the keys its cursors carry agree (no page claims a quadrillion followers).
+            follower_count: count(record.follower_count).map(|n| n.min(TIER_SPAN - 2)),
             founded: record.founded.map(i64::from),
             has_website: record
                 .website
@@ -209,8 +211,8 @@ fn tier_conditions(
     }
 }
 
-/// Relevance keys: a tier times this, plus the follower count plus one. Counts at or above it compare as one
-/// below it (no page claims a quadrillion followers).
+/// Relevance keys: a tier times this, plus the follower count plus one. Counts are indexed at most one below it
+/// (`IndexEntry::of`), so a key tells every indexed count apart.
 const TIER_SPAN: i64 = 1 << 50;
 
 /// A tenant with at least this many pages is searched from the index of the order (each row checked against

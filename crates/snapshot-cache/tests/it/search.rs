@@ -573,6 +573,23 @@ async fn relevance_puts_the_name_first_and_pages_by_score(engine: &Engine) {
     });
     let from_the_top = store.search(&by_relevance).await.expect("searched");
     assert_eq!(from_the_top.rows, rows[..4]);
+    // Counts no page has (past 2^50, from a bad parse) page by relevance like the others: none skipped.
+    let at = companies[0].fetched_at;
+    for (n, followers) in [1_u64 << 60, (1 << 60) + 1, u64::MAX >> 2]
+        .into_iter()
+        .enumerate()
+    {
+        let mut giant = crate::record(&format!("Quantum Giant {n}"));
+        giant.follower_count = Some(followers);
+        let page = url(&format!("https://www.linkedin.com/company/giant-{n}"));
+        put_record(store.as_ref(), &page, &giant, at).await;
+    }
+    let giants = query(SearchScope::Everything, |q| {
+        q.words = search_words("quantum giant");
+        q.sort = SearchSort::Relevance;
+        q.limit = 1;
+    });
+    assert_eq!(every_row(store.as_ref(), &giants).await.len(), 3);
     // Relevance without words is the followers' order.
     let followers = query(SearchScope::Everything, |q| q.sort = SearchSort::Followers);
     let no_words = query(SearchScope::Everything, |q| q.sort = SearchSort::Relevance);
