@@ -164,7 +164,8 @@ impl PgSnapshotStore {
         self
     }
 
-    /// This store with searches planning words as common from `matches` stored matches (default 2,000): a
+    /// This store with searches planning words as common from `matches` stored matches (default
+    /// [`COMMON_MATCHES`](crate::COMMON_MATCHES)): a
     /// search whose words match that many walks its order's index checking each row's words, a rarer one gathers
     /// their matches and sorts them. Both give the same rows, so this tunes time only (and lets a test run both
     /// plans on a small store).
@@ -533,7 +534,7 @@ impl SnapshotStore for PgSnapshotStore {
                         .map_err(backend)?
                         .try_get(0)
                         .map_err(backend)?;
-                    // None: the statement would read the same candidates again to find nothing.
+                    // No match: the statement would read the same candidates again to find nothing.
                     if matches == 0 {
                         continue;
                     }

@@ -232,8 +232,9 @@ pub(crate) fn large_tenant_count(engine: Engine) -> String {
 /// order's index and checking each row's words, which ends once the page is full (a few rows in for a word a
 /// third of the store holds); a rarer one's rows are all gathered from the words' index and sorted (a few
 /// hundred at most take a millisecond or two, where walking would pass the whole index). Both plans give the
-/// same rows. A store may set another bound (`with_common_matches`).
-pub(crate) const COMMON_MATCHES: u32 = 2_000;
+/// same rows. A store may set another bound (`SqliteSnapshotStore::with_common_matches`,
+/// `PgSnapshotStore::with_common_matches`).
+pub const COMMON_MATCHES: u32 = 2_000;
 
 /// The statement counting the rows of `branch` (of `query`) its words place it, up to `bound`, and its
 /// parameters: what [`Plan::CountFirst`] decides by.

@@ -137,7 +137,7 @@ fn search_in(
                     .query_row(rusqlite::params_from_iter(values_of(params)), |row| {
                         row.get(0)
                     })?;
-                // None: the statement would read the same candidates again to find nothing.
+                // No match: the statement would read the same candidates again to find nothing.
                 if matches == 0 {
                     continue;
                 }
@@ -177,8 +177,8 @@ fn values_of(params: Vec<Param>) -> Vec<rusqlite::types::Value> {
 
 /// How many snapshots' words wait in `company_text_pending` before `company_text` takes them, in one write.
 /// FTS5 writes a segment per commit: taking each snapshot's words in its own commit, the index added 23% to a
-/// snapshot's write; 64 at a time, 11% (docs/benchmarks.md, section 14). A search with words takes in at most
-/// this many first.
+/// snapshot's write; 64 at a time, about half that (docs/benchmarks.md, section 14). A search with words takes in
+/// at most this many first.
 const PENDING_WORDS: i64 = 64;
 
 /// Moves the words waiting in `company_text_pending` into `company_text`, replacing what each row had there.
@@ -253,7 +253,8 @@ impl SqliteSnapshotStore {
         self
     }
 
-    /// This store with searches planning words as common from `matches` stored matches (default 2,000): a
+    /// This store with searches planning words as common from `matches` stored matches (default
+    /// [`COMMON_MATCHES`](crate::COMMON_MATCHES)): a
     /// search whose words match that many walks its order's index checking each row's words, a rarer one gathers
     /// their matches and sorts them. Both give the same rows, so this tunes time only (and lets a test run both
     /// plans on a small store).
