@@ -417,8 +417,9 @@ pub fn fold_label(label: &str) -> String {
 }
 
 /// The words of a text as full-text search indexes and matches them: [`fold_label`]'s folding, then split at
-/// every character that is not a letter or digit. Both engines index these words and nothing else, so SQLite
-/// and PostgreSQL find the same companies for the same query.
+/// every character that is not a letter or digit; a word longer than [`MAX_WORD_BYTES`] is left out. Both
+/// engines index these words and nothing else, so SQLite and PostgreSQL find the same companies for the same
+/// query.
 ///
 /// ```
 /// assert_eq!(company_model::search_words("Cloud-native Security, Inc."), ["cloud", "native", "security", "inc"]);
@@ -426,7 +427,11 @@ pub fn fold_label(label: &str) -> String {
 pub fn search_words(text: &str) -> Vec<String> {
     fold_label(text)
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
+        .filter(|word| !word.is_empty() && word.len() <= MAX_WORD_BYTES)
         .map(str::to_owned)
         .collect()
 }
+
+/// The longest word [`search_words`] keeps, in UTF-8 bytes: no language's word comes near it, and PostgreSQL
+/// indexes no word of more than 2,047 (it would refuse the page's row).
+pub const MAX_WORD_BYTES: usize = 1_000;

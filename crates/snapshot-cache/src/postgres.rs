@@ -7,7 +7,7 @@ use page_url::PageUrl;
 use pg_pool::PgPool;
 
 use crate::hot::HotSnapshots;
-use crate::search::{self, Engine, IndexEntry, Param, Plan};
+use crate::search::{self, Answer, Engine, IndexEntry, Param, Step};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
@@ -25,23 +25,21 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0007_create_table_company_search.sql"),
     include_str!("../migrations/postgres/0008_alter_table_tenant_pages.sql"),
     include_str!("../migrations/postgres/0009_alter_table_company_search.sql"),
+    include_str!("../migrations/postgres/0010_alter_table_company_search.sql"),
 ];
 
 /// The statement that writes a snapshot's search row (unless the row there is of a later fetch): the URL is
 /// parameter `$url`, [`index_params`] are numbered from `$first`.
 fn index_statement(url: usize, first: usize) -> String {
     let p: Vec<String> = std::iter::once(url)
-        .chain(first..first + 19)
+        .chain(first..first + 16)
         .map(|n| format!("${n}"))
         .collect();
     format!(
         "INSERT INTO company_search (url, row, industry, company_size, company_type, country, region, locality,
                                      specialties, employee_count, follower_count, founded, has_website,
                                      fetched_at_ms, document, name_words, headline_words, employee_growth)
-         VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
-                 setweight(to_tsvector('simple', {}), 'A') || setweight(to_tsvector('simple', {}), 'B')
-                 || setweight(to_tsvector('simple', {}), 'C') || setweight(to_tsvector('simple', {}), 'B'),
-                 {}, {},
+         VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, array_to_tsvector({}::TEXT[]), {}, {},
                  (SELECT ({employees} - h.employee_count_on_li) * 100.0 / h.employee_count_on_li
                   FROM history_points h
                   WHERE h.url = {url} AND h.employee_count_on_li > 0
@@ -57,7 +55,7 @@ fn index_statement(url: usize, first: usize) -> String {
              headline_words = excluded.headline_words, employee_growth = excluded.employee_growth
          WHERE excluded.fetched_at_ms >= company_search.fetched_at_ms",
         p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15],
-        p[16], p[17], p[18], p[19],
+        p[16],
         employees = p[9],
         url = p[0],
         fetched = p[13],
@@ -65,9 +63,13 @@ fn index_statement(url: usize, first: usize) -> String {
     )
 }
 
-/// The parameters of [`index_statement`] after the URL, in its order.
-fn index_params(entry: &IndexEntry) -> [&(dyn pg_pool::tokio_postgres::types::ToSql + Sync); 19] {
-    let [name, slogan, description, specialties] = &entry.text;
+/// The parameters of [`index_statement`] after the URL, in its order; `words` are the entry's lexemes and tier
+/// words ([`Words`]).
+fn index_params<'a>(
+    entry: &'a IndexEntry,
+    words: &'a Words,
+) -> [&'a (dyn pg_pool::tokio_postgres::types::ToSql + Sync); 16] {
+    let (lexemes, [name_words, headline_words]) = words;
     [
         &entry.row,
         &entry.industry,
@@ -82,14 +84,15 @@ fn index_params(entry: &IndexEntry) -> [&(dyn pg_pool::tokio_postgres::types::To
         &entry.founded,
         &entry.has_website,
         &entry.fetched_at_ms,
-        name,
-        slogan,
-        description,
-        specialties,
-        &entry.name_words,
-        &entry.headline_words,
+        lexemes,
+        name_words,
+        headline_words,
     ]
 }
+
+/// A search row's `document` lexemes and its `name_words` and `headline_words` ([`IndexEntry::lexemes`],
+/// [`IndexEntry::tier_words`]), computed on PostgreSQL's write path alone.
+type Words = (Vec<String>, [String; 2]);
 
 /// A search statement's parameters as tokio-postgres takes them ([`refs_of`] borrows them).
 fn values_of(params: Vec<Param>) -> Vec<Box<dyn ToSql + Sync + Send>> {
@@ -247,6 +250,7 @@ impl SnapshotStore for PgSnapshotStore {
         let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
         let (domain_key, name_key) = lookup_keys(parsed.as_ref());
         let entry = IndexEntry::of(&snapshot.url, parsed.as_ref(), snapshot.fetched_at);
+        let words = (entry.lexemes(), entry.tier_words());
         let search = if self.search_index {
             format!(", search AS ({})", index_statement(1, 16))
         } else {
@@ -307,7 +311,7 @@ impl SnapshotStore for PgSnapshotStore {
             &point.job_count_is_lower_bound,
         ];
         if self.search_index {
-            params.extend(index_params(&entry));
+            params.extend(index_params(&entry, &words));
         }
         self.pool.execute(&sql, &params).await.map_err(backend)?;
         self.hot.stored(aliases, snapshot);
@@ -445,6 +449,7 @@ impl SnapshotStore for PgSnapshotStore {
     ) -> Result<bool, CacheError> {
         let (domain_key, name_key) = lookup_keys(Some(record));
         let entry = IndexEntry::of(url, Some(record), fetched_at);
+        let words = (entry.lexemes(), entry.tier_words());
         let record = serde_json::to_string(record).map_err(backend)?;
         let fetched_at = SystemTime::from(fetched_at);
         let (url, format) = (url.as_str(), format_column());
@@ -463,7 +468,7 @@ impl SnapshotStore for PgSnapshotStore {
             .map_err(backend)?;
         if changed > 0 && self.search_index {
             params.truncate(1);
-            params.extend(index_params(&entry));
+            params.extend(index_params(&entry, &words));
             tx.execute(&index_statement(1, 2), &params)
                 .await
                 .map_err(backend)?;
@@ -498,69 +503,36 @@ impl SnapshotStore for PgSnapshotStore {
             .start()
             .await
             .map_err(backend)?;
-        let large_tenant = match query.scope {
-            company_model::SearchScope::Tenant(tenant) => {
-                let count = tx
-                    .prepare_cached(&search::large_tenant_count(Engine::Postgres))
-                    .await
-                    .map_err(backend)?;
-                let pages: i64 = tx
-                    .query_one(&count, &[&tenant, &i64::from(search::LARGE_TENANT)])
-                    .await
-                    .map_err(backend)?
-                    .try_get(0)
-                    .map_err(backend)?;
-                pages >= i64::from(search::LARGE_TENANT)
-            }
-            company_model::SearchScope::Everything => false,
-        };
-        let wanted = query.limit as usize + 1;
-        let mut found = Vec::with_capacity(wanted);
-        for branch in search::branches(Engine::Postgres, query) {
-            if found.len() >= wanted {
-                break;
-            }
-            let walk = match branch.plan(query, large_tenant) {
-                Plan::Walk => true,
-                Plan::Gather => false,
-                Plan::CountFirst => {
-                    let (sql, params) =
-                        search::match_count(Engine::Postgres, query, &branch, self.common_matches);
+        let mut search = search::Search::new(Engine::Postgres, query, self.common_matches);
+        let mut answer = Answer::Start;
+        let found = loop {
+            answer = match search.step(answer) {
+                Step::Count(sql, params) => {
                     let values = values_of(params);
-                    let count = tx.prepare_cached(&sql).await.map_err(backend)?;
-                    let matches: i64 = tx
-                        .query_one(&count, &refs_of(&values))
+                    let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
+                    let row = tx
+                        .query_one(&statement, &refs_of(&values))
                         .await
-                        .map_err(backend)?
-                        .try_get(0)
                         .map_err(backend)?;
-                    // No match: the statement would read the same candidates again to find nothing.
-                    if matches == 0 {
-                        continue;
-                    }
-                    matches >= i64::from(self.common_matches)
+                    Answer::Count(row.try_get(0).map_err(backend)?)
                 }
+                Step::Rows(sql, params) => {
+                    let values = values_of(params);
+                    let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
+                    let rows = tx
+                        .query(&statement, &refs_of(&values))
+                        .await
+                        .map_err(backend)?;
+                    Answer::Rows(
+                        rows.iter()
+                            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+                            .collect::<Result<_, pg_pool::tokio_postgres::Error>>()
+                            .map_err(backend)?,
+                    )
+                }
+                Step::Done(found) => break found,
             };
-            let (sql, params) = search::statement(
-                Engine::Postgres,
-                query,
-                &branch,
-                large_tenant,
-                walk,
-                wanted - found.len(),
-            );
-            let values = values_of(params);
-            let refs = refs_of(&values);
-            let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
-            for row in tx.query(&statement, &refs).await.map_err(backend)? {
-                let value: i64 = row.try_get(1).map_err(backend)?;
-                found.push((
-                    row.try_get(0).map_err(backend)?,
-                    branch.key(value),
-                    row.try_get(2).map_err(backend)?,
-                ));
-            }
-        }
+        };
         tx.commit().await.map_err(backend)?;
         search::page_of(query, found).map_err(backend)
     }
@@ -696,9 +668,10 @@ impl PgSnapshotStore {
                 let record: Option<CompanyRecord> =
                     serde_json::from_str(row.get::<_, &str>(1)).ok();
                 let entry = IndexEntry::of(&page, record.as_ref(), time::from_system(row.get(2)));
+                let words = (entry.lexemes(), entry.tier_words());
                 let mut params: Vec<&(dyn pg_pool::tokio_postgres::types::ToSql + Sync)> =
                     vec![&url];
-                params.extend(index_params(&entry));
+                params.extend(index_params(&entry, &words));
                 client.execute(&statement, &params).await.map_err(backend)?;
             }
         }

@@ -1,6 +1,6 @@
-//! Searching the stored companies ([`crate::SnapshotStore::search`]): what each snapshot is indexed as ([`IndexEntry`], written in the transaction that stores it), and the one SQL
-//! statement both engines run, built once here with the few places where the engines differ
-//! ([`Engine`]).
+//! Searching the stored companies ([`crate::SnapshotStore::search`]): what each snapshot is indexed as
+//! ([`IndexEntry`], written in the transaction that stores it), and the statements both engines run, one after
+//! another as [`Search`] decides, built once here with the few places where the engines differ ([`Engine`]).
 //!
 //! Text is compared folded on both sides ([`company_model::fold_label`] for labels,
 //! [`company_model::search_words`] for full text), so SQLite (FTS5) and PostgreSQL (`tsvector`, GIN) index the
@@ -31,10 +31,6 @@ pub(crate) struct IndexEntry {
     pub(crate) fetched_at_ms: i64,
     /// The full-text columns, as words joined by spaces: name, slogan, description, specialties.
     pub(crate) text: [String; 4],
-    /// PostgreSQL's relevance tiers ([`tier_conditions`]): the name's words, each between spaces
-    /// (`" google quantum 42 "`), and the same of the name, slogan and specialties.
-    pub(crate) name_words: String,
-    pub(crate) headline_words: String,
 }
 
 impl IndexEntry {
@@ -92,23 +88,30 @@ impl IndexEntry {
                 words(record.description.as_deref()),
                 words(Some(&record.specialties.join(" "))),
             ],
-            name_words: String::new(),
-            headline_words: String::new(),
         }
-        .with_tier_words()
     }
-}
 
-impl IndexEntry {
-    fn with_tier_words(mut self) -> Self {
+    /// PostgreSQL's `document` lexemes: every word of the four full-text columns once, sorted, as
+    /// `array_to_tsvector` keeps them (no positions: relevance reads none, and `to_tsvector` parsing the text
+    /// again was most of what the index added to a snapshot's write).
+    pub(crate) fn lexemes(&self) -> Vec<String> {
+        let lexemes: std::collections::BTreeSet<&str> = self
+            .text
+            .iter()
+            .flat_map(|field| field.split_whitespace())
+            .collect();
+        lexemes.into_iter().map(str::to_owned).collect()
+    }
+
+    /// PostgreSQL's relevance tiers ([`tier_conditions`]): the name's words, each between spaces
+    /// (`" google quantum 42 "`), and the same of the name, slogan and specialties.
+    pub(crate) fn tier_words(&self) -> [String; 2] {
         let [name, slogan, _, specialties] = &self.text;
         let spaced = |fields: &[&String]| {
             let words: Vec<&str> = fields.iter().flat_map(|f| f.split_whitespace()).collect();
             format!(" {} ", words.join(" "))
         };
-        self.name_words = spaced(&[name]);
-        self.headline_words = spaced(&[name, slogan, specialties]);
-        self
+        [spaced(&[name]), spaced(&[name, slogan, specialties])]
     }
 }
 
@@ -143,7 +146,9 @@ impl Engine {
 /// The full-text query of `words` in the engine's syntax: every word required, words of [`PREFIX_MIN_CHARS`] or
 /// more as prefixes; on SQLite each found in any of `fields` (PostgreSQL's tiers are placed by
 /// [`tier_conditions`]). Words are letters and digits only ([`company_model::search_words`]), so nothing in them
-/// is query syntax; FTS5 words are quoted all the same.
+/// is query syntax; they are quoted all the same (a PostgreSQL `tsquery` literal, `::tsquery`, takes quoted
+/// lexemes as they are, with no parser or dictionary between them and the `document` [`IndexEntry::lexemes`]
+/// wrote).
 fn words_in(engine: Engine, words: &[String], fields: Fields) -> String {
     let prefix = |word: &String| word.chars().count() >= PREFIX_MIN_CHARS;
     match engine {
@@ -161,7 +166,7 @@ fn words_in(engine: Engine, words: &[String], fields: Fields) -> String {
         }
         Engine::Postgres => words
             .iter()
-            .map(|w| format!("{w}{}", if prefix(w) { ":*" } else { "" }))
+            .map(|w| format!("'{w}'{}", if prefix(w) { ":*" } else { "" }))
             .collect::<Vec<_>>()
             .join(" & "),
     }
@@ -211,20 +216,23 @@ fn tier_conditions(
     }
 }
 
-/// Relevance keys: a tier times this, plus the follower count plus one. Counts are indexed at most one below it
-/// (`IndexEntry::of`), so a key tells every indexed count apart.
-const TIER_SPAN: i64 = 1 << 50;
+/// Relevance keys (a search cursor's `key` by relevance with words): a tier (3, 2 or 1) times this, plus the
+/// follower count plus one. Counts are indexed at most two below it, so a key tells every indexed count apart.
+pub const TIER_SPAN: i64 = 1 << 50;
 
 /// A tenant with at least this many pages is searched from the index of the order (each row checked against
 /// the tenant's pages, the first rows found end it); a smaller one from its pages (all of them found and sorted).
 /// Each plan is the fast one on its side of this size; counting up to it costs a few hundred microseconds.
-pub(crate) const LARGE_TENANT: u32 = 5_000;
+pub const LARGE_TENANT: u32 = 5_000;
 
-/// Counts a tenant's pages up to [`LARGE_TENANT`]: the tenant is `?1`/`$1`, the bound `?2`/`$2`.
-pub(crate) fn large_tenant_count(engine: Engine) -> String {
-    let (tenant, most) = (engine.placeholder(1), engine.placeholder(2));
-    format!(
-        "SELECT count(*) FROM (SELECT 1 FROM tenant_pages WHERE tenant = {tenant} LIMIT {most}) pages"
+/// The statement counting a tenant's pages up to [`LARGE_TENANT`], and its parameters.
+fn large_tenant_count(engine: Engine, tenant: i64) -> (String, Vec<Param>) {
+    let (p1, p2) = (engine.placeholder(1), engine.placeholder(2));
+    (
+        format!(
+            "SELECT count(*) FROM (SELECT 1 FROM tenant_pages WHERE tenant = {p1} LIMIT {p2}) pages"
+        ),
+        vec![Param::Int(tenant), Param::Int(i64::from(LARGE_TENANT))],
     )
 }
 
@@ -238,7 +246,7 @@ pub const COMMON_MATCHES: u32 = 2_000;
 
 /// The statement counting the rows of `branch` (of `query`) its words place it, up to `bound`, and its
 /// parameters: what [`Plan::CountFirst`] decides by.
-pub(crate) fn match_count(
+fn match_count(
     engine: Engine,
     query: &SearchQuery,
     branch: &Branch,
@@ -250,30 +258,28 @@ pub(crate) fn match_count(
         engine.placeholder(params.len())
     };
     let text = bind(Param::Text(branch.text.clone().unwrap_or_default()));
-    let sql = match engine {
-        Engine::Sqlite => {
-            let most = bind(Param::Int(i64::from(bound)));
-            format!(
-                "SELECT count(*) FROM (SELECT 1 FROM company_text WHERE company_text MATCH {text} LIMIT {most}) m"
-            )
-        }
+    let matches = match engine {
+        Engine::Sqlite => format!("SELECT 1 FROM company_text WHERE company_text MATCH {text}"),
         Engine::Postgres => {
-            let mut conditions = vec![format!("s.document @@ to_tsquery('simple', {text})")];
+            let mut conditions = vec![format!("s.document @@ {text}::text::tsquery")];
             conditions.extend(tier_conditions(&query.words, branch.tier, &mut bind));
-            let most = bind(Param::Int(i64::from(bound)));
             format!(
-                "SELECT count(*) FROM (SELECT 1 FROM company_search s WHERE {} LIMIT {most}) m",
+                "SELECT 1 FROM company_search s WHERE {}",
                 conditions.join(" AND ")
             )
         }
     };
-    (sql, params)
+    let most = bind(Param::Int(i64::from(bound)));
+    (
+        format!("SELECT count(*) FROM ({matches} LIMIT {most}) m"),
+        params,
+    )
 }
 
 /// One statement of a search. A search by relevance with words runs one per tier, best first, until its page
 /// is full: the companies with every word in the name (tier 3), then with every word in the name, slogan or
 /// specialties (2), then the rest (1), each tier by followers. Other searches run one.
-pub(crate) struct Branch {
+struct Branch {
     /// The relevance tier, 0 when the search is not by relevance with words.
     tier: i64,
     /// The full-text query of the rows, in the engine's syntax; `None` without words.
@@ -285,7 +291,7 @@ pub(crate) struct Branch {
 
 impl Branch {
     /// The search's sort key of a row of this branch whose order value is `value`.
-    pub(crate) fn key(&self, value: i64) -> i64 {
+    fn key(&self, value: i64) -> i64 {
         if self.tier == 0 {
             value
         } else {
@@ -295,7 +301,7 @@ impl Branch {
 }
 
 /// The statements of `query`, in the order their rows come: those a cursor has passed are left out.
-pub(crate) fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
+fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
     let after = query.after.as_ref().map(|a| (a.key, a.url.clone()));
     if query.words.is_empty() {
         return vec![Branch {
@@ -350,7 +356,7 @@ pub(crate) fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
 }
 
 /// How a [`Branch`] finds its rows.
-pub(crate) enum Plan {
+enum Plan {
     /// Walk the order's index, checking each row, until the page is full: without words, over the whole store or
     /// a tenant with [`LARGE_TENANT`] pages or more.
     Walk,
@@ -363,7 +369,7 @@ pub(crate) enum Plan {
 
 impl Branch {
     /// How this branch of `query` finds its rows; `large_tenant` as for [`statement`].
-    pub(crate) fn plan(&self, query: &SearchQuery, large_tenant: bool) -> Plan {
+    fn plan(&self, query: &SearchQuery, large_tenant: bool) -> Plan {
         let walkable = match query.scope {
             SearchScope::Everything => true,
             SearchScope::Tenant(_) => large_tenant,
@@ -393,7 +399,7 @@ fn unindexed(engine: Engine, column: &str, number: bool) -> String {
 /// URL, at most `limit` rows. `large_tenant`: whether the tenant of a tenant's scope has [`LARGE_TENANT`] pages
 /// or more ([`large_tenant_count`] tells); `walk`: whether it walks the order's index rather than gather its
 /// rows and sort them ([`Branch::plan`]).
-pub(crate) fn statement(
+fn statement(
     engine: Engine,
     query: &SearchQuery,
     branch: &Branch,
@@ -434,7 +440,7 @@ pub(crate) fn statement(
                 "JOIN (SELECT rowid AS id FROM company_text WHERE company_text MATCH {text}) m ON m.id = s.id"
             )),
             (Engine::Postgres, _) => {
-                conditions.push(format!("s.document @@ to_tsquery('simple', {text})"));
+                conditions.push(format!("s.document @@ {text}::text::tsquery"));
                 conditions.extend(tier_conditions(&query.words, branch.tier, &mut bind));
             }
         }
@@ -559,11 +565,136 @@ pub(crate) fn statement(
     )
 }
 
-/// The page of a search from the rows its statement returned (row JSON, sort key, URL): at most `limit` rows,
-/// and where the next page starts when the statement found one more.
+/// A row a search statement returned: the row's JSON, its sort key (the order's value, or the relevance key once
+/// [`Search`] has it) and its URL.
+pub(crate) type Found = (String, i64, String);
+
+/// One search, run a statement at a time: [`Search::step`] says which statement to run next and takes what it
+/// answered, so the plan (the tenant's size, each branch's plan, when a branch is skipped and when the page is
+/// full) is decided here once, and each engine only runs statements (SQLite in its blocking transaction,
+/// PostgreSQL in its asynchronous one).
+pub(crate) struct Search<'q> {
+    engine: Engine,
+    query: &'q SearchQuery,
+    common_matches: u32,
+    /// Whether the tenant has [`LARGE_TENANT`] pages or more; `None` until counted.
+    large_tenant: Option<bool>,
+    branches: std::vec::IntoIter<Branch>,
+    waiting: Waiting,
+    found: Vec<Found>,
+}
+
+/// What the statement [`Search::step`] asked last was for.
+enum Waiting {
+    Nothing,
+    TenantPages,
+    Matches(Branch),
+    Rows(Branch),
+}
+
+/// What to run next.
+pub(crate) enum Step {
+    /// A statement answering one count, in its first column.
+    Count(String, Vec<Param>),
+    /// A statement answering rows of three columns: the row's JSON, the order's value and the URL.
+    Rows(String, Vec<Param>),
+    /// The search is over: the rows found in order, at most one more than its limit ([`page_of`]).
+    Done(Vec<Found>),
+}
+
+/// What the statement of the last [`Step`] answered.
+pub(crate) enum Answer {
+    /// Nothing yet: the first step.
+    Start,
+    Count(i64),
+    Rows(Vec<Found>),
+}
+
+impl<'q> Search<'q> {
+    /// A search of `query` on `engine`, words matching `common_matches` rows or more being common
+    /// ([`COMMON_MATCHES`]).
+    pub(crate) fn new(engine: Engine, query: &'q SearchQuery, common_matches: u32) -> Self {
+        Self {
+            engine,
+            query,
+            common_matches,
+            large_tenant: match query.scope {
+                SearchScope::Everything => Some(false),
+                SearchScope::Tenant(_) => None,
+            },
+            branches: branches(engine, query).into_iter(),
+            waiting: Waiting::Nothing,
+            found: Vec::new(),
+        }
+    }
+
+    /// Takes what the last step's statement answered ([`Answer::Start`] at first) and says what to run next.
+    pub(crate) fn step(&mut self, answer: Answer) -> Step {
+        match (
+            std::mem::replace(&mut self.waiting, Waiting::Nothing),
+            answer,
+        ) {
+            (Waiting::TenantPages, Answer::Count(pages)) => {
+                self.large_tenant = Some(pages >= i64::from(LARGE_TENANT));
+            }
+            // No match: the statement would read the same candidates again to find nothing.
+            (Waiting::Matches(branch), Answer::Count(matches)) if matches > 0 => {
+                return self.rows(branch, matches >= i64::from(self.common_matches));
+            }
+            (Waiting::Rows(branch), Answer::Rows(rows)) => self.found.extend(
+                rows.into_iter()
+                    .map(|(row, value, url)| (row, branch.key(value), url)),
+            ),
+            _ => {}
+        }
+        let large_tenant = match (self.large_tenant, self.query.scope) {
+            (Some(large), _) => large,
+            (None, SearchScope::Tenant(tenant)) => {
+                self.waiting = Waiting::TenantPages;
+                let (sql, params) = large_tenant_count(self.engine, tenant);
+                return Step::Count(sql, params);
+            }
+            // `new` knows the whole store is no tenant.
+            (None, SearchScope::Everything) => false,
+        };
+        if self.found.len() <= self.query.limit as usize
+            && let Some(branch) = self.branches.next()
+        {
+            return match branch.plan(self.query, large_tenant) {
+                Plan::Walk => self.rows(branch, true),
+                Plan::Gather => self.rows(branch, false),
+                Plan::CountFirst => {
+                    let (sql, params) =
+                        match_count(self.engine, self.query, &branch, self.common_matches);
+                    self.waiting = Waiting::Matches(branch);
+                    Step::Count(sql, params)
+                }
+            };
+        }
+        Step::Done(std::mem::take(&mut self.found))
+    }
+
+    /// The step reading `branch`'s rows, walking the order's index or not, up to the page's one more row.
+    fn rows(&mut self, branch: Branch, walk: bool) -> Step {
+        let wanted = self.query.limit as usize + 1 - self.found.len();
+        let (sql, params) = statement(
+            self.engine,
+            self.query,
+            &branch,
+            self.large_tenant == Some(true),
+            walk,
+            wanted,
+        );
+        self.waiting = Waiting::Rows(branch);
+        Step::Rows(sql, params)
+    }
+}
+
+/// The page of a search from the rows it found ([`Step::Done`]): at most `limit` rows, and where the next page
+/// starts when the search found one more.
 pub(crate) fn page_of(
     query: &SearchQuery,
-    mut found: Vec<(String, i64, String)>,
+    mut found: Vec<Found>,
 ) -> Result<SearchPage, serde_json::Error> {
     let limit = query.limit as usize;
     let more = found.len() > limit;
@@ -580,4 +711,116 @@ pub(crate) fn page_of(
         .map(|(row, _, _)| serde_json::from_str(row))
         .collect::<Result<_, _>>()?;
     Ok(SearchPage { rows, next })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The plan [`Search`] steps through, with the answers a store would give: which statement comes next is
+    //! decided here alone (the stores' tests check the rows, on both engines).
+
+    use super::*;
+
+    /// Steps `search` with `answers` in turn, returning each step's kind: `count`, `rows` or `done`.
+    fn kinds(search: &mut Search<'_>, answers: Vec<Answer>) -> Vec<&'static str> {
+        answers
+            .into_iter()
+            .map(|answer| match search.step(answer) {
+                Step::Count(..) => "count",
+                Step::Rows(..) => "rows",
+                Step::Done(_) => "done",
+            })
+            .collect()
+    }
+
+    fn row(n: i64) -> Found {
+        (
+            format!("{{\"n\": {n}}}"),
+            n,
+            format!("https://www.linkedin.com/company/c{n}"),
+        )
+    }
+
+    fn by_relevance(words: &str, scope: SearchScope, limit: u32) -> SearchQuery {
+        let mut query = SearchQuery::new(scope);
+        query.words = search_words(words);
+        query.sort = SearchSort::Relevance;
+        query.limit = limit;
+        query
+    }
+
+    #[test]
+    fn a_tier_without_a_match_is_skipped_and_a_full_page_ends_the_search() {
+        for engine in [Engine::Sqlite, Engine::Postgres] {
+            let query = by_relevance("quantum analytics", SearchScope::Everything, 1);
+            let mut search = Search::new(engine, &query, 10);
+            let steps = kinds(
+                &mut search,
+                vec![
+                    Answer::Start,
+                    // Tier 3 matches nothing: tier 2 is counted next, without reading tier 3.
+                    Answer::Count(0),
+                    // Tier 2 is rare: gathered.
+                    Answer::Count(3),
+                    // One row and one more: the page is full, tier 1 is never counted.
+                    Answer::Rows(vec![row(7), row(5)]),
+                ],
+            );
+            assert_eq!(steps, ["count", "count", "rows", "done"], "{engine:?}");
+        }
+    }
+
+    #[test]
+    fn the_rows_of_a_tier_carry_its_relevance_key() {
+        let query = by_relevance("quantum", SearchScope::Everything, 5);
+        let mut search = Search::new(Engine::Sqlite, &query, 10);
+        let answers = [
+            Answer::Start,
+            // Tier 3: one match, gathered.
+            Answer::Count(1),
+            Answer::Rows(vec![row(40)]),
+            // Tier 2: none. Tier 1: common, walked.
+            Answer::Count(0),
+            Answer::Count(20),
+            Answer::Rows(vec![row(900)]),
+        ];
+        let mut found = None;
+        for answer in answers {
+            if let Step::Done(rows) = search.step(answer) {
+                found = Some(rows);
+            }
+        }
+        let keys: Vec<i64> = found
+            .expect("done")
+            .iter()
+            .map(|(_, key, _)| *key)
+            .collect();
+        assert_eq!(keys, [3 * TIER_SPAN + 41, TIER_SPAN + 901]);
+    }
+
+    #[test]
+    fn a_tenant_is_sized_first_and_a_small_one_gathers_without_counting() {
+        let query = by_relevance("quantum", SearchScope::Tenant(7), 5);
+        let mut search = Search::new(Engine::Postgres, &query, 10);
+        let Step::Count(sql, params) = search.step(Answer::Start) else {
+            panic!("the tenant's pages are counted first");
+        };
+        assert!(sql.contains("tenant_pages"), "{sql}");
+        assert_eq!(params, [Param::Int(7), Param::Int(i64::from(LARGE_TENANT))]);
+        let Step::Rows(sql, _) = search.step(Answer::Count(i64::from(LARGE_TENANT) - 1)) else {
+            panic!("a small tenant's pages are gathered without a count of the words' matches");
+        };
+        assert!(sql.contains("JOIN tenant_pages"), "{sql}");
+        // A large tenant walks the order's index once the words are counted common, each row checked.
+        let mut search = Search::new(Engine::Postgres, &query, 10);
+        search.step(Answer::Start);
+        assert!(matches!(
+            search.step(Answer::Count(i64::from(LARGE_TENANT))),
+            Step::Count(..)
+        ));
+        let Step::Rows(sql, _) = search.step(Answer::Count(10)) else {
+            panic!("common words are walked");
+        };
+        assert!(sql.contains("SELECT 1 FROM tenant_pages t"), "{sql}");
+        assert!(sql.contains("coalesce(s.follower_count, -1) DESC"), "{sql}");
+    }
 }

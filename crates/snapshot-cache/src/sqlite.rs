@@ -7,7 +7,7 @@ use sqlite_pool::{SqlitePool, rusqlite};
 use company_model::{CompanyRecord, RECORD_FORMAT};
 
 use crate::hot::HotSnapshots;
-use crate::search::{self, Engine, IndexEntry, Param, Plan};
+use crate::search::{self, Answer, Engine, IndexEntry, Param, Step};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
@@ -40,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0007_alter_table_history_points.sql"),
     include_str!("../migrations/sqlite/0008_create_table_company_search.sql"),
     include_str!("../migrations/sqlite/0009_create_table_company_text_pending.sql"),
+    include_str!("../migrations/sqlite/0010_recreate_table_company_text.sql"),
 ];
 
 /// Writes the search row and words of the snapshot of `url` in `tx`, unless the row there is of a later fetch.
@@ -103,64 +104,32 @@ fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusql
 }
 
 /// The rows of a search (row JSON, sort key, URL), in order, at most one more than its limit: its statements
-/// ([`search::branches`]) run one after another in `tx` until that many are found.
+/// run in `tx` as [`search::Search`] steps them.
 fn search_in(
     tx: &rusqlite::Transaction<'_>,
     query: &SearchQuery,
     common_matches: u32,
-) -> rusqlite::Result<Vec<(String, i64, String)>> {
-    let large_tenant = match query.scope {
-        company_model::SearchScope::Tenant(tenant) => {
-            let pages: u32 = tx
-                .prepare_cached(&search::large_tenant_count(Engine::Sqlite))?
-                .query_row(rusqlite::params![tenant, search::LARGE_TENANT], |row| {
-                    row.get(0)
-                })?;
-            pages >= search::LARGE_TENANT
-        }
-        company_model::SearchScope::Everything => false,
-    };
-    let wanted = query.limit as usize + 1;
-    let mut found = Vec::with_capacity(wanted);
-    for branch in search::branches(Engine::Sqlite, query) {
-        if found.len() >= wanted {
-            break;
-        }
-        let walk = match branch.plan(query, large_tenant) {
-            Plan::Walk => true,
-            Plan::Gather => false,
-            Plan::CountFirst => {
-                let (sql, params) =
-                    search::match_count(Engine::Sqlite, query, &branch, common_matches);
-                let matches: u32 = tx
-                    .prepare_cached(&sql)?
+) -> rusqlite::Result<Vec<search::Found>> {
+    let mut search = search::Search::new(Engine::Sqlite, query, common_matches);
+    let mut answer = Answer::Start;
+    loop {
+        answer = match search.step(answer) {
+            Step::Count(sql, params) => Answer::Count(
+                tx.prepare_cached(&sql)?
                     .query_row(rusqlite::params_from_iter(values_of(params)), |row| {
                         row.get(0)
-                    })?;
-                // No match: the statement would read the same candidates again to find nothing.
-                if matches == 0 {
-                    continue;
-                }
-                matches >= common_matches
-            }
+                    })?,
+            ),
+            Step::Rows(sql, params) => Answer::Rows(
+                tx.prepare_cached(&sql)?
+                    .query_map(rusqlite::params_from_iter(values_of(params)), |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()?,
+            ),
+            Step::Done(found) => return Ok(found),
         };
-        let (sql, params) = search::statement(
-            Engine::Sqlite,
-            query,
-            &branch,
-            large_tenant,
-            walk,
-            wanted - found.len(),
-        );
-        let mut statement = tx.prepare_cached(&sql)?;
-        let rows = statement.query_map(rusqlite::params_from_iter(values_of(params)), |row| {
-            Ok((row.get(0)?, branch.key(row.get(1)?), row.get(2)?))
-        })?;
-        for row in rows {
-            found.push(row?);
-        }
     }
-    Ok(found)
 }
 
 /// The values SQLite binds for a search statement's parameters.
@@ -742,7 +711,7 @@ impl SqliteSnapshotStore {
         &self,
         query: &SearchQuery,
         check_pending: bool,
-    ) -> Result<Option<Vec<(String, i64, String)>>, CacheError> {
+    ) -> Result<Option<Vec<search::Found>>, CacheError> {
         let (query, common_matches) = (query.clone(), self.common_matches);
         self.pool
             .run(move |conn| {

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use company_model::{
-    CompanyRecord, CompanyRow, PREFIX_MIN_CHARS, Range, RecordJson, SearchAfter, SearchQuery,
-    SearchScope, SearchSort, fold_label, search_words,
+    CompanyRecord, CompanyRow, MAX_WORD_BYTES, PREFIX_MIN_CHARS, Range, RecordJson, SearchAfter,
+    SearchQuery, SearchScope, SearchSort, fold_label, search_words,
 };
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
@@ -780,7 +780,31 @@ async fn employee_growth_is_measured_from_the_fetch_90_days_before(engine: &Engi
     assert_eq!(grown(None, None).await.len(), 5);
 }
 
+/// A description may hold a "word" no language has (a run of letters a page's author pasted): it is left out
+/// of the index on both engines (PostgreSQL refuses a lexeme of more than 2,047 bytes), and the page is stored
+/// and found by its other words.
+async fn a_word_too_long_to_index_is_left_out(engine: &Engine) {
+    let (store, companies) = stored(engine, 6).await;
+    let long = "x".repeat(MAX_WORD_BYTES + 1);
+    let mut record = crate::record("Verbose Zanzibar Works");
+    record.description = Some(format!("{long} y{long} zanzibar"));
+    let page = url("https://www.linkedin.com/company/verbose");
+    put_record(store.as_ref(), &page, &record, companies[0].fetched_at).await;
+    assert!(search_words(&long).is_empty());
+    let kept = "x".repeat(MAX_WORD_BYTES);
+    assert_eq!(search_words(&kept), std::slice::from_ref(&kept));
+    for (text, found) in [("zanzibar", 1), ("works", 1), (&kept[..], 0)] {
+        let query = query(SearchScope::Everything, |q| {
+            q.words = search_words(text);
+            q.sort = SearchSort::Relevance;
+        });
+        let rows = store.search(&query).await.expect("searched").rows;
+        assert_eq!(rows.len(), found, "{text:.20}");
+    }
+}
+
 test_support::engine_tests! {
+    a_word_too_long_to_index_is_left_out,
     employee_growth_is_measured_from_the_fetch_90_days_before,
     every_filter_matches_a_scan_of_the_records,
     a_tenant_finds_only_what_it_was_answered,
