@@ -261,8 +261,6 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// docs/security.md states each limit as the crate that owns it has it (issue 40: the threat model names every
-/// limit and its number; this fails when a number changes and the page does not).
 /// The API page states a job callback's bounds as api-contract has them.
 #[test]
 fn the_api_page_states_the_callback_bounds_as_the_contract_has_them() {
@@ -281,6 +279,43 @@ fn the_api_page_states_the_callback_bounds_as_the_contract_has_them() {
     );
 }
 
+/// docs/api.md states the search's bounds, cursor keys and plans as the contract and the store have them.
+#[test]
+fn the_api_page_states_the_search_numbers_as_the_crates_have_them() {
+    assert_says(
+        "docs/api.md",
+        &[
+            format!(
+                "**Words** (`q`, up to {} characters)",
+                api_contract::MAX_SEARCH_TEXT_LEN
+            ),
+            format!(
+                "A word of more than {} bytes (`company_model::MAX_WORD_BYTES`)",
+                thousands(company_model::MAX_WORD_BYTES as u64)
+            ),
+            format!(
+                "the group (3, 2 or 1) times 2^{} plus the follower count plus one",
+                snapshot_cache::TIER_SPAN.trailing_zeros()
+            ),
+            format!(
+                "over an account with {} pages or more",
+                thousands(u64::from(snapshot_cache::LARGE_TENANT))
+            ),
+            format!(
+                "matches in the whole store, up to {}:",
+                thousands(u64::from(snapshot_cache::COMMON_MATCHES))
+            ),
+            format!(
+                "`limit` 1 to {} rows (default {})",
+                api_contract::MAX_SEARCH_ROWS,
+                api_contract::DEFAULT_SEARCH_ROWS
+            ),
+        ],
+    );
+}
+
+/// docs/security.md states each limit as the crate that owns it has it (issue 40: the threat model names every
+/// limit and its number; this fails when a number changes and the page does not).
 #[test]
 fn the_security_page_states_every_limit_as_its_crate_has_it() {
     let forms = dashboard_auth::PasswordLimits::default();
