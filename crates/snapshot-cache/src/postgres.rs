@@ -106,6 +106,34 @@ fn values_of(params: Vec<Param>) -> Vec<Box<dyn ToSql + Sync + Send>> {
         .collect()
 }
 
+/// The rows `sql` answers with `params`, its statement prepared once per connection.
+async fn rows_of(
+    tx: &pg_pool::Transaction<'_>,
+    sql: &str,
+    params: Vec<Param>,
+) -> Result<Vec<pg_pool::tokio_postgres::Row>, CacheError> {
+    let values = values_of(params);
+    let statement = tx.prepare_cached(sql).await.map_err(backend)?;
+    tx.query(&statement, &refs_of(&values))
+        .await
+        .map_err(backend)
+}
+
+/// The next `chunk` tiers of the tier tally's `portal` ([`search::Step::Tiers`]).
+async fn tiers_of(
+    tx: &pg_pool::Transaction<'_>,
+    portal: &pg_pool::tokio_postgres::Portal,
+    chunk: i32,
+) -> Result<Vec<i64>, CacheError> {
+    tx.query_portal(portal, chunk)
+        .await
+        .map_err(backend)?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Result<_, _>>()
+        .map_err(backend)
+}
+
 fn refs_of(values: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
     values
         .iter()
@@ -505,24 +533,35 @@ impl SnapshotStore for PgSnapshotStore {
             .map_err(backend)?;
         let mut search = search::Search::new(Engine::Postgres, query, self.common_matches);
         let mut answer = Answer::Start;
+        // The tier tally's statement, bound and read a chunk at a time (a portal), and its chunk.
+        let mut tally = None;
         let found = loop {
             answer = match search.step(answer) {
                 Step::Count(sql, params) => {
+                    let rows = rows_of(&tx, &sql, params).await?;
+                    let count = rows.first().map(|row| row.try_get(0)).transpose();
+                    Answer::Count(count.map_err(backend)?.unwrap_or(0))
+                }
+                Step::Tiers(sql, params, chunk) => {
                     let values = values_of(params);
                     let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
-                    let row = tx
-                        .query_one(&statement, &refs_of(&values))
+                    let portal = tx
+                        .bind(&statement, &refs_of(&values))
                         .await
                         .map_err(backend)?;
-                    Answer::Count(row.try_get(0).map_err(backend)?)
+                    let chunk = i32::try_from(chunk).unwrap_or(i32::MAX);
+                    let tiers = tiers_of(&tx, &portal, chunk).await?;
+                    tally = Some((portal, chunk));
+                    Answer::Tiers(tiers)
+                }
+                Step::MoreTiers => {
+                    let (portal, chunk) = tally
+                        .as_ref()
+                        .ok_or_else(|| CacheError("no tier tally to read on".into()))?;
+                    Answer::Tiers(tiers_of(&tx, portal, *chunk).await?)
                 }
                 Step::Rows(sql, params) => {
-                    let values = values_of(params);
-                    let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
-                    let rows = tx
-                        .query(&statement, &refs_of(&values))
-                        .await
-                        .map_err(backend)?;
+                    let rows = rows_of(&tx, &sql, params).await?;
                     Answer::Rows(
                         rows.iter()
                             .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
@@ -533,6 +572,7 @@ impl SnapshotStore for PgSnapshotStore {
                 Step::Done(found) => break found,
             };
         };
+        drop(tally);
         tx.commit().await.map_err(backend)?;
         search::page_of(query, found).map_err(backend)
     }

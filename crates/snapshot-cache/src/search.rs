@@ -94,6 +94,7 @@ impl IndexEntry {
     /// PostgreSQL's `document` lexemes: every word of the four full-text columns once, sorted, as
     /// `array_to_tsvector` keeps them (no positions: relevance reads none, and `to_tsvector` parsing the text
     /// again was most of what the index added to a snapshot's write).
+    #[cfg(feature = "postgres")]
     pub(crate) fn lexemes(&self) -> Vec<String> {
         let lexemes: std::collections::BTreeSet<&str> = self
             .text
@@ -105,6 +106,7 @@ impl IndexEntry {
 
     /// PostgreSQL's relevance tiers ([`tier_conditions`]): the name's words, each between spaces
     /// (`" google quantum 42 "`), and the same of the name, slogan and specialties.
+    #[cfg(feature = "postgres")]
     pub(crate) fn tier_words(&self) -> [String; 2] {
         let [name, slogan, _, specialties] = &self.text;
         let spaced = |fields: &[&String]| {
@@ -182,6 +184,23 @@ enum Fields {
     Headline,
 }
 
+/// The condition that every one of `words` is in `column` of PostgreSQL's `company_search` (`name_words` or
+/// `headline_words`, each word between spaces): a word of [`PREFIX_MIN_CHARS`] or more as a prefix.
+fn all_in(words: &[String], column: &str, bind: &mut dyn FnMut(Param) -> String) -> String {
+    let each: Vec<String> = words
+        .iter()
+        .map(|w| {
+            let pattern = if w.chars().count() >= PREFIX_MIN_CHARS {
+                format!(" {w}")
+            } else {
+                format!(" {w} ")
+            };
+            format!("strpos(s.{column}, {}) > 0", bind(Param::Text(pattern)))
+        })
+        .collect();
+    format!("({})", each.join(" AND "))
+}
+
 /// The conditions that place a PostgreSQL row in relevance `tier` (its words are matched by the `tsvector`):
 /// every word in `name_words` (3); every word in `headline_words` but not all in the name (2); not every word
 /// in `headline_words` (1). A row's own short columns, where a weighted `tsquery` would read every candidate's
@@ -191,29 +210,37 @@ fn tier_conditions(
     tier: i64,
     bind: &mut dyn FnMut(Param) -> String,
 ) -> Vec<String> {
-    let mut all_in = |column: &str| {
-        let each: Vec<String> = words
-            .iter()
-            .map(|w| {
-                let pattern = if w.chars().count() >= PREFIX_MIN_CHARS {
-                    format!(" {w}")
-                } else {
-                    format!(" {w} ")
-                };
-                format!("strpos(s.{column}, {}) > 0", bind(Param::Text(pattern)))
-            })
-            .collect();
-        format!("({})", each.join(" AND "))
-    };
     match tier {
-        3 => vec![all_in("name_words")],
+        3 => vec![all_in(words, "name_words", bind)],
         2 => vec![
-            all_in("headline_words"),
-            format!("NOT {}", all_in("name_words")),
+            all_in(words, "headline_words", bind),
+            format!("NOT {}", all_in(words, "name_words", bind)),
         ],
-        1 => vec![format!("NOT {}", all_in("headline_words"))],
+        1 => vec![format!("NOT {}", all_in(words, "headline_words", bind))],
         _ => Vec::new(),
     }
+}
+
+/// PostgreSQL's tally of a search's relevance tiers: the statement answering, for every row its words match,
+/// the row's tier (3, 2 or 1, as [`tier_conditions`] place it), read [`Search`]'s chunk at a time. One pass over
+/// the words' candidates tells all three tiers apart, where a count per tier read them once per tier (two words
+/// that no name holds together read every candidate three times, a fresh bitmap of the words' index each time).
+fn tier_tally(words: &[String]) -> (String, Vec<Param>) {
+    let mut params: Vec<Param> = Vec::new();
+    let mut bind = |param: Param| {
+        params.push(param);
+        Engine::Postgres.placeholder(params.len())
+    };
+    let text = bind(Param::Text(words_in(Engine::Postgres, words, Fields::Any)));
+    let name = all_in(words, "name_words", &mut bind);
+    let headline = all_in(words, "headline_words", &mut bind);
+    (
+        format!(
+            "SELECT (CASE WHEN {name} THEN 3 WHEN {headline} THEN 2 ELSE 1 END)::BIGINT \
+             FROM company_search s WHERE s.document @@ {text}::text::tsquery"
+        ),
+        params,
+    )
 }
 
 /// Relevance keys (a search cursor's `key` by relevance with words): a tier (3, 2 or 1) times this, plus the
@@ -363,7 +390,8 @@ enum Plan {
     /// Gather every row (a small tenant's pages) and sort them.
     Gather,
     /// Walk when the branch's words match [`COMMON_MATCHES`] (or the store's bound) rows or more ([`match_count`]
-    /// tells), run nothing when they match none, else gather their matches from the words' index.
+    /// tells, or on PostgreSQL for a relevance tier the tally of every tier, [`tier_tally`]), run nothing when
+    /// they match none, else gather their matches from the words' index.
     CountFirst,
 }
 
@@ -581,7 +609,16 @@ pub(crate) struct Search<'q> {
     large_tenant: Option<bool>,
     branches: std::vec::IntoIter<Branch>,
     waiting: Waiting,
+    /// PostgreSQL's tally of the relevance tiers' matches so far ([`tier_tally`]); `None` until it starts.
+    tally: Option<Tally>,
     found: Vec<Found>,
+}
+
+/// The matches of each relevance tier counted so far (index 1 to 3), and whether every match was counted.
+#[derive(Default)]
+struct Tally {
+    matches: [i64; 4],
+    complete: bool,
 }
 
 /// What the statement [`Search::step`] asked last was for.
@@ -589,6 +626,8 @@ enum Waiting {
     Nothing,
     TenantPages,
     Matches(Branch),
+    /// A chunk of the tier tally, to decide `Branch` by.
+    Tiers(Branch),
     Rows(Branch),
 }
 
@@ -596,6 +635,13 @@ enum Waiting {
 pub(crate) enum Step {
     /// A statement answering one count, in its first column.
     Count(String, Vec<Param>),
+    /// PostgreSQL only: a statement answering one relevance tier per row (a `BIGINT`, 3, 2 or 1), of which the
+    /// first `chunk` rows are wanted now ([`Answer::Tiers`]); the statement is kept open (a portal) for
+    /// [`Step::MoreTiers`] until the search ends.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Tiers(String, Vec<Param>, usize),
+    /// The next `chunk` rows of the last [`Step::Tiers`] statement.
+    MoreTiers,
     /// A statement answering rows of three columns: the row's JSON, the order's value and the URL.
     Rows(String, Vec<Param>),
     /// The search is over: the rows found in order, at most one more than its limit ([`page_of`]).
@@ -607,6 +653,9 @@ pub(crate) enum Answer {
     /// Nothing yet: the first step.
     Start,
     Count(i64),
+    /// The tiers of a [`Step::Tiers`] statement's next rows: fewer than the chunk asked for when they are its last.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Tiers(Vec<i64>),
     Rows(Vec<Found>),
 }
 
@@ -624,8 +673,15 @@ impl<'q> Search<'q> {
             },
             branches: branches(engine, query).into_iter(),
             waiting: Waiting::Nothing,
+            tally: None,
             found: Vec::new(),
         }
+    }
+
+    /// How many rows of the tier tally each [`Step::Tiers`] reads: a quarter of the bound common words start at
+    /// (at most 500), so that a tier is known common at most that many rows past its bound.
+    fn tally_chunk(&self) -> usize {
+        (self.common_matches as usize / 4).clamp(1, 500)
     }
 
     /// Takes what the last step's statement answered ([`Answer::Start`] at first) and says what to run next.
@@ -640,6 +696,17 @@ impl<'q> Search<'q> {
             // No match: the statement would read the same candidates again to find nothing.
             (Waiting::Matches(branch), Answer::Count(matches)) if matches > 0 => {
                 return self.rows(branch, matches >= i64::from(self.common_matches));
+            }
+            (Waiting::Tiers(branch), Answer::Tiers(tiers)) => {
+                let chunk = self.tally_chunk();
+                let tally = self.tally.get_or_insert_default();
+                tally.complete = tiers.len() < chunk;
+                for tier in tiers {
+                    tally.matches[tier.clamp(0, 3) as usize] += 1;
+                }
+                if let Some(step) = self.by_tally(branch) {
+                    return step;
+                }
             }
             (Waiting::Rows(branch), Answer::Rows(rows)) => self.found.extend(
                 rows.into_iter()
@@ -657,21 +724,53 @@ impl<'q> Search<'q> {
             // `new` knows the whole store is no tenant.
             (None, SearchScope::Everything) => false,
         };
-        if self.found.len() <= self.query.limit as usize
+        while self.found.len() <= self.query.limit as usize
             && let Some(branch) = self.branches.next()
         {
-            return match branch.plan(self.query, large_tenant) {
-                Plan::Walk => self.rows(branch, true),
-                Plan::Gather => self.rows(branch, false),
+            match branch.plan(self.query, large_tenant) {
+                Plan::Walk => return self.rows(branch, true),
+                Plan::Gather => return self.rows(branch, false),
+                // PostgreSQL places a row in its tier by the row's own columns: one tally tells every tier.
+                Plan::CountFirst if self.engine == Engine::Postgres && branch.tier > 0 => {
+                    if let Some(step) = self.by_tally(branch) {
+                        return step;
+                    }
+                }
                 Plan::CountFirst => {
                     let (sql, params) =
                         match_count(self.engine, self.query, &branch, self.common_matches);
                     self.waiting = Waiting::Matches(branch);
-                    Step::Count(sql, params)
+                    return Step::Count(sql, params);
                 }
-            };
+            }
         }
         Step::Done(std::mem::take(&mut self.found))
+    }
+
+    /// The step that decides or runs `branch` by the tier tally: the tally's start or its next chunk while the
+    /// branch's tier is neither known common nor fully counted, then its rows (walked when common, gathered when
+    /// rare); `None` when the tier has no match (the branch is skipped).
+    fn by_tally(&mut self, branch: Branch) -> Option<Step> {
+        let Some(tally) = &self.tally else {
+            let (sql, params) = tier_tally(&self.query.words);
+            let chunk = self.tally_chunk();
+            self.waiting = Waiting::Tiers(branch);
+            return Some(Step::Tiers(sql, params, chunk));
+        };
+        let (matches, complete) = (
+            tally.matches[branch.tier.clamp(0, 3) as usize],
+            tally.complete,
+        );
+        if matches >= i64::from(self.common_matches) {
+            Some(self.rows(branch, true))
+        } else if !complete {
+            self.waiting = Waiting::Tiers(branch);
+            Some(Step::MoreTiers)
+        } else if matches == 0 {
+            None
+        } else {
+            Some(self.rows(branch, false))
+        }
     }
 
     /// The step reading `branch`'s rows, walking the order's index or not, up to the page's one more row.
@@ -726,6 +825,8 @@ mod tests {
             .into_iter()
             .map(|answer| match search.step(answer) {
                 Step::Count(..) => "count",
+                Step::Tiers(..) => "tiers",
+                Step::MoreTiers => "more",
                 Step::Rows(..) => "rows",
                 Step::Done(_) => "done",
             })
@@ -750,23 +851,71 @@ mod tests {
 
     #[test]
     fn a_tier_without_a_match_is_skipped_and_a_full_page_ends_the_search() {
-        for engine in [Engine::Sqlite, Engine::Postgres] {
-            let query = by_relevance("quantum analytics", SearchScope::Everything, 1);
-            let mut search = Search::new(engine, &query, 10);
-            let steps = kinds(
-                &mut search,
-                vec![
-                    Answer::Start,
-                    // Tier 3 matches nothing: tier 2 is counted next, without reading tier 3.
-                    Answer::Count(0),
-                    // Tier 2 is rare: gathered.
-                    Answer::Count(3),
-                    // One row and one more: the page is full, tier 1 is never counted.
-                    Answer::Rows(vec![row(7), row(5)]),
-                ],
-            );
-            assert_eq!(steps, ["count", "count", "rows", "done"], "{engine:?}");
-        }
+        let query = by_relevance("quantum analytics", SearchScope::Everything, 1);
+        let mut search = Search::new(Engine::Sqlite, &query, 10);
+        let steps = kinds(
+            &mut search,
+            vec![
+                Answer::Start,
+                // Tier 3 matches nothing: tier 2 is counted next, without reading tier 3.
+                Answer::Count(0),
+                // Tier 2 is rare: gathered.
+                Answer::Count(3),
+                // One row and one more: the page is full, tier 1 is never counted.
+                Answer::Rows(vec![row(7), row(5)]),
+            ],
+        );
+        assert_eq!(steps, ["count", "count", "rows", "done"]);
+    }
+
+    #[test]
+    fn postgres_tallies_every_tier_in_one_pass_read_until_the_tier_is_decided() {
+        // A bound of 10: chunks of 2 rows.
+        let query = by_relevance("quantum analytics", SearchScope::Everything, 1);
+        let mut search = Search::new(Engine::Postgres, &query, 10);
+        let Step::Tiers(sql, params, chunk) = search.step(Answer::Start) else {
+            panic!("the tally comes first");
+        };
+        assert_eq!(chunk, 2);
+        assert!(sql.contains("THEN 3") && sql.contains("THEN 2"), "{sql}");
+        assert_eq!(
+            params.len(),
+            5,
+            "the words, then each word for the name and the headline"
+        );
+        let steps = kinds(
+            &mut search,
+            vec![
+                // A full chunk of tier-1 rows: tier 3 may still have matches further on.
+                Answer::Tiers(vec![1, 1]),
+                // The last rows (fewer than a chunk): tier 3 has none and is skipped, tier 2 one (gathered).
+                Answer::Tiers(vec![2]),
+                // One row and one more: the page is full.
+                Answer::Rows(vec![row(7), row(5)]),
+            ],
+        );
+        assert_eq!(steps, ["more", "rows", "done"]);
+    }
+
+    #[test]
+    fn postgres_walks_a_tier_once_the_tally_shows_it_common_and_reads_on_for_the_next() {
+        // A bound of 4: chunks of 1 row. A page of 5.
+        let query = by_relevance("robotics", SearchScope::Everything, 5);
+        let mut search = Search::new(Engine::Postgres, &query, 4);
+        let mut answers = vec![Answer::Start];
+        answers.extend((0..4).map(|_| Answer::Tiers(vec![3])));
+        let steps = kinds(&mut search, answers);
+        assert_eq!(steps, ["tiers", "more", "more", "more", "rows"]);
+        // Three rows, the page not full: tier 2 is decided by the same tally, read on (no second tally). Its
+        // last rows hold no tier 2 or 1: both are skipped, and the search is done.
+        let steps = kinds(
+            &mut search,
+            vec![
+                Answer::Rows(vec![row(9), row(8), row(7)]),
+                Answer::Tiers(vec![]),
+            ],
+        );
+        assert_eq!(steps, ["more", "done"]);
     }
 
     #[test]
@@ -815,9 +964,16 @@ mod tests {
         search.step(Answer::Start);
         assert!(matches!(
             search.step(Answer::Count(i64::from(LARGE_TENANT))),
-            Step::Count(..)
+            Step::Tiers(..)
         ));
-        let Step::Rows(sql, _) = search.step(Answer::Count(10)) else {
+        // The tally, chunks of 2: tier 3 common at its tenth match.
+        for _ in 0..4 {
+            assert!(matches!(
+                search.step(Answer::Tiers(vec![3, 3])),
+                Step::MoreTiers
+            ));
+        }
+        let Step::Rows(sql, _) = search.step(Answer::Tiers(vec![3, 3])) else {
             panic!("common words are walked");
         };
         assert!(sql.contains("SELECT 1 FROM tenant_pages t"), "{sql}");

@@ -127,6 +127,8 @@ fn search_in(
                     })?
                     .collect::<rusqlite::Result<_>>()?,
             ),
+            // Never asked of SQLite, whose tiers are FTS5 column filters counted one by one (`Step::Count`).
+            Step::Tiers(..) | Step::MoreTiers => return Err(rusqlite::Error::InvalidQuery),
             Step::Done(found) => return Ok(found),
         };
     }
