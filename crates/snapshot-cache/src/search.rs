@@ -252,6 +252,11 @@ pub const TIER_SPAN: i64 = 1 << 50;
 /// Each plan is the fast one on its side of this size; counting up to it costs a few hundred microseconds.
 pub const LARGE_TENANT: u32 = 5_000;
 
+/// The most entries of the order's index a PostgreSQL search walks before it counts a branch's words (a probe:
+/// common words fill a page there), and the most matches each read of its relevance tally takes. A store that
+/// calls fewer matches common ([`COMMON_MATCHES`]) uses a quarter of its bound.
+pub const SEARCH_BATCH: u32 = 500;
+
 /// The statement counting a tenant's pages up to [`LARGE_TENANT`], and its parameters.
 fn large_tenant_count(engine: Engine, tenant: i64) -> (String, Vec<Param>) {
     let (p1, p2) = (engine.placeholder(1), engine.placeholder(2));
@@ -423,18 +428,35 @@ fn unindexed(engine: Engine, column: &str, number: bool) -> String {
     }
 }
 
+/// How a branch's statement reads its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// Walk the order's index, checking each row, until the page is full.
+    Walk,
+    /// PostgreSQL: walk at most this many entries of the order's index ([`SEARCH_BATCH`] by default). A
+    /// page filled within them is the branch's first rows (every later row comes after them in the order);
+    /// fewer rows, and they are set aside and the branch is planned from its matches' count. Words a
+    /// twenty-fifth of the companies hold fill a page of 20 within 500 entries, in about half a millisecond on
+    /// 100,000 companies, where counting their matches up to [`COMMON_MATCHES`] reads thousands of rows
+    /// (15-35 ms); a rarer word's probe finds too few and costs 2-3 ms.
+    Probe(usize),
+    /// Gather the rows (the words' matches, or a small tenant's pages) and sort them.
+    Gather,
+}
+
 /// The statement of one branch of a search and its parameters: it selects `row`, the order's value `k` and the
 /// URL, at most `limit` rows. `large_tenant`: whether the tenant of a tenant's scope has [`LARGE_TENANT`] pages
-/// or more ([`large_tenant_count`] tells); `walk`: whether it walks the order's index rather than gather its
-/// rows and sort them ([`Branch::plan`]).
+/// or more ([`large_tenant_count`] tells); `read`: whether it walks the order's index (all of it, or a probe's
+/// first entries) rather than gather its rows and sort them ([`Branch::plan`]).
 fn statement(
     engine: Engine,
     query: &SearchQuery,
     branch: &Branch,
     large_tenant: bool,
-    walk: bool,
+    read: Read,
     limit: usize,
 ) -> (String, Vec<Param>) {
+    let walk = read != Read::Gather;
     let mut params: Vec<Param> = Vec::new();
     let mut bind = |param: Param| {
         params.push(param);
@@ -564,12 +586,11 @@ fn statement(
         SearchSort::Freshness => "s.fetched_at_ms",
         SearchSort::Followers | SearchSort::Relevance => "coalesce(s.follower_count, -1)",
     };
-    if let Some((value, url)) = &branch.after {
+    let after = branch.after.as_ref().map(|(value, url)| {
         let (value, url) = (bind(Param::Int(*value)), bind(Param::Text(url.clone())));
-        conditions.push(format!(
-            "({order} < {value} OR ({order} = {value} AND s.url > {url}))"
-        ));
-    }
+        format!("({order} < {value} OR ({order} = {value} AND s.url > {url}))")
+    });
+    conditions.extend(after.clone());
     let limit = bind(Param::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
     let filter = if conditions.is_empty() {
         String::new()
@@ -583,14 +604,25 @@ fn statement(
     } else {
         order.to_owned()
     };
-    (
-        format!(
+    let sql = match read {
+        // The first entries of the order's index (after the cursor) in a subquery, their order's value as `k`,
+        // by which the rows are ordered again, so that the walk stops at the page's last row.
+        Read::Probe(entries) => {
+            let start = after.map(|a| format!(" WHERE {a}")).unwrap_or_default();
+            format!(
+                "SELECT s.row, s.k, s.url FROM (SELECT *, {order} AS k FROM company_search s{start} \
+                 ORDER BY {order} DESC, s.url LIMIT {entries}) s {joins}{filter} \
+                 ORDER BY s.k DESC, s.url LIMIT {limit}",
+                joins = joins.join(" ")
+            )
+        }
+        Read::Walk | Read::Gather => format!(
             "SELECT s.row, {order} AS k, s.url FROM company_search s {joins}{filter} \
              ORDER BY {sorted_by} DESC, s.url LIMIT {limit}",
             joins = joins.join(" ")
         ),
-        params,
-    )
+    };
+    (sql, params)
 }
 
 /// A row a search statement returned: the row's JSON, its sort key (the order's value, or the relevance key once
@@ -626,6 +658,8 @@ enum Waiting {
     Nothing,
     TenantPages,
     Matches(Branch),
+    /// A probe of the branch's first rows ([`Read::Probe`]).
+    Probe(Branch),
     /// A chunk of the tier tally, to decide `Branch` by.
     Tiers(Branch),
     Rows(Branch),
@@ -678,10 +712,11 @@ impl<'q> Search<'q> {
         }
     }
 
-    /// How many rows of the tier tally each [`Step::Tiers`] reads: a quarter of the bound common words start at
-    /// (at most 500), so that a tier is known common at most that many rows past its bound.
-    fn tally_chunk(&self) -> usize {
-        (self.common_matches as usize / 4).clamp(1, 500)
+    /// How many rows a PostgreSQL probe walks ([`Read::Probe`]) and each chunk of the tier tally reads
+    /// ([`Step::Tiers`]): a quarter of the bound common words start at, at most [`SEARCH_BATCH`]. So a tier is known common at
+    /// most that many rows past its bound, and a store that calls fewer matches common (a test's) probes less.
+    fn batch(&self) -> usize {
+        (self.common_matches as usize / 4).clamp(1, SEARCH_BATCH as usize)
     }
 
     /// Takes what the last step's statement answered ([`Answer::Start`] at first) and says what to run next.
@@ -695,10 +730,17 @@ impl<'q> Search<'q> {
             }
             // No match: the statement would read the same candidates again to find nothing.
             (Waiting::Matches(branch), Answer::Count(matches)) if matches > 0 => {
-                return self.rows(branch, matches >= i64::from(self.common_matches));
+                return self.read(
+                    branch,
+                    if matches >= i64::from(self.common_matches) {
+                        Read::Walk
+                    } else {
+                        Read::Gather
+                    },
+                );
             }
             (Waiting::Tiers(branch), Answer::Tiers(tiers)) => {
-                let chunk = self.tally_chunk();
+                let chunk = self.batch();
                 let tally = self.tally.get_or_insert_default();
                 tally.complete = tiers.len() < chunk;
                 for tier in tiers {
@@ -708,10 +750,17 @@ impl<'q> Search<'q> {
                     return step;
                 }
             }
-            (Waiting::Rows(branch), Answer::Rows(rows)) => self.found.extend(
-                rows.into_iter()
-                    .map(|(row, value, url)| (row, branch.key(value), url)),
-            ),
+            (Waiting::Probe(branch), Answer::Rows(rows)) if rows.len() < self.wanted() => {
+                if let Some(step) = self.count_first(branch) {
+                    return step;
+                }
+            }
+            (Waiting::Rows(branch) | Waiting::Probe(branch), Answer::Rows(rows)) => {
+                self.found.extend(
+                    rows.into_iter()
+                        .map(|(row, value, url)| (row, branch.key(value), url)),
+                )
+            }
             _ => {}
         }
         let large_tenant = match (self.large_tenant, self.query.scope) {
@@ -728,23 +777,48 @@ impl<'q> Search<'q> {
             && let Some(branch) = self.branches.next()
         {
             match branch.plan(self.query, large_tenant) {
-                Plan::Walk => return self.rows(branch, true),
-                Plan::Gather => return self.rows(branch, false),
-                // PostgreSQL places a row in its tier by the row's own columns: one tally tells every tier.
-                Plan::CountFirst if self.engine == Engine::Postgres && branch.tier > 0 => {
-                    if let Some(step) = self.by_tally(branch) {
-                        return step;
-                    }
+                Plan::Walk => return self.read(branch, Read::Walk),
+                Plan::Gather => return self.read(branch, Read::Gather),
+                // PostgreSQL first walks the order's index a little way: common words fill the page there,
+                // before anything is counted (unless the tally already tells this tier).
+                Plan::CountFirst if self.engine == Engine::Postgres && !self.tallied(&branch) => {
+                    return self.read(branch, Read::Probe(self.batch()));
                 }
                 Plan::CountFirst => {
-                    let (sql, params) =
-                        match_count(self.engine, self.query, &branch, self.common_matches);
-                    self.waiting = Waiting::Matches(branch);
-                    return Step::Count(sql, params);
+                    if let Some(step) = self.count_first(branch) {
+                        return step;
+                    }
                 }
             }
         }
         Step::Done(std::mem::take(&mut self.found))
+    }
+
+    /// How many more rows the page wants: its limit and one more, to tell whether a next page exists.
+    fn wanted(&self) -> usize {
+        (self.query.limit as usize + 1).saturating_sub(self.found.len())
+    }
+
+    /// Whether the tier tally already decides `branch` (its tier is common, or every match was counted).
+    fn tallied(&self, branch: &Branch) -> bool {
+        branch.tier > 0
+            && self.tally.as_ref().is_some_and(|tally| {
+                tally.complete
+                    || tally.matches[branch.tier.clamp(0, 3) as usize]
+                        >= i64::from(self.common_matches)
+            })
+    }
+
+    /// The step that counts `branch`'s matches to plan it ([`Plan::CountFirst`]): on PostgreSQL, for a relevance
+    /// tier, the tier tally (which places a row in its tier by the row's own columns, so one tells every tier);
+    /// otherwise a count of the branch's matches. `None` when the tally shows the tier has no match.
+    fn count_first(&mut self, branch: Branch) -> Option<Step> {
+        if self.engine == Engine::Postgres && branch.tier > 0 {
+            return self.by_tally(branch);
+        }
+        let (sql, params) = match_count(self.engine, self.query, &branch, self.common_matches);
+        self.waiting = Waiting::Matches(branch);
+        Some(Step::Count(sql, params))
     }
 
     /// The step that decides or runs `branch` by the tier tally: the tally's start or its next chunk while the
@@ -753,7 +827,7 @@ impl<'q> Search<'q> {
     fn by_tally(&mut self, branch: Branch) -> Option<Step> {
         let Some(tally) = &self.tally else {
             let (sql, params) = tier_tally(&self.query.words);
-            let chunk = self.tally_chunk();
+            let chunk = self.batch();
             self.waiting = Waiting::Tiers(branch);
             return Some(Step::Tiers(sql, params, chunk));
         };
@@ -762,29 +836,31 @@ impl<'q> Search<'q> {
             tally.complete,
         );
         if matches >= i64::from(self.common_matches) {
-            Some(self.rows(branch, true))
+            Some(self.read(branch, Read::Walk))
         } else if !complete {
             self.waiting = Waiting::Tiers(branch);
             Some(Step::MoreTiers)
         } else if matches == 0 {
             None
         } else {
-            Some(self.rows(branch, false))
+            Some(self.read(branch, Read::Gather))
         }
     }
 
-    /// The step reading `branch`'s rows, walking the order's index or not, up to the page's one more row.
-    fn rows(&mut self, branch: Branch, walk: bool) -> Step {
-        let wanted = self.query.limit as usize + 1 - self.found.len();
+    /// The step reading `branch`'s rows as `read` says, up to the page's one more row.
+    fn read(&mut self, branch: Branch, read: Read) -> Step {
         let (sql, params) = statement(
             self.engine,
             self.query,
             &branch,
             self.large_tenant == Some(true),
-            walk,
-            wanted,
+            read,
+            self.wanted(),
         );
-        self.waiting = Waiting::Rows(branch);
+        self.waiting = match read {
+            Read::Probe(_) => Waiting::Probe(branch),
+            Read::Walk | Read::Gather => Waiting::Rows(branch),
+        };
         Step::Rows(sql, params)
     }
 }
@@ -869,12 +945,43 @@ mod tests {
     }
 
     #[test]
+    fn postgres_probes_the_order_first_and_a_page_found_there_ends_the_search() {
+        for sort in [SearchSort::Relevance, SearchSort::Followers] {
+            let mut query = by_relevance("robotics", SearchScope::Everything, 5);
+            query.sort = sort;
+            let mut search = Search::new(Engine::Postgres, &query, 10);
+            let Step::Rows(sql, _) = search.step(Answer::Start) else {
+                panic!("a probe comes first");
+            };
+            assert!(
+                sql.contains("LIMIT 2)"),
+                "a probe of a quarter of the bound: {sql}"
+            );
+            assert!(sql.contains("ORDER BY s.k DESC, s.url"), "{sql}");
+            // The page and one more: nothing is counted.
+            let rows = (1..=6).rev().map(row).collect();
+            assert!(
+                matches!(search.step(Answer::Rows(rows)), Step::Done(_)),
+                "{sort:?}"
+            );
+        }
+        // Too few rows within the probe: the words' matches are counted, by the tally for relevance.
+        let mut query = by_relevance("robotics", SearchScope::Everything, 5);
+        query.sort = SearchSort::Followers;
+        let mut search = Search::new(Engine::Postgres, &query, 10);
+        let steps = kinds(&mut search, vec![Answer::Start, Answer::Rows(vec![row(3)])]);
+        assert_eq!(steps, ["rows", "count"]);
+    }
+
+    #[test]
     fn postgres_tallies_every_tier_in_one_pass_read_until_the_tier_is_decided() {
         // A bound of 10: chunks of 2 rows.
         let query = by_relevance("quantum analytics", SearchScope::Everything, 1);
         let mut search = Search::new(Engine::Postgres, &query, 10);
-        let Step::Tiers(sql, params, chunk) = search.step(Answer::Start) else {
-            panic!("the tally comes first");
+        assert!(matches!(search.step(Answer::Start), Step::Rows(..)));
+        // The probe of tier 3 finds nothing: the tally starts.
+        let Step::Tiers(sql, params, chunk) = search.step(Answer::Rows(Vec::new())) else {
+            panic!("the tally comes after the probe");
         };
         assert_eq!(chunk, 2);
         assert!(sql.contains("THEN 3") && sql.contains("THEN 2"), "{sql}");
@@ -888,7 +995,8 @@ mod tests {
             vec![
                 // A full chunk of tier-1 rows: tier 3 may still have matches further on.
                 Answer::Tiers(vec![1, 1]),
-                // The last rows (fewer than a chunk): tier 3 has none and is skipped, tier 2 one (gathered).
+                // The last rows (fewer than a chunk): tier 3 has none and is skipped; tier 2 has one, gathered
+                // without a probe (the tally tells it).
                 Answer::Tiers(vec![2]),
                 // One row and one more: the page is full.
                 Answer::Rows(vec![row(7), row(5)]),
@@ -902,20 +1010,22 @@ mod tests {
         // A bound of 4: chunks of 1 row. A page of 5.
         let query = by_relevance("robotics", SearchScope::Everything, 5);
         let mut search = Search::new(Engine::Postgres, &query, 4);
-        let mut answers = vec![Answer::Start];
+        let mut answers = vec![Answer::Start, Answer::Rows(vec![row(9)])];
         answers.extend((0..4).map(|_| Answer::Tiers(vec![3])));
         let steps = kinds(&mut search, answers);
-        assert_eq!(steps, ["tiers", "more", "more", "more", "rows"]);
-        // Three rows, the page not full: tier 2 is decided by the same tally, read on (no second tally). Its
-        // last rows hold no tier 2 or 1: both are skipped, and the search is done.
+        assert_eq!(steps, ["rows", "tiers", "more", "more", "more", "rows"]);
+        // Three rows, the page not full. Tier 2 is not yet told by the tally: probed, then decided by the same
+        // tally, read on (no second tally). Its last rows hold no tier 2 or 1: both are skipped, and the search
+        // is done.
         let steps = kinds(
             &mut search,
             vec![
                 Answer::Rows(vec![row(9), row(8), row(7)]),
+                Answer::Rows(Vec::new()),
                 Answer::Tiers(vec![]),
             ],
         );
-        assert_eq!(steps, ["more", "done"]);
+        assert_eq!(steps, ["rows", "more", "done"]);
     }
 
     #[test]
@@ -962,8 +1072,12 @@ mod tests {
         // A large tenant walks the order's index once the words are counted common, each row checked.
         let mut search = Search::new(Engine::Postgres, &query, 10);
         search.step(Answer::Start);
+        let Step::Rows(sql, _) = search.step(Answer::Count(i64::from(LARGE_TENANT))) else {
+            panic!("a large tenant's words are probed");
+        };
+        assert!(sql.contains("SELECT 1 FROM tenant_pages t"), "{sql}");
         assert!(matches!(
-            search.step(Answer::Count(i64::from(LARGE_TENANT))),
+            search.step(Answer::Rows(Vec::new())),
             Step::Tiers(..)
         ));
         // The tally, chunks of 2: tier 3 common at its tenth match.
