@@ -713,8 +713,9 @@ impl<'q> Search<'q> {
     }
 
     /// How many rows a PostgreSQL probe walks ([`Read::Probe`]) and each chunk of the tier tally reads
-    /// ([`Step::Tiers`]): a quarter of the bound common words start at, at most [`SEARCH_BATCH`]. So a tier is known common at
-    /// most that many rows past its bound, and a store that calls fewer matches common (a test's) probes less.
+    /// ([`Step::Tiers`]): a quarter of the bound common words start at, at most [`SEARCH_BATCH`]. So a tier is
+    /// known common at most that many rows past its bound, and a store that calls fewer matches common (a
+    /// test's) probes less.
     fn batch(&self) -> usize {
         (self.common_matches as usize / 4).clamp(1, SEARCH_BATCH as usize)
     }

@@ -1,5 +1,6 @@
 //! Section 14, searching stored companies: a store of 100,000 companies generated from the captured Google and
-//! Audiense pages (`--quick`: 1,000, which proves the harness and times nothing), every one answered to the searching account, on SQLite and on PostgreSQL;
+//! Audiense pages (`--quick`: 1,000, which proves the harness and times nothing), every one answered to the
+//! searching account, on SQLite and on PostgreSQL;
 //! the common searches timed through the store (p50 and p99 of each), and what indexing adds to a snapshot's
 //! write (the same snapshots written through a store that indexes and one that does not).
 
