@@ -760,7 +760,7 @@ impl<'q> Search<'q> {
                 self.found.extend(
                     rows.into_iter()
                         .map(|(row, value, url)| (row, branch.key(value), url)),
-                )
+                );
             }
             _ => {}
         }
