@@ -306,10 +306,13 @@ fn the_api_page_states_the_search_numbers_as_the_crates_have_them() {
                 thousands(u64::from(snapshot_cache::COMMON_MATCHES))
             ),
             format!(
-                "walks the order's first {} index entries",
+                "walks the order's first {} index entries after the cursor",
                 snapshot_cache::SEARCH_BATCH
             ),
-            format!("read {} at a time", snapshot_cache::SEARCH_BATCH),
+            format!(
+                "read {} rows at first and twice as many each time after",
+                snapshot_cache::SEARCH_BATCH
+            ),
             format!(
                 "`limit` 1 to {} rows (default {})",
                 api_contract::MAX_SEARCH_ROWS,

@@ -123,9 +123,9 @@ async fn rows_of(
 async fn tiers_of(
     tx: &pg_pool::Transaction<'_>,
     portal: &pg_pool::tokio_postgres::Portal,
-    chunk: i32,
+    chunk: usize,
 ) -> Result<Vec<i64>, CacheError> {
-    tx.query_portal(portal, chunk)
+    tx.query_portal(portal, i32::try_from(chunk).unwrap_or(i32::MAX))
         .await
         .map_err(backend)?
         .iter()
@@ -533,7 +533,7 @@ impl SnapshotStore for PgSnapshotStore {
             .map_err(backend)?;
         let mut search = search::Search::new(Engine::Postgres, query, self.common_matches);
         let mut answer = Answer::Start;
-        // The tier tally's statement, bound and read a chunk at a time (a portal), and its chunk.
+        // The tier tally's statement, bound and read a chunk at a time (a portal).
         let mut tally = None;
         let found = loop {
             answer = match search.step(answer) {
@@ -549,16 +549,15 @@ impl SnapshotStore for PgSnapshotStore {
                         .bind(&statement, &refs_of(&values))
                         .await
                         .map_err(backend)?;
-                    let chunk = i32::try_from(chunk).unwrap_or(i32::MAX);
                     let tiers = tiers_of(&tx, &portal, chunk).await?;
-                    tally = Some((portal, chunk));
+                    tally = Some(portal);
                     Answer::Tiers(tiers)
                 }
-                Step::MoreTiers => {
-                    let (portal, chunk) = tally
+                Step::MoreTiers(chunk) => {
+                    let portal = tally
                         .as_ref()
                         .ok_or_else(|| CacheError("no tier tally to read on".into()))?;
-                    Answer::Tiers(tiers_of(&tx, portal, *chunk).await?)
+                    Answer::Tiers(tiers_of(&tx, portal, chunk).await?)
                 }
                 Step::Rows(sql, params) => {
                     let rows = rows_of(&tx, &sql, params).await?;

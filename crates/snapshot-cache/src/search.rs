@@ -588,7 +588,14 @@ fn statement(
     };
     let after = branch.after.as_ref().map(|(value, url)| {
         let (value, url) = (bind(Param::Int(*value)), bind(Param::Text(url.clone())));
-        format!("({order} < {value} OR ({order} = {value} AND s.url > {url}))")
+        if walk {
+            // `order <= value` on its own, so that a walk starts at the cursor in the order's index rather than
+            // read every row before it (neither planner takes an index bound out of an OR).
+            format!("{order} <= {value} AND ({order} < {value} OR s.url > {url})")
+        } else {
+            // Rows gathered from the words' index: nothing here for a planner to start from instead of them.
+            format!("({order} < {value} OR ({order} = {value} AND s.url > {url}))")
+        }
     });
     conditions.extend(after.clone());
     let limit = bind(Param::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
@@ -646,12 +653,17 @@ pub(crate) struct Search<'q> {
     found: Vec<Found>,
 }
 
-/// The matches of each relevance tier counted so far (index 1 to 3), and whether every match was counted.
-#[derive(Default)]
+/// The matches of each relevance tier counted so far (index 1 to 3), whether every match was counted, and how
+/// many rows the last chunk asked for (each chunk asks twice the one before, up to [`TALLY_CHUNKS_MOST`] batches:
+/// a few round trips read even the matches of a word every company holds).
 struct Tally {
     matches: [i64; 4],
     complete: bool,
+    asked: usize,
 }
+
+/// The largest chunk of the tier tally, in [`Search`]'s batches.
+const TALLY_CHUNKS_MOST: usize = 16;
 
 /// What the statement [`Search::step`] asked last was for.
 enum Waiting {
@@ -675,7 +687,8 @@ pub(crate) enum Step {
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Tiers(String, Vec<Param>, usize),
     /// The next `chunk` rows of the last [`Step::Tiers`] statement.
-    MoreTiers,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    MoreTiers(usize),
     /// A statement answering rows of three columns: the row's JSON, the order's value and the URL.
     Rows(String, Vec<Param>),
     /// The search is over: the rows found in order, at most one more than its limit ([`page_of`]).
@@ -741,11 +754,11 @@ impl<'q> Search<'q> {
                 );
             }
             (Waiting::Tiers(branch), Answer::Tiers(tiers)) => {
-                let chunk = self.batch();
-                let tally = self.tally.get_or_insert_default();
-                tally.complete = tiers.len() < chunk;
-                for tier in tiers {
-                    tally.matches[tier.clamp(0, 3) as usize] += 1;
+                if let Some(tally) = &mut self.tally {
+                    tally.complete = tiers.len() < tally.asked;
+                    for tier in tiers {
+                        tally.matches[tier.clamp(0, 3) as usize] += 1;
+                    }
                 }
                 if let Some(step) = self.by_tally(branch) {
                     return step;
@@ -781,8 +794,13 @@ impl<'q> Search<'q> {
                 Plan::Walk => return self.read(branch, Read::Walk),
                 Plan::Gather => return self.read(branch, Read::Gather),
                 // PostgreSQL first walks the order's index a little way: common words fill the page there,
-                // before anything is counted (unless the tally already tells this tier).
-                Plan::CountFirst if self.engine == Engine::Postgres && !self.tallied(&branch) => {
+                // before anything is counted (unless the tally already tells this tier, or the page wants more
+                // rows than the probe reads).
+                Plan::CountFirst
+                    if self.engine == Engine::Postgres
+                        && !self.tallied(&branch)
+                        && self.wanted() <= self.batch() =>
+                {
                     return self.read(branch, Read::Probe(self.batch()));
                 }
                 Plan::CountFirst => {
@@ -826,21 +844,25 @@ impl<'q> Search<'q> {
     /// branch's tier is neither known common nor fully counted, then its rows (walked when common, gathered when
     /// rare); `None` when the tier has no match (the branch is skipped).
     fn by_tally(&mut self, branch: Branch) -> Option<Step> {
-        let Some(tally) = &self.tally else {
+        let (batch, common) = (self.batch(), i64::from(self.common_matches));
+        let Some(tally) = &mut self.tally else {
             let (sql, params) = tier_tally(&self.query.words);
-            let chunk = self.batch();
+            self.tally = Some(Tally {
+                matches: [0; 4],
+                complete: false,
+                asked: batch,
+            });
             self.waiting = Waiting::Tiers(branch);
-            return Some(Step::Tiers(sql, params, chunk));
+            return Some(Step::Tiers(sql, params, batch));
         };
-        let (matches, complete) = (
-            tally.matches[branch.tier.clamp(0, 3) as usize],
-            tally.complete,
-        );
-        if matches >= i64::from(self.common_matches) {
+        let matches = tally.matches[branch.tier.clamp(0, 3) as usize];
+        if matches >= common {
             Some(self.read(branch, Read::Walk))
-        } else if !complete {
+        } else if !tally.complete {
+            tally.asked = (tally.asked * 2).min(batch * TALLY_CHUNKS_MOST);
+            let chunk = tally.asked;
             self.waiting = Waiting::Tiers(branch);
-            Some(Step::MoreTiers)
+            Some(Step::MoreTiers(chunk))
         } else if matches == 0 {
             None
         } else {
@@ -903,7 +925,7 @@ mod tests {
             .map(|answer| match search.step(answer) {
                 Step::Count(..) => "count",
                 Step::Tiers(..) => "tiers",
-                Step::MoreTiers => "more",
+                Step::MoreTiers(_) => "more",
                 Step::Rows(..) => "rows",
                 Step::Done(_) => "done",
             })
@@ -947,8 +969,9 @@ mod tests {
 
     #[test]
     fn postgres_probes_the_order_first_and_a_page_found_there_ends_the_search() {
+        // A bound of 10: probes of 2 entries, so a page of 1 (and one more row) can be found in one.
         for sort in [SearchSort::Relevance, SearchSort::Followers] {
-            let mut query = by_relevance("robotics", SearchScope::Everything, 5);
+            let mut query = by_relevance("robotics", SearchScope::Everything, 1);
             query.sort = sort;
             let mut search = Search::new(Engine::Postgres, &query, 10);
             let Step::Rows(sql, _) = search.step(Answer::Start) else {
@@ -960,18 +983,22 @@ mod tests {
             );
             assert!(sql.contains("ORDER BY s.k DESC, s.url"), "{sql}");
             // The page and one more: nothing is counted.
-            let rows = (1..=6).rev().map(row).collect();
+            let rows = vec![row(2), row(1)];
             assert!(
                 matches!(search.step(Answer::Rows(rows)), Step::Done(_)),
                 "{sort:?}"
             );
         }
-        // Too few rows within the probe: the words' matches are counted, by the tally for relevance.
-        let mut query = by_relevance("robotics", SearchScope::Everything, 5);
+        // Too few rows within the probe: the words' matches are counted.
+        let mut query = by_relevance("robotics", SearchScope::Everything, 1);
         query.sort = SearchSort::Followers;
         let mut search = Search::new(Engine::Postgres, &query, 10);
         let steps = kinds(&mut search, vec![Answer::Start, Answer::Rows(vec![row(3)])]);
         assert_eq!(steps, ["rows", "count"]);
+        // A page of 5 wants 6 rows, more than a probe of 2 entries can hold: counted at once.
+        query.limit = 5;
+        let mut search = Search::new(Engine::Postgres, &query, 10);
+        assert!(matches!(search.step(Answer::Start), Step::Count(..)));
     }
 
     #[test]
@@ -1008,25 +1035,32 @@ mod tests {
 
     #[test]
     fn postgres_walks_a_tier_once_the_tally_shows_it_common_and_reads_on_for_the_next() {
-        // A bound of 4: chunks of 1 row. A page of 5.
+        // A bound of 4: a batch of 1 row, too few for a probe of a page of 5. The tally's chunks double: 1, 2, 4.
         let query = by_relevance("robotics", SearchScope::Everything, 5);
         let mut search = Search::new(Engine::Postgres, &query, 4);
-        let mut answers = vec![Answer::Start, Answer::Rows(vec![row(9)])];
-        answers.extend((0..4).map(|_| Answer::Tiers(vec![3])));
-        let steps = kinds(&mut search, answers);
-        assert_eq!(steps, ["rows", "tiers", "more", "more", "more", "rows"]);
-        // Three rows, the page not full. Tier 2 is not yet told by the tally: probed, then decided by the same
-        // tally, read on (no second tally). Its last rows hold no tier 2 or 1: both are skipped, and the search
-        // is done.
+        let Step::Tiers(_, _, 1) = search.step(Answer::Start) else {
+            panic!("the tally, a batch at first");
+        };
+        let Step::MoreTiers(2) = search.step(Answer::Tiers(vec![3])) else {
+            panic!("then twice as many");
+        };
+        let Step::MoreTiers(4) = search.step(Answer::Tiers(vec![3, 3])) else {
+            panic!("then twice as many again");
+        };
+        // Tier 3's fourth match and more: common, walked.
+        let steps = kinds(&mut search, vec![Answer::Tiers(vec![3, 3, 1, 1])]);
+        assert_eq!(steps, ["rows"]);
+        // Three rows, the page not full: tier 2 is decided by the same tally, read on (no second tally). It ends
+        // there: tier 2 has no match and is skipped; tier 1 has two, gathered.
         let steps = kinds(
             &mut search,
             vec![
                 Answer::Rows(vec![row(9), row(8), row(7)]),
-                Answer::Rows(Vec::new()),
                 Answer::Tiers(vec![]),
+                Answer::Rows(vec![row(2)]),
             ],
         );
-        assert_eq!(steps, ["rows", "more", "done"]);
+        assert_eq!(steps, ["more", "rows", "done"]);
     }
 
     #[test]
@@ -1070,25 +1104,24 @@ mod tests {
             panic!("a small tenant's pages are gathered without a count of the words' matches");
         };
         assert!(sql.contains("JOIN tenant_pages"), "{sql}");
-        // A large tenant walks the order's index once the words are counted common, each row checked.
+        // A large tenant walks the order's index once the words are counted common, each row checked (a page of
+        // 5 wants more rows than a probe of 2 entries holds: no probe).
         let mut search = Search::new(Engine::Postgres, &query, 10);
         search.step(Answer::Start);
-        let Step::Rows(sql, _) = search.step(Answer::Count(i64::from(LARGE_TENANT))) else {
-            panic!("a large tenant's words are probed");
-        };
-        assert!(sql.contains("SELECT 1 FROM tenant_pages t"), "{sql}");
         assert!(matches!(
-            search.step(Answer::Rows(Vec::new())),
+            search.step(Answer::Count(i64::from(LARGE_TENANT))),
             Step::Tiers(..)
         ));
-        // The tally, chunks of 2: tier 3 common at its tenth match.
-        for _ in 0..4 {
-            assert!(matches!(
-                search.step(Answer::Tiers(vec![3, 3])),
-                Step::MoreTiers
-            ));
-        }
-        let Step::Rows(sql, _) = search.step(Answer::Tiers(vec![3, 3])) else {
+        // The tally's chunks: 2, 4, then 8; tier 3 common at its tenth match.
+        assert!(matches!(
+            search.step(Answer::Tiers(vec![3; 2])),
+            Step::MoreTiers(4)
+        ));
+        assert!(matches!(
+            search.step(Answer::Tiers(vec![3; 4])),
+            Step::MoreTiers(8)
+        ));
+        let Step::Rows(sql, _) = search.step(Answer::Tiers(vec![3; 8])) else {
             panic!("common words are walked");
         };
         assert!(sql.contains("SELECT 1 FROM tenant_pages t"), "{sql}");

@@ -128,7 +128,7 @@ fn search_in(
                     .collect::<rusqlite::Result<_>>()?,
             ),
             // Never asked of SQLite, whose tiers are FTS5 column filters counted one by one (`Step::Count`).
-            Step::Tiers(..) | Step::MoreTiers => return Err(rusqlite::Error::InvalidQuery),
+            Step::Tiers(..) | Step::MoreTiers(_) => return Err(rusqlite::Error::InvalidQuery),
             Step::Done(found) => return Ok(found),
         };
     }
