@@ -400,18 +400,21 @@ impl CompanyRow {
 }
 
 /// A label as a filter compares it (industry, size band, type, country, region, city, specialty): NFKD with
-/// accents dropped, lower case, whitespace runs as one space, trimmed. `Zürich` and ` zurich ` are one label;
-/// `Software Development` and `Software` are not.
+/// accents dropped, lower case, control characters as spaces (no label holds one, and PostgreSQL refuses NUL in
+/// text, so a filter sent with one must match nothing rather than fail), whitespace runs as one space, trimmed.
+/// `Zürich` and ` zurich ` are one label; `Software Development` and `Software` are not.
 ///
 /// ```
 /// assert_eq!(company_model::fold_label("  Zürich "), "zurich");
 /// assert_eq!(company_model::fold_label("Software  Development"), "software development");
+/// assert_eq!(company_model::fold_label("Soft\0ware\u{7}"), "soft ware");
 /// ```
 pub fn fold_label(label: &str) -> String {
     let folded: String = label
         .nfkd()
         .filter(|c| !is_combining_mark(*c))
         .flat_map(char::to_lowercase)
+        .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     folded.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -587,7 +587,10 @@ fn statement(
         SearchSort::Followers | SearchSort::Relevance => "coalesce(s.follower_count, -1)",
     };
     let after = branch.after.as_ref().map(|(value, url)| {
-        let (value, url) = (bind(Param::Int(*value)), bind(Param::Text(url.clone())));
+        // Up to a NUL, which no stored URL holds and PostgreSQL refuses in text: every stored URL is after the
+        // cursor's URL exactly when it is after that part of it (NUL is the least character).
+        let url = url.split('\0').next().unwrap_or_default().to_owned();
+        let (value, url) = (bind(Param::Int(*value)), bind(Param::Text(url)));
         if walk {
             // `order <= value` on its own, so that a walk starts at the cursor in the order's index rather than
             // read every row before it (neither planner takes an index bound out of an OR).

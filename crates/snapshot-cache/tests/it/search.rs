@@ -836,7 +836,47 @@ async fn a_word_is_one_token_whatever_its_letters(engine: &Engine) {
     }
 }
 
+/// A NUL (or another control character) in a filter or in a cursor's URL is no error on either engine
+/// (PostgreSQL refuses NUL in text): a label reads it as a space, and a cursor's URL holds no more of its own
+/// than comes before it (no stored URL has one, so the same rows come after it).
+async fn a_nul_in_a_filter_or_a_cursor_is_no_error(engine: &Engine) {
+    let (store, _) = stored(engine, 30).await;
+    let industry = |value: &str| {
+        query(SearchScope::Everything, |q| {
+            q.industries = texts(&[value]);
+            q.limit = 100;
+        })
+    };
+    let spaced = every_row(store.as_ref(), &industry("Software Development")).await;
+    assert!(!spaced.is_empty(), "the generated store has the industry");
+    let nul = store
+        .search(&industry("Software\0Development"))
+        .await
+        .expect("searched with a NUL in a filter");
+    assert_eq!(nul.rows, spaced);
+    let first = store
+        .search(&query(SearchScope::Everything, |_| {}))
+        .await
+        .expect("searched");
+    let next = first.next.expect("a second page");
+    let after = |url: String| {
+        query(SearchScope::Everything, |q| {
+            q.after = Some(SearchAfter { key: next.key, url });
+        })
+    };
+    let page = store
+        .search(&after(next.url.clone()))
+        .await
+        .expect("searched");
+    let with_nul = store
+        .search(&after(format!("{}\0zzz", next.url)))
+        .await
+        .expect("searched after a cursor with a NUL");
+    assert_eq!(with_nul.rows, page.rows);
+}
+
 test_support::engine_tests! {
+    a_nul_in_a_filter_or_a_cursor_is_no_error,
     a_word_is_one_token_whatever_its_letters,
     a_word_too_long_to_index_is_left_out,
     employee_growth_is_measured_from_the_fetch_90_days_before,
