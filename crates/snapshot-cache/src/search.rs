@@ -276,35 +276,23 @@ fn large_tenant_count(engine: Engine, tenant: i64) -> (String, Vec<Param>) {
 /// `PgSnapshotStore::with_common_matches`).
 pub const COMMON_MATCHES: u32 = 2_000;
 
-/// The statement counting the rows of `branch` (of `query`) its words place it, up to `bound`, and its
-/// parameters: what [`Plan::CountFirst`] decides by.
-fn match_count(
-    engine: Engine,
-    query: &SearchQuery,
-    branch: &Branch,
-    bound: u32,
-) -> (String, Vec<Param>) {
-    let mut params: Vec<Param> = Vec::new();
-    let mut bind = |param: Param| {
-        params.push(param);
-        engine.placeholder(params.len())
-    };
-    let text = bind(Param::Text(branch.text.clone().unwrap_or_default()));
+/// The statement counting the rows `branch`'s words match, up to `bound`, and its parameters: what
+/// [`Plan::CountFirst`] decides by.
+fn match_count(engine: Engine, branch: &Branch, bound: u32) -> (String, Vec<Param>) {
+    let (p1, p2) = (engine.placeholder(1), engine.placeholder(2));
+    // PostgreSQL counts a relevance tier by the tier tally instead ([`tier_tally`]): here every match counts.
     let matches = match engine {
-        Engine::Sqlite => format!("SELECT 1 FROM company_text WHERE company_text MATCH {text}"),
+        Engine::Sqlite => format!("SELECT 1 FROM company_text WHERE company_text MATCH {p1}"),
         Engine::Postgres => {
-            let mut conditions = vec![format!("s.document @@ {text}::text::tsquery")];
-            conditions.extend(tier_conditions(&query.words, branch.tier, &mut bind));
-            format!(
-                "SELECT 1 FROM company_search s WHERE {}",
-                conditions.join(" AND ")
-            )
+            format!("SELECT 1 FROM company_search s WHERE s.document @@ {p1}::text::tsquery")
         }
     };
-    let most = bind(Param::Int(i64::from(bound)));
     (
-        format!("SELECT count(*) FROM ({matches} LIMIT {most}) m"),
-        params,
+        format!("SELECT count(*) FROM ({matches} LIMIT {p2}) m"),
+        vec![
+            Param::Text(branch.text.clone().unwrap_or_default()),
+            Param::Int(i64::from(bound)),
+        ],
     )
 }
 
@@ -838,7 +826,7 @@ impl<'q> Search<'q> {
         if self.engine == Engine::Postgres && branch.tier > 0 {
             return self.by_tally(branch);
         }
-        let (sql, params) = match_count(self.engine, self.query, &branch, self.common_matches);
+        let (sql, params) = match_count(self.engine, &branch, self.common_matches);
         self.waiting = Waiting::Matches(branch);
         Some(Step::Count(sql, params))
     }
