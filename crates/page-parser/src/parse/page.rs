@@ -197,7 +197,8 @@ fn json_ld_organization(document: &Html) -> Option<serde_json::Map<String, Value
         "School",
     ];
     document.select(&JSON_LD).find_map(|script| {
-        let value: Value = serde_json::from_str(&script.text().collect::<String>()).ok()?;
+        let mut value: Value = serde_json::from_str(&script.text().collect::<String>()).ok()?;
+        without_control_characters(&mut value);
         let candidates = match value.get("@graph") {
             Some(Value::Array(items)) => items.clone(),
             _ => vec![value],
@@ -214,6 +215,29 @@ fn json_ld_organization(document: &Html) -> Option<serde_json::Map<String, Value
             _ => None,
         })
     })
+}
+
+/// Every string in `value` with its control characters other than whitespace (`\u0000`, `\u0007`, …, escapes
+/// JSON allows and HTML text cannot carry) read as spaces: no record member holds one, and PostgreSQL refuses
+/// NUL in text.
+fn without_control_characters(value: &mut Value) {
+    match value {
+        Value::String(text) if text.chars().any(|c| c.is_control() && !c.is_whitespace()) => {
+            *text = text
+                .chars()
+                .map(|c| {
+                    if c.is_control() && !c.is_whitespace() {
+                        ' '
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_control_characters),
+        Value::Object(members) => members.values_mut().for_each(without_control_characters),
+        _ => {}
+    }
 }
 
 impl Page<'_> {

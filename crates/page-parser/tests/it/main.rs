@@ -140,6 +140,53 @@ fn the_employee_count_is_read_from_each_place_a_layout_shows_it() {
     }
 }
 
+/// Whether `value` holds a string with a control character other than whitespace.
+fn holds_control_characters(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.chars().any(|c| c.is_control() && !c.is_whitespace()),
+        Value::Array(items) => items.iter().any(holds_control_characters),
+        Value::Object(members) => members.values().any(holds_control_characters),
+        _ => false,
+    }
+}
+
+/// JSON-LD may escape any character (`\u0000`), where HTML text cannot carry a NUL: the captured Audiense page
+/// with control characters escaped into its JSON-LD name, address and description gives a record with none (a
+/// NUL in a record member failed every PostgreSQL write of it), spaces where they were.
+#[test]
+fn control_characters_escaped_in_json_ld_reach_no_record_member() {
+    let html = read("origin/company/audiense.html");
+    let escaped = html
+        .replacen(
+            r#""name":"Audiense""#,
+            r#""name":"Audi\u0000ense\u0007""#,
+            1,
+        )
+        .replacen(
+            r#""addressLocality":"London""#,
+            r#""addressLocality":"Lon\u0000don""#,
+            1,
+        )
+        .replacen(
+            "The Audiense platform",
+            r"The\u001bAudiense\u0000platform",
+            1,
+        );
+    assert_eq!(escaped.matches(r"\u0000").count(), 3, "every escape put in");
+    let domain = NetworkDomain::default();
+    let url = PageUrl::parse_submitted("https://www.linkedin.com/company/audiense", &domain)
+        .expect("valid");
+    let record = parse_page(&escaped, &url, &domain).expect("still a company page");
+    let value = serde_json::to_value(&record).expect("serializes");
+    assert!(!holds_control_characters(&value), "{value:#}");
+    assert_eq!(record.company_name.as_deref(), Some("Audi ense"));
+    let description = record.description.expect("description");
+    assert!(
+        description.starts_with("The Audiense platform"),
+        "{description}"
+    );
+}
+
 #[test]
 fn without_json_ld_the_visible_page_gives_the_same_core_fields() {
     let html = read("origin/company/audiense.html");
