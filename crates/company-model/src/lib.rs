@@ -42,6 +42,7 @@ pub use record::{
 pub use record_json::{Members, NotARecord, RECORD_FORMAT, RecordJson};
 pub use search::{
     CompanyRow, GROWTH_DAYS, MAX_WORD_BYTES, PREFIX_MIN_CHARS, Range, RangeEnd, RowPlace,
-    SearchAfter, SearchPage, SearchQuery, SearchScope, SearchSort, fold_label, search_words,
+    SearchAfter, SearchPage, SearchQuery, SearchScope, SearchSort, fold_label, search_text,
+    search_words,
 };
 pub use tenant::{AccountId, Mode, Tenant};

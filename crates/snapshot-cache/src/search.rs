@@ -8,7 +8,7 @@
 
 use company_model::{
     CompanyRecord, CompanyRow, PREFIX_MIN_CHARS, SearchAfter, SearchPage, SearchQuery, SearchScope,
-    SearchSort, fold_label, search_words,
+    SearchSort, fold_label, search_text,
 };
 use page_url::PageUrl;
 
@@ -51,7 +51,7 @@ impl IndexEntry {
         };
         let hq = record.headquarters.as_ref();
         let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
-        let words = |text: Option<&str>| search_words(text.unwrap_or_default()).join(" ");
+        let words = |text: Option<&str>| search_text(text.unwrap_or_default());
         let specialties: Vec<String> = record
             .specialties
             .iter()
@@ -908,6 +908,7 @@ mod tests {
     //! decided here alone (the stores' tests check the rows, on both engines).
 
     use super::*;
+    use company_model::search_words;
 
     /// Steps `search` with `answers` in turn, returning each step's kind: `count`, `rows` or `done`.
     fn kinds(search: &mut Search<'_>, answers: Vec<Answer>) -> Vec<&'static str> {
