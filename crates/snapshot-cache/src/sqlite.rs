@@ -44,7 +44,12 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// Writes the search row and words of the snapshot of `url` in `tx`, unless the row there is of a later fetch.
-fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusqlite::Result<()> {
+fn index(
+    tx: &rusqlite::Transaction<'_>,
+    url: &str,
+    entry: &IndexEntry,
+    pending: &PendingWords,
+) -> rusqlite::Result<()> {
     use rusqlite::OptionalExtension;
     let id: Option<i64> = tx
         .prepare_cached(
@@ -93,12 +98,7 @@ fn index(tx: &rusqlite::Transaction<'_>, url: &str, entry: &IndexEntry) -> rusql
              VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(rusqlite::params![id, name, slogan, description, specialties])?;
-        let pending: i64 = tx
-            .prepare_cached("SELECT count(*) FROM company_text_pending")?
-            .query_row([], |row| row.get(0))?;
-        if pending >= PENDING_WORDS {
-            take_pending_words(tx)?;
-        }
+        pending.staged(tx)?;
     }
     Ok(())
 }
@@ -152,6 +152,32 @@ fn values_of(params: Vec<Param>) -> Vec<rusqlite::types::Value> {
 /// at most this many first.
 const PENDING_WORDS: i64 = 64;
 
+/// How many snapshots' words wait in `company_text_pending`, as this store counts them: read from the table when
+/// the store opens, then counted here, where the table's `count(*)` read every page of it on each write (a tenth
+/// of what the index added). A write rolled back after staging its words leaves the count one too high, which
+/// only takes the next batch in a write early: `company_text_pending` itself stays the truth searches read.
+#[derive(Clone, Debug, Default)]
+struct PendingWords(std::sync::Arc<std::sync::atomic::AtomicI64>);
+
+impl PendingWords {
+    /// Counts one more snapshot's words staged in `tx`, and has `company_text` take them all in once there are
+    /// [`PENDING_WORDS`].
+    fn staged(&self, tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.0.fetch_add(1, Ordering::Relaxed) + 1 >= PENDING_WORDS {
+            self.take_in(tx)?;
+        }
+        Ok(())
+    }
+
+    /// Has `company_text` take in every snapshot's words staged, in `tx`.
+    fn take_in(&self, tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+        take_pending_words(tx)?;
+        self.0.store(0, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// Moves the words waiting in `company_text_pending` into `company_text`, replacing what each row had there.
 fn take_pending_words(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
     tx.prepare_cached(
@@ -181,6 +207,8 @@ pub struct SqliteSnapshotStore {
     search_index: bool,
     /// From how many matches a search's words are walked rather than gathered ([`Self::with_common_matches`]).
     common_matches: u32,
+    /// The snapshots whose words wait in `company_text_pending`.
+    pending: PendingWords,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -204,11 +232,20 @@ impl SqliteSnapshotStore {
         pool.migrate("snapshot-cache", MIGRATIONS)
             .await
             .map_err(backend)?;
+        let pending: i64 = pool
+            .run(|conn| {
+                conn.query_row("SELECT count(*) FROM company_text_pending", [], |row| {
+                    row.get(0)
+                })
+            })
+            .await
+            .map_err(backend)?;
         let store = Self {
             pool,
             hot: std::sync::Arc::default(),
             search_index: true,
             common_matches: search::COMMON_MATCHES,
+            pending: PendingWords(std::sync::Arc::new(pending.into())),
         };
         store.key_unkeyed_rows().await?;
         store.index_unindexed_rows().await?;
@@ -320,6 +357,7 @@ impl SnapshotStore for SqliteSnapshotStore {
         let entry = self
             .search_index
             .then(|| IndexEntry::of(&snapshot.url, parsed.as_ref(), snapshot.fetched_at));
+        let pending = self.pending.clone();
         self.pool
             .write(move |conn| {
                 let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -367,7 +405,7 @@ impl SnapshotStore for SqliteSnapshotStore {
                     rusqlite::params![url, fetched_at_ms, digest, record_gzip, RECORD_FORMAT],
                 )?;
                 if let Some(entry) = &entry {
-                    index(&tx, &url, entry)?;
+                    index(&tx, &url, entry, &pending)?;
                 }
                 tx.commit()
             })
@@ -544,6 +582,7 @@ impl SnapshotStore for SqliteSnapshotStore {
         let (domain_key, name_key) = lookup_keys(Some(record));
         let record = serde_json::to_string(record).map_err(backend)?;
         let fetched_at_ms = fetched_at.as_millisecond();
+        let pending = self.pending.clone();
         let changed = self
             .pool
             .write(move |conn| {
@@ -554,7 +593,7 @@ impl SnapshotStore for SqliteSnapshotStore {
                     rusqlite::params![record, url, fetched_at_ms, RECORD_FORMAT, domain_key, name_key],
                 )?;
                 if let (true, Some(entry)) = (changed > 0, &entry) {
-                    index(&tx, &url, entry)?;
+                    index(&tx, &url, entry, &pending)?;
                 }
                 tx.commit()?;
                 Ok(changed)
@@ -591,11 +630,12 @@ impl SnapshotStore for SqliteSnapshotStore {
                 if let Some(found) = self.search_unless_pending(query, true).await? {
                     return search::page_of(query, found).map_err(backend);
                 }
+                let pending = self.pending.clone();
                 self.pool
-                    .write(|conn| {
+                    .write(move |conn| {
                         let tx = conn
                             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                        take_pending_words(&tx)?;
+                        pending.take_in(&tx)?;
                         tx.commit()
                     })
                     .await
@@ -760,12 +800,13 @@ impl SqliteSnapshotStore {
                     Ok((url, IndexEntry::of(&page, record.as_ref(), at)))
                 })
                 .collect::<Result<Vec<_>, CacheError>>()?;
+            let pending = self.pending.clone();
             self.pool
                 .write(move |conn| {
                     let tx =
                         conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                     for (url, entry) in &entries {
-                        index(&tx, url, entry)?;
+                        index(&tx, url, entry, &pending)?;
                     }
                     tx.commit()
                 })
