@@ -1,13 +1,32 @@
-//! Text as the pages hold it, tidied: whitespace collapsed or trimmed.
+//! Text as the pages hold it, tidied: whitespace collapsed or trimmed, and control characters (a character
+//! reference such as `&#1;` survives HTML parsing as one) read as spaces: no record member holds one.
 
-/// Collapses all whitespace to single spaces and trims; `None` when nothing is left.
+/// Whether `c` is a control character other than whitespace.
+fn is_stray_control(c: char) -> bool {
+    c.is_control() && !c.is_whitespace()
+}
+
+/// Collapses all whitespace and control characters to single spaces and trims; `None` when nothing is left.
 pub(crate) fn clean_line(text: &str) -> Option<String> {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
     (!line.is_empty()).then_some(line)
 }
 
-/// Trims the ends and each line's indentation but keeps line breaks; `None` when blank.
+/// Trims the ends but keeps line breaks, control characters as spaces; `None` when blank.
 pub(crate) fn clean_block(text: &str) -> Option<String> {
+    let text = if text.contains(is_stray_control) {
+        std::borrow::Cow::Owned(
+            text.chars()
+                .map(|c| if is_stray_control(c) { ' ' } else { c })
+                .collect(),
+        )
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     let trimmed = text.trim();
     (!trimmed.is_empty()).then(|| trimmed.to_owned())
 }

@@ -176,6 +176,9 @@ fn website_in(row: Option<ElementRef<'_>>) -> Option<String> {
             Some(href)
         }
     });
+    // A control character in the link (percent-decoded from the redirect's `%00`, or a reference such as `&#1;`
+    // in the attribute) makes it no link to keep.
+    let from_link = from_link.filter(|link| !link.contains(char::is_control));
     from_link.or_else(|| row_value(row).filter(|t| t.contains('.') && !t.contains(' ')))
 }
 

@@ -150,40 +150,50 @@ fn holds_control_characters(value: &Value) -> bool {
     }
 }
 
-/// JSON-LD may escape any character (`\u0000`), where HTML text cannot carry a NUL: the captured Audiense page
-/// with control characters escaped into its JSON-LD name, address and description gives a record with none (a
-/// NUL in a record member failed every PostgreSQL write of it), spaces where they were.
+/// JSON-LD may escape any character (`\u0000`), HTML a control character by reference (`&#1;`), a link by percent
+/// (`%00`): the captured Audiense page with control characters put in its JSON-LD name, address and description,
+/// in its Locations text and in its website's redirect link gives a record with none (a NUL in a record member
+/// failed every PostgreSQL write of it): spaces where they were, and the website from the row's text.
 #[test]
-fn control_characters_escaped_in_json_ld_reach_no_record_member() {
+fn control_characters_put_in_a_page_reach_no_record_member() {
     let html = read("origin/company/audiense.html");
-    let escaped = html
-        .replacen(
-            r#""name":"Audiense""#,
-            r#""name":"Audi\u0000ense\u0007""#,
-            1,
-        )
-        .replacen(
+    let put_in = [
+        (r#""name":"Audiense""#, r#""name":"Audi\u0000ense\u0007""#),
+        (
             r#""addressLocality":"London""#,
             r#""addressLocality":"Lon\u0000don""#,
-            1,
-        )
-        .replacen(
-            "The Audiense platform",
-            r"The\u001bAudiense\u0000platform",
-            1,
-        );
-    assert_eq!(escaped.matches(r"\u0000").count(), 3, "every escape put in");
+        ),
+        ("The Audiense platform", r"The\u001bAudiense\u0000platform"),
+        (
+            "London, London EC1V2NX, GB",
+            "London, London EC1V&#1;2NX, GB",
+        ),
+        (
+            "url=http%3A%2F%2Fwww%2Eaudiense%2Ecom&amp;",
+            "url=http%3A%2F%2Fwww%2Eaudiense%2Ecom%00&amp;",
+        ),
+    ];
+    let mut changed = html.clone();
+    for (from, to) in put_in {
+        assert!(changed.contains(from), "the capture holds {from}");
+        changed = changed.replacen(from, to, 1);
+    }
     let domain = NetworkDomain::default();
     let url = PageUrl::parse_submitted("https://www.linkedin.com/company/audiense", &domain)
         .expect("valid");
-    let record = parse_page(&escaped, &url, &domain).expect("still a company page");
+    let record = parse_page(&changed, &url, &domain).expect("still a company page");
     let value = serde_json::to_value(&record).expect("serializes");
     assert!(!holds_control_characters(&value), "{value:#}");
     assert_eq!(record.company_name.as_deref(), Some("Audi ense"));
+    assert_eq!(record.website.as_deref(), Some("http://www.audiense.com"));
     let description = record.description.expect("description");
     assert!(
         description.starts_with("The Audiense platform"),
         "{description}"
+    );
+    assert!(
+        value.to_string().contains("EC1V 2NX"),
+        "the Locations text read"
     );
 }
 
