@@ -149,13 +149,16 @@ fn values_of(params: Vec<Param>) -> Vec<rusqlite::types::Value> {
 /// How many snapshots' words wait in `company_text_pending` before `company_text` takes them, in one write.
 /// FTS5 writes a segment per commit: taking each snapshot's words in its own commit, the index added 23% to a
 /// snapshot's write; 64 at a time, about half that (docs/benchmarks.md, section 14). A search with words takes in
-/// at most this many first.
+/// what waits first: about this many at most ([`PendingWords`] says when more).
 const PENDING_WORDS: i64 = 64;
 
 /// How many snapshots' words wait in `company_text_pending`, as this store counts them: read from the table when
 /// the store opens, then counted here, where the table's `count(*)` read every page of it on each write (a tenth
-/// of what the index added). A write rolled back after staging its words leaves the count one too high, which
-/// only takes the next batch in a write early: `company_text_pending` itself stays the truth searches read.
+/// of what the index added). It only paces the batches; `company_text_pending` stays the truth searches read, and
+/// every batch taken in empties it. A write rolled back after staging its words leaves the count one too high
+/// (the next batch comes a write early); one rolled back after taking a batch in leaves it at zero with that
+/// batch still staged (the next is up to twice [`PENDING_WORDS`]); and two stores on one file (another process)
+/// each count only their own writes.
 #[derive(Clone, Debug, Default)]
 struct PendingWords(std::sync::Arc<std::sync::atomic::AtomicI64>);
 
