@@ -154,7 +154,7 @@ const PENDING_WORDS: i64 = 64;
 
 /// How many snapshots' words wait in `company_text_pending`, as this store counts them: read from the table when
 /// the store opens, then counted here, where the table's `count(*)` read every page of it on each write (a tenth
-/// of what the index added). It only paces the batches; `company_text_pending` stays the truth searches read, and
+/// of the time in the index's own code). It only paces the batches; `company_text_pending` stays the truth searches read, and
 /// every batch taken in empties it. A write rolled back after staging its words leaves the count one too high
 /// (the next batch comes a write early); one rolled back after taking a batch in leaves it at zero with that
 /// batch still staged (the next is up to twice [`PENDING_WORDS`]); and two stores on one file (another process)
