@@ -424,6 +424,14 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                 "{} per account (`--account-live-lookups`)",
                 company_lookup::DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT
             ),
+            format!(
+                "read {} rows at first and twice as many each time after, up to {} a round trip",
+                snapshot_cache::SEARCH_BATCH,
+                thousands(
+                    u64::from(snapshot_cache::SEARCH_BATCH)
+                        * snapshot_cache::TALLY_CHUNKS_MOST as u64
+                )
+            ),
         ],
     );
 }

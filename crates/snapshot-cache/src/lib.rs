@@ -57,7 +57,7 @@ use page_url::PageUrl;
 pub use hot::HOT_REUSE;
 #[cfg(feature = "postgres")]
 pub use postgres::PgSnapshotStore;
-pub use search::{COMMON_MATCHES, LARGE_TENANT, SEARCH_BATCH, TIER_SPAN};
+pub use search::{COMMON_MATCHES, LARGE_TENANT, SEARCH_BATCH, TALLY_CHUNKS_MOST, TIER_SPAN};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteSnapshotStore;
 

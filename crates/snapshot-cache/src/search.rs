@@ -653,8 +653,10 @@ struct Tally {
     asked: usize,
 }
 
-/// The largest chunk of the tier tally, in [`Search`]'s batches.
-const TALLY_CHUNKS_MOST: usize = 16;
+/// The largest chunk of PostgreSQL's tier tally, in batches of a search's reads ([`SEARCH_BATCH`] rows by
+/// default): the tally reads one batch of matches, then twice as many each time after, up to this many batches
+/// a round trip.
+pub const TALLY_CHUNKS_MOST: usize = 16;
 
 /// What the statement [`Search::step`] asked last was for.
 enum Waiting {
