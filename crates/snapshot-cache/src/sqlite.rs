@@ -154,11 +154,11 @@ const PENDING_WORDS: i64 = 64;
 
 /// How many snapshots' words wait in `company_text_pending`, as this store counts them: read from the table when
 /// the store opens, then counted here, where the table's `count(*)` read every page of it on each write (a tenth
-/// of the time in the index's own code). It only paces the batches; `company_text_pending` stays the truth searches read, and
-/// every batch taken in empties it. A write rolled back after staging its words leaves the count one too high
-/// (the next batch comes a write early); one rolled back after taking a batch in leaves it at zero with that
-/// batch still staged (the next is up to twice [`PENDING_WORDS`]); and two stores on one file (another process)
-/// each count only their own writes.
+/// of the time in the index's own code). It only paces the batches: `company_text_pending` stays the truth
+/// searches read, and every batch taken in empties it. A write rolled back after staging its words leaves the
+/// count one too high (the next batch comes a write early); one rolled back after taking a batch in leaves it at
+/// zero with that batch still staged (the next is up to twice [`PENDING_WORDS`]); and two stores on one file
+/// (another process) each count only their own writes.
 #[derive(Clone, Debug, Default)]
 struct PendingWords(std::sync::Arc<std::sync::atomic::AtomicI64>);
 
@@ -173,28 +173,23 @@ impl PendingWords {
         Ok(())
     }
 
-    /// Has `company_text` take in every snapshot's words staged, in `tx`.
+    /// Has `company_text` take in every snapshot's words staged, in `tx`: moves the words waiting in
+    /// `company_text_pending` into `company_text`, replacing what each row had there.
     fn take_in(&self, tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
-        take_pending_words(tx)?;
+        tx.prepare_cached(
+            "DELETE FROM company_text WHERE rowid IN (SELECT id FROM company_text_pending)",
+        )?
+        .execute([])?;
+        tx.prepare_cached(
+            "INSERT INTO company_text (rowid, name, slogan, description, specialties)
+             SELECT id, name, slogan, description, specialties FROM company_text_pending",
+        )?
+        .execute([])?;
+        tx.prepare_cached("DELETE FROM company_text_pending")?
+            .execute([])?;
         self.0.store(0, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
-}
-
-/// Moves the words waiting in `company_text_pending` into `company_text`, replacing what each row had there.
-fn take_pending_words(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "DELETE FROM company_text WHERE rowid IN (SELECT id FROM company_text_pending)",
-    )?
-    .execute([])?;
-    tx.prepare_cached(
-        "INSERT INTO company_text (rowid, name, slogan, description, specialties)
-         SELECT id, name, slogan, description, specialties FROM company_text_pending",
-    )?
-    .execute([])?;
-    tx.prepare_cached("DELETE FROM company_text_pending")?
-        .execute([])?;
-    Ok(())
 }
 
 /// Snapshots in the service's SQLite file (tables `snapshots` and `snapshot_aliases`).

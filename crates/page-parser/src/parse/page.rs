@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::labels::{Counted, about_key, count_beside};
 use crate::numbers::Count;
 use crate::sections;
-use crate::text::{clean_block, clean_line};
+use crate::text::{clean_block, clean_line, without_stray_controls};
 
 /// Where one field of a record came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,17 +222,10 @@ fn json_ld_organization(document: &Html) -> Option<serde_json::Map<String, Value
 /// NUL in text.
 fn without_control_characters(value: &mut Value) {
     match value {
-        Value::String(text) if text.chars().any(|c| c.is_control() && !c.is_whitespace()) => {
-            *text = text
-                .chars()
-                .map(|c| {
-                    if c.is_control() && !c.is_whitespace() {
-                        ' '
-                    } else {
-                        c
-                    }
-                })
-                .collect();
+        Value::String(text) => {
+            if let std::borrow::Cow::Owned(cleaned) = without_stray_controls(text) {
+                *text = cleaned;
+            }
         }
         Value::Array(items) => items.iter_mut().for_each(without_control_characters),
         Value::Object(members) => members.values_mut().for_each(without_control_characters),
