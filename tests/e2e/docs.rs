@@ -318,6 +318,14 @@ fn the_api_page_states_the_search_numbers_as_the_crates_have_them() {
                 api_contract::MAX_SEARCH_ROWS,
                 api_contract::DEFAULT_SEARCH_ROWS
             ),
+            format!(
+                "a search runs at most {} s (`snapshot_cache::SEARCH_TIME_LIMIT`)",
+                snapshot_cache::SEARCH_TIME_LIMIT.as_secs_f64()
+            ),
+            format!(
+                "ran past the search time limit ({} s)",
+                snapshot_cache::SEARCH_TIME_LIMIT.as_secs_f64()
+            ),
         ],
     );
 }
@@ -431,6 +439,10 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                     u64::from(snapshot_cache::SEARCH_BATCH)
                         * snapshot_cache::TALLY_CHUNKS_MOST as u64
                 )
+            ),
+            format!(
+                "each search stops at {} s (`snapshot_cache::SEARCH_TIME_LIMIT`",
+                snapshot_cache::SEARCH_TIME_LIMIT.as_secs_f64()
             ),
         ],
     );

@@ -54,3 +54,5 @@ pub use service::LookupService;
 pub use settings::{
     Caller, DEFAULT_HISTORY_RETENTION, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, LookupSettings,
 };
+/// How long a search may run ([`LookupError::SearchTimedOut`] past it), re-exported for the API's description.
+pub use snapshot_cache::SEARCH_TIME_LIMIT;

@@ -57,6 +57,17 @@ pub enum LookupError {
     /// The snapshot store failed where its answer is the whole answer (a history). Nothing was charged.
     #[error(transparent)]
     Snapshots(#[from] snapshot_cache::CacheError),
+    /// A search ran past the store's search time limit ([`snapshot_cache::SEARCH_TIME_LIMIT`] by default) and
+    /// was stopped (HTTP 400, `search_timed_out`: the same search would cost as much again). Searches are free:
+    /// nothing was charged.
+    #[error(
+        "the search ran longer than its limit of {} ms; add filters or words that narrow it, and search again",
+        limit.as_millis()
+    )]
+    SearchTimedOut {
+        /// The limit it ran past.
+        limit: Duration,
+    },
     /// A test-mode key's request reached a service that has no sandbox to answer it from
     /// ([`LookupService::with_test_mode`]); nothing was fetched or charged.
     ///

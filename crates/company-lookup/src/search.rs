@@ -4,6 +4,7 @@
 use api_contract::{SearchRequest, SearchResponse, SearchScopeName, search_cursor};
 use company_model::{SearchScope, Tenant};
 use page_url::PageUrl;
+use snapshot_cache::SearchError;
 use tracing::warn;
 
 use crate::outcome::LookupError;
@@ -17,6 +18,7 @@ impl LookupService {
     /// [`SearchScopeName::Deployment`], every stored page. A test-mode tenant searches the sandbox's pages.
     ///
     /// # Errors
+    /// [`LookupError::SearchTimedOut`] when the search runs past the store's time limit;
     /// [`LookupError::Snapshots`] when the store fails; [`LookupError::TestModeUnavailable`] as for lookups.
     pub async fn search(
         &self,
@@ -38,7 +40,14 @@ impl LookupService {
         }
         let mut query = request.query.clone();
         query.scope = scope;
-        let page = this.snapshots.search(&query).await?;
+        let page = this
+            .snapshots
+            .search(&query)
+            .await
+            .map_err(|error| match error {
+                SearchError::TimedOut { limit } => LookupError::SearchTimedOut { limit },
+                SearchError::Store(error) => LookupError::Snapshots(error),
+            })?;
         Ok(SearchResponse {
             results: page
                 .rows

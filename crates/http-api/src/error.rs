@@ -264,6 +264,13 @@ impl ApiError {
                      freshness window (maxAgeHours) to accept stored snapshots."
                 ),
             ),
+            // A client error rather than a time-out of the server's (504, which clients retry): the same search
+            // would cost as much again; a narrower one is the fix.
+            Self::Lookup(timed_out @ LookupError::SearchTimedOut { .. }) => (
+                S::BAD_REQUEST,
+                "search_timed_out",
+                format!("This search was stopped: {timed_out}. Nothing was charged (searches are free)."),
+            ),
             Self::NotFound => (
                 S::NOT_FOUND,
                 "not_found",
@@ -552,6 +559,21 @@ mod tests {
         for price in [LIVE_PRICE, STORED_PRICE] {
             assert!(message.contains(&format!("{price} ")), "{price}: {message}");
         }
+    }
+
+    /// A search stopped at its time limit is a 400 (no client retries it as it would a 504), with the limit and
+    /// the fix in its message.
+    #[test]
+    fn a_search_past_its_time_limit_is_400_with_the_limit_and_the_fix() {
+        let error = ApiError::Lookup(LookupError::SearchTimedOut {
+            limit: Duration::from_millis(1_500),
+        });
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error.code(), "search_timed_out");
+        let message = error.message();
+        assert!(message.contains("1500 ms"), "{message}");
+        assert!(message.contains("narrow"), "{message}");
+        assert!(message.contains("Nothing was charged"), "{message}");
     }
 
     #[test]

@@ -62,7 +62,12 @@ fn search_doc(context: &Context<'_>) -> Value {
                 "description": "A page of companies, in the search's order; nothing charged.",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchResponse"}}}
             },
-            "400": error_response("Invalid request body; `details` lists every problem."),
+            "400": error_response(&format!(
+                "Invalid request body (`details` lists every problem), or a search that ran longer than a search \
+                 may ({} ms) and was stopped (`search_timed_out`: narrow it with filters or words; nothing was \
+                 charged).",
+                company_lookup::SEARCH_TIME_LIMIT.as_millis()
+            )),
             "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
             "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
             "415": error_response("The body is not sent as `application/json`."),

@@ -103,6 +103,29 @@ pub struct StoredHistory {
 #[error("the snapshot store failed: {0}")]
 pub struct CacheError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
 
+/// How long one search may run before the store stops it ([`SearchError::TimedOut`]), unless the store was given
+/// another limit (`SqliteSnapshotStore::with_search_time_limit`, `PgSnapshotStore::with_search_time_limit`).
+/// Searches are free, so this and the key's request rate are what bound one account's searches: a search walks
+/// an order's index until its page is full, which for a filter few companies match is a pass over the whole index
+/// (tens of milliseconds on 100,000 companies, docs/benchmarks.md section 14; ten times that on a million).
+pub const SEARCH_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Why a search answered no page.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The search ran past its time limit ([`SEARCH_TIME_LIMIT`] or the store's own) and was stopped: SQLite
+    /// interrupts its statement, PostgreSQL cancels it (`statement_timeout`), and no statement starts after the
+    /// limit. Nothing it read is answered.
+    #[error("the search ran longer than its limit of {} ms and was stopped", limit.as_millis())]
+    TimedOut {
+        /// The limit it ran past.
+        limit: std::time::Duration,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] CacheError),
+}
+
 /// Where snapshots live. Implementations must be safe to share between tasks and servers.
 #[async_trait::async_trait]
 pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
@@ -189,7 +212,11 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
 
     /// One page of the stored companies that match `query`, in its order (see [`company_model::SearchQuery`]). Reads only the
     /// search index, never a record.
-    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError>;
+    ///
+    /// # Errors
+    /// [`SearchError::TimedOut`] past the store's search time limit ([`SEARCH_TIME_LIMIT`] by default),
+    /// [`SearchError::Store`] when the store fails.
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError>;
 
     /// Remembers that `tenant` ([`company_model::Tenant::key`]) was answered the pages `urls` (snapshot URLs) at
     /// `at`, so that its searches ([`company_model::SearchScope::Tenant`]) find them; a page noted before keeps its first time.

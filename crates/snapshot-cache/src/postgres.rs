@@ -11,7 +11,7 @@ use crate::search::{self, Answer, Engine, IndexEntry, Param, Step};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
-use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
+use crate::{CacheError, SearchError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
 use company_model::{SearchPage, SearchQuery};
 use pg_pool::tokio_postgres::types::ToSql;
 
@@ -154,6 +154,8 @@ pub struct PgSnapshotStore {
     search_index: bool,
     /// From how many matches a search's words are walked rather than gathered ([`Self::with_common_matches`]).
     common_matches: u32,
+    /// How long a search may run ([`Self::with_search_time_limit`]).
+    search_time_limit: std::time::Duration,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -180,6 +182,7 @@ impl PgSnapshotStore {
             hot: std::sync::Arc::default(),
             search_index: true,
             common_matches: search::COMMON_MATCHES,
+            search_time_limit: crate::SEARCH_TIME_LIMIT,
         };
         store.key_unkeyed_rows().await?;
         store.index_unindexed_rows().await?;
@@ -205,6 +208,30 @@ impl PgSnapshotStore {
         self.common_matches = matches.max(1);
         self
     }
+
+    /// This store with searches stopped after `limit` (default [`SEARCH_TIME_LIMIT`](crate::SEARCH_TIME_LIMIT)):
+    /// each of a search's statements is cancelled by the server once it has run that long (`statement_timeout`,
+    /// at least a millisecond), and none starts once that long has passed since the search started. (A
+    /// statement started just before then may run up to `limit` more: the server's timeout is set once per
+    /// search, not again before each statement, which would cost a round trip each.)
+    #[must_use]
+    pub fn with_search_time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.search_time_limit = limit;
+        self
+    }
+}
+
+/// Whether `error` is PostgreSQL's cancelling of a statement (`query_canceled`: its `statement_timeout`).
+fn cancelled(error: &CacheError) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error.0.as_ref());
+    while let Some(error) = source {
+        if let Some(driver) = error.downcast_ref::<pg_pool::tokio_postgres::Error>() {
+            return driver.code()
+                == Some(&pg_pool::tokio_postgres::error::SqlState::QUERY_CANCELED);
+        }
+        source = error.source();
+    }
+    false
 }
 
 #[async_trait::async_trait]
@@ -520,7 +547,16 @@ impl SnapshotStore for PgSnapshotStore {
         self.pages_keyed("name_key", name_key, limit).await
     }
 
-    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError> {
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError> {
+        let limit = self.search_time_limit;
+        let deadline = std::time::Instant::now() + limit;
+        let timed_out = |error: CacheError| {
+            if cancelled(&error) {
+                SearchError::TimedOut { limit }
+            } else {
+                SearchError::Store(error)
+            }
+        };
         // Its statements in one snapshot of the store, so that a row a write moves between tiers in between is
         // neither shown twice nor missed.
         let mut client = self.pool.client().await.map_err(backend)?;
@@ -531,14 +567,23 @@ impl SnapshotStore for PgSnapshotStore {
             .start()
             .await
             .map_err(backend)?;
+        // Milliseconds, at least one: 0 would turn the server's timeout off.
+        let limit_ms = limit.as_millis().clamp(1, u128::from(u32::MAX));
+        tx.batch_execute(&format!("SET LOCAL statement_timeout = {limit_ms}"))
+            .await
+            .map_err(backend)?;
         let mut search = search::Search::new(Engine::Postgres, query, self.common_matches);
         let mut answer = Answer::Start;
         // The tier tally's statement, bound and read a chunk at a time (a portal).
         let mut tally = None;
         let found = loop {
-            answer = match search.step(answer) {
+            let step = search.step(answer);
+            if !matches!(step, Step::Done(_)) && std::time::Instant::now() >= deadline {
+                return Err(SearchError::TimedOut { limit });
+            }
+            answer = match step {
                 Step::Count(sql, params) => {
-                    let rows = rows_of(&tx, &sql, params).await?;
+                    let rows = rows_of(&tx, &sql, params).await.map_err(timed_out)?;
                     let count = rows.first().map(|row| row.try_get(0)).transpose();
                     Answer::Count(count.map_err(backend)?.unwrap_or(0))
                 }
@@ -548,8 +593,8 @@ impl SnapshotStore for PgSnapshotStore {
                     let portal = tx
                         .bind(&statement, &refs_of(&values))
                         .await
-                        .map_err(backend)?;
-                    let tiers = tiers_of(&tx, &portal, chunk).await?;
+                        .map_err(|error| timed_out(backend(error)))?;
+                    let tiers = tiers_of(&tx, &portal, chunk).await.map_err(timed_out)?;
                     tally = Some(portal);
                     Answer::Tiers(tiers)
                 }
@@ -557,10 +602,10 @@ impl SnapshotStore for PgSnapshotStore {
                     let portal = tally
                         .as_ref()
                         .ok_or_else(|| CacheError("no tier tally to read on".into()))?;
-                    Answer::Tiers(tiers_of(&tx, portal, chunk).await?)
+                    Answer::Tiers(tiers_of(&tx, portal, chunk).await.map_err(timed_out)?)
                 }
                 Step::Rows(sql, params) => {
-                    let rows = rows_of(&tx, &sql, params).await?;
+                    let rows = rows_of(&tx, &sql, params).await.map_err(timed_out)?;
                     Answer::Rows(
                         rows.iter()
                             .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
@@ -573,7 +618,7 @@ impl SnapshotStore for PgSnapshotStore {
         };
         drop(tally);
         tx.commit().await.map_err(backend)?;
-        search::page_of(query, found).map_err(backend)
+        Ok(search::page_of(query, found).map_err(backend)?)
     }
 
     async fn note_seen(

@@ -11,7 +11,7 @@ use crate::search::{self, Answer, Engine, IndexEntry, Param, Step};
 use crate::stored::{
     change_digest, gunzip, gzip_record, lookup_keys, point_of, state_text, stored_record,
 };
-use crate::{CacheError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
+use crate::{CacheError, SearchError, Snapshot, SnapshotStore, StoredHistory, StoredPage};
 use company_model::{SearchPage, SearchQuery};
 
 /// A history point as read: milliseconds, follower count, employee count, size band.
@@ -205,6 +205,8 @@ pub struct SqliteSnapshotStore {
     search_index: bool,
     /// From how many matches a search's words are walked rather than gathered ([`Self::with_common_matches`]).
     common_matches: u32,
+    /// How long a search may run ([`Self::with_search_time_limit`]).
+    search_time_limit: std::time::Duration,
     /// The snapshots whose words wait in `company_text_pending`.
     pending: PendingWords,
 }
@@ -243,6 +245,7 @@ impl SqliteSnapshotStore {
             hot: std::sync::Arc::default(),
             search_index: true,
             common_matches: search::COMMON_MATCHES,
+            search_time_limit: crate::SEARCH_TIME_LIMIT,
             pending: PendingWords(std::sync::Arc::new(pending.into())),
         };
         store.key_unkeyed_rows().await?;
@@ -269,6 +272,28 @@ impl SqliteSnapshotStore {
         self.common_matches = matches.max(1);
         self
     }
+
+    /// This store with searches stopped after `limit` (default [`SEARCH_TIME_LIMIT`](crate::SEARCH_TIME_LIMIT)),
+    /// counted from when the search starts: SQLite's progress handler interrupts the statement running then.
+    #[must_use]
+    pub fn with_search_time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.search_time_limit = limit;
+        self
+    }
+}
+
+/// How many SQLite virtual-machine instructions run between two looks at a search's deadline: a few microseconds'
+/// work, so a search stops within that of its limit, and the look (reading the clock) costs nothing measurable.
+const INSTRUCTIONS_PER_LOOK: std::ffi::c_int = 1_000;
+
+/// Whether `error` is SQLite's interruption of a statement (by the progress handler [`search_unless_pending`]
+/// sets).
+fn interrupted(error: &sqlite_pool::SqliteError) -> bool {
+    matches!(
+        error,
+        sqlite_pool::SqliteError::Statement(rusqlite::Error::SqliteFailure(failure, _))
+            if failure.code == rusqlite::ErrorCode::OperationInterrupted
+    )
 }
 
 #[async_trait::async_trait]
@@ -617,16 +642,17 @@ impl SnapshotStore for SqliteSnapshotStore {
             .await
     }
 
-    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, CacheError> {
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError> {
         // Words are matched in company_text, so the words still pending are taken in first, and the search runs
         // in the read transaction that saw none left. A write in between (words pending again) has the search
         // take them in once more; under a stream of writes, the last try answers without the newest pages' words
         // rather than wait.
         const TRIES: usize = 3;
+        let deadline = std::time::Instant::now() + self.search_time_limit;
         if !query.words.is_empty() {
             for _ in 1..TRIES {
-                if let Some(found) = self.search_unless_pending(query, true).await? {
-                    return search::page_of(query, found).map_err(backend);
+                if let Some(found) = self.search_unless_pending(query, true, deadline).await? {
+                    return Ok(search::page_of(query, found).map_err(backend)?);
                 }
                 let pending = self.pending.clone();
                 self.pool
@@ -640,8 +666,8 @@ impl SnapshotStore for SqliteSnapshotStore {
                     .map_err(backend)?;
             }
         }
-        let found = self.search_unless_pending(query, false).await?;
-        search::page_of(query, found.unwrap_or_default()).map_err(backend)
+        let found = self.search_unless_pending(query, false, deadline).await?;
+        Ok(search::page_of(query, found.unwrap_or_default()).map_err(backend)?)
     }
 
     async fn note_seen(
@@ -746,27 +772,46 @@ impl SqliteSnapshotStore {
     }
 
     /// The rows of `query`'s statement, or `None` when `check_pending` and words wait in
-    /// `company_text_pending` (the search would miss them).
+    /// `company_text_pending` (the search would miss them). Its statements are interrupted at `deadline`
+    /// ([`SearchError::TimedOut`]).
     async fn search_unless_pending(
         &self,
         query: &SearchQuery,
         check_pending: bool,
-    ) -> Result<Option<Vec<search::Found>>, CacheError> {
+        deadline: std::time::Instant,
+    ) -> Result<Option<Vec<search::Found>>, SearchError> {
         let (query, common_matches) = (query.clone(), self.common_matches);
-        self.pool
+        let found = self
+            .pool
             .run(move |conn| {
                 let tx = conn.transaction()?;
-                if check_pending
-                    && tx
-                        .prepare_cached("SELECT EXISTS (SELECT 1 FROM company_text_pending)")?
-                        .query_row([], |row| row.get::<_, bool>(0))?
-                {
-                    return Ok(None);
-                }
-                search_in(&tx, &query, common_matches).map(Some)
+                tx.progress_handler(
+                    INSTRUCTIONS_PER_LOOK,
+                    Some(move || std::time::Instant::now() >= deadline),
+                )?;
+                let found = (|| {
+                    if check_pending
+                        && tx
+                            .prepare_cached("SELECT EXISTS (SELECT 1 FROM company_text_pending)")?
+                            .query_row([], |row| row.get::<_, bool>(0))?
+                    {
+                        return Ok(None);
+                    }
+                    search_in(&tx, &query, common_matches).map(Some)
+                })();
+                // Removed before the transaction ends (its rollback must not be interrupted), and so the
+                // connection goes back to the pool without it whatever the search answered.
+                tx.progress_handler(0, None::<fn() -> bool>)?;
+                found
             })
-            .await
-            .map_err(backend)
+            .await;
+        match found {
+            Ok(found) => Ok(found),
+            Err(error) if interrupted(&error) => Err(SearchError::TimedOut {
+                limit: self.search_time_limit,
+            }),
+            Err(error) => Err(backend(error).into()),
+        }
     }
 
     /// Indexes for search the snapshots stored before search was (or whose row is missing), a thousand at a

@@ -3,7 +3,7 @@
 //! by the API's own rule (`SearchRequest::from_json`), so the page refuses what the API refuses, in its words.
 
 use bytes::Bytes;
-use company_lookup::Caller;
+use company_lookup::{Caller, LookupError};
 use http::{HeaderValue, StatusCode, header};
 use http_serve::Response;
 use maud::{Markup, html};
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use api_contract::{CompanyRow, SearchRequest, SearchResponse};
 
 use crate::Parts;
-use crate::error::{Page, PageError, internal};
+use crate::error::{Page, PageError, capitalized, internal};
 use crate::layout::layout;
 use crate::respond::{html, query_param};
 use crate::visitor::Visitor;
@@ -124,7 +124,8 @@ impl Asked {
     }
 }
 
-/// The search `body` asks for, on the visitor's account; `Err` with the API's words when it refuses it.
+/// The search `body` asks for, on the visitor's account; `Err` with the API's words when it refuses it (not
+/// valid, or past the search time limit).
 async fn searched(
     parts: &Parts,
     visitor: &Visitor,
@@ -138,12 +139,14 @@ async fn searched(
         tenant: visitor.live(),
         key_id: None,
     };
-    // A search fails only when the store does: the service's failure, not the person's.
-    Ok(Ok(parts
-        .lookup
-        .search(caller, &request)
-        .await
-        .map_err(internal)?))
+    match parts.lookup.search(caller, &request).await {
+        Ok(found) => Ok(Ok(found)),
+        Err(timed_out @ LookupError::SearchTimedOut { .. }) => {
+            Ok(Err(format!("{}.", capitalized(&timed_out.to_string()))))
+        }
+        // Otherwise a search fails only when the store does: the service's failure, not the person's.
+        Err(other) => Err(internal(other)),
+    }
 }
 
 /// `GET /dashboard/search`: the form, and a page of rows when it was sent.

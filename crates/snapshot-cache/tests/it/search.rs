@@ -11,10 +11,10 @@ use company_model::{
 };
 use jiff::{SignedDuration, Timestamp};
 use page_url::{NetworkDomain, PageUrl};
-use snapshot_cache::{Snapshot, SnapshotStore};
+use snapshot_cache::{SearchError, Snapshot, SnapshotStore};
 use test_support::Engine;
 
-use crate::{open_store, open_store_planning, url};
+use crate::{open_store, open_store_limited, open_store_planning, url};
 
 /// Tenants' keys as the stores keep them.
 const A: i64 = 1;
@@ -875,7 +875,81 @@ async fn a_nul_in_a_filter_or_a_cursor_is_no_error(engine: &Engine) {
     assert_eq!(with_nul.rows, page.rows);
 }
 
+/// A search that runs past its time limit is stopped with [`SearchError::TimedOut`] on both engines, and the
+/// store's connections go on answering: SQLite's progress handler is gone from them, PostgreSQL's
+/// `statement_timeout` was the search's transaction's own.
+async fn a_search_past_its_time_limit_is_stopped_and_the_store_goes_on(engine: &Engine) {
+    use std::time::Duration;
+    let (store, _) = stored(engine, 300).await;
+    // A filter no company matches: the search walks the whole of its order's index.
+    let nothing = query(SearchScope::Everything, |q| {
+        q.founded = Range {
+            min: Some(3000),
+            max: None,
+        };
+    });
+    let within_limit = store
+        .search(&nothing)
+        .await
+        .expect("searched within the default limit");
+    assert!(within_limit.rows.is_empty());
+    // A limit already reached when the search starts: SQLite interrupts the walk's statement a thousand
+    // instructions in, PostgreSQL starts no statement.
+    let stopped = open_store_limited(engine, Duration::ZERO).await;
+    for search in [
+        &nothing,
+        &query(SearchScope::Tenant(A), |q| q.words = search_words("google")),
+    ] {
+        match stopped.search(search).await {
+            Err(SearchError::TimedOut { limit }) => assert_eq!(limit, Duration::ZERO),
+            other => panic!("expected a time-out, got {other:?}"),
+        }
+    }
+    match engine {
+        Engine::Sqlite(_) => {
+            // Every pooled connection again (deadpool keeps up to 4 per core): a handler left behind would
+            // interrupt this scan of every snapshot.
+            for _ in 0..16 {
+                stopped
+                    .stored_pages(None, 1_000)
+                    .await
+                    .expect("read after a stopped search");
+            }
+        }
+        Engine::Postgres(database) => {
+            // A statement of the search waits for a lock another connection holds: the server cancels it at
+            // the limit.
+            let limit = Duration::from_millis(300);
+            let limited = open_store_limited(engine, limit).await;
+            let pool = pg_pool::PgPool::connect(&database.url)
+                .await
+                .expect("connects");
+            let mut holder = pool.client().await.expect("a connection");
+            let lock = holder.transaction().await.expect("begins");
+            lock.batch_execute("LOCK TABLE company_search IN ACCESS EXCLUSIVE MODE")
+                .await
+                .expect("locks");
+            match limited.search(&nothing).await {
+                Err(SearchError::TimedOut { limit: reported }) => assert_eq!(reported, limit),
+                other => panic!("expected a time-out behind the lock, got {other:?}"),
+            }
+            lock.rollback().await.expect("unlocks");
+            let after = limited
+                .search(&nothing)
+                .await
+                .expect("searched once the lock is gone");
+            assert!(after.rows.is_empty());
+        }
+    }
+    // The store without the limit answers as before.
+    assert_eq!(
+        store.search(&nothing).await.expect("searched").rows,
+        within_limit.rows
+    );
+}
+
 test_support::engine_tests! {
+    a_search_past_its_time_limit_is_stopped_and_the_store_goes_on,
     a_nul_in_a_filter_or_a_cursor_is_no_error,
     a_word_is_one_token_whatever_its_letters,
     a_word_too_long_to_index_is_left_out,
