@@ -106,6 +106,24 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
     assert_says("docs/operations.md", &stated);
 }
 
+/// docs/operations.md states the search limits' defaults as `company-lookup` has them.
+#[test]
+fn the_operations_page_states_the_search_limits_as_the_lookup_has_them() {
+    assert_says(
+        "docs/operations.md",
+        &[
+            format!(
+                "| `--search-time-limit SECONDS` | `COMPANY_DATA_SEARCH_TIME_LIMIT` | `{}` |",
+                company_lookup::DEFAULT_SEARCH_TIME_LIMIT.as_secs_f64()
+            ),
+            format!(
+                "| `--account-searches N` | `COMPANY_DATA_ACCOUNT_SEARCHES` | `{}` |",
+                company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
+            ),
+        ],
+    );
+}
+
 /// docs/api.md states the resolver's numbers as `company-resolve` and `api-contract` have them: the confidence
 /// table, the threshold, what is remembered for how long, the website client's limits (a number written twice
 /// drifts: this fails when the code changes and the page does not).
@@ -319,12 +337,20 @@ fn the_api_page_states_the_search_numbers_as_the_crates_have_them() {
                 api_contract::DEFAULT_SEARCH_ROWS
             ),
             format!(
-                "a search runs at most {} s (`snapshot_cache::SEARCH_TIME_LIMIT`)",
-                snapshot_cache::SEARCH_TIME_LIMIT.as_secs_f64()
+                "a search runs at most {} s (`company_lookup::DEFAULT_SEARCH_TIME_LIMIT`",
+                company_lookup::DEFAULT_SEARCH_TIME_LIMIT.as_secs_f64()
             ),
             format!(
-                "ran past the search time limit ({} s)",
-                snapshot_cache::SEARCH_TIME_LIMIT.as_secs_f64()
+                "ran past the search time limit ({} s;",
+                company_lookup::DEFAULT_SEARCH_TIME_LIMIT.as_secs_f64()
+            ),
+            format!(
+                "an account may have {} searches in flight (`company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT`",
+                company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
+            ),
+            format!(
+                "the account has {} searches in flight (`serve --account-searches`)",
+                company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
             ),
         ],
     );
@@ -441,8 +467,12 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
                 )
             ),
             format!(
-                "each search stops at {} s (`snapshot_cache::SEARCH_TIME_LIMIT`",
-                snapshot_cache::SEARCH_TIME_LIMIT.as_secs_f64()
+                "each search stops at {} s from when it has its connection (`company_lookup::DEFAULT_SEARCH_TIME_LIMIT`",
+                company_lookup::DEFAULT_SEARCH_TIME_LIMIT.as_secs_f64()
+            ),
+            format!(
+                "an account has at most {} searches in flight over the deployment (`company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT`",
+                company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
             ),
         ],
     );

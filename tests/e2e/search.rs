@@ -259,3 +259,103 @@ async fn the_command_line_searches_a_server_or_the_database_here() {
     assert!(refused.contains("/limit"), "{refused}");
     drop(dir);
 }
+
+/// Searches are bounded in number per account and in time, behind a real wait: another connection holds a lock on
+/// the search index, so each search's statement waits in PostgreSQL. An account's searches up to its cap
+/// (`--account-searches`) wait and one more is refused at once (429), while another account's waits beside them;
+/// on a server with a short `--search-time-limit` a search is stopped (400 `search_timed_out`); once the lock is
+/// gone every waiting search answers, and nothing is charged.
+#[tokio::test]
+async fn searches_are_bounded_in_number_per_account_and_in_time() {
+    let Some(database) = test_support::TestDatabase::create().await else {
+        return;
+    };
+    let on_the_database = |args: Vec<&'static str>| ServiceOptions {
+        database_url: Some(database.url.clone()),
+        args,
+        ..ServiceOptions::default()
+    };
+    let patient = Service::start(on_the_database(vec![
+        "--account-searches",
+        "2",
+        "--search-time-limit",
+        "60",
+        "--key-rate",
+        "0",
+    ]));
+    let hasty = Service::start(on_the_database(vec!["--search-time-limit", "0.3"]));
+    let (acme, globex) = (patient.key("acme", "10"), patient.key("globex", "10"));
+    for key in [&acme, &globex] {
+        assert_eq!(patient.post(key, &urls(&[GOOGLE])).await.status, 200);
+    }
+    let before = (
+        balance(&patient, &acme).await,
+        balance(&patient, &globex).await,
+    );
+    let (mut holder, watcher) = (database.connect().await, database.connect().await);
+    let lock = holder.transaction().await.expect("begins");
+    lock.batch_execute("LOCK TABLE company_search IN ACCESS EXCLUSIVE MODE")
+        .await
+        .expect("locks");
+    let words = json!({"q": "google"});
+    let waiting = futures::future::join_all([
+        search(&patient, &acme, &words),
+        search(&patient, &acme, &words),
+        search(&patient, &globex, &words),
+    ]);
+    let meanwhile = async {
+        // Until the three wait for the lock.
+        test_support::eventually(
+            std::time::Duration::from_secs(30),
+            "the searches wait for the lock",
+            || async {
+                let waiting: i64 = watcher
+                    .query_one(
+                        "SELECT count(*) FROM pg_stat_activity
+                         WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                        &[],
+                    )
+                    .await
+                    .expect("counted")
+                    .get(0);
+                (waiting >= 3).then_some(())
+            },
+        )
+        .await;
+        let refused = search(&patient, &acme, &words).await;
+        let stopped = search(&hasty, &globex, &words).await;
+        lock.rollback().await.expect("unlocks");
+        (refused, stopped)
+    };
+    // Bounded here, so that a search that is never stopped fails the test rather than hangs it.
+    let (answers, (refused, stopped)) =
+        tokio::time::timeout(std::time::Duration::from_mins(1), async {
+            tokio::join!(waiting, meanwhile)
+        })
+        .await
+        .expect("every search answered");
+    assert_eq!(refused.status, 429, "{}", refused.json);
+    assert_eq!(refused.json["error"], "too_many_searches");
+    assert!(
+        refused.header("retry-after").is_some(),
+        "{:?}",
+        refused.headers
+    );
+    assert_eq!(stopped.status, 400, "{}", stopped.json);
+    assert_eq!(stopped.json["error"], "search_timed_out");
+    let message = stopped.json["message"].as_str().expect("a message");
+    assert!(
+        message.contains("300 ms") && message.contains("narrow"),
+        "{message}"
+    );
+    for answer in &answers {
+        assert_eq!(found(answer), [GOOGLE]);
+    }
+    assert_eq!(
+        (
+            balance(&patient, &acme).await,
+            balance(&patient, &globex).await
+        ),
+        before
+    );
+}

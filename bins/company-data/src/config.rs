@@ -193,6 +193,15 @@ pub struct ServeArgs {
     /// company, for a single-team deployment).
     #[arg(long, env = "COMPANY_DATA_SEARCH_SCOPE", value_enum, default_value_t = SearchScopeArg::Account)]
     search_scope: SearchScopeArg,
+    /// Seconds one search may run before it is stopped with 400 `search_timed_out` (fractions allowed).
+    /// Searches are free: this and the key's rate bound what an account's searches cost. Raise it for a store
+    /// of millions of companies searched with filters few of them match.
+    #[arg(long, env = "COMPANY_DATA_SEARCH_TIME_LIMIT", default_value_t = company_lookup::DEFAULT_SEARCH_TIME_LIMIT.as_secs_f64(), value_parser = parse_seconds_number)]
+    search_time_limit: f64,
+    /// Searches each account may have in flight at once, over every server on one PostgreSQL database (at
+    /// least 1); one more gets 429 `too_many_searches`.
+    #[arg(long, env = "COMPANY_DATA_ACCOUNT_SEARCHES", default_value_t = company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    account_searches: u32,
     /// Deliver webhooks also to loopback, private and link-local addresses, and accept `http` webhook URLs
     /// (tests and local receivers only; refused by default).
     #[arg(long, env = "COMPANY_DATA_WEBHOOK_ALLOW_PRIVATE")]
@@ -276,6 +285,11 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("`{text}` is not a number of seconds between 0 and 3600"))
 }
 
+/// [`parse_seconds`] as the number, for a flag whose default is a constant's seconds.
+fn parse_seconds_number(text: &str) -> Result<f64, String> {
+    parse_seconds(text).map(|seconds| seconds.as_secs_f64())
+}
+
 /// Trimmed, non-empty values of a repeatable flag.
 fn non_empty(values: &[String]) -> Vec<String> {
     values
@@ -340,6 +354,8 @@ impl ServeArgs {
                     SearchScopeArg::Account => api_contract::SearchScopeName::Account,
                     SearchScopeArg::Deployment => api_contract::SearchScopeName::Deployment,
                 },
+                search_time_limit: Duration::from_secs_f64(self.search_time_limit),
+                searches_per_account: self.account_searches,
             },
             link_resolver: (!self.no_link_resolution).then(|| LinkResolverSettings {
                 allow_private: self.link_resolution_allow_private,

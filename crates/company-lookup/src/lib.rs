@@ -52,7 +52,6 @@ pub use outcome::{LookupError, LookupOutcome, PageOutcome};
 pub use reparse::{ReparseSummary, reparse_stored};
 pub use service::LookupService;
 pub use settings::{
-    Caller, DEFAULT_HISTORY_RETENTION, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, LookupSettings,
+    Caller, DEFAULT_HISTORY_RETENTION, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, DEFAULT_SEARCH_TIME_LIMIT,
+    DEFAULT_SEARCHES_PER_ACCOUNT, LookupSettings,
 };
-/// How long a search may run ([`LookupError::SearchTimedOut`] past it), re-exported for the API's description.
-pub use snapshot_cache::SEARCH_TIME_LIMIT;

@@ -57,9 +57,21 @@ pub enum LookupError {
     /// The snapshot store failed where its answer is the whole answer (a history). Nothing was charged.
     #[error(transparent)]
     Snapshots(#[from] snapshot_cache::CacheError),
-    /// A search ran past the store's search time limit ([`snapshot_cache::SEARCH_TIME_LIMIT`] by default) and
-    /// was stopped (HTTP 400, `search_timed_out`: the same search would cost as much again). Searches are free:
-    /// nothing was charged.
+    /// The account already has as many searches in flight as it may (HTTP 429,
+    /// [`crate::LookupSettings::searches_per_account`]). Nothing was searched.
+    #[error(
+        "the account has {limit} searches in flight, the most it may have at once; send the next when one has \
+         answered"
+    )]
+    TooManySearches {
+        /// The cap.
+        limit: u32,
+        /// A wait after which one of them has ended: the search time limit.
+        retry_after: Duration,
+    },
+    /// A search ran past the search time limit ([`crate::LookupSettings::search_time_limit`]) and was stopped
+    /// (HTTP 400, `search_timed_out`: the same search would cost as much again). Searches are free: nothing was
+    /// charged.
     #[error(
         "the search ran longer than its limit of {} ms; add filters or words that narrow it, and search again",
         limit.as_millis()

@@ -2,14 +2,26 @@
 //! answered ([`LookupService::note_answered`]), which is what its searches look through.
 
 use api_contract::{SearchRequest, SearchResponse, SearchScopeName, search_cursor};
-use company_model::{SearchScope, Tenant};
+use company_model::{Mode, SearchScope, Tenant};
 use page_url::PageUrl;
 use snapshot_cache::SearchError;
-use tracing::warn;
+use tracing::{info, warn};
 
 use crate::outcome::LookupError;
 use crate::service::LookupService;
 use crate::settings::Caller;
+
+/// How long past twice the search time limit a search's admission to the account's cap lasts at most (it is left
+/// when the search answers; this only bounds a search whose leaving was lost).
+const SEARCH_CAP_SLACK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The name of `tenant`'s searches under the cap ([`crate::LookupSettings::searches_per_account`]).
+fn search_cap_key(tenant: Tenant) -> String {
+    match tenant.mode {
+        Mode::Live => format!("search:{}", tenant.account),
+        Mode::Test => format!("search:{}:test", tenant.account),
+    }
+}
 
 impl LookupService {
     /// One page of the stored companies that match `request`, as compact rows, free of charge. By default a
@@ -18,7 +30,9 @@ impl LookupService {
     /// [`SearchScopeName::Deployment`], every stored page. A test-mode tenant searches the sandbox's pages.
     ///
     /// # Errors
-    /// [`LookupError::SearchTimedOut`] when the search runs past the store's time limit;
+    /// [`LookupError::TooManySearches`] when the account has [`crate::LookupSettings::searches_per_account`] in
+    /// flight; [`LookupError::SearchTimedOut`] when the search runs past
+    /// [`crate::LookupSettings::search_time_limit`];
     /// [`LookupError::Snapshots`] when the store fails; [`LookupError::TestModeUnavailable`] as for lookups.
     pub async fn search(
         &self,
@@ -40,14 +54,34 @@ impl LookupService {
         }
         let mut query = request.query.clone();
         query.scope = scope;
+        let limit = self.settings.search_time_limit;
+        // Admitted for at most what a search can last (PostgreSQL's last statement may start just before the
+        // limit and run the limit again), with room for the wait for a connection; left when it answers.
+        let permit = self
+            .search_cap
+            .admit(
+                &search_cap_key(caller.tenant),
+                1,
+                limit.saturating_mul(2).saturating_add(SEARCH_CAP_SLACK),
+            )
+            .await
+            .map_err(|refused| LookupError::TooManySearches {
+                limit: refused.most,
+                retry_after: limit.min(refused.retry_after),
+            })?;
         let page = this
             .snapshots
-            .search(&query)
+            .search(&query, limit)
             .await
             .map_err(|error| match error {
-                SearchError::TimedOut { limit } => LookupError::SearchTimedOut { limit },
+                SearchError::TimedOut { limit } => {
+                    info!(account = %caller.tenant.account, limit_ms = limit.as_millis(), "a search was stopped at its time limit");
+                    LookupError::SearchTimedOut { limit }
+                }
                 SearchError::Store(error) => LookupError::Snapshots(error),
-            })?;
+            });
+        permit.leave().await;
+        let page = page?;
         Ok(SearchResponse {
             results: page
                 .rows

@@ -29,6 +29,8 @@ pub struct LookupService {
     pub(crate) ledger: Arc<dyn Ledger>,
     pub(crate) settings: LookupSettings,
     pub(crate) live_cap: Option<Cap>,
+    /// The per-account cap on searches in flight ([`LookupSettings::searches_per_account`]).
+    pub(crate) search_cap: Cap,
     pub(crate) links: Option<LinkResolver>,
     /// The pages noted lately as answered to each tenant ([`LookupService::note_answered`]).
     pub(crate) noted: crate::noted::NotedPages,
@@ -60,6 +62,7 @@ impl LookupService {
             ledger,
             settings,
             live_cap: live_cap(settings, Arc::new(MemoryLimits::new())),
+            search_cap: search_cap(settings, Arc::new(MemoryLimits::new())),
             links: None,
             noted: crate::noted::NotedPages::default(),
             test_mode: TestMode::Off,
@@ -100,11 +103,13 @@ impl LookupService {
         Ok(&self.serving(tenant)?.snapshots)
     }
 
-    /// Counts the per-tenant cap on live lookups in `limits` (cap `live:<account id>`, `live:<account id>:test`): on a store several
-    /// servers share, the cap is a total for the deployment. Without it the cap is counted in this process.
+    /// Counts the per-tenant caps on live lookups and on searches in `limits` (caps `live:<account id>`,
+    /// `live:<account id>:test`, `search:<account id>`, `search:<account id>:test`): on a store several servers
+    /// share, each cap is a total for the deployment. Without it the caps are counted in this process.
     #[must_use]
     pub fn with_limits(mut self, limits: Arc<dyn LimitStore>) -> Self {
-        self.live_cap = live_cap(self.settings, limits);
+        self.live_cap = live_cap(self.settings, Arc::clone(&limits));
+        self.search_cap = search_cap(self.settings, limits);
         self
     }
 
@@ -403,6 +408,10 @@ impl LookupService {
 }
 
 /// The per-account cap of `settings`, counted in `limits`.
+fn search_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Cap {
+    Cap::new(limits, settings.searches_per_account.max(1))
+}
+
 fn live_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Option<Cap> {
     settings
         .live_lookups_per_account

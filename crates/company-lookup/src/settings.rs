@@ -37,6 +37,20 @@ pub struct LookupSettings {
     ///
     /// [`LookupService::search`]: crate::LookupService::search
     pub search_scope: SearchScopeName,
+    /// How long one search may run before the store stops it ([`LookupError::SearchTimedOut`]). Searches are
+    /// free, so this and the key's request rate are what bound what one account's searches cost. Default
+    /// [`DEFAULT_SEARCH_TIME_LIMIT`].
+    ///
+    /// [`LookupError::SearchTimedOut`]: crate::LookupError::SearchTimedOut
+    pub search_time_limit: Duration,
+    /// The most searches one account may have in flight at once (on this server, or on every server sharing
+    /// [`LookupService::with_limits`]'s store; at least one): one more gets [`LookupError::TooManySearches`].
+    /// With [`Self::search_time_limit`], what bounds the share of the database one account's searches take.
+    /// Default [`DEFAULT_SEARCHES_PER_ACCOUNT`].
+    ///
+    /// [`LookupService::with_limits`]: crate::LookupService::with_limits
+    /// [`LookupError::TooManySearches`]: crate::LookupError::TooManySearches
+    pub searches_per_account: u32,
 }
 
 impl Default for LookupSettings {
@@ -46,12 +60,23 @@ impl Default for LookupSettings {
             live_lookups_per_account: Some(DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT),
             history_retention: DEFAULT_HISTORY_RETENTION,
             search_scope: SearchScopeName::Account,
+            search_time_limit: DEFAULT_SEARCH_TIME_LIMIT,
+            searches_per_account: DEFAULT_SEARCHES_PER_ACCOUNT,
         }
     }
 }
 
 /// Default of [`LookupSettings::history_retention`]: 730 days.
 pub const DEFAULT_HISTORY_RETENTION: Duration = Duration::from_hours(730 * 24);
+
+/// Default of [`LookupSettings::search_time_limit`]: 1 s. A search walks an order's index until its page is full,
+/// which for a filter few companies match is a pass over the whole index: tens of milliseconds on 100,000
+/// companies (docs/benchmarks.md, section 14), about ten times that on a million.
+pub const DEFAULT_SEARCH_TIME_LIMIT: Duration = Duration::from_secs(1);
+
+/// Default of [`LookupSettings::searches_per_account`]: 4, for a person, a script paging and a download at once;
+/// a searcher pages one search after another.
+pub const DEFAULT_SEARCHES_PER_ACCOUNT: u32 = 4;
 
 /// Default of [`LookupSettings::live_lookups_per_account`]: two full 200-URL batches.
 pub const DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT: usize = 400;

@@ -264,6 +264,14 @@ impl ApiError {
                      freshness window (maxAgeHours) to accept stored snapshots."
                 ),
             ),
+            Self::Lookup(at_cap @ LookupError::TooManySearches { .. }) => (
+                S::TOO_MANY_REQUESTS,
+                "too_many_searches",
+                format!(
+                    "This request was not run: {at_cap}. Retry after the Retry-After header's seconds; page through \
+                     one search with `next_cursor` rather than running many at once."
+                ),
+            ),
             // A client error rather than a time-out of the server's (504, which clients retry): the same search
             // would cost as much again; a narrower one is the fix.
             Self::Lookup(timed_out @ LookupError::SearchTimedOut { .. }) => (
@@ -465,9 +473,10 @@ impl ApiError {
             Self::RateLimited { retry_after }
             | Self::Key(KeyError::TooManyFailures { retry_after })
             | Self::Webhooks(account_webhooks::WebhookError::TooManyPings { retry_after })
-            | Self::Lookup(LookupError::TooManyLiveLookups { retry_after, .. }) => {
-                Some(retry_after_seconds(*retry_after))
-            }
+            | Self::Lookup(
+                LookupError::TooManyLiveLookups { retry_after, .. }
+                | LookupError::TooManySearches { retry_after, .. },
+            ) => Some(retry_after_seconds(*retry_after)),
             Self::IdempotencyKeyInUse => Some(1),
             // Old answers are forgotten by the hourly sweep.
             Self::IdempotencyStorageFull { .. } => Some(3600),

@@ -7,7 +7,7 @@ use http_serve::Response;
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::doc::{Context, error_response};
+use crate::doc::{Context, error_response, refused_429, retried_error};
 use crate::endpoint::{Access, Call, Endpoint, Part, Reads};
 use crate::error::ApiError;
 use crate::respond::json_response;
@@ -63,14 +63,20 @@ fn search_doc(context: &Context<'_>) -> Value {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchResponse"}}}
             },
             "400": error_response(&format!(
-                "Invalid request body (`details` lists every problem), or a search that ran longer than a search \
-                 may ({} ms) and was stopped (`search_timed_out`: narrow it with filters or words; nothing was \
-                 charged).",
-                company_lookup::SEARCH_TIME_LIMIT.as_millis()
+                "Invalid request body (`details` lists every problem), or a search that ran longer than the \
+                 server's search time limit ({} s unless `serve --search-time-limit` sets another) and was \
+                 stopped (`search_timed_out`: narrow it with filters or words; nothing was charged).",
+                company_lookup::DEFAULT_SEARCH_TIME_LIMIT.as_secs_f64()
             )),
             "408": error_response(&format!("The request body did not arrive within the body time-out ({body_seconds} s on this server).")),
             "413": error_response(&format!("Request body larger than {MAX_BODY_BYTES} bytes.")),
             "415": error_response("The body is not sent as `application/json`."),
+            "429": retried_error(&format!(
+                "{} `too_many_searches`: the account already has as many searches in flight as it may ({} unless \
+                 `serve --account-searches` sets another); nothing was searched.",
+                refused_429(),
+                company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
+            )),
         }
     })
 }

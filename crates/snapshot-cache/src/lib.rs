@@ -103,19 +103,11 @@ pub struct StoredHistory {
 #[error("the snapshot store failed: {0}")]
 pub struct CacheError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
 
-/// How long one search may run before the store stops it ([`SearchError::TimedOut`]), unless the store was given
-/// another limit (`SqliteSnapshotStore::with_search_time_limit`, `PgSnapshotStore::with_search_time_limit`).
-/// Searches are free, so this and the key's request rate are what bound one account's searches: a search walks
-/// an order's index until its page is full, which for a filter few companies match is a pass over the whole index
-/// (tens of milliseconds on 100,000 companies, docs/benchmarks.md section 14; ten times that on a million).
-pub const SEARCH_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// Why a search answered no page.
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
-    /// The search ran past its time limit ([`SEARCH_TIME_LIMIT`] or the store's own) and was stopped: SQLite
-    /// interrupts its statement, PostgreSQL cancels it (`statement_timeout`), and no statement starts after the
-    /// limit. Nothing it read is answered.
+    /// The search ran past the time limit it was given ([`SnapshotStore::search`]) and was stopped. Nothing it
+    /// read is answered.
     #[error("the search ran longer than its limit of {} ms and was stopped", limit.as_millis())]
     TimedOut {
         /// The limit it ran past.
@@ -213,10 +205,19 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
     /// One page of the stored companies that match `query`, in its order (see [`company_model::SearchQuery`]). Reads only the
     /// search index, never a record.
     ///
+    /// The search is stopped once it has run for `time_limit`: searches are free, so this bounds what one costs
+    /// (a filter few companies match walks the whole of its order's index). SQLite interrupts the statement
+    /// running then (its progress handler looks at the clock every thousand instructions); PostgreSQL cancels it
+    /// (`statement_timeout`, set once per search, so a statement started just before the limit may run up to
+    /// `time_limit` more) and starts no statement after it.
+    ///
     /// # Errors
-    /// [`SearchError::TimedOut`] past the store's search time limit ([`SEARCH_TIME_LIMIT`] by default),
-    /// [`SearchError::Store`] when the store fails.
-    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError>;
+    /// [`SearchError::TimedOut`] past `time_limit`, [`SearchError::Store`] when the store fails.
+    async fn search(
+        &self,
+        query: &SearchQuery,
+        time_limit: std::time::Duration,
+    ) -> Result<SearchPage, SearchError>;
 
     /// Remembers that `tenant` ([`company_model::Tenant::key`]) was answered the pages `urls` (snapshot URLs) at
     /// `at`, so that its searches ([`company_model::SearchScope::Tenant`]) find them; a page noted before keeps its first time.

@@ -154,8 +154,6 @@ pub struct PgSnapshotStore {
     search_index: bool,
     /// From how many matches a search's words are walked rather than gathered ([`Self::with_common_matches`]).
     common_matches: u32,
-    /// How long a search may run ([`Self::with_search_time_limit`]).
-    search_time_limit: std::time::Duration,
 }
 
 fn backend(error: impl std::error::Error + Send + Sync + 'static) -> CacheError {
@@ -182,7 +180,6 @@ impl PgSnapshotStore {
             hot: std::sync::Arc::default(),
             search_index: true,
             common_matches: search::COMMON_MATCHES,
-            search_time_limit: crate::SEARCH_TIME_LIMIT,
         };
         store.key_unkeyed_rows().await?;
         store.index_unindexed_rows().await?;
@@ -206,17 +203,6 @@ impl PgSnapshotStore {
     #[must_use]
     pub fn with_common_matches(mut self, matches: u32) -> Self {
         self.common_matches = matches.max(1);
-        self
-    }
-
-    /// This store with searches stopped after `limit` (default [`SEARCH_TIME_LIMIT`](crate::SEARCH_TIME_LIMIT)):
-    /// each of a search's statements is cancelled by the server once it has run that long (`statement_timeout`,
-    /// at least a millisecond), and none starts once that long has passed since the search started. (A
-    /// statement started just before then may run up to `limit` more: the server's timeout is set once per
-    /// search, not again before each statement, which would cost a round trip each.)
-    #[must_use]
-    pub fn with_search_time_limit(mut self, limit: std::time::Duration) -> Self {
-        self.search_time_limit = limit;
         self
     }
 }
@@ -547,9 +533,11 @@ impl SnapshotStore for PgSnapshotStore {
         self.pages_keyed("name_key", name_key, limit).await
     }
 
-    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError> {
-        let limit = self.search_time_limit;
-        let deadline = std::time::Instant::now() + limit;
+    async fn search(
+        &self,
+        query: &SearchQuery,
+        limit: std::time::Duration,
+    ) -> Result<SearchPage, SearchError> {
         let timed_out = |error: CacheError| {
             if cancelled(&error) {
                 SearchError::TimedOut { limit }
@@ -567,8 +555,15 @@ impl SnapshotStore for PgSnapshotStore {
             .start()
             .await
             .map_err(backend)?;
-        // Milliseconds, at least one: 0 would turn the server's timeout off.
-        let limit_ms = limit.as_millis().clamp(1, u128::from(u32::MAX));
+        // Counted from here: a wait for a connection is the service's, not the search's. None: a limit too far
+        // off to be an instant (no statement is then refused for time).
+        let deadline = std::time::Instant::now().checked_add(limit);
+        // Set once rather than before each statement (a round trip each): a statement started just before the
+        // deadline may run up to the limit more. Milliseconds, at least one (0 turns the server's timeout off),
+        // at most what the setting takes.
+        let limit_ms = limit
+            .as_millis()
+            .clamp(1, u128::from(i32::MAX.unsigned_abs()));
         tx.batch_execute(&format!("SET LOCAL statement_timeout = {limit_ms}"))
             .await
             .map_err(backend)?;
@@ -578,7 +573,9 @@ impl SnapshotStore for PgSnapshotStore {
         let mut tally = None;
         let found = loop {
             let step = search.step(answer);
-            if !matches!(step, Step::Done(_)) && std::time::Instant::now() >= deadline {
+            if !matches!(step, Step::Done(_))
+                && deadline.is_some_and(|deadline| std::time::Instant::now() >= deadline)
+            {
                 return Err(SearchError::TimedOut { limit });
             }
             answer = match step {
@@ -589,7 +586,10 @@ impl SnapshotStore for PgSnapshotStore {
                 }
                 Step::Tiers(sql, params, chunk) => {
                     let values = values_of(params);
-                    let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
+                    let statement = tx
+                        .prepare_cached(&sql)
+                        .await
+                        .map_err(|error| timed_out(backend(error)))?;
                     let portal = tx
                         .bind(&statement, &refs_of(&values))
                         .await

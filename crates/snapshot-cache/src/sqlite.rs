@@ -205,8 +205,6 @@ pub struct SqliteSnapshotStore {
     search_index: bool,
     /// From how many matches a search's words are walked rather than gathered ([`Self::with_common_matches`]).
     common_matches: u32,
-    /// How long a search may run ([`Self::with_search_time_limit`]).
-    search_time_limit: std::time::Duration,
     /// The snapshots whose words wait in `company_text_pending`.
     pending: PendingWords,
 }
@@ -245,7 +243,6 @@ impl SqliteSnapshotStore {
             hot: std::sync::Arc::default(),
             search_index: true,
             common_matches: search::COMMON_MATCHES,
-            search_time_limit: crate::SEARCH_TIME_LIMIT,
             pending: PendingWords(std::sync::Arc::new(pending.into())),
         };
         store.key_unkeyed_rows().await?;
@@ -272,22 +269,13 @@ impl SqliteSnapshotStore {
         self.common_matches = matches.max(1);
         self
     }
-
-    /// This store with searches stopped after `limit` (default [`SEARCH_TIME_LIMIT`](crate::SEARCH_TIME_LIMIT)),
-    /// counted from when the search starts: SQLite's progress handler interrupts the statement running then.
-    #[must_use]
-    pub fn with_search_time_limit(mut self, limit: std::time::Duration) -> Self {
-        self.search_time_limit = limit;
-        self
-    }
 }
 
 /// How many SQLite virtual-machine instructions run between two looks at a search's deadline: a few microseconds'
 /// work, so a search stops within that of its limit, and the look (reading the clock) costs nothing measurable.
 const INSTRUCTIONS_PER_LOOK: std::ffi::c_int = 1_000;
 
-/// Whether `error` is SQLite's interruption of a statement (by the progress handler [`search_unless_pending`]
-/// sets).
+/// Whether `error` is SQLite's interruption of a statement (by the progress handler a search sets).
 fn interrupted(error: &sqlite_pool::SqliteError) -> bool {
     matches!(
         error,
@@ -642,16 +630,19 @@ impl SnapshotStore for SqliteSnapshotStore {
             .await
     }
 
-    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError> {
+    async fn search(
+        &self,
+        query: &SearchQuery,
+        time_limit: std::time::Duration,
+    ) -> Result<SearchPage, SearchError> {
         // Words are matched in company_text, so the words still pending are taken in first, and the search runs
         // in the read transaction that saw none left. A write in between (words pending again) has the search
         // take them in once more; under a stream of writes, the last try answers without the newest pages' words
         // rather than wait.
         const TRIES: usize = 3;
-        let deadline = std::time::Instant::now() + self.search_time_limit;
         if !query.words.is_empty() {
             for _ in 1..TRIES {
-                if let Some(found) = self.search_unless_pending(query, true, deadline).await? {
+                if let Some(found) = self.search_unless_pending(query, true, time_limit).await? {
                     return Ok(search::page_of(query, found).map_err(backend)?);
                 }
                 let pending = self.pending.clone();
@@ -666,7 +657,7 @@ impl SnapshotStore for SqliteSnapshotStore {
                     .map_err(backend)?;
             }
         }
-        let found = self.search_unless_pending(query, false, deadline).await?;
+        let found = self.search_unless_pending(query, false, time_limit).await?;
         Ok(search::page_of(query, found.unwrap_or_default()).map_err(backend)?)
     }
 
@@ -772,23 +763,27 @@ impl SqliteSnapshotStore {
     }
 
     /// The rows of `query`'s statement, or `None` when `check_pending` and words wait in
-    /// `company_text_pending` (the search would miss them). Its statements are interrupted at `deadline`
-    /// ([`SearchError::TimedOut`]).
+    /// `company_text_pending` (the search would miss them). Its statements are interrupted once `time_limit` has
+    /// passed since it had its connection ([`SearchError::TimedOut`]): a wait for one is the service's, not the
+    /// search's, and so is the taking in of pending words, which runs before this on the writer.
     async fn search_unless_pending(
         &self,
         query: &SearchQuery,
         check_pending: bool,
-        deadline: std::time::Instant,
+        time_limit: std::time::Duration,
     ) -> Result<Option<Vec<search::Found>>, SearchError> {
         let (query, common_matches) = (query.clone(), self.common_matches);
         let found = self
             .pool
             .run(move |conn| {
                 let tx = conn.transaction()?;
-                tx.progress_handler(
-                    INSTRUCTIONS_PER_LOOK,
-                    Some(move || std::time::Instant::now() >= deadline),
-                )?;
+                // None: a limit too far off to be an instant, so no deadline.
+                if let Some(deadline) = std::time::Instant::now().checked_add(time_limit) {
+                    tx.progress_handler(
+                        INSTRUCTIONS_PER_LOOK,
+                        Some(move || std::time::Instant::now() >= deadline),
+                    )?;
+                }
                 let found = (|| {
                     if check_pending
                         && tx
@@ -807,9 +802,7 @@ impl SqliteSnapshotStore {
             .await;
         match found {
             Ok(found) => Ok(found),
-            Err(error) if interrupted(&error) => Err(SearchError::TimedOut {
-                limit: self.search_time_limit,
-            }),
+            Err(error) if interrupted(&error) => Err(SearchError::TimedOut { limit: time_limit }),
             Err(error) => Err(backend(error).into()),
         }
     }

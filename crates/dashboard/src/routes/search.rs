@@ -124,16 +124,17 @@ impl Asked {
     }
 }
 
-/// The search `body` asks for, on the visitor's account; `Err` with the API's words when it refuses it (not
-/// valid, or past the search time limit).
+/// The search `body` asks for, on the visitor's account; an inner `Err` the person can act on, in the API's
+/// words: [`PageError::BadRequest`] when it is not valid or ran past the search time limit,
+/// [`PageError::TooMany`] when it is one search too many of the account's at once.
 async fn searched(
     parts: &Parts,
     visitor: &Visitor,
     body: &Value,
-) -> Result<Result<SearchResponse, String>, PageError> {
+) -> Result<Result<SearchResponse, PageError>, PageError> {
     let request = match SearchRequest::from_json(body.to_string().as_bytes()) {
         Ok(request) => request,
-        Err(invalid) => return Ok(Err(invalid.to_string())),
+        Err(invalid) => return Ok(Err(PageError::BadRequest(invalid.to_string()))),
     };
     let caller = Caller {
         tenant: visitor.live(),
@@ -141,8 +142,14 @@ async fn searched(
     };
     match parts.lookup.search(caller, &request).await {
         Ok(found) => Ok(Ok(found)),
-        Err(timed_out @ LookupError::SearchTimedOut { .. }) => {
-            Ok(Err(format!("{}.", capitalized(&timed_out.to_string()))))
+        Err(timed_out @ LookupError::SearchTimedOut { .. }) => Ok(Err(PageError::BadRequest(
+            format!("{}.", capitalized(&timed_out.to_string())),
+        ))),
+        Err(at_cap @ LookupError::TooManySearches { retry_after, .. }) => {
+            Ok(Err(PageError::TooMany {
+                message: format!("{}.", capitalized(&at_cap.to_string())),
+                retry_after,
+            }))
         }
         // Otherwise a search fails only when the store does: the service's failure, not the person's.
         Err(other) => Err(internal(other)),
@@ -154,11 +161,9 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) 
     let asked = Asked::of(query);
     let cursor = query_param(query, "cursor");
     let found = searched(parts, visitor, &asked.body(50, cursor.as_deref())).await?;
-    let status = if found.is_ok() {
-        StatusCode::OK
-    } else {
-        StatusCode::BAD_REQUEST
-    };
+    let status = found
+        .as_ref()
+        .map_or_else(PageError::status, |_| StatusCode::OK);
     Ok(html(status, search_markup(visitor, &asked, &found)))
 }
 
@@ -223,7 +228,7 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -
     loop {
         let page = match searched(parts, visitor, &asked.body(100, cursor.as_deref())).await? {
             Ok(page) => page,
-            Err(refused) => return Err(PageError::BadRequest(refused)),
+            Err(refused) => return Err(refused),
         };
         for row in page.results.iter().take(CSV_ROWS - written) {
             let mut cells = row.csv_cells();
@@ -254,7 +259,7 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -
 fn search_markup(
     visitor: &Visitor,
     asked: &Asked,
-    found: &Result<SearchResponse, String>,
+    found: &Result<SearchResponse, PageError>,
 ) -> Markup {
     let query = asked.query();
     let with_query = |path: &str| {

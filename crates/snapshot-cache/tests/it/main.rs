@@ -14,7 +14,7 @@ use snapshot_cache::{PgSnapshotStore, Snapshot, SnapshotStore, SqliteSnapshotSto
 
 /// A snapshot store on the engine's database; each call is another process's connection to it.
 async fn open_store(engine: &Engine) -> Arc<dyn SnapshotStore> {
-    open_store_tuned(engine, Tuning::default()).await
+    open_store_planning(engine, None).await
 }
 
 /// [`open_store`], with searches planning words as common from `common_matches` matches when given.
@@ -22,58 +22,29 @@ async fn open_store_planning(
     engine: &Engine,
     common_matches: Option<u32>,
 ) -> Arc<dyn SnapshotStore> {
-    let tuning = Tuning {
-        common_matches,
-        ..Tuning::default()
-    };
-    open_store_tuned(engine, tuning).await
-}
-
-/// [`open_store`], with searches stopped after `limit`.
-async fn open_store_limited(engine: &Engine, limit: std::time::Duration) -> Arc<dyn SnapshotStore> {
-    let tuning = Tuning {
-        search_time_limit: Some(limit),
-        ..Tuning::default()
-    };
-    open_store_tuned(engine, tuning).await
-}
-
-/// What a test sets of a store's searches; the store's defaults where `None`.
-#[derive(Clone, Copy, Default)]
-struct Tuning {
-    common_matches: Option<u32>,
-    search_time_limit: Option<std::time::Duration>,
-}
-
-async fn open_store_tuned(engine: &Engine, tuning: Tuning) -> Arc<dyn SnapshotStore> {
-    // The two stores are different types with the same two settings.
-    macro_rules! tuned {
-        ($store:expr) => {{
-            let mut store = $store;
-            if let Some(matches) = tuning.common_matches {
-                store = store.with_common_matches(matches);
-            }
-            if let Some(limit) = tuning.search_time_limit {
-                store = store.with_search_time_limit(limit);
-            }
-            Arc::new(store) as Arc<dyn SnapshotStore>
-        }};
-    }
     match engine {
-        Engine::Sqlite(dir) => tuned!(
-            SqliteSnapshotStore::open(&dir.path().join("s.db"))
+        Engine::Sqlite(dir) => {
+            let store = SqliteSnapshotStore::open(&dir.path().join("s.db"))
                 .await
-                .expect("opens")
-        ),
-        Engine::Postgres(database) => tuned!(
-            PgSnapshotStore::with_pool(
+                .expect("opens");
+            Arc::new(match common_matches {
+                Some(matches) => store.with_common_matches(matches),
+                None => store,
+            })
+        }
+        Engine::Postgres(database) => {
+            let store = PgSnapshotStore::with_pool(
                 pg_pool::PgPool::connect(&database.url)
                     .await
                     .expect("connects"),
             )
             .await
-            .expect("migrates")
-        ),
+            .expect("migrates");
+            Arc::new(match common_matches {
+                Some(matches) => store.with_common_matches(matches),
+                None => store,
+            })
+        }
     }
 }
 

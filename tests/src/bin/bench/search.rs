@@ -226,7 +226,9 @@ async fn engine(
         let mut rows = 0;
         for _ in 0..runs {
             let started = Instant::now();
-            let page = store.search(&query).await?;
+            let page = store
+                .search(&query, company_lookup::DEFAULT_SEARCH_TIME_LIMIT)
+                .await?;
             times.push(started.elapsed().as_secs_f64() * 1000.0);
             rows = page.rows.len();
         }
