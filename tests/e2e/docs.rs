@@ -348,6 +348,7 @@ fn the_api_page_states_the_search_numbers_as_the_crates_have_them() {
                 "an account may have {} searches in flight (`company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT`",
                 company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
             ),
+            format!("until FTS5 takes {} at once", snapshot_cache::PENDING_WORDS),
             format!(
                 "the account has {} searches in flight (`serve --account-searches`)",
                 company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
@@ -473,6 +474,10 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
             format!(
                 "an account has at most {} searches in flight over the deployment (`company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT`",
                 company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
+            ),
+            format!(
+                "about {0} snapshots': a batch is taken in every {0} writes",
+                snapshot_cache::PENDING_WORDS
             ),
         ],
     );

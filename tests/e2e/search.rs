@@ -298,30 +298,34 @@ async fn searches_are_bounded_in_number_per_account_and_in_time() {
         .await
         .expect("locks");
     let words = json!({"q": "google"});
+    // Until `count` statements wait for the lock on the index (not the servers' own background waits).
+    let waiters = |count: i64| {
+        let watcher = &watcher;
+        test_support::eventually(
+            std::time::Duration::from_secs(30),
+            "the searches wait for the lock",
+            move || async move {
+                let waiting: i64 = watcher
+                    .query_one(
+                        "SELECT count(*) FROM pg_locks
+                         WHERE NOT granted AND locktype = 'relation'
+                           AND relation = 'company_search'::regclass",
+                        &[],
+                    )
+                    .await
+                    .expect("counted")
+                    .get(0);
+                (waiting >= count).then_some(())
+            },
+        )
+    };
     let waiting = futures::future::join_all([
         search(&patient, &acme, &words),
         search(&patient, &acme, &words),
         search(&patient, &globex, &words),
     ]);
     let meanwhile = async {
-        // Until the three wait for the lock.
-        test_support::eventually(
-            std::time::Duration::from_secs(30),
-            "the searches wait for the lock",
-            || async {
-                let waiting: i64 = watcher
-                    .query_one(
-                        "SELECT count(*) FROM pg_stat_activity
-                         WHERE datname = current_database() AND wait_event_type = 'Lock'",
-                        &[],
-                    )
-                    .await
-                    .expect("counted")
-                    .get(0);
-                (waiting >= 3).then_some(())
-            },
-        )
-        .await;
+        waiters(3).await;
         let refused = search(&patient, &acme, &words).await;
         let stopped = search(&hasty, &globex, &words).await;
         lock.rollback().await.expect("unlocks");
@@ -358,4 +362,39 @@ async fn searches_are_bounded_in_number_per_account_and_in_time() {
         ),
         before
     );
+    // A caller that hangs up leaves its search to end in the store, in its place under the cap: an account does
+    // not run more searches than its cap by hanging up and asking again. Over HTTP/2, where a request dropped
+    // resets its stream and the server drops its handler at once.
+    let lock = holder.transaction().await.expect("begins");
+    lock.batch_execute("LOCK TABLE company_search IN ACCESS EXCLUSIVE MODE")
+        .await
+        .expect("locks");
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .expect("a client");
+    let ask = || {
+        h2.post(format!("{}{SEARCH}", patient.base))
+            .header("x-api-key", acme.as_str())
+            .json(&words)
+            .send()
+    };
+    tokio::select! {
+        _ = futures::future::join_all([ask(), ask()]) => panic!("the searches answered behind the lock"),
+        () = waiters(2) => {}
+    }
+    test_support::stays(
+        std::time::Duration::from_secs(2),
+        "an account whose searches hung up stays at its cap",
+        || async {
+            let asked = tokio::time::timeout(
+                std::time::Duration::from_millis(500),
+                search(&patient, &acme, &words),
+            )
+            .await;
+            matches!(asked, Ok(reply) if reply.status == 429)
+        },
+    )
+    .await;
+    lock.rollback().await.expect("unlocks");
 }

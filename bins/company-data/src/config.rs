@@ -193,9 +193,10 @@ pub struct ServeArgs {
     /// company, for a single-team deployment).
     #[arg(long, env = "COMPANY_DATA_SEARCH_SCOPE", value_enum, default_value_t = SearchScopeArg::Account)]
     search_scope: SearchScopeArg,
-    /// Seconds one search may run before it is stopped with 400 `search_timed_out` (fractions allowed).
-    /// Searches are free: this and the key's rate bound what an account's searches cost. Raise it for a store
-    /// of millions of companies searched with filters few of them match.
+    /// Seconds one search may run, from when it has its database connection, before it is stopped (the API
+    /// answers 400 `search_timed_out`; fractions allowed). Searches are free: this and `--account-searches`
+    /// bound what an account's searches take of the database. Raise it for a store of millions of companies
+    /// searched with filters few of them match (`company-data search` takes it too).
     #[arg(long, env = "COMPANY_DATA_SEARCH_TIME_LIMIT", default_value_t = company_lookup::DEFAULT_SEARCH_TIME_LIMIT.as_secs_f64(), value_parser = parse_seconds_number)]
     search_time_limit: f64,
     /// Searches each account may have in flight at once, over every server on one PostgreSQL database (at

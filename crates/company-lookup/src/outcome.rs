@@ -66,7 +66,7 @@ pub enum LookupError {
     TooManySearches {
         /// The cap.
         limit: u32,
-        /// A wait after which one of them has ended: the search time limit.
+        /// How long to wait before asking again: a second (searches answer in milliseconds).
         retry_after: Duration,
     },
     /// A search ran past the search time limit ([`crate::LookupSettings::search_time_limit`]) and was stopped

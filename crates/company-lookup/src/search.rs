@@ -4,16 +4,23 @@
 use api_contract::{SearchRequest, SearchResponse, SearchScopeName, search_cursor};
 use company_model::{Mode, SearchScope, Tenant};
 use page_url::PageUrl;
-use snapshot_cache::SearchError;
+use std::sync::Arc;
+
+use snapshot_cache::{CacheError, SearchError};
 use tracing::{info, warn};
 
 use crate::outcome::LookupError;
 use crate::service::LookupService;
 use crate::settings::Caller;
 
-/// How long past twice the search time limit a search's admission to the account's cap lasts at most (it is left
-/// when the search answers; this only bounds a search whose leaving was lost).
-const SEARCH_CAP_SLACK: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long past twice the search time limit a search's admission to the account's cap lasts at most: room for
+/// the waits the limit does not count (a pooled connection, the words a search takes in first). The admission
+/// is left when the search ends; this bounds only one whose leaving was lost (a crash).
+const SEARCH_CAP_SLACK: std::time::Duration = std::time::Duration::from_mins(1);
+
+/// How long a search refused at the account's cap is asked to wait: searches answer in milliseconds, and one of
+/// the account's usually has by then.
+const SEARCH_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The name of `tenant`'s searches under the cap ([`crate::LookupSettings::searches_per_account`]).
 fn search_cap_key(tenant: Tenant) -> String {
@@ -55,33 +62,41 @@ impl LookupService {
         let mut query = request.query.clone();
         query.scope = scope;
         let limit = self.settings.search_time_limit;
-        // Admitted for at most what a search can last (PostgreSQL's last statement may start just before the
-        // limit and run the limit again), with room for the wait for a connection; left when it answers.
-        let permit = self
-            .search_cap
-            .admit(
-                &search_cap_key(caller.tenant),
-                1,
-                limit.saturating_mul(2).saturating_add(SEARCH_CAP_SLACK),
-            )
+        let (cap, snapshots) = (self.search_cap.clone(), Arc::clone(&this.snapshots));
+        let account = caller.tenant.account;
+        // Admitted, searched and left in a task of its own: a caller that hangs up drops this future, not the
+        // search, which runs on in the store until it ends, holding its place under the cap until then (else
+        // hanging up and asking again would run searches past the cap).
+        let searched = tokio::spawn(async move {
+            // For at most what a search can last (PostgreSQL's last statement may start just before the limit
+            // and run the limit again), with room for the waits the limit does not count.
+            let permit = cap
+                .admit(
+                    &search_cap_key(caller.tenant),
+                    1,
+                    limit.saturating_mul(2).saturating_add(SEARCH_CAP_SLACK),
+                )
+                .await
+                .map_err(|refused| LookupError::TooManySearches {
+                    limit: refused.most,
+                    retry_after: SEARCH_RETRY_AFTER.min(refused.retry_after),
+                })?;
+            let page = snapshots
+                .search(&query, limit)
+                .await
+                .map_err(|error| match error {
+                    SearchError::TimedOut { limit } => {
+                        info!(%account, limit_ms = limit.as_millis(), "a search was stopped at its time limit");
+                        LookupError::SearchTimedOut { limit }
+                    }
+                    SearchError::Store(error) => LookupError::Snapshots(error),
+                });
+            permit.leave().await;
+            page
+        });
+        let page = searched
             .await
-            .map_err(|refused| LookupError::TooManySearches {
-                limit: refused.most,
-                retry_after: limit.min(refused.retry_after),
-            })?;
-        let page = this
-            .snapshots
-            .search(&query, limit)
-            .await
-            .map_err(|error| match error {
-                SearchError::TimedOut { limit } => {
-                    info!(account = %caller.tenant.account, limit_ms = limit.as_millis(), "a search was stopped at its time limit");
-                    LookupError::SearchTimedOut { limit }
-                }
-                SearchError::Store(error) => LookupError::Snapshots(error),
-            });
-        permit.leave().await;
-        let page = page?;
+            .map_err(|failed| LookupError::Snapshots(CacheError(Box::new(failed))))??;
         Ok(SearchResponse {
             results: page
                 .rows

@@ -37,9 +37,9 @@ pub struct LookupSettings {
     ///
     /// [`LookupService::search`]: crate::LookupService::search
     pub search_scope: SearchScopeName,
-    /// How long one search may run before the store stops it ([`LookupError::SearchTimedOut`]). Searches are
-    /// free, so this and the key's request rate are what bound what one account's searches cost. Default
-    /// [`DEFAULT_SEARCH_TIME_LIMIT`].
+    /// How long one search may run, from when it has its database connection, before the store stops it
+    /// ([`LookupError::SearchTimedOut`]). Searches are free: this and [`Self::searches_per_account`] bound what
+    /// one account's searches take of the database. Default [`DEFAULT_SEARCH_TIME_LIMIT`].
     ///
     /// [`LookupError::SearchTimedOut`]: crate::LookupError::SearchTimedOut
     pub search_time_limit: Duration,

@@ -19,7 +19,8 @@
 //! worth an outage, and a request that needs the database fails on its own when the database is away.
 //!
 //! Not here: which limits a service has or their values (the API's per-key rate, the fetcher's origin pace, the
-//! lookup's per-account cap on live lookups are set where they are used), nor what a refusal answers.
+//! lookup's per-account caps on live lookups and on searches are set where they are used), nor what a refusal
+//! answers.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -59,7 +59,7 @@ pub use hot::HOT_REUSE;
 pub use postgres::PgSnapshotStore;
 pub use search::{COMMON_MATCHES, LARGE_TENANT, SEARCH_BATCH, TALLY_CHUNKS_MOST, TIER_SPAN};
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteSnapshotStore;
+pub use sqlite::{PENDING_WORDS, SqliteSnapshotStore};
 
 /// One page's record as fetched at one time.
 #[derive(Clone, Debug, PartialEq)]

@@ -149,8 +149,8 @@ fn values_of(params: Vec<Param>) -> Vec<rusqlite::types::Value> {
 /// How many snapshots' words wait in `company_text_pending` before `company_text` takes them, in one write.
 /// FTS5 writes a segment per commit: taking each snapshot's words in its own commit, the index added 23% to a
 /// snapshot's write; 64 at a time, about half that (docs/benchmarks.md, section 14). A search with words takes in
-/// what waits first: about this many at most ([`PendingWords`] says when more).
-const PENDING_WORDS: i64 = 64;
+/// what waits first: about this many at most (`PendingWords` says when more).
+pub const PENDING_WORDS: u32 = 64;
 
 /// How many snapshots' words wait in `company_text_pending`, as this store counts them: read from the table when
 /// the store opens, then counted here, where the table's `count(*)` read every page of it on each write (a tenth
@@ -167,7 +167,7 @@ impl PendingWords {
     /// [`PENDING_WORDS`].
     fn staged(&self, tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
         use std::sync::atomic::Ordering;
-        if self.0.fetch_add(1, Ordering::Relaxed) + 1 >= PENDING_WORDS {
+        if self.0.fetch_add(1, Ordering::Relaxed) + 1 >= i64::from(PENDING_WORDS) {
             self.take_in(tx)?;
         }
         Ok(())
