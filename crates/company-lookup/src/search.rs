@@ -1,11 +1,11 @@
 //! Searching the stored companies ([`LookupService::search`]) and remembering which pages each tenant was
 //! answered ([`LookupService::note_answered`]), which is what its searches look through.
 
+use std::sync::Arc;
+
 use api_contract::{SearchRequest, SearchResponse, SearchScopeName, search_cursor};
 use company_model::{Mode, SearchScope, Tenant};
 use page_url::PageUrl;
-use std::sync::Arc;
-
 use snapshot_cache::{CacheError, SearchError};
 use tracing::{info, warn};
 

@@ -407,11 +407,12 @@ impl LookupService {
     }
 }
 
-/// The per-account cap of `settings`, counted in `limits`.
+/// The per-account cap on searches in flight of `settings`, counted in `limits`.
 fn search_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Cap {
     Cap::new(limits, settings.searches_per_account.max(1))
 }
 
+/// The per-account cap of `settings`, counted in `limits`.
 fn live_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Option<Cap> {
     settings
         .live_lookups_per_account

@@ -205,8 +205,9 @@ pub trait SnapshotStore: Send + Sync + std::fmt::Debug {
     /// One page of the stored companies that match `query`, in its order (see [`company_model::SearchQuery`]). Reads only the
     /// search index, never a record.
     ///
-    /// The search is stopped once it has run for `time_limit`: searches are free, so this bounds what one costs
-    /// (a filter few companies match walks the whole of its order's index). SQLite interrupts the statement
+    /// The search is stopped once it has run for `time_limit`, counted from when it has its connection (a wait for
+    /// one is the store's, not the search's): searches are free, so this bounds what one costs (a filter few
+    /// companies match walks the whole of its order's index). SQLite interrupts the statement
     /// running then (its progress handler looks at the clock every thousand instructions); PostgreSQL cancels it
     /// (`statement_timeout`, set once per search, so a statement started just before the limit may run up to
     /// `time_limit` more) and starts no statement after it.
