@@ -22,6 +22,10 @@ const SEARCH_CAP_SLACK: std::time::Duration = std::time::Duration::from_mins(1);
 /// the account's usually has by then.
 const SEARCH_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How many times [`LookupService::search_in_turn`] waits for a place under the account's cap before it gives up:
+/// ten waits of [`SEARCH_RETRY_AFTER`].
+const TURNS: u32 = 10;
+
 /// The name of `tenant`'s searches under the cap ([`crate::LookupSettings::searches_per_account`]).
 fn search_cap_key(tenant: Tenant) -> String {
     match tenant.mode {
@@ -106,6 +110,30 @@ impl LookupService {
             next_cursor: page.next.as_ref().map(search_cursor),
             scope: name,
         })
+    }
+
+    /// [`Self::search`] for a caller that runs one search after another and would lose what it gathered to a
+    /// refusal (an export: the dashboard's CSV download, `company-data search`): refused at the account's cap
+    /// ([`LookupError::TooManySearches`]), it waits the refusal's `retry_after` and asks again, up to ten times.
+    ///
+    /// # Errors
+    /// As [`Self::search`]; [`LookupError::TooManySearches`] once the account has stayed at its cap through every
+    /// wait.
+    pub async fn search_in_turn(
+        &self,
+        caller: Caller,
+        request: &SearchRequest,
+    ) -> Result<SearchResponse, LookupError> {
+        let mut waits = 0;
+        loop {
+            match self.search(caller, request).await {
+                Err(LookupError::TooManySearches { retry_after, .. }) if waits < TURNS => {
+                    waits += 1;
+                    tokio::time::sleep(retry_after).await;
+                }
+                answer => return answer,
+            }
+        }
     }
 
     /// Remembers that `tenant` was answered the pages `urls` (snapshot URLs), so that its searches find them.

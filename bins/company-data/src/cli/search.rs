@@ -189,7 +189,11 @@ pub(crate) async fn run(args: SearchArgs) -> anyhow::Result<()> {
         let page: SearchResponse = match (&client, &embedded, caller) {
             (Some(client), _, _) => client.search(&body).await?,
             (None, Some(server), Some(caller)) => {
-                server.app().lookup.search(caller, &checked(&body)?).await?
+                server
+                    .app()
+                    .lookup
+                    .search_in_turn(caller, &checked(&body)?)
+                    .await?
             }
             _ => anyhow::bail!("nothing to search"),
         };

@@ -484,3 +484,63 @@ async fn a_test_tenant_is_served_by_the_sandbox_and_refused_without_one() {
         .balance;
     assert_eq!(live_balance, Credits::parse("1").expect("amount"));
 }
+
+/// A search at the account's cap is refused at once; an export's search (`search_in_turn`) waits its turn and
+/// answers once a place is free, and gives up only after every wait. On tokio's paused clock: the waits take no
+/// time, and the place is freed between the second wait and the third.
+#[tokio::test(start_paused = true)]
+async fn a_search_in_turn_waits_for_a_place_under_the_accounts_cap() {
+    let mut world = world(captured_pages(), "10", Duration::from_secs(5)).await;
+    let limits = Arc::new(shared_limits::MemoryLimits::new());
+    world.service = LookupService::new(
+        Fetcher::new(FetcherSettings::new(
+            captured_pages(),
+            NetworkDomain::default(),
+        ))
+        .expect("fetcher"),
+        world
+            .service
+            .snapshots_for(world.caller.tenant)
+            .expect("live")
+            .clone(),
+        world.ledger.clone(),
+        LookupSettings {
+            searches_per_account: 1,
+            ..LookupSettings::default()
+        },
+    )
+    .with_limits(limits.clone());
+    let search = api_contract::SearchRequest::from_json(b"{}").expect("a search");
+    // The account's one place, taken (the cap's name as `with_limits` documents it).
+    let name = format!("search:{}", world.caller.tenant.account);
+    let cap = shared_limits::Cap::new(limits, 1);
+    let held = cap
+        .admit(&name, 1, Duration::from_hours(1))
+        .await
+        .expect("the place");
+    match world.service.search(world.caller, &search).await {
+        Err(LookupError::TooManySearches { limit, retry_after }) => {
+            assert_eq!((limit, retry_after), (1, Duration::from_secs(1)));
+        }
+        other => panic!("expected a refusal at the cap, got {other:?}"),
+    }
+    // Every wait passes with the place still taken.
+    assert!(matches!(
+        world.service.search_in_turn(world.caller, &search).await,
+        Err(LookupError::TooManySearches { .. })
+    ));
+    // The place is freed two and a half seconds in: the third wait's search answers.
+    let started = tokio::time::Instant::now();
+    let freeing = async {
+        tokio::time::sleep(Duration::from_millis(2_500)).await;
+        held.leave().await;
+    };
+    let (answer, ()) = tokio::join!(world.service.search_in_turn(world.caller, &search), freeing);
+    assert!(
+        answer
+            .expect("answered once the place was free")
+            .results
+            .is_empty()
+    );
+    assert_eq!(started.elapsed().as_secs(), 3);
+}

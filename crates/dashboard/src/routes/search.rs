@@ -126,11 +126,13 @@ impl Asked {
 
 /// The search `body` asks for, on the visitor's account; an inner `Err` the person can act on, in the API's
 /// words: [`PageError::BadRequest`] when it is not valid or ran past the search time limit,
-/// [`PageError::TooMany`] when it is one search too many of the account's at once.
+/// [`PageError::TooMany`] when it is one search too many of the account's at once (`in_turn`: after waiting for
+/// a place, as an export does, `LookupService::search_in_turn`).
 async fn searched(
     parts: &Parts,
     visitor: &Visitor,
     body: &Value,
+    in_turn: bool,
 ) -> Result<Result<SearchResponse, PageError>, PageError> {
     let request = match SearchRequest::from_json(body.to_string().as_bytes()) {
         Ok(request) => request,
@@ -140,7 +142,12 @@ async fn searched(
         tenant: visitor.live(),
         key_id: None,
     };
-    match parts.lookup.search(caller, &request).await {
+    let answer = if in_turn {
+        parts.lookup.search_in_turn(caller, &request).await
+    } else {
+        parts.lookup.search(caller, &request).await
+    };
+    match answer {
         Ok(found) => Ok(Ok(found)),
         Err(timed_out @ LookupError::SearchTimedOut { .. }) => Ok(Err(PageError::BadRequest(
             format!("{}.", capitalized(&timed_out.to_string())),
@@ -160,7 +167,7 @@ async fn searched(
 pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) -> Page {
     let asked = Asked::of(query);
     let cursor = query_param(query, "cursor");
-    let found = searched(parts, visitor, &asked.body(50, cursor.as_deref())).await?;
+    let found = searched(parts, visitor, &asked.body(50, cursor.as_deref()), false).await?;
     let status = found
         .as_ref()
         .map_or_else(PageError::status, |_| StatusCode::OK);
@@ -226,7 +233,8 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -
         .map_err(internal)?;
     let (mut cursor, mut written) = (None, 0);
     loop {
-        let page = match searched(parts, visitor, &asked.body(100, cursor.as_deref())).await? {
+        let page = match searched(parts, visitor, &asked.body(100, cursor.as_deref()), true).await?
+        {
             Ok(page) => page,
             Err(refused) => return Err(refused),
         };
