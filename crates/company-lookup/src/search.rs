@@ -7,7 +7,7 @@ use api_contract::{SearchRequest, SearchResponse, SearchScopeName, search_cursor
 use company_model::{Mode, SearchScope, Tenant};
 use page_url::PageUrl;
 use snapshot_cache::{CacheError, SearchError};
-use tracing::{info, warn};
+use tracing::{Instrument, info, warn};
 
 use crate::outcome::LookupError;
 use crate::service::LookupService;
@@ -97,10 +97,16 @@ impl LookupService {
                 });
             permit.leave().await;
             page
-        });
-        let page = searched
-            .await
-            .map_err(|failed| LookupError::Snapshots(CacheError(Box::new(failed))))??;
+        }
+        // The request's span, so that what the search logs carries its request id.
+        .instrument(tracing::Span::current()));
+        let page = match searched.await {
+            Ok(page) => page?,
+            // A panic is this call's, as it was before the search had a task of its own.
+            Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+            // Cancelled: the runtime is shutting down.
+            Err(cancelled) => return Err(LookupError::Snapshots(CacheError(Box::new(cancelled)))),
+        };
         Ok(SearchResponse {
             results: page
                 .rows
@@ -113,7 +119,7 @@ impl LookupService {
     }
 
     /// [`Self::search`] for a caller that runs one search after another and would lose what it gathered to a
-    /// refusal (an export: the dashboard's CSV download, `company-data search`): refused at the account's cap
+    /// refusal (an export: the dashboard's CSV download, `company-data search --db`): refused at the account's cap
     /// ([`LookupError::TooManySearches`]), it waits the refusal's `retry_after` and asks again, up to ten times.
     ///
     /// # Errors

@@ -412,7 +412,7 @@ fn search_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Cap {
     Cap::new(limits, settings.searches_per_account.max(1))
 }
 
-/// The per-account cap of `settings`, counted in `limits`.
+/// The per-account cap on live lookups in flight of `settings`, counted in `limits`; `None` without one.
 fn live_cap(settings: LookupSettings, limits: Arc<dyn LimitStore>) -> Option<Cap> {
     settings
         .live_lookups_per_account

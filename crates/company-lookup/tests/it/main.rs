@@ -524,11 +524,13 @@ async fn a_search_in_turn_waits_for_a_place_under_the_accounts_cap() {
         }
         other => panic!("expected a refusal at the cap, got {other:?}"),
     }
-    // Every wait passes with the place still taken.
+    // Every wait, ten of a second, passes with the place still taken.
+    let started = tokio::time::Instant::now();
     assert!(matches!(
         world.service.search_in_turn(world.caller, &search).await,
         Err(LookupError::TooManySearches { .. })
     ));
+    assert_eq!(started.elapsed(), Duration::from_secs(10));
     // The place is freed two and a half seconds in: the third wait's search answers.
     let started = tokio::time::Instant::now();
     let freeing = async {
