@@ -106,6 +106,19 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
     assert_says("docs/operations.md", &stated);
 }
 
+/// docs/dashboard.md states how long a download waits its turn at the account's cap as `company-lookup` has it.
+#[test]
+fn the_dashboard_page_states_a_download_s_waits_as_the_lookup_has_them() {
+    assert_says(
+        "docs/dashboard.md",
+        &[format!(
+            "up to {} waits of {} s",
+            company_lookup::SEARCH_TURNS,
+            company_lookup::SEARCH_RETRY_AFTER.as_secs_f64()
+        )],
+    );
+}
+
 /// docs/operations.md states the search limits' defaults as `company-lookup` has them.
 #[test]
 fn the_operations_page_states_the_search_limits_as_the_lookup_has_them() {
@@ -349,6 +362,10 @@ fn the_api_page_states_the_search_numbers_as_the_crates_have_them() {
                 company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT
             ),
             format!("until FTS5 takes {} at once", snapshot_cache::PENDING_WORDS),
+            format!(
+                "the refusal's wait, up to {} times",
+                company_lookup::SEARCH_TURNS
+            ),
             format!(
                 "the account has {} searches in flight (`serve --account-searches`)",
                 company_lookup::DEFAULT_SEARCHES_PER_ACCOUNT

@@ -18,13 +18,13 @@ use crate::settings::Caller;
 /// is left when the search ends; this bounds only one whose leaving was lost (a crash).
 const SEARCH_CAP_SLACK: std::time::Duration = std::time::Duration::from_mins(1);
 
-/// How long a search refused at the account's cap is asked to wait: searches answer in milliseconds, and one of
-/// the account's usually has by then.
-const SEARCH_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long a search refused at the account's cap is asked to wait (`Retry-After`): searches answer in
+/// milliseconds, and one of the account's usually has by then.
+pub const SEARCH_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// How many times [`LookupService::search_in_turn`] waits for a place under the account's cap before it gives up:
-/// ten waits of [`SEARCH_RETRY_AFTER`].
-const TURNS: u32 = 10;
+/// How many times [`LookupService::search_in_turn`] waits for a place under the account's cap before it gives up,
+/// each wait the refusal's `retry_after` ([`SEARCH_RETRY_AFTER`]).
+pub const SEARCH_TURNS: u32 = 10;
 
 /// The name of `tenant`'s searches under the cap ([`crate::LookupSettings::searches_per_account`]).
 fn search_cap_key(tenant: Tenant) -> String {
@@ -120,7 +120,8 @@ impl LookupService {
 
     /// [`Self::search`] for a caller that runs one search after another and would lose what it gathered to a
     /// refusal (an export: the dashboard's CSV download, `company-data search --db`): refused at the account's cap
-    /// ([`LookupError::TooManySearches`]), it waits the refusal's `retry_after` and asks again, up to ten times.
+    /// ([`LookupError::TooManySearches`]), it waits the refusal's `retry_after` and asks again, up to
+    /// [`SEARCH_TURNS`] times.
     ///
     /// # Errors
     /// As [`Self::search`]; [`LookupError::TooManySearches`] once the account has stayed at its cap through every
@@ -133,7 +134,7 @@ impl LookupService {
         let mut waits = 0;
         loop {
             match self.search(caller, request).await {
-                Err(LookupError::TooManySearches { retry_after, .. }) if waits < TURNS => {
+                Err(LookupError::TooManySearches { retry_after, .. }) if waits < SEARCH_TURNS => {
                     waits += 1;
                     tokio::time::sleep(retry_after).await;
                 }

@@ -22,7 +22,7 @@ pub(crate) fn without_stray_controls(text: &str) -> std::borrow::Cow<'_, str> {
 /// Collapses all whitespace and control characters to single spaces and trims; `None` when nothing is left.
 pub(crate) fn clean_line(text: &str) -> Option<String> {
     let line = text
-        .split(|c: char| c.is_whitespace() || c.is_control())
+        .split(|c: char| c.is_whitespace() || is_stray_control(c))
         .filter(|word| !word.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
