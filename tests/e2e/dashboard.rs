@@ -6,20 +6,20 @@ use std::collections::HashMap;
 use e2e_harness::{Service, ServiceOptions, binary};
 use reqwest::Method;
 
-const PASSWORD: &str = "a long test password";
+pub(crate) const PASSWORD: &str = "a long test password";
 
 /// A browser without JavaScript: follows no redirects, keeps cookies by hand.
-struct Browser {
+pub(crate) struct Browser {
     client: reqwest::Client,
     base: String,
     cookies: HashMap<String, String>,
     secure_proxy: bool,
 }
 
-struct Page {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    body: String,
+pub(crate) struct Page {
+    pub(crate) status: u16,
+    pub(crate) headers: reqwest::header::HeaderMap,
+    pub(crate) body: String,
 }
 
 impl Page {
@@ -47,7 +47,7 @@ impl Page {
 }
 
 impl Browser {
-    fn new(service: &Service) -> Self {
+    pub(crate) fn new(service: &Service) -> Self {
         Self {
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -92,7 +92,7 @@ impl Browser {
         }
     }
 
-    async fn get(&mut self, path: &str) -> Page {
+    pub(crate) async fn get(&mut self, path: &str) -> Page {
         let request = self.client.get(format!("{}{path}", self.base));
         self.send(request).await
     }
@@ -102,7 +102,7 @@ impl Browser {
         self.send(request).await
     }
 
-    async fn sign_in(&mut self, email: &str, password: &str) -> Page {
+    pub(crate) async fn sign_in(&mut self, email: &str, password: &str) -> Page {
         let csrf = self.get("/dashboard/sign-in").await.csrf();
         self.post(
             "/dashboard/sign-in",
@@ -1085,4 +1085,90 @@ async fn the_search_page_finds_the_accounts_companies_and_downloads_them_as_csv(
     assert_eq!(rows.len(), 1);
     assert_eq!(&rows[0][0], google);
     assert_eq!(&rows[0][1], "Google");
+}
+
+/// The search CSV holds every page of a search longer than one, each company once, in the API's order: 250
+/// companies generated from the captured pages are written to the server's own SQLite file, and a deployment-wide
+/// scope searches them all (the download searches 100 at a time, streaming each page as it comes).
+#[tokio::test]
+async fn the_search_csv_holds_every_page_of_a_long_search() {
+    let service = Service::start(ServiceOptions {
+        args: vec!["--search-scope", "deployment"],
+        ..ServiceOptions::default()
+    });
+    service.create_sign_in("ada@example.com", PASSWORD, &["--account", "ada"]);
+    let domain = page_url::NetworkDomain::default();
+    let pages = e2e_harness::workspace().join("../shared/fixtures/pages");
+    let bases: Vec<_> = [
+        ("company-google-2025.html", "google"),
+        ("company-audiense-2024.html", "audiense"),
+    ]
+    .into_iter()
+    .map(|(file, slug)| {
+        let html = std::fs::read_to_string(pages.join(file)).expect("a captured page");
+        let url = page_url::PageUrl::parse_submitted(
+            &format!("https://www.linkedin.com/company/{slug}"),
+            &domain,
+        )
+        .expect("a page URL");
+        page_scraper::parse_page(&html, &url, &domain).expect("parses")
+    })
+    .collect();
+    let store = snapshot_cache::SqliteSnapshotStore::open(std::path::Path::new(&service.db))
+        .await
+        .expect("the server's store opens");
+    let companies = test_support::companies::generated(&bases, 250, jiff::Timestamp::now());
+    let mut urls = std::collections::BTreeSet::new();
+    for company in &companies {
+        let url = page_url::PageUrl::parse_submitted(
+            &format!("https://www.linkedin.com/company/{}", company.slug),
+            &domain,
+        )
+        .expect("a page URL");
+        urls.insert(url.as_str().to_owned());
+        let snapshot = snapshot_cache::Snapshot {
+            url,
+            record: company_model::RecordJson::from_record(&company.record),
+            fetched_at: company.fetched_at,
+        };
+        snapshot_cache::SnapshotStore::put(&store, &snapshot, &[], None)
+            .await
+            .expect("stored");
+    }
+
+    // The API's pages, for the order.
+    let key = service.key("ada", "0");
+    let (mut paged, mut cursor) = (Vec::new(), None::<String>);
+    loop {
+        let mut body = serde_json::json!({"limit": 100});
+        if let Some(cursor) = &cursor {
+            body["cursor"] = serde_json::json!(cursor);
+        }
+        let reply = crate::search::search(&service, &key, &body).await;
+        assert_eq!(reply.status, 200, "{}", reply.json);
+        paged.extend(crate::search::found(&reply).into_iter().map(str::to_owned));
+        match reply.json["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let csv = browser.get("/dashboard/search.csv").await;
+    assert_eq!(csv.status, 200, "{}", csv.body);
+    let mut reader = csv::Reader::from_reader(csv.body.as_bytes());
+    let downloaded: Vec<String> = reader
+        .records()
+        .map(|row| row.expect("a whole row")[0].to_owned())
+        .collect();
+    assert_eq!(downloaded.len(), companies.len());
+    assert_eq!(downloaded, paged);
+    assert_eq!(
+        downloaded
+            .iter()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>(),
+        urls
+    );
 }

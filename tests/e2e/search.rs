@@ -10,7 +10,7 @@ use crate::{AUDIENSE, GOOGLE, urls};
 
 const SEARCH: &str = api_contract::paths::SEARCH;
 
-async fn search(service: &Service, key: &str, body: &Value) -> e2e_harness::Reply {
+pub(crate) async fn search(service: &Service, key: &str, body: &Value) -> e2e_harness::Reply {
     service
         .send(Method::POST, SEARCH, key, Some(body), None)
         .await
@@ -18,7 +18,7 @@ async fn search(service: &Service, key: &str, body: &Value) -> e2e_harness::Repl
 }
 
 /// The `final_li_url`s of a 200 search answer.
-fn found(reply: &e2e_harness::Reply) -> Vec<&str> {
+pub(crate) fn found(reply: &e2e_harness::Reply) -> Vec<&str> {
     assert_eq!(reply.status, 200, "{}", reply.json);
     reply.json["results"]
         .as_array()
@@ -292,6 +292,20 @@ async fn searches_are_bounded_in_number_per_account_and_in_time() {
         balance(&patient, &acme).await,
         balance(&patient, &globex).await,
     );
+    // Someone signed in to acme's dashboard, whose searches count against acme's cap as its keys' do.
+    patient.create_sign_in(
+        "ada@example.com",
+        crate::dashboard::PASSWORD,
+        &["--account", "acme"],
+    );
+    let mut browser = crate::dashboard::Browser::new(&patient);
+    assert_eq!(
+        browser
+            .sign_in("ada@example.com", crate::dashboard::PASSWORD)
+            .await
+            .status,
+        303
+    );
     let (mut holder, watcher) = (database.connect().await, database.connect().await);
     let lock = holder.transaction().await.expect("begins");
     lock.batch_execute("LOCK TABLE company_search IN ACCESS EXCLUSIVE MODE")
@@ -327,12 +341,13 @@ async fn searches_are_bounded_in_number_per_account_and_in_time() {
     let meanwhile = async {
         waiters(3).await;
         let refused = search(&patient, &acme, &words).await;
+        let refused_page = browser.get("/dashboard/search?q=google").await;
         let stopped = search(&hasty, &globex, &words).await;
         lock.rollback().await.expect("unlocks");
-        (refused, stopped)
+        (refused, refused_page, stopped)
     };
     // Bounded here, so that a search that is never stopped fails the test rather than hangs it.
-    let (answers, (refused, stopped)) =
+    let (answers, (refused, refused_page, stopped)) =
         tokio::time::timeout(std::time::Duration::from_mins(1), async {
             tokio::join!(waiting, meanwhile)
         })
@@ -344,6 +359,22 @@ async fn searches_are_bounded_in_number_per_account_and_in_time() {
         refused.header("retry-after").is_some(),
         "{:?}",
         refused.headers
+    );
+    // The dashboard's search page says so, and when to come back, as the API does.
+    assert_eq!(refused_page.status, 429, "{}", refused_page.body);
+    assert!(
+        refused_page.body.contains("at once"),
+        "{}",
+        refused_page.body
+    );
+    assert_eq!(
+        refused_page
+            .headers
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        refused.header("retry-after"),
+        "{:?}",
+        refused_page.headers
     );
     assert_eq!(stopped.status, 400, "{}", stopped.json);
     assert_eq!(stopped.json["error"], "search_timed_out");

@@ -159,6 +159,17 @@ pub(crate) fn error_page(message: &str, signed_in_area: bool) -> Markup {
     layout("Error", None, "", &body)
 }
 
+/// Gives a response to a failure that asks the client to wait (429, 503) its `Retry-After`, the wait in seconds.
+/// Every dashboard response for such a failure goes through here, whether it shows the error page or a form.
+pub(crate) fn tell_when_to_retry(response: &mut Response, error: &PageError) {
+    if let Some(wait) = error.retry_after() {
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(http_serve::retry_after_seconds(wait)),
+        );
+    }
+}
+
 /// A failure as its error page, with its status (and `Allow` on a 405); `in_dashboard` offers a link back into
 /// the dashboard. The one place where the dashboard's failures become responses.
 pub(crate) fn error_response(error: PageError, in_dashboard: bool) -> Response {
@@ -166,12 +177,7 @@ pub(crate) fn error_response(error: PageError, in_dashboard: bool) -> Response {
         tracing::error!(error = %source, "dashboard request failed");
     }
     let mut response = respond::html(error.status(), error_page(&error.to_string(), in_dashboard));
-    if let Some(wait) = error.retry_after() {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(http_serve::retry_after_seconds(wait)),
-        );
-    }
+    tell_when_to_retry(&mut response, &error);
     if let PageError::MethodNotAllowed { allow } = error
         && let Ok(allow) = HeaderValue::from_str(&allow)
     {

@@ -3,7 +3,10 @@
 //! by the API's own rule (`SearchRequest::from_json`), so the page refuses what the API refuses, in its words.
 
 use bytes::Bytes;
-use company_lookup::{Caller, LookupError};
+use std::sync::Arc;
+
+use company_lookup::{Caller, LookupError, LookupService};
+use company_model::Tenant;
 use http::{HeaderValue, StatusCode, header};
 use http_serve::Response;
 use maud::{Markup, html};
@@ -13,7 +16,7 @@ use api_contract::{CompanyRow, SearchRequest, SearchResponse};
 
 use crate::Parts;
 use crate::error::{Page, PageError, capitalized, internal};
-use crate::layout::layout;
+use crate::layout::{layout, tell_when_to_retry};
 use crate::respond::{html, query_param};
 use crate::visitor::Visitor;
 
@@ -129,8 +132,8 @@ impl Asked {
 /// [`PageError::TooMany`] when it is one search too many of the account's at once (`in_turn`: after waiting for
 /// a place, as an export does, `LookupService::search_in_turn`).
 async fn searched(
-    parts: &Parts,
-    visitor: &Visitor,
+    lookup: &LookupService,
+    tenant: Tenant,
     body: &Value,
     in_turn: bool,
 ) -> Result<Result<SearchResponse, PageError>, PageError> {
@@ -139,13 +142,13 @@ async fn searched(
         Err(invalid) => return Ok(Err(PageError::BadRequest(invalid.to_string()))),
     };
     let caller = Caller {
-        tenant: visitor.live(),
+        tenant,
         key_id: None,
     };
     let answer = if in_turn {
-        parts.lookup.search_in_turn(caller, &request).await
+        lookup.search_in_turn(caller, &request).await
     } else {
-        parts.lookup.search(caller, &request).await
+        lookup.search(caller, &request).await
     };
     match answer {
         Ok(found) => Ok(Ok(found)),
@@ -167,11 +170,21 @@ async fn searched(
 pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) -> Page {
     let asked = Asked::of(query);
     let cursor = query_param(query, "cursor");
-    let found = searched(parts, visitor, &asked.body(50, cursor.as_deref()), false).await?;
+    let found = searched(
+        &parts.lookup,
+        visitor.live(),
+        &asked.body(50, cursor.as_deref()),
+        false,
+    )
+    .await?;
     let status = found
         .as_ref()
         .map_or_else(PageError::status, |_| StatusCode::OK);
-    Ok(html(status, search_markup(visitor, &asked, &found)))
+    let mut response = html(status, search_markup(visitor, &asked, &found));
+    if let Err(refused) = &found {
+        tell_when_to_retry(&mut response, refused);
+    }
+    Ok(response)
 }
 
 /// The accounts whose search CSV this server is writing. A download runs up to a hundred searches, so an
@@ -180,29 +193,32 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) 
 #[derive(Debug, Default)]
 pub(crate) struct Downloads(std::sync::Mutex<std::collections::HashSet<i64>>);
 
-/// An account's running download; dropping it ends it.
-struct Running<'a> {
-    of: &'a Downloads,
+/// An account's running download; dropping it (when the body has been written, or the client went away) ends it.
+struct Running {
+    of: Arc<Downloads>,
     account: i64,
 }
 
 impl Downloads {
     /// Starts `account`'s download; `None` while it has one running.
-    fn start(&self, account: i64) -> Option<Running<'_>> {
+    fn start(self: &Arc<Self>, account: i64) -> Option<Running> {
         let mut running = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         // Made only when inserted: a `Running` made and dropped here would end the download that runs.
         if running.insert(account) {
-            Some(Running { of: self, account })
+            Some(Running {
+                of: Arc::clone(self),
+                account,
+            })
         } else {
             None
         }
     }
 }
 
-impl Drop for Running<'_> {
+impl Drop for Running {
     fn drop(&mut self) {
         let mut running = self
             .of
@@ -217,9 +233,12 @@ impl Drop for Running<'_> {
 const DOWNLOAD_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `GET /dashboard/search.csv`: every row of the search (up to [`CSV_ROWS`]), spreadsheet-safe; one download
-/// at a time per account (429 while another runs).
+/// at a time per account (429 while another runs). The first page is searched before the response starts, so a
+/// search refused gets its status; the rest are streamed a page at a time as they are searched, so a proxy that
+/// waits for the first byte never waits for a hundred searches. A later page that fails ends the body early (the
+/// client sees the download cut off, never a short file that looks whole).
 pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -> Page {
-    let Some(_running) = parts.downloads.start(visitor.live().key()) else {
+    let Some(running) = parts.downloads.start(visitor.live().key()) else {
         return Err(PageError::TooMany {
             message: "A CSV of this account's search is being written already. Download again when it is done."
                 .to_owned(),
@@ -227,31 +246,18 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -
         });
     };
     let asked = Asked::of(query);
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record(CompanyRow::CSV_COLUMNS)
-        .map_err(internal)?;
-    let (mut cursor, mut written) = (None, 0);
-    loop {
-        let page = match searched(parts, visitor, &asked.body(100, cursor.as_deref()), true).await?
-        {
-            Ok(page) => page,
-            Err(refused) => return Err(refused),
-        };
-        for row in page.results.iter().take(CSV_ROWS - written) {
-            let mut cells = row.csv_cells();
-            // A page's text is someone else's: it opens as text in a spreadsheet, never as a formula.
-            bulk_jobs::output::CsvCells::SpreadsheetSafe.apply(&mut cells);
-            writer.write_record(&cells).map_err(internal)?;
-            written += 1;
-        }
-        match page.next_cursor {
-            Some(next) if written < CSV_ROWS => cursor = Some(next),
-            _ => break,
-        }
-    }
-    let body = writer.into_inner().map_err(|e| internal(e.into_error()))?;
-    let mut response = Response::new(http_serve::full(Bytes::from(body)));
+    let first = searched(&parts.lookup, visitor.live(), &asked.body(100, None), true).await??;
+    let export = Export {
+        lookup: Arc::clone(&parts.lookup),
+        tenant: visitor.live(),
+        asked,
+        page: Some(first),
+        cursor: None,
+        written: None,
+        _running: running,
+    };
+    let chunks = futures::stream::unfold(export, Export::next_chunk);
+    let mut response = Response::new(http_serve::streamed(chunks));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -262,6 +268,80 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -
         HeaderValue::from_static("attachment; filename=\"companies.csv\""),
     );
     Ok(response)
+}
+
+/// A CSV download under way: the search's pages, written as they come.
+struct Export {
+    lookup: Arc<LookupService>,
+    tenant: Tenant,
+    asked: Asked,
+    /// The page to write next, when it has been searched already (the first).
+    page: Option<SearchResponse>,
+    /// Where the next page starts; `None` once the search or [`CSV_ROWS`] has ended.
+    cursor: Option<String>,
+    /// Rows written so far; `None` before the header row.
+    written: Option<usize>,
+    /// Ends the account's download when the body is done or dropped.
+    _running: Running,
+}
+
+impl Export {
+    /// The next chunk of the body (the header row with the first page, then a page's rows), and the export
+    /// after it; `None` at the end.
+    async fn next_chunk(mut self) -> Option<(Result<Bytes, std::io::Error>, Self)> {
+        let page = match self.next_page().await? {
+            Ok(page) => page,
+            // The status has been sent: a failure can only cut the body off (`cursor` is gone, so this is the
+            // last chunk).
+            Err(failed) => return Some((Err(failed), self)),
+        };
+        let chunk = self.written_out(&page).map_err(std::io::Error::other);
+        self.cursor = match chunk {
+            Ok(_) => page
+                .next_cursor
+                .filter(|_| self.written.is_some_and(|written| written < CSV_ROWS)),
+            Err(_) => None,
+        };
+        Some((chunk.map(Bytes::from), self))
+    }
+
+    /// The page to write next: the first, searched already, or the one at `cursor`; `None` after the last.
+    async fn next_page(&mut self) -> Option<Result<SearchResponse, std::io::Error>> {
+        if let Some(page) = self.page.take() {
+            return Some(Ok(page));
+        }
+        let body = self.asked.body(100, Some(&self.cursor.take()?));
+        Some(
+            match searched(&self.lookup, self.tenant, &body, true).await {
+                Ok(Ok(page)) => Ok(page),
+                Ok(Err(refused)) => Err(std::io::Error::other(refused.to_string())),
+                Err(failed) => {
+                    tracing::error!(error = %failed, "search CSV cut off");
+                    Err(std::io::Error::other(failed.to_string()))
+                }
+            },
+        )
+    }
+
+    /// `page`'s rows as CSV (after the header row, for the first), up to [`CSV_ROWS`] in all.
+    fn written_out(&mut self, page: &SearchResponse) -> Result<Vec<u8>, csv::Error> {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        let written = if let Some(written) = self.written {
+            written
+        } else {
+            writer.write_record(CompanyRow::CSV_COLUMNS)?;
+            0
+        };
+        let rows = page.results.iter().take(CSV_ROWS - written);
+        self.written = Some(written + rows.len());
+        for row in rows {
+            let mut cells = row.csv_cells();
+            // A page's text is someone else's: it opens as text in a spreadsheet, never as a formula.
+            bulk_jobs::output::CsvCells::SpreadsheetSafe.apply(&mut cells);
+            writer.write_record(&cells)?;
+        }
+        writer.into_inner().map_err(|e| e.into_error().into())
+    }
 }
 
 fn search_markup(
@@ -369,7 +449,7 @@ mod tests {
 
     #[test]
     fn an_account_has_one_download_at_a_time_and_others_are_not_held_up() {
-        let downloads = Downloads::default();
+        let downloads = std::sync::Arc::new(Downloads::default());
         let first = downloads.start(1).expect("none running");
         assert!(downloads.start(1).is_none(), "one at a time");
         let other = downloads.start(2).expect("another account's own");

@@ -80,7 +80,7 @@ where
             );
             response.headers_mut().insert(
                 header::RETRY_AFTER,
-                HeaderValue::from(retry_after.as_secs().max(1)),
+                HeaderValue::from(http_serve::retry_after_seconds(retry_after)),
             );
             Ok(response)
         }
