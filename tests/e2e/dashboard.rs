@@ -1171,4 +1171,13 @@ async fn the_search_csv_holds_every_page_of_a_long_search() {
             .collect::<std::collections::BTreeSet<_>>(),
         urls
     );
+    // The download has ended: the account may download again at once.
+    let again = browser.get("/dashboard/search.csv?sort=employees").await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(
+        csv::Reader::from_reader(again.body.as_bytes())
+            .records()
+            .count(),
+        companies.len()
+    );
 }

@@ -159,14 +159,11 @@ pub(crate) fn error_page(message: &str, signed_in_area: bool) -> Markup {
     layout("Error", None, "", &body)
 }
 
-/// Gives a response to a failure that asks the client to wait (429, 503) its `Retry-After`, the wait in seconds.
-/// Every dashboard response for such a failure goes through here, whether it shows the error page or a form.
+/// Gives a response to a failure that asks the client to wait (429, 503) its `Retry-After`
+/// ([`respond::retry_after`]), whether it shows the error page or a form.
 pub(crate) fn tell_when_to_retry(response: &mut Response, error: &PageError) {
     if let Some(wait) = error.retry_after() {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(http_serve::retry_after_seconds(wait)),
-        );
+        respond::retry_after(response, wait);
     }
 }
 

@@ -65,6 +65,15 @@ pub(crate) fn html(status: StatusCode, markup: maud::Markup) -> Response {
     response
 }
 
+/// Sets `Retry-After` to `wait`, in http-serve's whole seconds: every dashboard response that asks the client to
+/// wait (429, 503) says how long here.
+pub(crate) fn retry_after(response: &mut Response, wait: std::time::Duration) {
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(http_serve::retry_after_seconds(wait)),
+    );
+}
+
 /// Pages are never cached (they show balances and, once, secrets), never framed, and run only this
 /// dashboard's own script and style.
 pub(crate) fn security_headers(headers: &mut HeaderMap) {

@@ -193,7 +193,8 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) 
 #[derive(Debug, Default)]
 pub(crate) struct Downloads(std::sync::Mutex<std::collections::HashSet<i64>>);
 
-/// An account's running download; dropping it (when the body has been written, or the client went away) ends it.
+/// An account's running download; dropping it (once its last search has answered, or the client went away) ends
+/// it.
 struct Running {
     of: Arc<Downloads>,
     account: i64,
@@ -254,9 +255,14 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -
         page: Some(first),
         cursor: None,
         written: None,
-        _running: running,
+        running: Some(running),
     };
-    let chunks = futures::stream::unfold(export, Export::next_chunk);
+    // The pages are searched as the body is read, outside the handler: in its span, so their log lines say
+    // which request they belong to.
+    let span = tracing::Span::current();
+    let chunks = futures::stream::unfold(export, move |export| {
+        tracing::Instrument::instrument(export.next_chunk(), span.clone())
+    });
     let mut response = Response::new(http_serve::streamed(chunks));
     let headers = response.headers_mut();
     headers.insert(
@@ -281,28 +287,32 @@ struct Export {
     cursor: Option<String>,
     /// Rows written so far; `None` before the header row.
     written: Option<usize>,
-    /// Ends the account's download when the body is done or dropped.
-    _running: Running,
+    /// The account's download, ended once the last page has been searched (a client that reads slowly holds
+    /// the connection, not the account's place) or when the body is dropped.
+    running: Option<Running>,
 }
 
 impl Export {
     /// The next chunk of the body (the header row with the first page, then a page's rows), and the export
     /// after it; `None` at the end.
     async fn next_chunk(mut self) -> Option<(Result<Bytes, std::io::Error>, Self)> {
-        let page = match self.next_page().await? {
-            Ok(page) => page,
+        let chunk = match self.next_page().await? {
+            Ok(page) => {
+                let chunk = self.written_out(&page).map_err(std::io::Error::other);
+                if chunk.is_ok() && self.written.is_some_and(|written| written < CSV_ROWS) {
+                    self.cursor = page.next_cursor;
+                }
+                chunk.map(Bytes::from)
+            }
             // The status has been sent: a failure can only cut the body off (`cursor` is gone, so this is the
             // last chunk).
-            Err(failed) => return Some((Err(failed), self)),
+            Err(failed) => Err(failed),
         };
-        let chunk = self.written_out(&page).map_err(std::io::Error::other);
-        self.cursor = match chunk {
-            Ok(_) => page
-                .next_cursor
-                .filter(|_| self.written.is_some_and(|written| written < CSV_ROWS)),
-            Err(_) => None,
-        };
-        Some((chunk.map(Bytes::from), self))
+        if self.cursor.is_none() {
+            // The last search has answered: the account may download again while this body is still read.
+            self.running = None;
+        }
+        Some((chunk, self))
     }
 
     /// The page to write next: the first, searched already, or the one at `cursor`; `None` after the last.
@@ -314,10 +324,17 @@ impl Export {
         Some(
             match searched(&self.lookup, self.tenant, &body, true).await {
                 Ok(Ok(page)) => Ok(page),
-                Ok(Err(refused)) => Err(std::io::Error::other(refused.to_string())),
+                Ok(Err(refused)) => {
+                    tracing::warn!(reason = %refused, "search CSV cut off: a page's search was refused");
+                    Err(std::io::Error::other(refused.to_string()))
+                }
                 Err(failed) => {
-                    tracing::error!(error = %failed, "search CSV cut off");
-                    Err(std::io::Error::other(failed.to_string()))
+                    let failed = match failed {
+                        PageError::Internal(source) => source,
+                        other => Box::new(other),
+                    };
+                    tracing::error!(error = %failed, "search CSV cut off: a page's search failed");
+                    Err(std::io::Error::other(failed))
                 }
             },
         )

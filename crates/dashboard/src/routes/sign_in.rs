@@ -1,7 +1,7 @@
 //! Signing in (`/dashboard/sign-in`) and out (`/dashboard/sign-out`).
 
 use dashboard_auth::{AuthError, Secret};
-use http::{HeaderMap, HeaderValue, Request, StatusCode, header};
+use http::{HeaderMap, Request, StatusCode, header};
 use http_serve::Response;
 use maud::{Markup, html};
 use subtle::ConstantTimeEq;
@@ -78,10 +78,7 @@ where
                 StatusCode::TOO_MANY_REQUESTS,
                 secure,
             );
-            response.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from(http_serve::retry_after_seconds(retry_after)),
-            );
+            crate::respond::retry_after(&mut response, retry_after);
             Ok(response)
         }
         Err(other) => Err(other.into()),
