@@ -499,3 +499,26 @@ fn the_security_page_states_every_limit_as_its_crate_has_it() {
         ],
     );
 }
+
+/// docs/development.md states the conformance run's cases as `tests/schemathesis.toml` sets them: the generated
+/// cases per operation (its first `generation.max-examples`) and the stateful chains (the stateful phase's).
+#[test]
+fn the_development_page_states_the_conformance_cases_as_the_settings_have_them() {
+    let settings =
+        std::fs::read_to_string(e2e_harness::workspace().join("tests/schemathesis.toml"))
+            .expect("Schemathesis' settings");
+    let counts: Vec<&str> = settings
+        .lines()
+        .filter_map(|line| line.strip_prefix("generation.max-examples = "))
+        .collect();
+    let [cases, chains] = counts[..] else {
+        panic!("two counts of cases (every phase's, the stateful phase's): {settings}");
+    };
+    assert_says(
+        "docs/development.md",
+        &[
+            format!("{cases} generated cases per operation"),
+            format!("{chains} stateful chains"),
+        ],
+    );
+}

@@ -50,7 +50,7 @@ pub use credit_ledger::price_per_company;
 pub use history::HistoryOutcome;
 pub use outcome::{LookupError, LookupOutcome, PageOutcome};
 pub use reparse::{ReparseSummary, reparse_stored};
-pub use search::{SEARCH_RETRY_AFTER, SEARCH_TURNS};
+pub use search::{SEARCH_RETRY_AFTER, SEARCH_TURNS, search_cap_key};
 pub use service::LookupService;
 pub use settings::{
     Caller, DEFAULT_HISTORY_RETENTION, DEFAULT_LIVE_LOOKUPS_PER_ACCOUNT, DEFAULT_SEARCH_TIME_LIMIT,

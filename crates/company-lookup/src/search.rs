@@ -26,8 +26,10 @@ pub const SEARCH_RETRY_AFTER: std::time::Duration = std::time::Duration::from_se
 /// each wait the refusal's `retry_after` ([`SEARCH_RETRY_AFTER`]).
 pub const SEARCH_TURNS: u32 = 10;
 
-/// The name of `tenant`'s searches under the cap ([`crate::LookupSettings::searches_per_account`]).
-fn search_cap_key(tenant: Tenant) -> String {
+/// The name `tenant`'s searches in flight are counted under, on the shared limits store of
+/// [`LookupService::with_limits`], against [`crate::LookupSettings::searches_per_account`]: `search:<account>`,
+/// with `:test` for the account's test mode (counted apart from its live searches).
+pub fn search_cap_key(tenant: Tenant) -> String {
     match tenant.mode {
         Mode::Live => format!("search:{}", tenant.account),
         Mode::Test => format!("search:{}:test", tenant.account),

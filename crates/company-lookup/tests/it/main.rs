@@ -511,8 +511,8 @@ async fn a_search_in_turn_waits_for_a_place_under_the_accounts_cap() {
     )
     .with_limits(limits.clone());
     let search = api_contract::SearchRequest::from_json(b"{}").expect("a search");
-    // The account's one place, taken (the cap's name as `with_limits` documents it).
-    let name = format!("search:{}", world.caller.tenant.account);
+    // The account's one place, taken (as another server on the same limits store takes it).
+    let name = company_lookup::search_cap_key(world.caller.tenant);
     let cap = shared_limits::Cap::new(limits, 1);
     let held = cap
         .admit(&name, 1, Duration::from_hours(1))
@@ -520,21 +520,27 @@ async fn a_search_in_turn_waits_for_a_place_under_the_accounts_cap() {
         .expect("the place");
     match world.service.search(world.caller, &search).await {
         Err(LookupError::TooManySearches { limit, retry_after }) => {
-            assert_eq!((limit, retry_after), (1, Duration::from_secs(1)));
+            assert_eq!(
+                (limit, retry_after),
+                (1, company_lookup::SEARCH_RETRY_AFTER)
+            );
         }
         other => panic!("expected a refusal at the cap, got {other:?}"),
     }
-    // Every wait, ten of a second, passes with the place still taken.
+    // Every wait (SEARCH_TURNS of SEARCH_RETRY_AFTER) passes with the place still taken.
     let started = tokio::time::Instant::now();
     assert!(matches!(
         world.service.search_in_turn(world.caller, &search).await,
         Err(LookupError::TooManySearches { .. })
     ));
-    assert_eq!(started.elapsed(), Duration::from_secs(10));
-    // The place is freed two and a half seconds in: the third wait's search answers.
+    assert_eq!(
+        started.elapsed(),
+        company_lookup::SEARCH_RETRY_AFTER * company_lookup::SEARCH_TURNS
+    );
+    // The place is freed two and a half waits in: the search after the third wait answers.
     let started = tokio::time::Instant::now();
     let freeing = async {
-        tokio::time::sleep(Duration::from_millis(2_500)).await;
+        tokio::time::sleep(company_lookup::SEARCH_RETRY_AFTER * 5 / 2).await;
         held.leave().await;
     };
     let (answer, ()) = tokio::join!(world.service.search_in_turn(world.caller, &search), freeing);
@@ -544,5 +550,5 @@ async fn a_search_in_turn_waits_for_a_place_under_the_accounts_cap() {
             .results
             .is_empty()
     );
-    assert_eq!(started.elapsed().as_secs(), 3);
+    assert_eq!(started.elapsed(), company_lookup::SEARCH_RETRY_AFTER * 3);
 }
