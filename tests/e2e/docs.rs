@@ -509,7 +509,11 @@ fn the_development_page_states_the_conformance_cases_as_the_settings_have_them()
             .expect("Schemathesis' settings");
     let counts: Vec<&str> = settings
         .lines()
-        .filter_map(|line| line.strip_prefix("generation.max-examples = "))
+        .filter_map(|line| {
+            let setting = line.split('#').next().unwrap_or_default();
+            let (name, value) = setting.split_once('=')?;
+            (name.trim() == "generation.max-examples").then(|| value.trim())
+        })
         .collect();
     let [cases, chains] = counts[..] else {
         panic!("two counts of cases (every phase's, the stateful phase's): {settings}");

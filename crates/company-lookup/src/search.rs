@@ -26,9 +26,10 @@ pub const SEARCH_RETRY_AFTER: std::time::Duration = std::time::Duration::from_se
 /// each wait the refusal's `retry_after` ([`SEARCH_RETRY_AFTER`]).
 pub const SEARCH_TURNS: u32 = 10;
 
-/// The name `tenant`'s searches in flight are counted under, on the shared limits store of
-/// [`LookupService::with_limits`], against [`crate::LookupSettings::searches_per_account`]: `search:<account>`,
-/// with `:test` for the account's test mode (counted apart from its live searches).
+/// The name `tenant`'s searches in flight are counted under against
+/// [`crate::LookupSettings::searches_per_account`], in this process or on the limits store of
+/// [`LookupService::with_limits`] that several servers share: `search:<account id>`, with `:test` for the
+/// account's test mode (counted apart from its live searches).
 pub fn search_cap_key(tenant: Tenant) -> String {
     match tenant.mode {
         Mode::Live => format!("search:{}", tenant.account),
@@ -165,5 +166,24 @@ impl LookupService {
             warn!(%error, "could not note the pages a tenant was answered; its searches miss them until the next answer");
             this.noted.forget(key, &new);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use company_model::{AccountId, Tenant};
+
+    /// The names other servers on the same limits store count under: changing them splits a deployment's caps
+    /// between servers of two versions.
+    #[test]
+    fn an_accounts_searches_are_counted_under_its_id_live_and_test_apart() {
+        assert_eq!(
+            super::search_cap_key(Tenant::live(AccountId(7))),
+            "search:7"
+        );
+        assert_eq!(
+            super::search_cap_key(Tenant::test(AccountId(7))),
+            "search:7:test"
+        );
     }
 }

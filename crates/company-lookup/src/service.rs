@@ -104,8 +104,8 @@ impl LookupService {
     }
 
     /// Counts the per-tenant caps on live lookups and on searches in `limits` (caps `live:<account id>`,
-    /// `live:<account id>:test`, `search:<account id>`, `search:<account id>:test`): on a store several servers
-    /// share, each cap is a total for the deployment. Without it the caps are counted in this process.
+    /// `live:<account id>:test`, and the searches' [`crate::search_cap_key`]): on a store several servers share,
+    /// each cap is a total for the deployment. Without it the caps are counted in this process.
     #[must_use]
     pub fn with_limits(mut self, limits: Arc<dyn LimitStore>) -> Self {
         self.live_cap = live_cap(self.settings, Arc::clone(&limits));

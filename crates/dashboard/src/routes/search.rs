@@ -287,8 +287,8 @@ struct Export {
     cursor: Option<String>,
     /// Rows written so far; `None` before the header row.
     written: Option<usize>,
-    /// The account's download, ended once the last page has been searched (a client that reads slowly holds
-    /// the connection, not the account's place) or when the body is dropped.
+    /// The account's download, ended once the last page has been searched (pages are searched as the body is
+    /// read, so a slow reader holds it until then, and only its connection after) or when the body is dropped.
     running: Option<Running>,
 }
 

@@ -189,8 +189,8 @@ async fn write_ms(
     let page = kept_page()?;
     let (mut with, mut without) = (Duration::ZERO, Duration::ZERO);
     for (n, snapshot) in snapshots.iter().enumerate() {
-        // Each snapshot to both stores at once, so that a slow moment of the machine lands on either alike; which
-        // goes first alternates.
+        // Each snapshot to one store right after the other, so that a slow moment of the machine lands on either
+        // alike; which goes first alternates.
         let mut order = [(indexed, &mut with), (bare, &mut without)];
         if n % 2 == 1 {
             order.reverse();
@@ -406,9 +406,9 @@ pub(crate) fn markdown(figures: &Value) -> String {
         "\nWhat the index adds to a snapshot's write (the same new snapshots, each with its page as a live fetch \
          keeps it, each to a store that indexes and right after to one that does not, on new databases, in \
          {WRITE_ROUNDS} rounds of {} snapshots; the medians of the rounds, the median of the rounds' own shares, and \
-         the share of all the writes together; target under 10%): SQLite {:.3} ms against {:.3} ms ({:+.1}%; \
-         rounds from {:+.0}% to {:+.0}%; all together {:+.1}%), PostgreSQL {:.3} ms against {:.3} ms ({:+.1}%; \
-         rounds from {:+.0}% to {:+.0}%; all together {:+.1}%). Writing the store took {:.0} s on SQLite and {:.0} s \
+         the share of all the writes together; target under 10%): SQLite {:.3} ms against {:.3} ms (the rounds' \
+         median share {:+.1}%, from {:+.0}% to {:+.0}%; all together {:+.1}%), PostgreSQL {:.3} ms against {:.3} ms \
+         (the rounds' median share {:+.1}%, from {:+.0}% to {:+.0}%; all together {:+.1}%). Writing the store took {:.0} s on SQLite and {:.0} s \
          on PostgreSQL.\n",
         sqlite["round_writes"],
         ms(&sqlite["write_ms_indexed"]),
