@@ -106,16 +106,20 @@ fn the_operations_page_states_the_route_pools_numbers_as_the_fetcher_has_them() 
     assert_says("docs/operations.md", &stated);
 }
 
-/// docs/dashboard.md states how long a download waits its turn at the account's cap as `company-lookup` has it.
+/// docs/dashboard.md states how long a download waits its turn at the account's cap as `company-lookup` has it,
+/// and its page of rows as the contract bounds a search's.
 #[test]
 fn the_dashboard_page_states_a_download_s_waits_as_the_lookup_has_them() {
     assert_says(
         "docs/dashboard.md",
-        &[format!(
-            "up to {} waits of {} s",
-            company_lookup::SEARCH_TURNS,
-            company_lookup::SEARCH_RETRY_AFTER.as_secs_f64()
-        )],
+        &[
+            format!(
+                "up to {} waits of {} s",
+                company_lookup::SEARCH_TURNS,
+                company_lookup::SEARCH_RETRY_AFTER.as_secs_f64()
+            ),
+            format!("streamed {} rows at a time", api_contract::MAX_SEARCH_ROWS),
+        ],
     );
 }
 

@@ -20,8 +20,11 @@ use crate::layout::{layout, tell_when_to_retry};
 use crate::respond::{html, query_param};
 use crate::visitor::Visitor;
 
-/// The most rows one CSV download holds (a hundred pages of the API's largest).
-const CSV_ROWS: usize = 10_000;
+/// How many rows each search of a CSV download asks for: the API's largest page.
+const CSV_PAGE_ROWS: u32 = api_contract::MAX_SEARCH_ROWS;
+
+/// The most rows one CSV download holds: a hundred of its pages (10,000).
+const CSV_ROWS: usize = 100 * CSV_PAGE_ROWS as usize;
 
 /// The form's fields: (query parameter, label, body member, kind).
 const FIELDS: [(&str, &str, &str, Kind); 11] = [
@@ -247,7 +250,13 @@ pub(crate) async fn csv(parts: &Parts, visitor: &Visitor, query: Option<&str>) -
         });
     };
     let asked = Asked::of(query);
-    let first = searched(&parts.lookup, visitor.live(), &asked.body(100, None), true).await??;
+    let first = searched(
+        &parts.lookup,
+        visitor.live(),
+        &asked.body(CSV_PAGE_ROWS, None),
+        true,
+    )
+    .await??;
     let export = Export {
         lookup: Arc::clone(&parts.lookup),
         tenant: visitor.live(),
@@ -320,7 +329,7 @@ impl Export {
         if let Some(page) = self.page.take() {
             return Some(Ok(page));
         }
-        let body = self.asked.body(100, Some(&self.cursor.take()?));
+        let body = self.asked.body(CSV_PAGE_ROWS, Some(&self.cursor.take()?));
         Some(
             match searched(&self.lookup, self.tenant, &body, true).await {
                 Ok(Ok(page)) => Ok(page),
