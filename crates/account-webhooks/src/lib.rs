@@ -120,7 +120,7 @@ pub enum WebhookError {
     #[error(transparent)]
     Ledger(#[from] credit_ledger::LedgerError),
     /// The endpoint was pinged [`PING_BURST`] times in quick succession; the next ping may go after this long.
-    #[error("this endpoint was pinged too often; ping it again in {} s", retry_after.as_secs().max(1))]
+    #[error("this endpoint was pinged too often; ping it again in {} s", shared_limits::wait_seconds(*retry_after))]
     TooManyPings {
         /// When the next ping may go.
         retry_after: Duration,

@@ -142,7 +142,7 @@ pub enum KeyError {
     #[error("several keys start with `{0}`; name the key by its id")]
     AmbiguousPrefix(String),
     /// The client address has had too many failed authentications ([`FailureLimit`]); nothing was checked.
-    #[error("too many failed authentications from this address; retry after {} s", retry_after.as_secs().max(1))]
+    #[error("too many failed authentications from this address; retry after {} s", shared_limits::wait_seconds(*retry_after))]
     TooManyFailures {
         /// When the address's window ends.
         retry_after: std::time::Duration,

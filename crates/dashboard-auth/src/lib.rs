@@ -125,19 +125,19 @@ pub enum AuthError {
     WrongCredentials,
     /// Too many password forms (sign-in, accepting an invitation) from this client address
     /// ([`PasswordLimits::per_address_burst`]); nothing was read or hashed.
-    #[error("too many password forms from this address; try again in {} s", retry_after.as_secs().max(1))]
+    #[error("too many password forms from this address; try again in {} s", shared_limits::wait_seconds(*retry_after))]
     AddressLimited {
         /// When the next form is allowed.
         retry_after: std::time::Duration,
     },
     /// Every password hashing thread is busy and their queue is full; nothing was hashed.
-    #[error("the server is busy checking passwords; try again in {} s", retry_after.as_secs().max(1))]
+    #[error("the server is busy checking passwords; try again in {} s", shared_limits::wait_seconds(*retry_after))]
     Busy {
         /// When to try again.
         retry_after: std::time::Duration,
     },
     /// Too many sign-in attempts for this email; try again after the given time.
-    #[error("too many sign-in attempts; try again in {} s", retry_after.as_secs().max(1))]
+    #[error("too many sign-in attempts; try again in {} s", shared_limits::wait_seconds(*retry_after))]
     TooManyAttempts {
         /// When the next attempt is allowed.
         retry_after: std::time::Duration,

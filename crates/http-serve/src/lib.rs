@@ -31,10 +31,10 @@ pub use body::{BodyError, read_body, read_body_of};
 pub use routes::{Found, Route, RouteTable};
 pub use server::{ClientAddr, ConnectionLimits, REQUEST_ID, RequestId, client_address, serve};
 
-/// A wait as `Retry-After` gives it (RFC 9110's delay-seconds): whole seconds, rounded up, at least one, so a
-/// client told to wait never comes back early or at once. The one rule for every handler's `Retry-After`.
+/// A wait as `Retry-After` gives it (RFC 9110's delay-seconds): [`shared_limits::wait_seconds`], whole seconds
+/// rounded up, the rule the library crates' refusal messages tell their waits by too.
 pub fn retry_after_seconds(wait: std::time::Duration) -> u64 {
-    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+    shared_limits::wait_seconds(wait)
 }
 
 /// A response body: whole in memory ([`full`]) or produced chunk by chunk as the client reads ([`streamed`]).

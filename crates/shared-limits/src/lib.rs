@@ -47,6 +47,13 @@ pub use memory::MemoryLimits;
 #[cfg(feature = "postgres")]
 pub use postgres::PgLimits;
 
+/// A wait as a refusal tells it, in a message or in `Retry-After` (RFC 9110's delay-seconds): whole seconds,
+/// rounded up, at least one, so a client told to wait never comes back early or at once. The one rule for every
+/// wait this service tells.
+pub fn wait_seconds(wait: Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+}
+
 /// The name a client address is counted under in a per-address limit: IPv4 as is, an IPv4-mapped IPv6
 /// address as its IPv4 address, any other IPv6 address by its /64 (what one host is normally given, so a host
 /// cannot mint itself fresh buckets from its own prefix).
@@ -205,6 +212,18 @@ fn gcra(tat: i64, now: i64, interval: i64, burst: u32, wanted: u32) -> (i64, Tak
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wait_is_told_in_whole_seconds_rounded_up() {
+        assert_eq!(wait_seconds(Duration::ZERO), 1, "never at once");
+        assert_eq!(wait_seconds(Duration::from_millis(1)), 1);
+        assert_eq!(wait_seconds(Duration::from_secs(29)), 29);
+        assert_eq!(
+            wait_seconds(Duration::from_millis(29_001)),
+            30,
+            "never early"
+        );
+    }
 
     #[test]
     fn ipv6_counts_per_64_and_mapped_ipv4_as_ipv4() {

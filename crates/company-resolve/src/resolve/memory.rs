@@ -91,11 +91,11 @@ impl Run<'_> {
                 format!(
                     "The network refused the candidate pages' fetches, so the query could not be verified; retry \
                      after {} seconds.",
-                    retry.as_secs().max(1)
+                    shared_limits::wait_seconds(retry)
                 ),
             );
             if let QueryAnswer::Unresolved(unresolved) = &mut answer {
-                unresolved.retry_after_seconds = Some(retry.as_secs().max(1));
+                unresolved.retry_after_seconds = Some(shared_limits::wait_seconds(retry));
             }
             return answer;
         }

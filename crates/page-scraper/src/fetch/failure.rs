@@ -39,7 +39,7 @@ impl Failure {
         Self {
             error: ScrapeError::Blocked {
                 by: Block::NoRoute {
-                    ready_in_seconds: ready_in.as_secs().max(1),
+                    ready_in_seconds: shared_limits::wait_seconds(ready_in),
                 },
             },
             retry_after: Some(ready_in),
