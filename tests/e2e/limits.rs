@@ -4,6 +4,8 @@
 use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use serde_json::json;
 
+use crate::dashboard::{Browser, PASSWORD};
+
 fn slow_pages(range: std::ops::Range<u32>) -> serde_json::Value {
     let urls: Vec<String> = range
         .map(|n| format!("https://www.linkedin.com/company/p{n}"))
@@ -72,4 +74,76 @@ async fn an_account_over_its_live_cap_gets_429_and_pays_nothing() {
     let big = service.post(&key, &slow_pages(30..35)).await;
     assert_eq!(big.status, 200, "{}", big.json);
     assert_eq!(big.json["results"].as_array().map(Vec::len), Some(5));
+}
+
+#[tokio::test]
+async fn try_it_over_the_live_cap_answers_as_the_api_does() {
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        args: vec!["--account-live-lookups", "1"],
+        ..Default::default()
+    });
+    let key = service.key("acme", "20");
+    service.create_sign_in("ada@example.com", PASSWORD, &["--account", "acme"]);
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let form = browser.get("/dashboard/try").await;
+    let csrf = form.csrf();
+    // The key's id, as the form's key picker offers it.
+    let picker = &form.body[form.body.find(r#"name="key""#).expect("a key picker")..];
+    let key_id = picker[picker.find(r#"value=""#).expect("a key") + 7..]
+        .split('"')
+        .next()
+        .expect("its id")
+        .to_owned();
+
+    // One live lookup over the API fills acme's cap while the origin holds its page; Try it then asks for one
+    // more, live, as acme's key.
+    origin.hold();
+    let first_body = slow_pages(0..1);
+    let held = service.post(&key, &first_body);
+    let refused = async {
+        origin.reached(1).await;
+        let refused = browser
+            .post(
+                "/dashboard/try",
+                &[
+                    ("csrf", &csrf),
+                    ("kind", "url"),
+                    ("urls", "https://www.linkedin.com/company/p10"),
+                    ("max_age_seconds", "0"),
+                    ("key", &key_id),
+                ],
+            )
+            .await;
+        origin.release();
+        refused
+    };
+    let (held, refused) = tokio::join!(held, refused);
+    assert_eq!(held.status, 200, "{}", held.json);
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    let wait: u64 = refused
+        .headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!((1..=25).contains(&wait), "Retry-After {wait}");
+    // The page says the same wait as the header, and what else would do.
+    for told in [
+        "the cap is 1".to_owned(),
+        format!("try again in {wait} s"),
+        "freshness window".to_owned(),
+    ] {
+        assert!(
+            refused.body.contains(&told),
+            "{told} not in {}",
+            refused.body
+        );
+    }
+    assert_eq!(
+        origin.hits("/company/p10"),
+        0,
+        "a refused lookup is not fetched"
+    );
 }

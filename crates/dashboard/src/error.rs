@@ -27,6 +27,12 @@ pub(crate) enum PageError {
     /// Refused by a quota: 409.
     #[error("{0}")]
     Conflict(String),
+    /// Refused for want of credits: 402, as the API answers.
+    #[error("{0}")]
+    PaymentRequired(String),
+    /// No page answered within the live time-out: 504, as the API answers.
+    #[error("{0}")]
+    TimedOut(String),
     #[error("Use {allow} for this page.")]
     MethodNotAllowed { allow: String },
     /// Refused for a limit (password forms from one address): 429 with `Retry-After`.
@@ -54,6 +60,8 @@ impl PageError {
             Self::Csrf | Self::Forbidden => StatusCode::FORBIDDEN,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::PaymentRequired(_) => StatusCode::PAYMENT_REQUIRED,
+            Self::TimedOut(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -142,13 +150,25 @@ pub(crate) fn refusal(error: AccountsError) -> Result<String, PageError> {
     }
 }
 
-/// What Try it shows when the lookup refused the request for a reason the person can act on (credits, the
-/// live-lookup cap, a time-out); `Err` for a failure of the service itself.
-pub(crate) fn lookup_refusal(error: LookupError) -> Result<String, PageError> {
+/// What a form shows when the lookup refused the request for a reason the person can act on, with the API's
+/// status for it: credits (402), the live-lookup cap (429, with its wait for `Retry-After`), a time-out (504);
+/// `Err` for a failure of the service itself.
+pub(crate) fn lookup_refusal(error: LookupError) -> Result<PageError, PageError> {
+    let told = |error: &LookupError| format!("{}.", capitalized(&error.to_string()));
     match error {
-        error @ (LookupError::Ledger(LedgerError::InsufficientCredits { .. })
-        | LookupError::TooManyLiveLookups { .. }
-        | LookupError::TimedOut { .. }) => Ok(capitalized(&error.to_string())),
+        error @ LookupError::Ledger(LedgerError::InsufficientCredits { .. }) => {
+            Ok(PageError::PaymentRequired(told(&error)))
+        }
+        error @ LookupError::TooManyLiveLookups { retry_after, .. } => Ok(PageError::TooMany {
+            message: format!(
+                "{} Nothing was fetched or charged: try again in {} s, or pick a freshness window so that \
+                 stored snapshots answer.",
+                told(&error),
+                http_serve::retry_after_seconds(retry_after)
+            ),
+            retry_after,
+        }),
+        error @ LookupError::TimedOut { .. } => Ok(PageError::TimedOut(told(&error))),
         other => Err(internal(other)),
     }
 }

@@ -16,7 +16,9 @@ use maud::{Markup, html};
 use crate::Parts;
 use crate::error::{Page, PageError, internal, lookup_refusal};
 use crate::forms::read_session_form;
-use crate::layout::{chosen_includes, csrf, include_choices, key_label, layout};
+use crate::layout::{
+    chosen_includes, csrf, include_choices, key_label, layout, tell_when_to_retry,
+};
 use crate::respond::html;
 use crate::visitor::Visitor;
 
@@ -146,15 +148,22 @@ where
         }
         _ => look_up(parts, caller, &urls, input.window_seconds, input.include).await?,
     };
-    let status = if outcome.is_ok() {
-        StatusCode::OK
-    } else {
-        StatusCode::BAD_REQUEST
-    };
-    Ok(html(
+    let status = outcome
+        .as_ref()
+        .map_or_else(PageError::status, |_| StatusCode::OK);
+    let mut response = html(
         status,
-        try_markup(visitor, &keys, Some(&input), Some(outcome)),
-    ))
+        try_markup(
+            visitor,
+            &keys,
+            Some(&input),
+            Some(outcome.as_ref().map_err(ToString::to_string)),
+        ),
+    );
+    if let Err(refused) = &outcome {
+        tell_when_to_retry(&mut response, refused);
+    }
+    Ok(response)
 }
 
 /// The lines as page URLs, validated and looked up as `POST /v1/network/company-data` would.
@@ -164,14 +173,14 @@ async fn look_up(
     urls: &[String],
     window_seconds: f64,
     include: Includes,
-) -> Result<Result<TryResult, String>, PageError> {
+) -> Result<Result<TryResult, PageError>, PageError> {
     // The same validation, and so the same messages, as a request to the API.
     let mut body = serde_json::json!({ "liUrls": urls, "maxAgeSeconds": window_seconds });
     if !include.is_empty() {
         body["include"] = serde_json::json!(include.parts());
     }
     let parsed = match CompanyRequest::from_json(body.to_string().as_bytes(), &parts.domain) {
-        Err(invalid) => return Ok(Err(invalid.to_string())),
+        Err(invalid) => return Ok(Err(PageError::BadRequest(invalid.to_string()))),
         Ok(parsed) => parsed,
     };
     Ok(match parts.lookup.run(caller, &parsed).await {
@@ -191,7 +200,7 @@ async fn resolve(
     kind: LineKind,
     lines: &[String],
     window_seconds: f64,
-) -> Result<Result<TryResult, String>, PageError> {
+) -> Result<Result<TryResult, PageError>, PageError> {
     let member = kind.value();
     let queries: Vec<serde_json::Value> = lines
         .iter()
@@ -199,7 +208,7 @@ async fn resolve(
         .collect();
     let body = serde_json::json!({ "queries": queries, "maxAgeSeconds": window_seconds });
     let parsed = match ResolveRequest::from_json(body.to_string().as_bytes()) {
-        Err(invalid) => return Ok(Err(invalid.to_string())),
+        Err(invalid) => return Ok(Err(PageError::BadRequest(invalid.to_string()))),
         Ok(parsed) => parsed,
     };
     Ok(match resolver.resolve(caller, &parsed).await {
@@ -236,7 +245,7 @@ fn try_markup(
     visitor: &Visitor,
     keys: &[KeyRecord],
     input: Option<&TryInput<'_>>,
-    outcome: Option<Result<TryResult, String>>,
+    outcome: Option<Result<&TryResult, String>>,
 ) -> Markup {
     let selected = input.map_or(Some(FreshnessWindow::MAX), |i| i.window);
     let urls = input.map(|i| i.urls.join("\n")).unwrap_or_default();

@@ -187,7 +187,11 @@ pub(crate) async fn history(parts: &Parts, visitor: &Visitor, query: Option<&str
                  watch it, and its history starts then."
                 .to_owned()),
         ),
-        Err(refused) => (StatusCode::BAD_REQUEST, Err(lookup_refusal(refused)?)),
+        // Credits (402): a history looks nothing up live, so it meets no live-lookup cap or time-out.
+        Err(refused) => {
+            let refused = lookup_refusal(refused)?;
+            (refused.status(), Err(refused.to_string()))
+        }
     };
     Ok(html(status, history_markup(visitor, &asked, Some(shown))))
 }
