@@ -123,6 +123,23 @@ fn the_dashboard_page_states_a_download_s_waits_as_the_lookup_has_them() {
     );
 }
 
+/// docs/security.md and docs/dashboard.md state a CSV download's bound as the dashboard has it.
+#[test]
+fn the_csv_download_s_bound_is_stated_as_the_dashboard_has_it() {
+    let (searches, rows) = (::dashboard::CSV_SEARCHES, api_contract::MAX_SEARCH_ROWS);
+    assert_says(
+        "docs/security.md",
+        &[format!("runs up to {searches} searches of {rows} rows")],
+    );
+    assert_says(
+        "docs/dashboard.md",
+        &[format!(
+            "(up to {} rows",
+            thousands(u64::try_from(searches).expect("a count") * u64::from(rows))
+        )],
+    );
+}
+
 /// docs/operations.md states the search limits' defaults as `company-lookup` has them.
 #[test]
 fn the_operations_page_states_the_search_limits_as_the_lookup_has_them() {

@@ -40,6 +40,10 @@ pub const PATH_PREFIX: &str = "/dashboard";
 /// (`http_serve::ConnectionLimits::secret_path_prefixes`).
 pub const SECRET_PATH_PREFIXES: &[&str] = &["/dashboard/invitations/"];
 
+/// The most searches one CSV download of the Search page runs, each for a page of the API's largest
+/// (`api_contract::MAX_SEARCH_ROWS` rows): at most 10,000 rows a download.
+pub const CSV_SEARCHES: usize = 100;
+
 /// What the dashboard needs to know besides its parts.
 #[derive(Clone, Debug)]
 pub struct DashboardSettings {

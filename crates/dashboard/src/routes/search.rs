@@ -23,8 +23,8 @@ use crate::visitor::Visitor;
 /// How many rows each search of a CSV download asks for: the API's largest page.
 const CSV_PAGE_ROWS: u32 = api_contract::MAX_SEARCH_ROWS;
 
-/// The most rows one CSV download holds: a hundred of its pages (10,000).
-const CSV_ROWS: usize = 100 * CSV_PAGE_ROWS as usize;
+/// The most rows one CSV download holds: [`crate::CSV_SEARCHES`] of its pages (10,000).
+const CSV_ROWS: usize = crate::CSV_SEARCHES * CSV_PAGE_ROWS as usize;
 
 /// The form's fields: (query parameter, label, body member, kind).
 const FIELDS: [(&str, &str, &str, Kind); 11] = [
