@@ -210,7 +210,7 @@ async fn sign_in_attempts_are_limited_per_email() {
         .and_then(|v| v.to_str().ok())
         .expect("Retry-After");
     // The page tells the header's wait: both round up (`shared_limits::wait_seconds`).
-    let told = format!("too many sign-in attempts; try again in {wait} s");
+    let told = format!("Too many sign-in attempts; try again in {wait} s.");
     assert!(
         limited.body.contains(&told),
         "{told} not in {}",
@@ -776,7 +776,7 @@ async fn a_test_mode_key_is_made_on_the_keys_page_marked_and_explained() {
 }
 
 #[tokio::test]
-async fn an_admin_sets_an_accounts_quota_and_the_keys_page_meets_it() {
+async fn an_admin_sets_an_accounts_quotas_and_the_keys_jobs_and_watches_pages_meet_them() {
     let service = Service::with_captured_pages();
     service.create_sign_in(
         "admin@example.com",
@@ -829,6 +829,64 @@ async fn an_admin_sets_an_accounts_quota_and_the_keys_page_meets_it() {
         second.body.contains("the most its quota allows"),
         "{}",
         second.body
+    );
+
+    // The Jobs and Watches pages meet theirs as the API does: 409 and the reason, nothing created.
+    let set = admin
+        .post(
+            "/dashboard/admin/quotas",
+            &[
+                ("csrf", &csrf),
+                ("account", &ops),
+                ("queued_urls", "1"),
+                ("watches", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(set.status, 200, "{}", set.body);
+    let two = "https://www.linkedin.com/company/google\nhttps://uk.linkedin.com/company/audiense";
+    let job = admin
+        .post(
+            "/dashboard/jobs",
+            &[("csrf", &csrf), ("urls", two), ("max_age_seconds", "0")],
+        )
+        .await;
+    assert_eq!(job.status, 409, "{}", job.body);
+    assert!(
+        job.body.contains("more than its quota of 1;"),
+        "{}",
+        job.body
+    );
+    assert!(
+        admin
+            .get("/dashboard/jobs")
+            .await
+            .body
+            .contains("No jobs yet.")
+    );
+    let watch = admin
+        .post(
+            "/dashboard/watches",
+            &[
+                ("csrf", &csrf),
+                ("urls", two),
+                ("every_hours", "168"),
+                ("webhook_url", "https://hooks.example/company"),
+            ],
+        )
+        .await;
+    assert_eq!(watch.status, 409, "{}", watch.body);
+    assert!(
+        watch.body.contains("past its quota of 1 watches"),
+        "{}",
+        watch.body
+    );
+    assert!(
+        admin
+            .get("/dashboard/watches")
+            .await
+            .body
+            .contains("No watches yet.")
     );
 }
 

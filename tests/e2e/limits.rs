@@ -133,7 +133,7 @@ async fn try_it_over_the_live_cap_answers_as_the_api_does() {
     for told in [
         "the cap is 1".to_owned(),
         format!("try again in {wait} s"),
-        "freshness window".to_owned(),
+        "pick a freshness window".to_owned(),
     ] {
         assert!(
             refused.body.contains(&told),

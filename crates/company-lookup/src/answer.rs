@@ -65,7 +65,7 @@ pub(crate) fn answer(
                 original_li_url: url.original.clone(),
                 error: *code,
                 message: message.clone(),
-                retry_after_seconds: retry_after.map(|wait| wait.as_secs_f64().ceil() as u64),
+                retry_after_seconds: retry_after.map(shared_limits::wait_seconds),
             }),
         }
     }

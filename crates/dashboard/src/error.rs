@@ -30,12 +30,16 @@ pub(crate) enum PageError {
     /// Refused for want of credits: 402, as the API answers.
     #[error("{0}")]
     PaymentRequired(String),
+    /// Refused for the key's mode (a test key where the network is needed): 403, as the API answers.
+    #[error("{0}")]
+    NotForThisKey(String),
     /// No page answered within the live time-out: 504, as the API answers.
     #[error("{0}")]
     TimedOut(String),
     #[error("Use {allow} for this page.")]
     MethodNotAllowed { allow: String },
-    /// Refused for a limit (password forms from one address): 429 with `Retry-After`.
+    /// Refused for a limit (password forms from one address, the account's live lookups or searches in flight,
+    /// webhook pings): 429 with `Retry-After`.
     #[error("{message}")]
     TooMany {
         message: String,
@@ -57,7 +61,7 @@ impl PageError {
     pub(crate) fn status(&self) -> StatusCode {
         match self {
             Self::NotFound => StatusCode::NOT_FOUND,
-            Self::Csrf | Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::Csrf | Self::Forbidden | Self::NotForThisKey(_) => StatusCode::FORBIDDEN,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PaymentRequired(_) => StatusCode::PAYMENT_REQUIRED,
@@ -151,14 +155,20 @@ pub(crate) fn refusal(error: AccountsError) -> Result<String, PageError> {
 }
 
 /// What a form shows when the lookup refused the request for a reason the person can act on, with the API's
-/// status for it: credits (402), the live-lookup cap (429, with its wait for `Retry-After`), a time-out (504);
-/// `Err` for a failure of the service itself.
+/// status for it: credits (402), a test key where the network is needed (403), the live-lookup cap (429, with
+/// its wait for `Retry-After`), a time-out (504); `Err` for a failure of the service itself.
 pub(crate) fn lookup_refusal(error: LookupError) -> Result<PageError, PageError> {
     let told = |error: &LookupError| format!("{}.", capitalized(&error.to_string()));
     match error {
         error @ LookupError::Ledger(LedgerError::InsufficientCredits { .. }) => {
-            Ok(PageError::PaymentRequired(told(&error)))
+            Ok(PageError::PaymentRequired(format!(
+                "{} Add credits (Credits page), or pick a freshness window to pay the stored price.",
+                told(&error)
+            )))
         }
+        error @ (LookupError::NotInTestMode { .. } | LookupError::TestModeUnavailable) => Ok(
+            PageError::NotForThisKey(format!("{} Pick a live key for this.", told(&error))),
+        ),
         error @ LookupError::TooManyLiveLookups { retry_after, .. } => Ok(PageError::TooMany {
             message: format!(
                 "{} Nothing was fetched or charged: try again in {} s, or pick a freshness window so that \
@@ -168,7 +178,10 @@ pub(crate) fn lookup_refusal(error: LookupError) -> Result<PageError, PageError>
             ),
             retry_after,
         }),
-        error @ LookupError::TimedOut { .. } => Ok(PageError::TimedOut(told(&error))),
+        error @ LookupError::TimedOut { .. } => Ok(PageError::TimedOut(format!(
+            "{} Try again, or pick a freshness window so that stored snapshots answer.",
+            told(&error)
+        ))),
         other => Err(internal(other)),
     }
 }

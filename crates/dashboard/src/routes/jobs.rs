@@ -64,13 +64,14 @@ where
         .get("max_age_seconds")
         .and_then(|w| w.trim().parse::<f64>().ok())
         .unwrap_or(f64::NAN);
-    let refused = |message: String| async move {
+    let refused_with = |status: StatusCode, message: String| async move {
         let listed = jobs.jobs(visitor.live(), None, LISTED).await?;
         Ok(html(
-            StatusCode::BAD_REQUEST,
+            status,
             jobs_markup(visitor, jobs, &listed, Some(&message)),
         ))
     };
+    let refused = |message: String| refused_with(StatusCode::BAD_REQUEST, message);
     if urls.is_empty() {
         return refused(
             "No company, school or showcase page URLs were found in the text. Paste URLs, or a CSV with a \
@@ -94,8 +95,18 @@ where
         tenant: visitor.live(),
         key_id: None,
     };
-    jobs.submit(caller, &parsed).await?;
-    Ok(redirect(&visitor.link("/dashboard/jobs")))
+    match jobs.submit(caller, &parsed).await {
+        Ok(_) => Ok(redirect(&visitor.link("/dashboard/jobs"))),
+        // The account's quotas: 409, as the API answers; nothing was stored.
+        Err(
+            at_quota @ (bulk_jobs::BulkError::TooManyOpenJobs { .. }
+            | bulk_jobs::BulkError::TooManyQueuedUrls { .. }),
+        ) => {
+            let message = format!("{}.", crate::error::capitalized(&at_quota.to_string()));
+            refused_with(StatusCode::CONFLICT, message).await
+        }
+        Err(other) => Err(other.into()),
+    }
 }
 
 /// `POST /dashboard/jobs/{id}/cancel`.

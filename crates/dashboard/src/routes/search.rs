@@ -190,7 +190,7 @@ pub(crate) async fn page(parts: &Parts, visitor: &Visitor, query: Option<&str>) 
     Ok(response)
 }
 
-/// The accounts whose search CSV this server is writing. A download runs up to a hundred searches, so an
+/// The accounts whose search CSV this server is writing. A download runs up to [`crate::CSV_SEARCHES`] searches, so an
 /// account has one at a time: a person (or a script with their session) cannot run many at once beside the
 /// other accounts' searches.
 #[derive(Debug, Default)]

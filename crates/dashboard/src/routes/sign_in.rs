@@ -74,7 +74,10 @@ where
             let mut response = sign_in_form(
                 double_submit.as_deref(),
                 Some(email),
-                Some(&error.to_string()),
+                Some(&format!(
+                    "{}.",
+                    crate::error::capitalized(&error.to_string())
+                )),
                 StatusCode::TOO_MANY_REQUESTS,
                 secure,
             );

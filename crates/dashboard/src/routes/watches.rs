@@ -19,7 +19,7 @@ use crate::Parts;
 use crate::chart::history_chart;
 use crate::error::{Page, PageError, lookup_refusal};
 use crate::forms::read_session_form_up_to;
-use crate::layout::{csrf, layout, time};
+use crate::layout::{csrf, layout, tell_when_to_retry, time};
 use crate::respond::{html, query_param, redirect};
 use crate::visitor::Visitor;
 
@@ -97,11 +97,21 @@ where
             .await;
         }
     };
-    watches
-        .create(visitor.live(), &parsed)
-        .await
-        .map_err(crate::error::internal)?;
-    Ok(redirect(&visitor.link("/dashboard/watches")))
+    match watches.create(visitor.live(), &parsed).await {
+        Ok(_) => Ok(redirect(&visitor.link("/dashboard/watches"))),
+        // The account's quota: 409, as the API answers; none was created.
+        Err(at_quota @ company_watch::WatchError::TooManyWatches { .. }) => {
+            let message = format!("{}.", crate::error::capitalized(&at_quota.to_string()));
+            render(
+                parts,
+                visitor,
+                StatusCode::CONFLICT,
+                Some(Notice::Refused(message)),
+            )
+            .await
+        }
+        Err(other) => Err(crate::error::internal(other)),
+    }
 }
 
 /// `POST /dashboard/watches/{id}/remove`.
@@ -179,21 +189,30 @@ pub(crate) async fn history(parts: &Parts, visitor: &Visitor, query: Option<&str
         .lookup
         .history(caller, &page, jiff::Timestamp::MIN, jiff::Timestamp::MAX)
         .await;
-    let (status, shown) = match found {
-        Ok(Some(outcome)) => (StatusCode::OK, Ok(outcome.history)),
-        Ok(None) => (
-            StatusCode::NOT_FOUND,
-            Err("No snapshot of this page is stored yet, so it has no history: look it up once (Try it) or \
-                 watch it, and its history starts then."
-                .to_owned()),
-        ),
-        // Credits (402): a history looks nothing up live, so it meets no live-lookup cap or time-out.
-        Err(refused) => {
-            let refused = lookup_refusal(refused)?;
-            (refused.status(), Err(refused.to_string()))
+    let refused = match found {
+        Ok(Some(outcome)) => {
+            let shown = Some(Ok(outcome.history));
+            return Ok(html(StatusCode::OK, history_markup(visitor, &asked, shown)));
         }
+        Ok(None) => {
+            let shown = Some(Err(
+                "No snapshot of this page is stored yet, so it has no history: look it up \
+                                  once (Try it) or watch it, and its history starts then."
+                    .to_owned(),
+            ));
+            return Ok(html(
+                StatusCode::NOT_FOUND,
+                history_markup(visitor, &asked, shown),
+            ));
+        }
+        Err(refused) => lookup_refusal(refused)?,
     };
-    Ok(html(status, history_markup(visitor, &asked, Some(shown))))
+    let mut response = html(
+        refused.status(),
+        history_markup(visitor, &asked, Some(Err(refused.to_string()))),
+    );
+    tell_when_to_retry(&mut response, &refused);
+    Ok(response)
 }
 
 fn watches_markup(visitor: &Visitor, listed: &[Watch], notice: Option<&Notice>) -> Markup {
