@@ -101,11 +101,11 @@ impl From<AuthError> for PageError {
     fn from(error: AuthError) -> Self {
         match error {
             AuthError::AddressLimited { retry_after } => Self::TooMany {
-                message: capitalized(&error.to_string()),
+                message: sentence(&error),
                 retry_after,
             },
             AuthError::Busy { retry_after } => Self::Busy {
-                message: capitalized(&error.to_string()),
+                message: sentence(&error),
                 retry_after,
             },
             other => internal(other),
@@ -158,32 +158,39 @@ pub(crate) fn refusal(error: AccountsError) -> Result<String, PageError> {
 /// status for it: credits (402), a test key where the network is needed (403), the live-lookup cap (429, with
 /// its wait for `Retry-After`), a time-out (504); `Err` for a failure of the service itself.
 pub(crate) fn lookup_refusal(error: LookupError) -> Result<PageError, PageError> {
-    let told = |error: &LookupError| format!("{}.", capitalized(&error.to_string()));
     match error {
         error @ LookupError::Ledger(LedgerError::InsufficientCredits { .. }) => {
             Ok(PageError::PaymentRequired(format!(
-                "{} Add credits (Credits page), or pick a freshness window to pay the stored price.",
-                told(&error)
+                "{} Add credits on the Credits page.",
+                sentence(&error)
             )))
         }
-        error @ (LookupError::NotInTestMode { .. } | LookupError::TestModeUnavailable) => Ok(
-            PageError::NotForThisKey(format!("{} Pick a live key for this.", told(&error))),
-        ),
+        error @ LookupError::NotInTestMode { .. } => Ok(PageError::NotForThisKey(format!(
+            "{} Pick a live key for this.",
+            sentence(&error)
+        ))),
+        // Its message says to use a live key already.
+        error @ LookupError::TestModeUnavailable => Ok(PageError::NotForThisKey(sentence(&error))),
         error @ LookupError::TooManyLiveLookups { retry_after, .. } => Ok(PageError::TooMany {
             message: format!(
                 "{} Nothing was fetched or charged: try again in {} s, or pick a freshness window so that \
                  stored snapshots answer.",
-                told(&error),
+                sentence(&error),
                 http_serve::retry_after_seconds(retry_after)
             ),
             retry_after,
         }),
         error @ LookupError::TimedOut { .. } => Ok(PageError::TimedOut(format!(
             "{} Try again, or pick a freshness window so that stored snapshots answer.",
-            told(&error)
+            sentence(&error)
         ))),
         other => Err(internal(other)),
     }
+}
+
+/// A library error's message as a sentence on a page: first letter in upper case, a full stop at the end.
+pub(crate) fn sentence(error: &impl std::fmt::Display) -> String {
+    format!("{}.", capitalized(&error.to_string()))
 }
 
 /// The sentence with its first letter in upper case.

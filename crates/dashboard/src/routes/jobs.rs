@@ -102,7 +102,7 @@ where
             at_quota @ (bulk_jobs::BulkError::TooManyOpenJobs { .. }
             | bulk_jobs::BulkError::TooManyQueuedUrls { .. }),
         ) => {
-            let message = format!("{}.", crate::error::capitalized(&at_quota.to_string()));
+            let message = crate::error::sentence(&at_quota);
             refused_with(StatusCode::CONFLICT, message).await
         }
         Err(other) => Err(other.into()),

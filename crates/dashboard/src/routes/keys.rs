@@ -55,9 +55,7 @@ where
     let (key, record) = match created {
         Ok(created) => created,
         Err(accounts::AccountsError::Keys(refused @ api_keys::KeyError::TooManyKeys { .. })) => {
-            return Err(PageError::Conflict(crate::error::capitalized(
-                &refused.to_string(),
-            )));
+            return Err(PageError::Conflict(crate::error::sentence(&refused)));
         }
         Err(other) => return Err(other.into()),
     };

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use api_contract::{CompanyRow, SearchRequest, SearchResponse};
 
 use crate::Parts;
-use crate::error::{Page, PageError, capitalized, internal};
+use crate::error::{Page, PageError, internal, sentence};
 use crate::layout::{layout, tell_when_to_retry};
 use crate::respond::{html, query_param};
 use crate::visitor::Visitor;
@@ -155,12 +155,12 @@ async fn searched(
     };
     match answer {
         Ok(found) => Ok(Ok(found)),
-        Err(timed_out @ LookupError::SearchTimedOut { .. }) => Ok(Err(PageError::BadRequest(
-            format!("{}.", capitalized(&timed_out.to_string())),
-        ))),
+        Err(timed_out @ LookupError::SearchTimedOut { .. }) => {
+            Ok(Err(PageError::BadRequest(sentence(&timed_out))))
+        }
         Err(at_cap @ LookupError::TooManySearches { retry_after, .. }) => {
             Ok(Err(PageError::TooMany {
-                message: format!("{}.", capitalized(&at_cap.to_string())),
+                message: sentence(&at_cap),
                 retry_after,
             }))
         }

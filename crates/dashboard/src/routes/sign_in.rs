@@ -66,7 +66,7 @@ where
         Err(error @ AuthError::WrongCredentials) => Ok(sign_in_form(
             double_submit.as_deref(),
             Some(email),
-            Some(&error.to_string()),
+            Some(&crate::error::sentence(&error)),
             StatusCode::UNAUTHORIZED,
             secure,
         )),
@@ -74,10 +74,7 @@ where
             let mut response = sign_in_form(
                 double_submit.as_deref(),
                 Some(email),
-                Some(&format!(
-                    "{}.",
-                    crate::error::capitalized(&error.to_string())
-                )),
+                Some(&crate::error::sentence(&error)),
                 StatusCode::TOO_MANY_REQUESTS,
                 secure,
             );

@@ -101,7 +101,7 @@ where
         Ok(_) => Ok(redirect(&visitor.link("/dashboard/watches"))),
         // The account's quota: 409, as the API answers; none was created.
         Err(at_quota @ company_watch::WatchError::TooManyWatches { .. }) => {
-            let message = format!("{}.", crate::error::capitalized(&at_quota.to_string()));
+            let message = crate::error::sentence(&at_quota);
             render(
                 parts,
                 visitor,

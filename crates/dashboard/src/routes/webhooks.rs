@@ -86,7 +86,7 @@ where
     match webhooks.create_endpoint(visitor.live(), &parsed).await {
         Ok(_) => Ok(redirect(&visitor.link("/dashboard/webhooks"))),
         Err(too_many @ WebhookError::TooManyEndpoints { .. }) => {
-            let message = format!("{}.", crate::error::capitalized(&too_many.to_string()));
+            let message = crate::error::sentence(&too_many);
             render(parts, visitor, StatusCode::CONFLICT, Some(message)).await
         }
         Err(other) => Err(internal(other)),
@@ -128,7 +128,7 @@ where
         .await
         .map_err(|error| match error {
             WebhookError::TooManyPings { retry_after } => PageError::TooMany {
-                message: format!("{}.", crate::error::capitalized(&error.to_string())),
+                message: crate::error::sentence(&error),
                 retry_after,
             },
             other => internal(other),
