@@ -28,8 +28,8 @@
 //!     precision, recall by shape and domains per second ([`resolve`]); `--resolve` runs it alone and replaces
 //!     its section.
 //! 14. Searching stored companies: 100,000 generated companies on SQLite and on PostgreSQL, the common searches'
-//!     p50 and p99, and what the index adds to a snapshot's write ([`search`]); `--search` runs it alone and
-//!     replaces its section.
+//!     p50 and p99, again after a tenth of them is fetched again, and what the index adds to a snapshot's write
+//!     ([`search`]); `--search` runs it alone and replaces its section.
 //!
 //! `--stored-only` runs section 1's load alone on the binary `COMPANY_DATA_BIN` names and prints its figures:
 //! two builds of the server compared side by side, e.g. before and after a change to the request path.
@@ -1198,6 +1198,8 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
         "/resolve/domains_per_second",
         "/search/sqlite/searches/one industry/p99_ms",
         "/search/postgres/searches/a word, by relevance/p99_ms",
+        "/search/sqlite/searches_after_refetch/two words, by relevance/p99_ms",
+        "/search/postgres/searches_after_refetch/two words, by relevance/p99_ms",
         "/search/sqlite/write_ms_without_index",
         "/search/postgres/write_ms_indexed",
     ];
