@@ -9,6 +9,7 @@ use e2e_harness::{Service, ServiceOptions, TestOrigin};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::dashboard::{Browser, PASSWORD};
 use crate::jobs::{submit, wait_until};
 use crate::openapi::assert_valid;
 use crate::{AUDIENSE, GOOGLE, urls};
@@ -223,6 +224,47 @@ async fn test_and_live_data_never_mix() {
         resolve.json
     );
     assert_eq!(origin.hits_total(), 1);
+}
+
+/// The dashboard's Try it refuses a test key what the API refuses it, with the API's status: resolving a domain
+/// reads the network beyond the sandbox (403), and nothing is fetched.
+#[tokio::test]
+async fn try_it_refuses_a_test_key_a_domain_as_the_api_does() {
+    let origin = TestOrigin::start().await;
+    let (service, _live, _test) = service(&origin);
+    service.create_sign_in("ada@example.com", PASSWORD, &["--account", "acme"]);
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let form = browser.get("/dashboard/try").await;
+    // The test key's id, from its option in the key picker (labelled by its name and masked `cdk_test_` key).
+    let label = form.body.find("(cdk_test_").expect("the test key offered");
+    let value = form.body[..label].rfind(r#"value=""#).expect("its value") + 7;
+    let key_id = form.body[value..]
+        .split('"')
+        .next()
+        .expect("its id")
+        .to_owned();
+    let refused = browser
+        .post(
+            "/dashboard/try",
+            &[
+                ("csrf", &form.csrf()),
+                ("kind", "domain"),
+                ("urls", "google.com"),
+                ("max_age_seconds", "0"),
+                ("key", &key_id),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    for told in ["not available to test-mode keys", "Pick a live key"] {
+        assert!(
+            refused.body.contains(told),
+            "{told} not in {}",
+            refused.body
+        );
+    }
+    assert_eq!(origin.hits_total(), 0, "nothing fetched");
 }
 
 /// A test key's events are signed with its test mode's own secret (`webhooks secret --test`), so a receiver of
