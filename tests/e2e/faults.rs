@@ -116,6 +116,11 @@ async fn every_fault_gets_its_code_and_the_service_keeps_answering() {
         "{}",
         after.json
     );
+    // And the message tells the same wait.
+    assert!(
+        message.contains(&format!("free in {retry_after} s")),
+        "{message}"
+    );
     // Allowed a stale snapshot, the same request gets Google's from the first request, flagged and billed as
     // stored.
     let stale = service

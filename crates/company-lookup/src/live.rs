@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use api_contract::Includes;
 use company_model::{Mode, RecordJson, RecordSource, Tenant, UnresolvedCode};
-use page_scraper::{Priority, ScrapeError, is_url_shortener, registrable_domain};
+use page_scraper::{Block, Priority, ScrapeError, is_url_shortener, registrable_domain};
 use page_url::PageUrl;
 use snapshot_cache::Snapshot;
 use tracing::{Instrument, debug, warn};
@@ -164,9 +164,14 @@ impl LookupService {
                 return PageOutcome::Failed {
                     code: error.code(),
                     message: advice(&error),
-                    // Whole seconds, at least one: when a client that retries finds a route free.
-                    retry_after: pushed_back
-                        .then(|| self.fetcher.routes_ready_in().max(Duration::from_secs(1))),
+                    // When a client that retries finds a route free: for no route, the wait its message
+                    // tells; else the routes' soonest, at least a second.
+                    retry_after: pushed_back.then(|| match &error {
+                        ScrapeError::Blocked {
+                            by: Block::NoRoute { ready_in_seconds },
+                        } => Duration::from_secs(*ready_in_seconds),
+                        _ => self.fetcher.routes_ready_in().max(Duration::from_secs(1)),
+                    }),
                 };
             }
             Err(_) => {
