@@ -143,7 +143,7 @@ pub(crate) fn refusal(error: AccountsError) -> Result<String, PageError> {
             | AuthError::EmailTaken(_)
             | AuthError::WeakPassword
             | AuthError::InvitationInvalid),
-        ) => Ok(capitalized(&error.to_string())),
+        ) => Ok(sentence(&error)),
         AccountsError::Ledger(LedgerError::UnknownAccount(name)) => {
             Ok(format!("There is no account {name}."))
         }
@@ -155,16 +155,17 @@ pub(crate) fn refusal(error: AccountsError) -> Result<String, PageError> {
 }
 
 /// What a form shows when the lookup refused the request for a reason the person can act on, with the API's
-/// status for it: credits (402), a test key where the network is needed (403), the live-lookup cap (429, with
-/// its wait for `Retry-After`), a time-out (504); `Err` for a failure of the service itself.
-pub(crate) fn lookup_refusal(error: LookupError) -> Result<PageError, PageError> {
+/// status for it: credits (402, with `credits_advice` after the reason: what the page offers instead), a test
+/// key where the network is needed or a server without test mode (403), the live-lookup cap (429, with its wait
+/// for `Retry-After`), a time-out (504); `Err` for a failure of the service itself.
+pub(crate) fn lookup_refusal(
+    error: LookupError,
+    credits_advice: &str,
+) -> Result<PageError, PageError> {
     match error {
-        error @ LookupError::Ledger(LedgerError::InsufficientCredits { .. }) => {
-            Ok(PageError::PaymentRequired(format!(
-                "{} Add credits on the Credits page.",
-                sentence(&error)
-            )))
-        }
+        error @ LookupError::Ledger(LedgerError::InsufficientCredits { .. }) => Ok(
+            PageError::PaymentRequired(format!("{} {credits_advice}", sentence(&error))),
+        ),
         error @ LookupError::NotInTestMode { .. } => Ok(PageError::NotForThisKey(format!(
             "{} Pick a live key for this.",
             sentence(&error)

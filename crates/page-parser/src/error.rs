@@ -82,12 +82,12 @@ pub enum Block {
     #[error("bounced to the guest home page")]
     GuestHomePage,
     /// Nothing was sent: every route of this server to the network is cooling down after it pushed back, or
-    /// busy, until the soonest is free in `ready_in_seconds`.
+    /// busy, until the route it would use is free in `ready_in_seconds`.
     #[error(
         "every route is cooling down after the site pushed back, or busy; the next is free in {ready_in_seconds} s"
     )]
     NoRoute {
-        /// Whole seconds until the soonest route is free (at least 1).
+        /// Whole seconds until that route is free (at least 1): the wait a refusal tells.
         ready_in_seconds: u64,
     },
 }

@@ -12,7 +12,7 @@ use maud::{Markup, html};
 use page_scraper::{CoverageReport, RouteStatus};
 
 use crate::Parts;
-use crate::error::{Page, capitalized, refusal};
+use crate::error::{Page, refusal, sentence};
 use crate::forms::read_session_form;
 use crate::layout::{csrf, layout, time};
 use crate::respond::html;
@@ -155,7 +155,7 @@ where
     let notice = match (account, amount) {
         (None, _) => Notice::Error("Pick an account.".to_owned()),
         (_, None) => Notice::Error("Write an amount above zero, e.g. 100 or 0.5.".to_owned()),
-        (_, Some(Err(error))) => Notice::Error(capitalized(&error.to_string())),
+        (_, Some(Err(error))) => Notice::Error(sentence(&error)),
         (Some(account), Some(Ok(amount))) => {
             match parts.accounts.grant(account, amount, note).await {
                 Ok(balance) => Notice::Ok(format!(
@@ -222,7 +222,7 @@ where
                         person.email
                     )),
                     Err(refused @ dashboard_auth::AuthError::WeakPassword) => {
-                        Notice::Error(capitalized(&refused.to_string()))
+                        Notice::Error(sentence(&refused))
                     }
                     Err(other) => return Err(other.into()),
                 }

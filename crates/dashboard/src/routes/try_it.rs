@@ -166,6 +166,9 @@ where
     Ok(response)
 }
 
+/// What Try it says after "insufficient credits".
+const CREDITS_ADVICE: &str = "Ask an admin to grant credits (Admin page), or pick a freshness window to pay the stored price.";
+
 /// The lines as page URLs, validated and looked up as `POST /v1/network/company-data` would.
 async fn look_up(
     parts: &Parts,
@@ -189,7 +192,7 @@ async fn look_up(
             charged: outcome.charged,
             remaining: outcome.remaining,
         }),
-        Err(refused) => Err(lookup_refusal(refused)?),
+        Err(refused) => Err(lookup_refusal(refused, CREDITS_ADVICE)?),
     })
 }
 
@@ -217,7 +220,7 @@ async fn resolve(
             charged: outcome.charged,
             remaining: outcome.remaining,
         }),
-        Err(refused) => Err(lookup_refusal(refused)?),
+        Err(refused) => Err(lookup_refusal(refused, CREDITS_ADVICE)?),
     })
 }
 

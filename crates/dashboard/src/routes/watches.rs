@@ -205,7 +205,7 @@ pub(crate) async fn history(parts: &Parts, visitor: &Visitor, query: Option<&str
                 history_markup(visitor, &asked, shown),
             ));
         }
-        Err(refused) => lookup_refusal(refused)?,
+        Err(refused) => lookup_refusal(refused, "Ask an admin to grant credits (Admin page).")?,
     };
     let mut response = html(
         refused.status(),
