@@ -183,3 +183,54 @@ async fn concurrent_requests_with_a_half_failing_origin_never_overspend() {
         "no hold outlives its request: the whole balance is available"
     );
 }
+
+/// The dashboard's Try it refuses a lookup the account cannot pay for as the API does: 402, the reason, where
+/// credits come from and the cheaper window; nothing fetched or charged.
+#[tokio::test]
+async fn try_it_without_credits_answers_402_as_the_api_does() {
+    use crate::dashboard::{Browser, PASSWORD};
+
+    let service = Service::with_captured_pages();
+    service.create_sign_in("ada@example.com", PASSWORD, &["--account", "acme"]);
+    service.cli(&["keys", "create", "--account", "acme", "--name", "try"]);
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+    let form = browser.get("/dashboard/try").await;
+    let label = form.body.find(">try (").expect("the key offered");
+    let value = form.body[..label].rfind(r#"value=""#).expect("its value") + 7;
+    let key_id = form.body[value..]
+        .split('"')
+        .next()
+        .expect("its id")
+        .to_owned();
+    let refused = browser
+        .post(
+            "/dashboard/try",
+            &[
+                ("csrf", &form.csrf()),
+                ("kind", "url"),
+                ("urls", GOOGLE),
+                ("max_age_seconds", "0"),
+                ("key", &key_id),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 402, "{}", refused.body);
+    for told in [
+        "Insufficient credits: 0 available, 1 required.",
+        "Ask an admin to grant credits",
+        "pick a freshness window",
+    ] {
+        assert!(
+            refused.body.contains(told),
+            "{told} not in {}",
+            refused.body
+        );
+    }
+    assert!(
+        service
+            .cli(&["credits", "show", "--account", "acme"])
+            .starts_with("acme: 0 credits"),
+        "nothing charged"
+    );
+}
