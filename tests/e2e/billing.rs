@@ -195,26 +195,7 @@ async fn try_it_without_credits_answers_402_as_the_api_does() {
     service.cli(&["keys", "create", "--account", "acme", "--name", "try"]);
     let mut browser = Browser::new(&service);
     browser.sign_in("ada@example.com", PASSWORD).await;
-    let form = browser.get("/dashboard/try").await;
-    let label = form.body.find(">try (").expect("the key offered");
-    let value = form.body[..label].rfind(r#"value=""#).expect("its value") + 7;
-    let key_id = form.body[value..]
-        .split('"')
-        .next()
-        .expect("its id")
-        .to_owned();
-    let refused = browser
-        .post(
-            "/dashboard/try",
-            &[
-                ("csrf", &form.csrf()),
-                ("kind", "url"),
-                ("urls", GOOGLE),
-                ("max_age_seconds", "0"),
-                ("key", &key_id),
-            ],
-        )
-        .await;
+    let refused = browser.try_it(">try (", "url", GOOGLE, "0").await;
     assert_eq!(refused.status, 402, "{}", refused.body);
     for told in [
         "Insufficient credits: 0 available, 1 required.",

@@ -37,6 +37,21 @@ impl Page {
             .to_owned()
     }
 
+    /// The `value` of the first `<option>` whose text (or the markup just before it) holds `label`, e.g.
+    /// `">ops</option>"` or `"(cdk_test_"`.
+    pub(crate) fn option_value(&self, label: &str) -> String {
+        let at = self
+            .body
+            .find(label)
+            .unwrap_or_else(|| panic!("no option {label} in {}", self.body));
+        let value = self.body[..at].rfind(r#"value=""#).expect("its value") + 7;
+        self.body[value..]
+            .split('"')
+            .next()
+            .expect("a value")
+            .to_owned()
+    }
+
     fn set_cookies(&self) -> Vec<&str> {
         self.headers
             .get_all("set-cookie")
@@ -100,6 +115,30 @@ impl Browser {
     pub(crate) async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
         let request = self.client.post(format!("{}{path}", self.base)).form(form);
         self.send(request).await
+    }
+
+    /// Sends Try it's form as the key whose label in the key picker holds `key`: each line of `lines` is a
+    /// `kind` (`url`, `domain` or `name`), looked up with a window of `max_age_seconds` (`"0"`: live).
+    pub(crate) async fn try_it(
+        &mut self,
+        key: &str,
+        kind: &str,
+        lines: &str,
+        max_age_seconds: &str,
+    ) -> Page {
+        let form = self.get("/dashboard/try").await;
+        let key_id = form.option_value(key);
+        self.post(
+            "/dashboard/try",
+            &[
+                ("csrf", &form.csrf()),
+                ("kind", kind),
+                ("urls", lines),
+                ("max_age_seconds", max_age_seconds),
+                ("key", &key_id),
+            ],
+        )
+        .await
     }
 
     pub(crate) async fn sign_in(&mut self, email: &str, password: &str) -> Page {
@@ -787,13 +826,7 @@ async fn an_admin_sets_an_accounts_quotas_and_the_keys_jobs_and_watches_pages_me
     admin.sign_in("admin@example.com", PASSWORD).await;
     let page = admin.get("/dashboard/admin").await;
     assert!(page.body.contains("id=\"quotas\""), "{}", page.body);
-    let option = page.body.find(">ops</option>").expect("the ops account");
-    let value_at = page.body[..option].rfind("value=\"").expect("its value") + 7;
-    let ops = page.body[value_at..]
-        .split('"')
-        .next()
-        .expect("an id")
-        .to_owned();
+    let ops = page.option_value(">ops</option>");
     // A field that is not a number is refused with the fix; one set is the account's own from then on.
     let refused = admin
         .post(

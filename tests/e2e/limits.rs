@@ -88,15 +88,6 @@ async fn try_it_over_the_live_cap_answers_as_the_api_does() {
     service.create_sign_in("ada@example.com", PASSWORD, &["--account", "acme"]);
     let mut browser = Browser::new(&service);
     browser.sign_in("ada@example.com", PASSWORD).await;
-    let form = browser.get("/dashboard/try").await;
-    let csrf = form.csrf();
-    // The key's id, as the form's key picker offers it.
-    let picker = &form.body[form.body.find(r#"name="key""#).expect("a key picker")..];
-    let key_id = picker[picker.find(r#"value=""#).expect("a key") + 7..]
-        .split('"')
-        .next()
-        .expect("its id")
-        .to_owned();
 
     // One live lookup over the API fills acme's cap while the origin holds its page; Try it then asks for one
     // more, live, as acme's key.
@@ -105,17 +96,9 @@ async fn try_it_over_the_live_cap_answers_as_the_api_does() {
     let held = service.post(&key, &first_body);
     let refused = async {
         origin.reached(1).await;
+        // acme's one key, unnamed: its picker label is the masked key.
         let refused = browser
-            .post(
-                "/dashboard/try",
-                &[
-                    ("csrf", &csrf),
-                    ("kind", "url"),
-                    ("urls", "https://www.linkedin.com/company/p10"),
-                    ("max_age_seconds", "0"),
-                    ("key", &key_id),
-                ],
-            )
+            .try_it(">cdk_", "url", "https://www.linkedin.com/company/p10", "0")
             .await;
         origin.release();
         refused

@@ -273,9 +273,9 @@ async fn engine(
     let timed = timings(store.as_ref(), runs).await?;
     // Then a tenth of them fetched again a day later, as refreshes and watches write over a store, and the
     // searches timed once more on the store as those writes left it (no `settle`: 10,000 updates are under
-    // autovacuum's default vacuum threshold, 20% of the rows, and at its analyze threshold, 10% and 50 rows, so an
-    // automatic `ANALYZE` may or may not run meanwhile). On SQLite the words of a page fetched again go to a new FTS5 segment, so a word's
-    // matches are read from segments whose rowids interleave.
+    // autovacuum's default vacuum threshold, 20% of the rows, and at its analyze threshold, 10% and 50 rows, so
+    // an automatic `ANALYZE` may or may not run meanwhile). On SQLite the words of a page fetched again go to a
+    // new FTS5 segment, so a word's matches are read from segments whose rowids interleave.
     let refetched: Vec<Generated> = companies
         .iter()
         .step_by(REFETCH_EVERY)
