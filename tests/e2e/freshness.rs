@@ -133,3 +133,41 @@ async fn a_slow_origin_past_the_live_timeout_gives_504_and_costs_nothing() {
             .starts_with("acme: 9 credits")
     );
 }
+
+#[tokio::test]
+async fn try_it_past_the_live_timeout_answers_504_as_the_api_does_and_charges_nothing() {
+    use crate::dashboard::{Browser, PASSWORD};
+
+    let origin = TestOrigin::start().await;
+    let service = Service::start(ServiceOptions {
+        origin: origin.base.clone(),
+        live_timeout: "0.5",
+        ..ServiceOptions::default()
+    });
+    service.key("acme", "10");
+    service.create_sign_in("ada@example.com", PASSWORD, &["--account", "acme"]);
+    let mut browser = Browser::new(&service);
+    browser.sign_in("ada@example.com", PASSWORD).await;
+
+    // acme's one key, unnamed: its picker label is the masked key.
+    let refused = browser
+        .try_it(">cdk_", "url", "https://www.linkedin.com/company/slow", "0")
+        .await;
+    assert_eq!(refused.status, 504, "{}", refused.body);
+    for told in [
+        "live lookup(s) took longer than the 0.5-second live time-out",
+        "Try again, or pick a freshness window",
+    ] {
+        assert!(
+            refused.body.contains(told),
+            "{told} not in {}",
+            refused.body
+        );
+    }
+    assert!(
+        service
+            .cli(&["credits", "show", "--account", "acme"])
+            .starts_with("acme: 10 credits"),
+        "nothing charged"
+    );
+}
