@@ -1201,6 +1201,8 @@ fn complete(report: &Value, text: &str) -> Result<(), Error> {
         "/search/sqlite/searches_after_refetch/two words, by relevance/p99_ms",
         "/search/postgres/searches_after_refetch/two words, by relevance/p99_ms",
         "/search/sqlite/write_ms_without_index",
+        "/search/sqlite/pages_per_write_indexed",
+        "/search/sqlite/pages_per_write_without_index",
         "/search/postgres/write_ms_indexed",
     ];
     let missing: Vec<&str> = figures
