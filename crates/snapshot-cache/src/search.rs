@@ -146,13 +146,13 @@ impl Engine {
 }
 
 /// The full-text query of `words` in the engine's syntax: every word required, words of [`PREFIX_MIN_CHARS`] or
-/// more as prefixes; on SQLite each found in any of `fields` (PostgreSQL's tiers are placed by
+/// more as prefixes, but those in `whole` ([`Search::with_whole_words`]); on SQLite each found in any of `fields` (PostgreSQL's tiers are placed by
 /// [`tier_conditions`]). Words are letters and digits only ([`company_model::search_words`]), so nothing in them
 /// is query syntax; they are quoted all the same (a PostgreSQL `tsquery` literal, `::tsquery`, takes quoted
 /// lexemes as they are, with no parser or dictionary between them and the `document` [`IndexEntry::lexemes`]
 /// wrote).
-fn words_in(engine: Engine, words: &[String], fields: Fields) -> String {
-    let prefix = |word: &String| word.chars().count() >= PREFIX_MIN_CHARS;
+fn words_in(engine: Engine, words: &[String], whole: &[String], fields: Fields) -> String {
+    let prefix = |word: &String| word.chars().count() >= PREFIX_MIN_CHARS && !whole.contains(word);
     match engine {
         Engine::Sqlite => {
             let phrases = words
@@ -231,7 +231,12 @@ fn tier_tally(words: &[String]) -> (String, Vec<Param>) {
         params.push(param);
         Engine::Postgres.placeholder(params.len())
     };
-    let text = bind(Param::Text(words_in(Engine::Postgres, words, Fields::Any)));
+    let text = bind(Param::Text(words_in(
+        Engine::Postgres,
+        words,
+        &[],
+        Fields::Any,
+    )));
     let name = all_in(words, "name_words", &mut bind);
     let headline = all_in(words, "headline_words", &mut bind);
     (
@@ -320,8 +325,9 @@ impl Branch {
     }
 }
 
-/// The statements of `query`, in the order their rows come: those a cursor has passed are left out.
-fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
+/// The statements of `query`, in the order their rows come: those a cursor has passed are left out. `whole`: the
+/// words asked as they are rather than as prefixes ([`Search::with_whole_words`]).
+fn branches(engine: Engine, query: &SearchQuery, whole: &[String]) -> Vec<Branch> {
     let after = query.after.as_ref().map(|a| (a.key, a.url.clone()));
     if query.words.is_empty() {
         return vec![Branch {
@@ -330,7 +336,7 @@ fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
             after,
         }];
     }
-    let any = words_in(engine, &query.words, Fields::Any);
+    let any = words_in(engine, &query.words, whole, Fields::Any);
     if query.sort != SearchSort::Relevance {
         return vec![Branch {
             tier: 0,
@@ -340,8 +346,8 @@ fn branches(engine: Engine, query: &SearchQuery) -> Vec<Branch> {
     }
     let tiers = match engine {
         Engine::Sqlite => {
-            let name = words_in(engine, &query.words, Fields::Name);
-            let headline = words_in(engine, &query.words, Fields::Headline);
+            let name = words_in(engine, &query.words, whole, Fields::Name);
+            let headline = words_in(engine, &query.words, whole, Fields::Headline);
             [
                 (3, name.clone()),
                 (2, format!("{headline} NOT {name}")),
@@ -711,11 +717,23 @@ impl<'q> Search<'q> {
                 SearchScope::Everything => Some(false),
                 SearchScope::Tenant(_) => None,
             },
-            branches: branches(engine, query).into_iter(),
+            branches: branches(engine, query, &[]).into_iter(),
             waiting: Waiting::Nothing,
             tally: None,
             found: Vec::new(),
         }
+    }
+
+    /// The same search with the words of `whole` asked as they are rather than as prefixes: words of
+    /// [`PREFIX_MIN_CHARS`] or more that no longer word in the store's index begins with, so that either way finds
+    /// the same companies. SQLite's store says which (`sqlite.rs`, `whole_words`): FTS5 merges a prefix's matches
+    /// from every segment of its index before it answers the first, where a word's are read as they are needed,
+    /// so a count up to [`COMMON_MATCHES`] stops there (counting a word a third of 100,000 companies hold to
+    /// 2,000: 2.4 ms as a prefix, 0.3 as a word; docs/performance.md, section 14).
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn with_whole_words(mut self, whole: &[String]) -> Self {
+        self.branches = branches(self.engine, self.query, whole).into_iter();
+        self
     }
 
     /// How many rows a PostgreSQL probe walks ([`Read::Probe`]) and each chunk of the tier tally reads

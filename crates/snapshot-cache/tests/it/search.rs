@@ -843,6 +843,71 @@ async fn a_word_is_one_token_whatever_its_letters(engine: &Engine) {
     }
 }
 
+/// A word of three characters or more finds the longer words it begins, whether or not it is a word of the store
+/// itself, and a longer word only itself: SQLite asks a word that no longer one begins as the word (faster), so
+/// the same companies must come either way, also once a longer word's only page is fetched again without it.
+async fn a_word_finds_the_longer_words_it_begins(engine: &Engine) {
+    let (store, companies) = stored(engine, 6).await;
+    let at = companies[0].fetched_at;
+    let pages: Vec<(PageUrl, &str)> = [
+        ("zorb-works", "Zorb Works"),
+        ("zorbex-lab", "Zorbex Lab"),
+        ("zor-ltd", "Zor Ltd"),
+        ("zorbexity-made", "Zorbexity Made"),
+    ]
+    .into_iter()
+    .map(|(slug, name)| {
+        let page = url(&format!("https://www.linkedin.com/company/{slug}"));
+        (page, name)
+    })
+    .collect();
+    for (page, name) in &pages {
+        put_record(store.as_ref(), page, &crate::record(name), at).await;
+    }
+    let found = |text: &'static str| {
+        let query = query(SearchScope::Everything, |q| {
+            q.words = search_words(text);
+            q.sort = SearchSort::Relevance;
+            q.limit = 100;
+        });
+        let store = Arc::clone(&store);
+        async move {
+            let mut names: Vec<String> = store
+                .search(&query, LIMIT)
+                .await
+                .expect("searched")
+                .rows
+                .into_iter()
+                .filter_map(|row| row.company_name)
+                .collect();
+            names.sort();
+            names
+        }
+    };
+    assert_eq!(
+        found("zor").await,
+        ["Zor Ltd", "Zorb Works", "Zorbex Lab", "Zorbexity Made"]
+    );
+    assert_eq!(
+        found("zorb").await,
+        ["Zorb Works", "Zorbex Lab", "Zorbexity Made"]
+    );
+    assert_eq!(found("zorbex").await, ["Zorbex Lab", "Zorbexity Made"]);
+    assert_eq!(found("zorbexity").await, ["Zorbexity Made"]);
+    assert_eq!(found("zorbexity made").await, ["Zorbexity Made"]);
+    // "Zorbexity" fetched again as another name: "zorbex" no longer begins a word of that page.
+    let (page, _) = &pages[3];
+    put_record(
+        store.as_ref(),
+        page,
+        &crate::record("Handmade Goods"),
+        at + SignedDuration::from_secs(60),
+    )
+    .await;
+    assert_eq!(found("zorbex").await, ["Zorbex Lab"]);
+    assert_eq!(found("zorbexity").await, Vec::<String>::new());
+}
+
 /// A NUL (or another control character) in a filter or in a cursor's URL is no error on either engine
 /// (PostgreSQL refuses NUL in text): a label reads it as a space, and a cursor's URL holds no more of its own
 /// than comes before it (no stored URL has one, so the same rows come after it).
@@ -961,6 +1026,7 @@ test_support::engine_tests! {
     a_search_past_its_time_limit_is_stopped_and_the_store_goes_on,
     a_nul_in_a_filter_or_a_cursor_is_no_error,
     a_word_is_one_token_whatever_its_letters,
+    a_word_finds_the_longer_words_it_begins,
     a_word_too_long_to_index_is_left_out,
     employee_growth_is_measured_from_the_fetch_90_days_before,
     every_filter_matches_a_scan_of_the_records,
