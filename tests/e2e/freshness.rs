@@ -150,10 +150,18 @@ async fn try_it_past_the_live_timeout_answers_504_as_the_api_does_and_charges_no
     browser.sign_in("ada@example.com", PASSWORD).await;
 
     // acme's one key, unnamed: its picker label is the masked key.
+    let started = Instant::now();
     let refused = browser
         .try_it(">cdk_", "url", "https://www.linkedin.com/company/slow", "0")
         .await;
     assert_eq!(refused.status, 504, "{}", refused.body);
+    // Answered at the time-out (the slow page takes 3 s; the form's page is read first), after one fetch.
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "abandoned at the time-out: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(origin.hits("/company/slow"), 1);
     for told in [
         "live lookup(s) took longer than the 0.5-second live time-out",
         "Try again, or pick a freshness window",

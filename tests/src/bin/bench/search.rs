@@ -206,18 +206,20 @@ async fn write_ms(
     Ok((per_write(with), per_write(without)))
 }
 
-/// How many WAL pages (frames) a snapshot's write appends on SQLite, through a store on a new file in `folder`
+/// How many WAL pages (frames) a snapshot's write appends on SQLite, and their size in bytes, through a store on a new file in `folder`
 /// that indexes (`index`) or not: `companies` written one by one, each with its page as a live fetch keeps it. The
 /// count no disk moves: a write's time is mostly its pages, so this is the write cost without the machine in it.
 ///
-/// A reader holds a snapshot from before the writes, so no checkpoint (the pool runs one a second) starts the log
-/// over under the count; should one have done so before the reader began, the log's header says so (its
-/// checkpoint sequence and salts change) and the count is taken again, on another new file.
+/// The log is emptied first (a `TRUNCATE` checkpoint), so that the file's growth is the writes' frames. A reader
+/// then holds a snapshot from after a first write, so no checkpoint (the pool runs one a second) starts the log
+/// over under the count; should a checkpoint have copied every frame before the reader began, the reader reads
+/// past the log and does not hold it, and the writes start it over: its header says so (the checkpoint sequence
+/// and salts change) and the count is taken again, on another new file.
 async fn sqlite_pages_per_write(
     folder: &Path,
     index: bool,
     companies: &[Generated],
-) -> Result<f64, Error> {
+) -> Result<(f64, i64), Error> {
     use sqlite_pool::rusqlite;
     let page = kept_page()?;
     let (first, rest) = companies.split_first().ok_or("no snapshots to write")?;
@@ -231,15 +233,18 @@ async fn sqlite_pages_per_write(
         };
         let wal = path.with_extension("db-wal");
         // The log header's checkpoint sequence and salts (bytes 12 to 24): new each time the log starts over.
-        let header = || -> Result<Vec<u8>, Error> {
-            Ok(std::fs::read(&wal)?
-                .get(12..24)
-                .unwrap_or_default()
-                .to_vec())
+        let header = || -> Result<[u8; 12], Error> {
+            use std::io::Read as _;
+            let mut bytes = [0; 24];
+            std::fs::File::open(&wal)?.read_exact(&mut bytes)?;
+            let mut salts = [0; 12];
+            salts.copy_from_slice(&bytes[12..]);
+            Ok(salts)
         };
+        let reader = rusqlite::Connection::open(&path)?;
+        reader.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         // One write first, so that the log holds frames the reader's snapshot marks.
         store.put(&snapshot(first)?, &[], Some(&page)).await?;
-        let reader = rusqlite::Connection::open(&path)?;
         reader.execute_batch("BEGIN")?;
         reader.query_row("SELECT count(*) FROM snapshots", [], |_| Ok(()))?;
         let page_size: i64 = reader.query_row("PRAGMA page_size", [], |row| row.get(0))?;
@@ -249,9 +254,9 @@ async fn sqlite_pages_per_write(
         }
         let after = std::fs::metadata(&wal)?.len();
         if header()? == started {
-            return Ok(after.saturating_sub(before) as f64
-                / (page_size as f64 + 24.0)
-                / rest.len() as f64);
+            let pages =
+                after.saturating_sub(before) as f64 / (page_size as f64 + 24.0) / rest.len() as f64;
+            return Ok((pages, page_size));
         }
     }
     Err("the SQLite log started over under each of three page counts".into())
@@ -412,10 +417,11 @@ pub(crate) async fn search(plan: Plan, _release: &Path) -> Result<Value, Error> 
         || Box::pin(async { Ok(()) }) as futures::future::BoxFuture<'static, Result<(), Error>>;
     let mut sqlite = engine("SQLite", &sqlite_open, &nothing, companies, writes, runs).await?;
     let counted = &writes[..writes.len().min(PAGE_COUNT_WRITES)];
-    sqlite["pages_per_write_indexed"] =
-        json!(sqlite_pages_per_write(folder.path(), true, counted).await?);
-    sqlite["pages_per_write_without_index"] =
-        json!(sqlite_pages_per_write(folder.path(), false, counted).await?);
+    let (indexed, page_bytes) = sqlite_pages_per_write(folder.path(), true, counted).await?;
+    let (bare, _) = sqlite_pages_per_write(folder.path(), false, counted).await?;
+    sqlite["pages_per_write_indexed"] = json!(indexed);
+    sqlite["pages_per_write_without_index"] = json!(bare);
+    sqlite["page_bytes"] = json!(page_bytes);
     // The first of them is written before the count starts.
     sqlite["page_count_writes"] = json!(counted.len() - 1);
 
@@ -547,8 +553,8 @@ pub(crate) fn markdown(figures: &Value) -> String {
          (the rounds' median share {:+.1}%, from {:+.0}% to {:+.0}%; all together {:+.1}%). Writing the store took {:.0} s on SQLite and {:.0} s \
          on PostgreSQL.\n\n\
          The same on SQLite counted in pages rather than time, which no disk moves: each new snapshot written with \
-         its page appends {:.2} pages (4 KiB each) to the write-ahead log through a store that indexes, against \
-         {:.2} through one that does not ({:+.1}%; {} snapshots to each, on new files).\n",
+         its page appends {:.2} pages ({} bytes each) to the write-ahead log through a store that indexes, against \
+         {:.2} through one that does not ({:+.1}%; {} snapshots counted after a first, to each, on new files).\n",
         sqlite["round_writes"],
         ms(&sqlite["write_ms_indexed"]),
         ms(&sqlite["write_ms_without_index"]),
@@ -565,6 +571,7 @@ pub(crate) fn markdown(figures: &Value) -> String {
         ms(&sqlite["fill_seconds"]),
         ms(&postgres["fill_seconds"]),
         ms(&sqlite["pages_per_write_indexed"]),
+        sqlite["page_bytes"],
         ms(&sqlite["pages_per_write_without_index"]),
         (ms(&sqlite["pages_per_write_indexed"]) / ms(&sqlite["pages_per_write_without_index"])
             - 1.0)
