@@ -19,7 +19,8 @@ use crate::{InvalidRequest, Problem};
 pub const MAX_SEARCH_ROWS: u32 = 100;
 /// Rows a search answers without `limit`.
 pub const DEFAULT_SEARCH_ROWS: u32 = 20;
-/// The longest `q`, in characters: at most some 25 prefix words, which bounds what one full-text query costs.
+/// The longest `q`, in characters: at most some 25 prefix words (a word repeated counts once), which bounds what
+/// one full-text query costs.
 pub const MAX_SEARCH_TEXT_LEN: usize = 100;
 /// The most values one list filter takes.
 pub const MAX_FILTER_VALUES: usize = 20;
@@ -185,7 +186,11 @@ impl SearchRequest {
     /// [`InvalidRequest`] naming every problem found.
     pub fn from_json(body: &[u8]) -> Result<Self, InvalidRequest> {
         let sent: SearchBody = validation::read(body, &mut |_, _, _| Ok(()))?;
-        let words = sent.q.as_deref().map(search_words).unwrap_or_default();
+        let mut words = sent.q.as_deref().map(search_words).unwrap_or_default();
+        // A word asked twice is asked once: each is a phrase of the full-text query (and on SQLite a look in its
+        // vocabulary), and one character can fold to a word, so 100 of them were 100 phrases of one word.
+        let mut seen = std::collections::HashSet::new();
+        words.retain(|word| seen.insert(word.clone()));
         let can_match = sent.q.is_none() || !words.is_empty();
         let sort = sent.sort.unwrap_or(if words.is_empty() {
             SearchSort::Followers
@@ -293,6 +298,14 @@ mod tests {
         assert!(!request.can_match, "no letter or digit: nothing to find");
         assert_eq!(request.query.after.map(|a| a.key), Some(12));
         assert_eq!(request.query.sort, SearchSort::Followers);
+    }
+
+    #[test]
+    fn a_word_repeated_is_asked_once() {
+        // U+32CF (SQUARE LTD) folds to the word `ltd`.
+        let body = format!(r#"{{"q": "{}Ltd ltd cloud"}}"#, "\u{32CF} ".repeat(40));
+        let request = SearchRequest::from_json(body.as_bytes()).expect("valid");
+        assert_eq!(request.query.words, ["ltd", "cloud"]);
     }
 
     #[test]
