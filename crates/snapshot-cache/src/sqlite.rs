@@ -140,12 +140,13 @@ fn search_in(
 /// The words of `words` that a search would ask as prefixes (of [`company_model::PREFIX_MIN_CHARS`] characters
 /// or more) but that no longer word in `company_text` begins with: asked as they are, they find the same
 /// companies, faster ([`search::Search::with_whole_words`]). Read from FTS5's vocabulary (`company_text_terms`)
-/// in the search's own transaction, so from the same index its statements then read; a word only deleted pages
-/// still hold there counts as longer, which keeps the prefix (the same companies, more slowly).
+/// in the search's own transaction, so from the same index its statements then read (the vocabulary skips the
+/// words of deleted pages, as their matches do; it may read past them).
 ///
 /// The vocabulary is asked for its first word in the range of the longer ones: from the word and the least
 /// character (U+0001; no word holds a control character) to the word with its last character one higher, a seek
-/// in each segment of the index (0.02 ms on 100,000 companies). The word itself lies before that range: its
+/// in each segment of the index (0.02 ms on 100,000 companies, at best: the words of deleted pages in the range
+/// are read past). The word itself lies before that range: its
 /// every place in the index would be read past before the range began.
 fn whole_words(tx: &rusqlite::Transaction<'_>, words: &[String]) -> rusqlite::Result<Vec<String>> {
     use rusqlite::OptionalExtension;

@@ -844,8 +844,9 @@ async fn a_word_is_one_token_whatever_its_letters(engine: &Engine) {
 }
 
 /// A word of three characters or more finds the longer words it begins, whether or not it is a word of the store
-/// itself, and a longer word only itself: SQLite asks a word that no longer one begins as the word (faster), so
-/// the same companies must come either way, also once a longer word's only page is fetched again without it.
+/// itself, and a longer word only itself, in a name or only in a description: SQLite asks a word that no longer
+/// one begins as the word (faster), so the same companies must come either way, also once a longer word's page
+/// is fetched again without it.
 async fn a_word_finds_the_longer_words_it_begins(engine: &Engine) {
     let (store, companies) = stored(engine, 6).await;
     let at = companies[0].fetched_at;
@@ -854,6 +855,8 @@ async fn a_word_finds_the_longer_words_it_begins(engine: &Engine) {
         ("zorbex-lab", "Zorbex Lab"),
         ("zor-ltd", "Zor Ltd"),
         ("zorbexity-made", "Zorbexity Made"),
+        // Just past every word that begins with "zorb".
+        ("zorc-ltd", "Zorc Ltd"),
     ]
     .into_iter()
     .map(|(slug, name)| {
@@ -864,6 +867,11 @@ async fn a_word_finds_the_longer_words_it_begins(engine: &Engine) {
     for (page, name) in &pages {
         put_record(store.as_ref(), page, &crate::record(name), at).await;
     }
+    // A whole word in a description only: the last relevance group, whose query holds a NOT.
+    let mut quiet = crate::record("Quiet Holdings");
+    quiet.description = Some("We make zorbexity gear.".to_owned());
+    let quiet_page = url("https://www.linkedin.com/company/quiet-holdings");
+    put_record(store.as_ref(), &quiet_page, &quiet, at).await;
     let found = |text: &'static str| {
         let query = query(SearchScope::Everything, |q| {
             q.words = search_words(text);
@@ -886,14 +894,37 @@ async fn a_word_finds_the_longer_words_it_begins(engine: &Engine) {
     };
     assert_eq!(
         found("zor").await,
-        ["Zor Ltd", "Zorb Works", "Zorbex Lab", "Zorbexity Made"]
+        [
+            "Quiet Holdings",
+            "Zor Ltd",
+            "Zorb Works",
+            "Zorbex Lab",
+            "Zorbexity Made",
+            "Zorc Ltd"
+        ]
     );
     assert_eq!(
         found("zorb").await,
-        ["Zorb Works", "Zorbex Lab", "Zorbexity Made"]
+        [
+            "Quiet Holdings",
+            "Zorb Works",
+            "Zorbex Lab",
+            "Zorbexity Made"
+        ]
     );
-    assert_eq!(found("zorbex").await, ["Zorbex Lab", "Zorbexity Made"]);
-    assert_eq!(found("zorbexity").await, ["Zorbexity Made"]);
+    // No word of the store, only the start of some.
+    assert_eq!(
+        found("zorbe").await,
+        ["Quiet Holdings", "Zorbex Lab", "Zorbexity Made"]
+    );
+    assert_eq!(
+        found("zorbex").await,
+        ["Quiet Holdings", "Zorbex Lab", "Zorbexity Made"]
+    );
+    assert_eq!(
+        found("zorbexity").await,
+        ["Quiet Holdings", "Zorbexity Made"]
+    );
     assert_eq!(found("zorbexity made").await, ["Zorbexity Made"]);
     // "Zorbexity" fetched again as another name: "zorbex" no longer begins a word of that page.
     let (page, _) = &pages[3];
@@ -904,8 +935,8 @@ async fn a_word_finds_the_longer_words_it_begins(engine: &Engine) {
         at + SignedDuration::from_secs(60),
     )
     .await;
-    assert_eq!(found("zorbex").await, ["Zorbex Lab"]);
-    assert_eq!(found("zorbexity").await, Vec::<String>::new());
+    assert_eq!(found("zorbex").await, ["Quiet Holdings", "Zorbex Lab"]);
+    assert_eq!(found("zorbexity").await, ["Quiet Holdings"]);
 }
 
 /// A NUL (or another control character) in a filter or in a cursor's URL is no error on either engine
