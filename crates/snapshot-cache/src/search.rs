@@ -146,11 +146,11 @@ impl Engine {
 }
 
 /// The full-text query of `words` in the engine's syntax: every word required, words of [`PREFIX_MIN_CHARS`] or
-/// more as prefixes, but those in `whole` ([`Search::with_whole_words`]); on SQLite each found in any of `fields` (PostgreSQL's tiers are placed by
-/// [`tier_conditions`]). Words are letters and digits only ([`company_model::search_words`]), so nothing in them
-/// is query syntax; they are quoted all the same (a PostgreSQL `tsquery` literal, `::tsquery`, takes quoted
-/// lexemes as they are, with no parser or dictionary between them and the `document` [`IndexEntry::lexemes`]
-/// wrote).
+/// more as prefixes, but those in `whole` ([`Search::with_whole_words`]); on SQLite each found in any of
+/// `fields` (PostgreSQL's tiers are placed by [`tier_conditions`]). Words are letters and digits only
+/// ([`company_model::search_words`]), so nothing in them is query syntax; they are quoted all the same (a
+/// PostgreSQL `tsquery` literal, `::tsquery`, takes quoted lexemes as they are, with no parser or dictionary
+/// between them and the `document` [`IndexEntry::lexemes`] wrote).
 fn words_in(engine: Engine, words: &[String], whole: &[String], fields: Fields) -> String {
     let prefix = |word: &String| word.chars().count() >= PREFIX_MIN_CHARS && !whole.contains(word);
     match engine {

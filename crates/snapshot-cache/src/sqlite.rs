@@ -146,8 +146,8 @@ fn search_in(
 /// The vocabulary is asked for its first word in the range of the longer ones: from the word and the least
 /// character (U+0001; no word holds a control character) to the word with its last character one higher, a seek
 /// in each segment of the index (0.02 ms on 100,000 companies, at best: the words of deleted pages in the range
-/// are read past). The word itself lies before that range: its
-/// every place in the index would be read past before the range began.
+/// are read past). The word itself lies before that range: its every place in the index would be read past
+/// before the range began.
 fn whole_words(tx: &rusqlite::Transaction<'_>, words: &[String]) -> rusqlite::Result<Vec<String>> {
     use rusqlite::OptionalExtension;
     let mut whole = Vec::new();

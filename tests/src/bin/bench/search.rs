@@ -206,9 +206,10 @@ async fn write_ms(
     Ok((per_write(with), per_write(without)))
 }
 
-/// How many WAL pages (frames) a snapshot's write appends on SQLite, and their size in bytes, through a store on a new file in `folder`
-/// that indexes (`index`) or not: `companies` written one by one, each with its page as a live fetch keeps it. The
-/// count no disk moves: a write's time is mostly its pages, so this is the write cost without the machine in it.
+/// How many WAL pages (frames) a snapshot's write appends on SQLite, and their size in bytes, through a store on a
+/// new file in `folder` that indexes (`index`) or not: `companies` written one by one, each with its page as a live
+/// fetch keeps it. The count no disk moves: a write's time is mostly its pages, so this is the write cost without
+/// the machine in it.
 ///
 /// The log is emptied first (a `TRUNCATE` checkpoint), so that the file's growth is the writes' frames. A reader
 /// then holds a snapshot from after a first write, so no checkpoint (the pool runs one a second) starts the log
