@@ -23,6 +23,13 @@ pub(crate) struct Page {
 }
 
 impl Page {
+    /// Asserts that the page's body says each of `told` (a refusal's reason and its advice).
+    pub(crate) fn says(&self, told: &[&str]) {
+        for told in told {
+            assert!(self.body.contains(told), "{told} not in {}", self.body);
+        }
+    }
+
     /// The value of the first hidden `csrf` field.
     pub(crate) fn csrf(&self) -> String {
         let start = self
